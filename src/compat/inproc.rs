@@ -1,0 +1,82 @@
+//! inproc_lat and inproc_thr: both sides of a pair in one process, on two threads,
+//! sharing one context (as libzmq's inproc tools do).
+
+use super::lat::{local_lat, remote_lat, EchoMode, LatConfig, LatencyResult};
+use super::thr::{local_thr, remote_thr, Pattern, ReceiverResult, SenderResult, ThrConfig};
+use crate::endpoint::{Endpoint, Side};
+use crate::error::{Error, Result};
+use std::thread;
+use std::time::Duration;
+
+fn join<T>(h: thread::JoinHandle<Result<T>>) -> Result<T> {
+    h.join()
+        .unwrap_or_else(|_| Err(Error::Protocol("the peer thread panicked".into())))
+}
+
+/// inproc_lat: REQ binds `inproc://lat_test` and measures; a REP thread connects and echoes.
+pub fn inproc_lat(
+    size: usize,
+    count: u64,
+    timeout: Duration,
+    instrumented: bool,
+    echo: EchoMode,
+) -> Result<LatencyResult> {
+    let ctx = zmq::Context::new();
+    let ep = Endpoint::parse("inproc://lat_test", Side::Bind)?;
+    let echo_cfg = LatConfig {
+        endpoint: ep.clone(),
+        side: Side::Connect,
+        size,
+        count,
+        timeout,
+        instrumented: false,
+        echo,
+    };
+    let meas_cfg = LatConfig {
+        side: Side::Bind,
+        instrumented,
+        ..echo_cfg.clone()
+    };
+    let c2 = ctx.clone();
+    let worker = thread::spawn(move || local_lat(&c2, &echo_cfg, |_| ()));
+    let measured = remote_lat(&ctx, &meas_cfg);
+    let echoed = join(worker);
+    let r = measured?;
+    echoed?;
+    Ok(r)
+}
+
+/// inproc_thr: PULL binds `inproc://thr_test` and measures; a PUSH thread connects and sends.
+pub fn inproc_thr(
+    size: usize,
+    count: u64,
+    timeout: Duration,
+    instrumented: bool,
+    stamp_every: u64,
+) -> Result<(ReceiverResult, SenderResult)> {
+    let ctx = zmq::Context::new();
+    let ep = Endpoint::parse("inproc://thr_test", Side::Bind)?;
+    let recv_cfg = ThrConfig {
+        endpoint: ep,
+        side: Side::Bind,
+        size,
+        count,
+        timeout,
+        pattern: Pattern::PushPull,
+        instrumented,
+        stamp_every,
+        hwm: None,
+        lossy: false,
+        stream_id: 0,
+    };
+    let send_cfg = ThrConfig {
+        side: Side::Connect,
+        ..recv_cfg.clone()
+    };
+    let c2 = ctx.clone();
+    let worker = thread::spawn(move || remote_thr(&c2, &send_cfg));
+    let received = local_thr(&ctx, &recv_cfg, |_| ());
+    let sent = join(worker);
+    let r = received?;
+    Ok((r, sent?))
+}

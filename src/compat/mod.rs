@@ -1,0 +1,129 @@
+//! The libzmq-compatible perf commands: local_lat, remote_lat, local_thr, remote_thr,
+//! inproc_lat and inproc_thr, as library functions that return their results.
+//!
+//! Same sockets, sides and formulas as libzmq's perf tools; the measurement header is used
+//! only when the peer speaks it, so the C tools work against these and the other way round.
+
+mod inproc;
+mod lat;
+mod thr;
+
+pub use inproc::{inproc_lat, inproc_thr};
+pub use lat::{local_lat, remote_lat, EchoMode, EchoResult, LatConfig, LatencyResult};
+pub use thr::{local_thr, remote_thr, Pattern, ReceiverResult, SenderResult, ThrConfig};
+
+use crate::endpoint::{Endpoint, Side};
+use crate::error::{zmq_err, Error, Result};
+use std::time::Duration;
+
+/// Default wait for the peer, per message.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Opens a socket with the run's timeouts and binds or connects it.
+///
+/// Returns the endpoint actually bound (the port chosen for `tcp://host:*`).
+pub(crate) fn open_socket(
+    ctx: &zmq::Context,
+    kind: zmq::SocketType,
+    endpoint: &Endpoint,
+    side: Side,
+    timeout: Duration,
+) -> Result<(zmq::Socket, String)> {
+    let s = ctx.socket(kind).map_err(zmq_err("zmq_socket"))?;
+    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+    s.set_rcvtimeo(ms)
+        .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
+    s.set_sndtimeo(ms)
+        .map_err(zmq_err("setting ZMQ_SNDTIMEO"))?;
+    // Pending messages get at most the timeout to leave when the socket closes: no hang at exit.
+    s.set_linger(ms).map_err(zmq_err("setting ZMQ_LINGER"))?;
+    let raw = endpoint.as_str();
+    match side {
+        Side::Bind => s.bind(raw).map_err(|e| bind_error(endpoint, e))?,
+        Side::Connect => {
+            // Queue only on completed connections, so a missing peer shows as a send timeout.
+            if kind != zmq::SUB {
+                s.set_immediate(true)
+                    .map_err(zmq_err("setting ZMQ_IMMEDIATE"))?;
+            }
+            s.connect(raw).map_err(|e| connect_error(endpoint, e))?
+        }
+    }
+    let actual = match side {
+        Side::Bind => s
+            .get_last_endpoint()
+            .ok()
+            .and_then(|r| r.ok())
+            .unwrap_or_else(|| raw.to_string()),
+        Side::Connect => raw.to_string(),
+    };
+    Ok((s, actual))
+}
+
+fn bind_error(endpoint: &Endpoint, e: zmq::Error) -> Error {
+    let reason = match e {
+        zmq::Error::EADDRINUSE => {
+            return Error::AddressInUse {
+                endpoint: endpoint.to_string(),
+            }
+        }
+        zmq::Error::EADDRNOTAVAIL => "that address is not on this machine; bind to 127.0.0.1, * or one of this host's addresses".to_string(),
+        zmq::Error::ENODEV => "no such network interface; name an address or interface this host has".to_string(),
+        zmq::Error::EACCES => "permission denied; use a port above 1023 or a path you may write".to_string(),
+        zmq::Error::ENOENT => "the directory of the ipc path does not exist; create it or pick another path".to_string(),
+        other => format!("ZeroMQ refused it ({other}); check the address"),
+    };
+    Error::Endpoint {
+        endpoint: endpoint.to_string(),
+        reason,
+    }
+}
+
+fn connect_error(endpoint: &Endpoint, e: zmq::Error) -> Error {
+    Error::Endpoint {
+        endpoint: endpoint.to_string(),
+        reason: format!("cannot connect ({e}); check the host name and port"),
+    }
+}
+
+/// What a command waits for, to turn a timed-out wait into an error a user can act on.
+pub(crate) struct Waiting<'a> {
+    /// The endpoint waited on.
+    pub endpoint: &'a str,
+    /// The command that should be on the other side.
+    pub peer: &'a str,
+    /// The per-message timeout.
+    pub timeout: Duration,
+    /// How many units the run should complete.
+    pub expected: u64,
+    /// What is counted ("round trips", "messages").
+    pub unit: &'a str,
+}
+
+impl Waiting<'_> {
+    /// The error for a failed wait after `done` units; `detail` is appended to a mid-run stop.
+    pub fn error(&self, e: zmq::Error, done: u64, detail: String) -> Error {
+        if e != zmq::Error::EAGAIN {
+            return Error::Zmq {
+                op: "waiting for the peer".into(),
+                source: e,
+            };
+        }
+        if done == 0 {
+            Error::PeerAbsent {
+                endpoint: self.endpoint.to_string(),
+                peer: self.peer.to_string(),
+                timeout: self.timeout,
+            }
+        } else {
+            Error::PeerStopped {
+                endpoint: self.endpoint.to_string(),
+                done,
+                expected: self.expected,
+                unit: self.unit.to_string(),
+                timeout: self.timeout,
+                detail,
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Typed errors of the library, each with the exit code the binary returns for it.
+
+use std::time::Duration;
+
+/// Everything that can end a zmqperf command early.
+///
+/// Every message names the input or event at fault and, where there is one, the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A value given on the command line or in a file is not acceptable.
+    #[error("invalid {what} '{value}': {reason}")]
+    InvalidValue {
+        what: String,
+        value: String,
+        reason: String,
+    },
+    /// An endpoint that is malformed or uses a transport zmqperf does not support.
+    #[error("bad endpoint '{endpoint}': {reason}")]
+    Endpoint { endpoint: String, reason: String },
+    /// Binding failed because the address is taken.
+    #[error("cannot bind {endpoint}: address already in use. Another process (an earlier local_lat or local_thr?) holds it; stop it, pick another port, or bind to tcp://127.0.0.1:* for a free one")]
+    AddressInUse { endpoint: String },
+    /// No peer showed up within the timeout.
+    #[error("no peer within {}: nothing arrived on {endpoint}. Start the other side ({peer}) or raise --timeout", fmt_duration(*.timeout))]
+    PeerAbsent {
+        endpoint: String,
+        peer: String,
+        timeout: Duration,
+    },
+    /// The peer went quiet part-way through the run.
+    #[error("peer stopped: {done} of {expected} {unit} done on {endpoint}, then nothing for {}{detail}. Check that the other side is still running and was given the same message count", fmt_duration(*.timeout))]
+    PeerStopped {
+        endpoint: String,
+        done: u64,
+        expected: u64,
+        unit: String,
+        timeout: Duration,
+        detail: String,
+    },
+    /// The peer sent a message that does not fit the run (libzmq's tools check the size too).
+    #[error("message of incorrect size received: expected {expected} B, got {got} B (message #{index}). Give both sides the same <message-size>")]
+    WrongSize {
+        expected: usize,
+        got: usize,
+        index: u64,
+    },
+    /// The peer broke the protocol in some other way.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    /// A ZeroMQ call failed.
+    #[error("{op} failed: {source}")]
+    Zmq {
+        op: String,
+        #[source]
+        source: zmq::Error,
+    },
+    /// An I/O error outside ZeroMQ.
+    #[error("{op}: {source}")]
+    Io {
+        op: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The process exit code for this error. Each kind has its own so scripts can branch on it.
+    ///
+    /// 2 is reserved for command-line usage errors (missing arguments, unknown flags).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::InvalidValue { .. } => 3,
+            Error::Endpoint { .. } => 4,
+            Error::AddressInUse { .. } => 5,
+            Error::PeerAbsent { .. } => 6,
+            Error::PeerStopped { .. } => 7,
+            Error::WrongSize { .. } => 8,
+            Error::Protocol(_) => 9,
+            Error::Zmq { .. } => 10,
+            Error::Io { .. } => 11,
+        }
+    }
+
+    /// Shorthand for an [`Error::InvalidValue`].
+    pub fn invalid(what: &str, value: &str, reason: impl Into<String>) -> Self {
+        Error::InvalidValue {
+            what: what.to_string(),
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Wraps a zmq error with the name of the failed operation.
+pub(crate) fn zmq_err(op: &str) -> impl FnOnce(zmq::Error) -> Error + '_ {
+    move |source| Error::Zmq {
+        op: op.to_string(),
+        source,
+    }
+}
+
+/// Formats a duration the way the error messages show it (`30 s`, `250 ms`).
+pub fn fmt_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms >= 1000 && ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else if ms >= 1000 {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+/// The library's result type.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,26 @@
+//! zmqperf: measure ZeroMQ latency, throughput and delivery.
+//!
+//! The library core: endpoints and parsing, the measurement header, the clock, mergeable
+//! statistics, and the libzmq-compatible perf commands. It knows nothing of the command line
+//! or of output formats beyond the compatible lines in [`report`].
+
+pub mod clock;
+pub mod compat;
+pub mod endpoint;
+pub mod error;
+pub mod header;
+pub mod msg;
+pub mod parse;
+pub mod report;
+pub mod stats;
+
+pub use error::{Error, Result};
+
+/// This build's version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The version of the linked libzmq, as "4.3.4".
+pub fn libzmq_version() -> String {
+    let (a, b, c) = zmq::version();
+    format!("{a}.{b}.{c}")
+}

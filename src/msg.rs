@@ -1,0 +1,189 @@
+//! A raw ZeroMQ message for the hot loops: allocated once, sent and received in place,
+//! without the zero-fill or copies of the safe wrappers (what libzmq's own tools do).
+
+use crate::error::{zmq_err, Result};
+use std::ffi::c_void;
+
+/// An owned `zmq_msg_t`.
+pub struct RawMsg {
+    msg: zmq_sys::zmq_msg_t,
+}
+
+// SAFETY: a zmq_msg_t is plain data owned by this value; libzmq allows moving it across threads.
+unsafe impl Send for RawMsg {}
+
+fn last_error() -> zmq::Error {
+    // SAFETY: zmq_errno only reads the thread's errno.
+    zmq::Error::from_raw(unsafe { zmq_sys::zmq_errno() })
+}
+
+impl RawMsg {
+    /// An empty message, ready to receive into.
+    pub fn new() -> Self {
+        let mut msg = std::mem::MaybeUninit::<zmq_sys::zmq_msg_t>::uninit();
+        // SAFETY: zmq_msg_init initialises the struct; it cannot fail.
+        unsafe { zmq_sys::zmq_msg_init(msg.as_mut_ptr()) };
+        RawMsg {
+            // SAFETY: initialised just above.
+            msg: unsafe { msg.assume_init() },
+        }
+    }
+
+    /// A message of `size` bytes whose content is not initialised (as libzmq's remote_thr
+    /// sends). Use [`RawMsg::zeroed`] when the bytes will be read.
+    pub fn uninit(size: usize) -> Result<Self> {
+        let mut msg = std::mem::MaybeUninit::<zmq_sys::zmq_msg_t>::uninit();
+        // SAFETY: zmq_msg_init_size initialises the struct or returns -1.
+        let rc = unsafe { zmq_sys::zmq_msg_init_size(msg.as_mut_ptr(), size) };
+        if rc != 0 {
+            return Err(zmq_err("zmq_msg_init_size")(last_error()));
+        }
+        Ok(RawMsg {
+            // SAFETY: rc == 0, so it is initialised.
+            msg: unsafe { msg.assume_init() },
+        })
+    }
+
+    /// A message of `size` zero bytes.
+    pub fn zeroed(size: usize) -> Result<Self> {
+        let mut m = Self::uninit(size)?;
+        // SAFETY: the data pointer covers `size` bytes owned by the message.
+        unsafe { std::ptr::write_bytes(m.data_ptr(), 0, size) };
+        Ok(m)
+    }
+
+    /// A message holding a copy of `bytes`.
+    pub fn copy_of(bytes: &[u8]) -> Result<Self> {
+        let mut m = Self::uninit(bytes.len())?;
+        // SAFETY: the message owns bytes.len() bytes at data_ptr.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), m.data_ptr(), bytes.len()) };
+        Ok(m)
+    }
+
+    fn data_ptr(&mut self) -> *mut u8 {
+        // SAFETY: the message is initialised.
+        unsafe { zmq_sys::zmq_msg_data(&mut self.msg) as *mut u8 }
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        // SAFETY: zmq_msg_size reads the initialised message (the C API takes a mutable pointer).
+        unsafe { zmq_sys::zmq_msg_size(&self.msg as *const _ as *mut _) }
+    }
+
+    /// Whether the message is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes `bytes` at the start of the message (at most its length).
+    #[inline]
+    pub fn write_prefix(&mut self, bytes: &[u8]) {
+        let n = bytes.len().min(self.len());
+        // SAFETY: n is within the message's own bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data_ptr(), n) };
+    }
+
+    /// The first `n` bytes (or fewer, if the message is shorter), for reading a header.
+    ///
+    /// Only call on messages whose content was written (received or zeroed).
+    #[inline]
+    pub fn prefix(&mut self, n: usize) -> &[u8] {
+        let n = n.min(self.len());
+        // SAFETY: the bytes belong to the message and were initialised by the sender or by us.
+        unsafe { std::slice::from_raw_parts(self.data_ptr(), n) }
+    }
+
+    /// The whole content. Only for messages whose content was written.
+    pub fn bytes(&mut self) -> &[u8] {
+        self.prefix(self.len())
+    }
+
+    /// Sends the message; its content moves to ZeroMQ and this message becomes empty.
+    #[inline]
+    pub fn send(
+        &mut self,
+        sock: &mut zmq::Socket,
+        flags: i32,
+    ) -> std::result::Result<(), zmq::Error> {
+        // SAFETY: both pointers are valid; on success libzmq takes the content and reinitialises msg.
+        let rc = unsafe { zmq_sys::zmq_msg_send(&mut self.msg, sock.as_mut_ptr(), flags) };
+        if rc < 0 {
+            Err(last_error())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Receives the next message into this one, replacing its content.
+    #[inline]
+    pub fn recv(
+        &mut self,
+        sock: &mut zmq::Socket,
+        flags: i32,
+    ) -> std::result::Result<(), zmq::Error> {
+        // SAFETY: both pointers are valid; libzmq closes the old content first.
+        let rc = unsafe { zmq_sys::zmq_msg_recv(&mut self.msg, sock.as_mut_ptr(), flags) };
+        if rc < 0 {
+            Err(last_error())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Default for RawMsg {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for RawMsg {
+    fn drop(&mut self) {
+        // SAFETY: the message is initialised and closed exactly once.
+        unsafe { zmq_sys::zmq_msg_close(&mut self.msg) };
+    }
+}
+
+/// Sets an integer socket option the zmq crate does not wrap.
+pub fn set_int_option(sock: &mut zmq::Socket, option: i32, value: i32) -> Result<()> {
+    // SAFETY: the option value is a live i32 of the stated size.
+    let rc = unsafe {
+        zmq_sys::zmq_setsockopt(
+            sock.as_mut_ptr(),
+            option,
+            &value as *const i32 as *const c_void,
+            std::mem::size_of::<i32>(),
+        )
+    };
+    if rc != 0 {
+        return Err(zmq_err("zmq_setsockopt")(last_error()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn send_and_receive_in_place() {
+        let ctx = zmq::Context::new();
+        let mut a = ctx.socket(zmq::PAIR).unwrap();
+        let mut b = ctx.socket(zmq::PAIR).unwrap();
+        a.bind("inproc://rawmsg").unwrap();
+        b.connect("inproc://rawmsg").unwrap();
+        b.set_rcvtimeo(5000).unwrap();
+        let mut m = RawMsg::zeroed(100).unwrap();
+        m.write_prefix(b"hello");
+        m.send(&mut a, 0).unwrap();
+        assert_eq!(m.len(), 0, "sending empties the message");
+        let mut r = RawMsg::new();
+        r.recv(&mut b, 0).unwrap();
+        assert_eq!(r.len(), 100);
+        assert_eq!(&r.prefix(5)[..], b"hello");
+        assert!(r.bytes()[5..].iter().all(|&x| x == 0));
+        let c = RawMsg::copy_of(b"xyz").unwrap();
+        assert_eq!(c.len(), 3);
+    }
+}

@@ -1,0 +1,184 @@
+//! Parsing of the numbers users type: counts (`100_000`, `1M`), sizes (`64KiB`) and durations (`30s`).
+
+use crate::error::{Error, Result};
+use std::time::Duration;
+
+/// The largest message size zmqperf accepts (1 GiB); larger runs would exhaust memory.
+pub const MAX_MESSAGE_SIZE: usize = 1 << 30;
+
+fn split_number(s: &str) -> (String, String) {
+    let cleaned: String = s
+        .trim()
+        .chars()
+        .filter(|c| *c != '_' && *c != ',')
+        .collect();
+    let idx = cleaned
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(cleaned.len());
+    let (num, suffix) = cleaned.split_at(idx);
+    (num.to_string(), suffix.to_string())
+}
+
+/// Parses a message or round-trip count: digits with optional `_` or `,` separators
+/// (`100_000`) and an optional decimal suffix `k`, `M` or `G`. Zero is refused.
+pub fn parse_count(what: &str, s: &str) -> Result<u64> {
+    let (num, suffix) = split_number(s);
+    let hint = "write a whole number such as 1000, 100_000 or 1M";
+    if num.is_empty() {
+        return Err(Error::invalid(what, s, format!("not a number; {hint}")));
+    }
+    let mult: u64 = match suffix.as_str() {
+        "" => 1,
+        "k" | "K" => 1_000,
+        "m" | "M" => 1_000_000,
+        "g" | "G" => 1_000_000_000,
+        _ => {
+            return Err(Error::invalid(
+                what,
+                s,
+                format!("unknown suffix '{suffix}'; {hint}"),
+            ))
+        }
+    };
+    let n = num
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| Error::invalid(what, s, "too large"))?;
+    if n == 0 {
+        return Err(Error::invalid(
+            what,
+            s,
+            format!("must be at least 1; {hint}"),
+        ));
+    }
+    if n > i64::MAX as u64 {
+        return Err(Error::invalid(what, s, "too large"));
+    }
+    Ok(n)
+}
+
+/// Parses a message size in bytes: digits with optional separators and an optional binary
+/// suffix `B`, `K`/`KiB`, `M`/`MiB`, `G`/`GiB` (powers of 1024). Must be 1 B .. 1 GiB.
+pub fn parse_size(what: &str, s: &str) -> Result<usize> {
+    let (num, suffix) = split_number(s);
+    let hint = "write a size in bytes such as 64, 1024, 64KiB or 1MiB";
+    if num.is_empty() {
+        return Err(Error::invalid(what, s, format!("not a number; {hint}")));
+    }
+    let mult: u64 = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => {
+            return Err(Error::invalid(
+                what,
+                s,
+                format!("unknown unit '{suffix}'; {hint}"),
+            ))
+        }
+    };
+    let n = num
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| Error::invalid(what, s, "too large; the limit is 1 GiB"))?;
+    if n == 0 {
+        return Err(Error::invalid(
+            what,
+            s,
+            format!("a message must hold at least 1 byte; {hint}"),
+        ));
+    }
+    if n > MAX_MESSAGE_SIZE as u64 {
+        return Err(Error::invalid(what, s, "too large; the limit is 1 GiB"));
+    }
+    Ok(n as usize)
+}
+
+/// Parses a duration: a number with unit `ms`, `s` or `m` (`250ms`, `30s`, `2m`);
+/// a bare number means seconds. Zero is refused.
+pub fn parse_duration(what: &str, s: &str) -> Result<Duration> {
+    let t = s.trim();
+    let hint = "write a duration such as 500ms, 30s or 2m";
+    let idx = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(idx);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| Error::invalid(what, s, format!("not a number; {hint}")))?;
+    let secs = match unit.trim() {
+        "" | "s" | "sec" => v,
+        "ms" => v / 1000.0,
+        "m" | "min" => v * 60.0,
+        other => {
+            return Err(Error::invalid(
+                what,
+                s,
+                format!("unknown unit '{other}'; {hint}"),
+            ))
+        }
+    };
+    if !(secs.is_finite()) || secs <= 0.0 || secs > 86_400.0 * 7.0 {
+        return Err(Error::invalid(
+            what,
+            s,
+            format!("must be above 0 and at most a week; {hint}"),
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_accept_separators_and_suffixes() {
+        assert_eq!(parse_count("count", "100_000").unwrap(), 100_000);
+        assert_eq!(parse_count("count", "1,000").unwrap(), 1_000);
+        assert_eq!(parse_count("count", "1M").unwrap(), 1_000_000);
+        assert_eq!(parse_count("count", "10k").unwrap(), 10_000);
+    }
+
+    #[test]
+    fn counts_refuse_zero_and_junk() {
+        for bad in ["0", "", "abc", "-5", "1.5", "10x", "99999999999999999999"] {
+            let e = parse_count("roundtrip-count", bad).unwrap_err();
+            assert_eq!(e.exit_code(), 3, "{bad}");
+            assert!(e.to_string().contains("roundtrip-count"), "{e}");
+        }
+    }
+
+    #[test]
+    fn sizes_accept_binary_units() {
+        assert_eq!(parse_size("size", "1").unwrap(), 1);
+        assert_eq!(parse_size("size", "64KiB").unwrap(), 65_536);
+        assert_eq!(parse_size("size", "64MiB").unwrap(), 64 << 20);
+        assert_eq!(parse_size("size", "1k").unwrap(), 1024);
+        assert_eq!(parse_size("size", "1GiB").unwrap(), 1 << 30);
+    }
+
+    #[test]
+    fn sizes_refuse_zero_too_large_and_junk() {
+        for bad in ["0", "2GiB", "ten", "-1", "5 parsecs"] {
+            assert!(parse_size("message-size", bad).is_err(), "{bad}");
+        }
+        let e = parse_size("message-size", "0").unwrap_err().to_string();
+        assert!(e.contains("at least 1 byte"), "{e}");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("t", "30").unwrap(), Duration::from_secs(30));
+        assert_eq!(
+            parse_duration("t", "250ms").unwrap(),
+            Duration::from_millis(250)
+        );
+        assert_eq!(parse_duration("t", "2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("t", "0").is_err());
+        assert!(parse_duration("t", "soon").is_err());
+    }
+}

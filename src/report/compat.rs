@@ -1,0 +1,203 @@
+//! The lines libzmq's perf tools print (kept byte for byte, so scripts that parse them
+//! keep working), the `--detail` block that may follow, and the `--json` envelope.
+
+use crate::clock::TimerCost;
+use crate::compat::{EchoResult, LatencyResult, ReceiverResult, SenderResult};
+use crate::stats::{LatencySummary, LossSummary, Throughput};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// remote_lat's and inproc_lat's lines.
+pub fn latency_lines(r: &LatencyResult) -> String {
+    format!(
+        "message size: {} [B]\nroundtrip count: {}\naverage latency: {:.3} [us]\n",
+        r.message_size, r.roundtrip_count, r.average_latency_us
+    )
+}
+
+/// local_thr's and inproc_thr's lines.
+pub fn throughput_lines(r: &ReceiverResult) -> String {
+    format!(
+        "message size: {} [B]\nmessage count: {}\nmean throughput: {} [msg/s]\nmean throughput: {:.3} [Mb/s]\n",
+        r.message_size, r.message_count, r.mean_throughput_msgs, r.mean_throughput_mbps
+    )
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.3}", ns / 1000.0)
+}
+
+/// A distribution as a two-line table in microseconds.
+pub fn distribution_table(s: &LatencySummary) -> String {
+    let heads = [
+        "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "mean", "stddev", "hmean",
+    ];
+    let vals = [
+        us(s.min_ns as f64),
+        us(s.p50_ns as f64),
+        us(s.p90_ns as f64),
+        us(s.p99_ns as f64),
+        us(s.p99_9_ns as f64),
+        us(s.p99_99_ns as f64),
+        us(s.max_ns as f64),
+        us(s.mean_ns),
+        us(s.stddev_ns),
+        us(s.harmonic_mean_ns),
+    ];
+    let w = vals.iter().map(|v| v.len()).max().unwrap_or(6).max(7);
+    let mut out = String::new();
+    for h in heads {
+        let _ = write!(out, " {h:>w$}");
+    }
+    out.push_str("\n");
+    for v in &vals {
+        let _ = write!(out, " {v:>w$}");
+    }
+    out.push_str("  [us]\n");
+    out
+}
+
+fn timer_line(t: &TimerCost, per: &str) -> String {
+    format!(
+        "timer: {:.1} ns per clock reading (resolution {} ns), {per}\n",
+        t.mean_ns, t.resolution_ns
+    )
+}
+
+fn rate_line(label: &str, t: &Throughput) -> String {
+    format!(
+        "{label}: {:.0} [msg/s], {:.3} [Mb/s] over {:.3} [ms]\n",
+        t.msgs_per_sec(),
+        t.mbit_per_sec(),
+        t.elapsed_ns() as f64 / 1e6
+    )
+}
+
+/// The loss ledger in words.
+pub fn loss_lines(l: &LossSummary) -> String {
+    let mut out = format!(
+        "delivery: {} of {} received, {} lost, {} duplicated, {} reordered\n",
+        l.received, l.expected, l.lost, l.duplicated, l.reordered
+    );
+    if l.lost > 0 {
+        let _ = writeln!(
+            out,
+            "  lost at start {}, in the middle {}, at the end {} ({} gaps)",
+            l.lost_at_start, l.lost_in_middle, l.lost_at_end, l.gap_count
+        );
+        for g in &l.gaps {
+            let _ = writeln!(
+                out,
+                "  gap: {} messages from #{} ({:?})",
+                g.count, g.first_seq, g.position
+            );
+        }
+    }
+    out
+}
+
+/// remote_lat's `--detail` block.
+pub fn latency_detail(r: &LatencyResult) -> String {
+    let mut out = String::from("\n");
+    match &r.rtt {
+        Some(s) => {
+            let _ = writeln!(
+                out,
+                "round-trip latency: {} samples, closed loop (one request in flight), {}",
+                s.count,
+                if r.header {
+                    "measurement header checked on every reply"
+                } else {
+                    "no header (message smaller than 24 B or peer rewrote it)"
+                }
+            );
+            out.push_str(&distribution_table(s));
+            let _ = writeln!(
+                out,
+                "one-way estimate (round trip / 2): p50 {} [us], mean {} [us]",
+                us(s.p50_ns as f64 / 2.0),
+                us(s.mean_ns / 2.0)
+            );
+        }
+        None => out.push_str(
+            "plain mode: no per-round-trip samples (drop --plain to get the distribution)\n",
+        ),
+    }
+    out.push_str(&timer_line(&r.timer, "2 readings per round trip"));
+    out
+}
+
+/// local_lat's `--detail` block (local_lat prints nothing by default, as libzmq's).
+pub fn echo_detail(r: &EchoResult) -> String {
+    let mut out = format!(
+        "echoed {} messages of {} [B] ({:?} echo) in {:.3} [ms]\n",
+        r.echoed,
+        r.message_size,
+        r.echo,
+        r.elapsed_ns as f64 / 1e6
+    );
+    if let Some(l) = &r.loss {
+        out.push_str(&loss_lines(l));
+    }
+    out
+}
+
+/// local_thr's `--detail` block.
+pub fn receiver_detail(r: &ReceiverResult) -> String {
+    let mut out = String::from("\n");
+    out.push_str(&rate_line("delivered rate (receiver)", &r.delivered));
+    match (&r.loss, &r.one_way) {
+        (Some(l), Some(s)) => {
+            out.push_str(&loss_lines(l));
+            let _ = writeln!(
+                out,
+                "one-way latency, send to receipt (same host clock), {} time-stamped messages:",
+                s.count
+            );
+            out.push_str(&distribution_table(s));
+        }
+        _ => out.push_str(
+            "the sender sent plain bytes (no measurement header): no loss ledger or one-way latency\n",
+        ),
+    }
+    out.push_str(&timer_line(&r.timer, "1 reading per time-stamped message"));
+    out
+}
+
+/// remote_thr's `--detail` block (remote_thr prints nothing by default, as libzmq's).
+pub fn sender_detail(r: &SenderResult) -> String {
+    let mut out = rate_line("send rate (sender)", &r.send);
+    if let Some(w) = r.subscription_wait_ns {
+        let _ = writeln!(
+            out,
+            "waited {:.3} [ms] for the subscription before sending (no slow-joiner loss)",
+            w as f64 / 1e6
+        );
+    }
+    out
+}
+
+/// The `--json` object: the result's fields plus the versions that produced it.
+#[derive(Serialize)]
+pub struct Envelope<'a, T: Serialize> {
+    /// Always "zmqperf".
+    pub tool: &'static str,
+    /// zmqperf's version.
+    pub zmqperf_version: &'static str,
+    /// The linked libzmq's version.
+    pub libzmq_version: String,
+    /// The result.
+    #[serde(flatten)]
+    pub result: &'a T,
+}
+
+/// Serialises a result with its envelope as one line of JSON.
+pub fn json<T: Serialize>(result: &T) -> String {
+    serde_json::to_string(&Envelope {
+        tool: "zmqperf",
+        zmqperf_version: crate::VERSION,
+        libzmq_version: crate::libzmq_version(),
+        result,
+    })
+    .expect("results always serialise")
+}

@@ -1,0 +1,324 @@
+//! Latency samples in an HdrHistogram with ns resolution, plus exact moments.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Highest value the histogram tracks without resizing: one hour, in ns.
+const HIGHEST_NS: u64 = 3_600_000_000_000;
+/// Significant decimal digits kept by the histogram (values within 0.1%).
+const SIGFIG: u8 = 3;
+
+/// A latency distribution.
+///
+/// Percentiles come from the HdrHistogram (3 significant digits: within 0.1% of the true
+/// sample); count, min, max, mean, standard deviation and harmonic mean are exact.
+#[derive(Debug, Clone)]
+pub struct LatencyHistogram {
+    hist: Histogram<u64>,
+    min: u64,
+    max: u64,
+    sum: u128,
+    sum_sq: u128,
+    /// Sum of 1/x over the samples above zero.
+    sum_inv: f64,
+    /// Samples of 0 ns (the harmonic mean is taken over the others).
+    zeros: u64,
+}
+
+/// The figures a person reads off a distribution. All times in ns.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct LatencySummary {
+    /// Number of samples.
+    pub count: u64,
+    /// Smallest sample (exact).
+    pub min_ns: u64,
+    /// Median (HdrHistogram, within 0.1%).
+    pub p50_ns: u64,
+    /// 90th percentile.
+    pub p90_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p99_9_ns: u64,
+    /// 99.99th percentile.
+    pub p99_99_ns: u64,
+    /// Largest sample (exact).
+    pub max_ns: u64,
+    /// Arithmetic mean (exact).
+    pub mean_ns: f64,
+    /// Population standard deviation (exact).
+    pub stddev_ns: f64,
+    /// Harmonic mean of the samples above 0 ns (exact).
+    pub harmonic_mean_ns: f64,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    /// An empty distribution.
+    pub fn new() -> Self {
+        let mut hist =
+            Histogram::new_with_bounds(1, HIGHEST_NS, SIGFIG).expect("valid histogram bounds");
+        hist.auto(true);
+        LatencyHistogram {
+            hist,
+            min: u64::MAX,
+            max: 0,
+            sum: 0,
+            sum_sq: 0,
+            sum_inv: 0.0,
+            zeros: 0,
+        }
+    }
+
+    /// Adds one sample in ns.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.record_n(ns, 1);
+    }
+
+    /// Adds `n` samples of the same value.
+    #[inline]
+    pub fn record_n(&mut self, ns: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        // With auto-resize on, recording cannot fail for any u64.
+        self.hist.saturating_record_n(ns, n);
+        self.min = self.min.min(ns);
+        self.max = self.max.max(ns);
+        self.sum += ns as u128 * n as u128;
+        self.sum_sq += (ns as u128 * ns as u128) * n as u128;
+        if ns == 0 {
+            self.zeros += n;
+        } else {
+            self.sum_inv += n as f64 / ns as f64;
+        }
+    }
+
+    /// Number of samples.
+    pub fn count(&self) -> u64 {
+        self.hist.len()
+    }
+
+    /// The value at quantile `q` (0.0 ..= 1.0), in ns.
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.count() == 0 {
+            return 0;
+        }
+        self.hist.value_at_quantile(q).clamp(self.min, self.max)
+    }
+
+    /// Combines another distribution into this one.
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        self.hist
+            .add(&other.hist)
+            .expect("auto-resizing histograms always merge");
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.sum += other.sum;
+        self.sum_sq += other.sum_sq;
+        self.sum_inv += other.sum_inv;
+        self.zeros += other.zeros;
+    }
+
+    /// The summary figures.
+    pub fn summary(&self) -> LatencySummary {
+        let n = self.count();
+        if n == 0 {
+            return LatencySummary {
+                count: 0,
+                min_ns: 0,
+                p50_ns: 0,
+                p90_ns: 0,
+                p99_ns: 0,
+                p99_9_ns: 0,
+                p99_99_ns: 0,
+                max_ns: 0,
+                mean_ns: 0.0,
+                stddev_ns: 0.0,
+                harmonic_mean_ns: 0.0,
+            };
+        }
+        let mean = self.sum as f64 / n as f64;
+        // Var = E[x^2] - E[x]^2, computed in integers where it matters to stay exact.
+        let var_num = (n as u128 * self.sum_sq).saturating_sub(self.sum * self.sum);
+        let var = var_num as f64 / (n as f64 * n as f64);
+        let positive = n - self.zeros;
+        LatencySummary {
+            count: n,
+            min_ns: self.min,
+            p50_ns: self.quantile(0.5),
+            p90_ns: self.quantile(0.9),
+            p99_ns: self.quantile(0.99),
+            p99_9_ns: self.quantile(0.999),
+            p99_99_ns: self.quantile(0.9999),
+            max_ns: self.max,
+            mean_ns: mean,
+            stddev_ns: var.sqrt(),
+            harmonic_mean_ns: if positive == 0 {
+                0.0
+            } else {
+                positive as f64 / self.sum_inv
+            },
+        }
+    }
+
+    /// The recorded buckets as (value in ns, count), lowest first: the percentile spectrum.
+    pub fn buckets(&self) -> Vec<(u64, u64)> {
+        self.hist
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    }
+}
+
+impl PartialEq for LatencyHistogram {
+    fn eq(&self, other: &Self) -> bool {
+        self.buckets() == other.buckets()
+            && self.min == other.min
+            && self.max == other.max
+            && self.sum == other.sum
+            && self.sum_sq == other.sum_sq
+            && self.zeros == other.zeros
+            && (self.sum_inv - other.sum_inv).abs() <= 1e-12 * self.sum_inv.abs().max(1.0)
+    }
+}
+
+/// The serialised form: exact moments plus the buckets, so a reader can merge it again.
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    count: u64,
+    min_ns: u64,
+    max_ns: u64,
+    sum_ns: String,
+    sum_sq_ns2: String,
+    sum_inv: f64,
+    zeros: u64,
+    /// `[value_ns, count]` pairs.
+    buckets: Vec<(u64, u64)>,
+}
+
+impl Serialize for LatencyHistogram {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Wire {
+            count: self.count(),
+            min_ns: if self.count() == 0 { 0 } else { self.min },
+            max_ns: self.max,
+            sum_ns: self.sum.to_string(),
+            sum_sq_ns2: self.sum_sq.to_string(),
+            sum_inv: self.sum_inv,
+            zeros: self.zeros,
+            buckets: self.buckets(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for LatencyHistogram {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let w = Wire::deserialize(d)?;
+        let mut h = LatencyHistogram::new();
+        for (v, c) in &w.buckets {
+            h.hist.saturating_record_n(*v, *c);
+        }
+        if h.count() != w.count {
+            return Err(D::Error::custom(
+                "histogram bucket counts do not add up to count",
+            ));
+        }
+        h.min = if w.count == 0 { u64::MAX } else { w.min_ns };
+        h.max = w.max_ns;
+        h.sum = w.sum_ns.parse().map_err(D::Error::custom)?;
+        h.sum_sq = w.sum_sq_ns2.parse().map_err(D::Error::custom)?;
+        h.sum_inv = w.sum_inv;
+        h.zeros = w.zeros;
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_samples_give_known_percentiles() {
+        let mut h = LatencyHistogram::new();
+        for v in 1..=1000u64 {
+            h.record(v * 1000); // 1 us .. 1000 us
+        }
+        let s = h.summary();
+        assert_eq!(s.count, 1000);
+        assert_eq!(s.min_ns, 1000);
+        assert_eq!(s.max_ns, 1_000_000);
+        let close = |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 0.001;
+        assert!(close(s.p50_ns, 500_000), "{}", s.p50_ns);
+        assert!(close(s.p90_ns, 900_000), "{}", s.p90_ns);
+        assert!(close(s.p99_ns, 990_000), "{}", s.p99_ns);
+        assert!(close(s.p99_9_ns, 999_000), "{}", s.p99_9_ns);
+        assert_eq!(s.mean_ns, 500_500.0);
+        // Population stddev of 1..=1000 is sqrt((1000^2 - 1) / 12) = 288.6749..., in us.
+        assert!((s.stddev_ns - 288_674.9).abs() < 1.0, "{}", s.stddev_ns);
+    }
+
+    #[test]
+    fn harmonic_mean_is_exact() {
+        let mut h = LatencyHistogram::new();
+        h.record(1_000);
+        h.record(2_000);
+        h.record(4_000);
+        // 3 / (1/1000 + 1/2000 + 1/4000) = 3 / 0.00175
+        let want = 3.0 / 0.00175;
+        assert!((h.summary().harmonic_mean_ns - want).abs() < 1e-6);
+        h.record(0);
+        assert!(
+            (h.summary().harmonic_mean_ns - want).abs() < 1e-6,
+            "zeros are left out"
+        );
+    }
+
+    #[test]
+    fn merge_of_two_halves_equals_the_whole() {
+        let mut whole = LatencyHistogram::new();
+        let mut a = LatencyHistogram::new();
+        let mut b = LatencyHistogram::new();
+        let mut x: u64 = 12345;
+        for i in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = (x >> 40) % 5_000_000 + 1;
+            whole.record(v);
+            if i % 3 == 0 {
+                a.record(v);
+            } else {
+                b.record(v);
+            }
+        }
+        a.merge(&b);
+        assert_eq!(a.summary(), whole.summary());
+        assert_eq!(a, whole);
+    }
+
+    #[test]
+    fn serialises_and_reads_back() {
+        let mut h = LatencyHistogram::new();
+        for v in [5u64, 70, 900, 12_000, 3_000_000_000] {
+            h.record(v);
+        }
+        let json = serde_json::to_string(&h).unwrap();
+        let back: LatencyHistogram = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, h);
+        assert_eq!(back.summary(), h.summary());
+    }
+
+    #[test]
+    fn empty_summary_is_zero() {
+        assert_eq!(LatencyHistogram::new().summary().count, 0);
+    }
+}

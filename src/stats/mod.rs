@@ -1,0 +1,12 @@
+//! Mergeable statistics: latency distributions, throughput and the loss ledger.
+//!
+//! Every type here merges exactly (two results combine into the one a single observer of
+//! both would have made) and serialises to JSON.
+
+pub mod latency;
+pub mod ledger;
+pub mod throughput;
+
+pub use latency::{LatencyHistogram, LatencySummary};
+pub use ledger::{GapPosition, Ledger, LossSummary, StreamLedger};
+pub use throughput::Throughput;
