@@ -371,6 +371,12 @@ pub fn run(cli: Cli) -> Result<()> {
                 String::new(),
                 || out::sender_detail(&r),
             );
+            if r.peer_closed == Some(false) {
+                eprintln!(
+                    "zmqperf: warning: the receiver did not hang up within {} of the last message; closing anyway, so messages still queued may be lost (a receiver expecting fewer messages, or still running?)",
+                    zmqperf::error::fmt_duration(cfg.timeout)
+                );
+            }
         }
         Cmd::InprocLat(a) => {
             let r = compat::inproc_lat(

@@ -1,6 +1,6 @@
 //! The latency pair: local_lat (REP, echoes) and remote_lat (REQ, measures round trips).
 
-use super::{open_socket, Waiting};
+use super::{open_socket, PeerWatch, Waiting};
 use crate::clock::{measure_timer_cost, now_ns, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
@@ -103,6 +103,7 @@ pub fn local_lat(
     on_ready: impl FnOnce(&str),
 ) -> Result<EchoResult> {
     let (mut s, bound) = open_socket(ctx, zmq::REP, &cfg.endpoint, cfg.side, cfg.timeout)?;
+    let watch = PeerWatch::new(ctx, &s, &cfg.endpoint)?;
     on_ready(&bound);
     let wait = Waiting {
         endpoint: &bound,
@@ -146,6 +147,10 @@ pub fn local_lat(
         .map_err(|e| wait.error(e, i + 1, " (the reply could not be sent)".into()))?;
     }
     let elapsed = now_ns() - start;
+    // Keep the last reply's connection up until remote_lat has it and hangs up.
+    if let Some(w) = watch {
+        w.wait_gone(cfg.timeout);
+    }
     Ok(EchoResult {
         command: "local_lat",
         endpoint: bound,

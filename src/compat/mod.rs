@@ -41,8 +41,11 @@ pub(crate) fn open_socket(
     match side {
         Side::Bind => s.bind(raw).map_err(|e| bind_error(endpoint, e))?,
         Side::Connect => {
-            // Queue only on completed connections, so a missing peer shows as a send timeout.
-            if kind != zmq::SUB {
+            // Send-only sockets queue only on completed connections, so a missing peer shows
+            // as a send timeout rather than a full queue. Not on sockets that receive: with
+            // ZMQ_IMMEDIATE libzmq discards unread messages when the peer disconnects, which
+            // loses the last reply of a latency run whose echo side exits at once.
+            if kind == zmq::PUSH || kind == zmq::PUB || kind == zmq::XPUB {
                 s.set_immediate(true)
                     .map_err(zmq_err("setting ZMQ_IMMEDIATE"))?;
             }
@@ -123,6 +126,66 @@ impl Waiting<'_> {
                 unit: self.unit.to_string(),
                 timeout: self.timeout,
                 detail,
+            }
+        }
+    }
+}
+
+/// Watches a measured socket for its peer's disconnection.
+///
+/// libzmq's linger does not cover bytes already taken from the queue into the connection's
+/// buffer (libzmq issues 1922 and 4660): a side that closes right after its last send can
+/// lose the tail when the receiver is slower. So the last side to send keeps its socket open
+/// until the peer, done receiving, disconnects (libzmq's local_lat sleeps 1 s instead).
+pub(crate) struct PeerWatch {
+    monitor: zmq::Socket,
+}
+
+static MONITOR_N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl PeerWatch {
+    /// Starts watching `sock`; `None` for inproc, which has no connection buffer to lose.
+    pub fn new(
+        ctx: &zmq::Context,
+        sock: &zmq::Socket,
+        endpoint: &Endpoint,
+    ) -> Result<Option<Self>> {
+        if endpoint.transport() == crate::endpoint::Transport::Inproc {
+            return Ok(None);
+        }
+        let n = MONITOR_N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let ep = format!("inproc://zmqperf-monitor-{}-{n}", std::process::id());
+        sock.monitor(&ep, zmq::SocketEvent::DISCONNECTED as i32)
+            .map_err(zmq_err("zmq_socket_monitor"))?;
+        let monitor = ctx.socket(zmq::PAIR).map_err(zmq_err("zmq_socket"))?;
+        monitor
+            .set_linger(0)
+            .map_err(zmq_err("setting ZMQ_LINGER"))?;
+        monitor
+            .connect(&ep)
+            .map_err(zmq_err("connecting the monitor"))?;
+        Ok(Some(PeerWatch { monitor }))
+    }
+
+    /// Waits up to `timeout` for the peer to disconnect; false if it did not.
+    pub fn wait_gone(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let ms = left.as_millis().min(i32::MAX as u128) as i32;
+            if ms == 0 || self.monitor.set_rcvtimeo(ms).is_err() {
+                return false;
+            }
+            // Each event is two frames: event number (u16) and value (u32), then the address.
+            let Ok(frames) = self.monitor.recv_multipart(0) else {
+                return false;
+            };
+            let event = frames
+                .first()
+                .filter(|f| f.len() >= 2)
+                .map(|f| u16::from_le_bytes([f[0], f[1]]));
+            if event == Some(zmq::SocketEvent::DISCONNECTED as u16) {
+                return true;
             }
         }
     }

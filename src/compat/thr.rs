@@ -1,7 +1,7 @@
 //! The throughput pair: local_thr (PULL or SUB, binds, measures) and remote_thr
 //! (PUSH or PUB, connects, sends).
 
-use super::{open_socket, Waiting};
+use super::{open_socket, PeerWatch, Waiting};
 use crate::clock::{measure_timer_cost, now_ns, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{zmq_err, Error, Result};
@@ -110,6 +110,9 @@ pub struct SenderResult {
     pub mode: &'static str,
     /// Whether messages carried the measurement header.
     pub header: bool,
+    /// Whether the receiver hung up within the timeout after the last message (tcp and ipc;
+    /// None for inproc). False means the tail may not have been delivered.
+    pub peer_closed: Option<bool>,
 }
 
 /// local_thr: binds a PULL (or SUB) socket and receives `count` messages of `size` bytes.
@@ -230,6 +233,7 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
         (Pattern::PubSub, false) => zmq::XPUB,
     };
     let (mut s, endpoint) = open_socket(ctx, kind, &cfg.endpoint, cfg.side, cfg.timeout)?;
+    let watch = PeerWatch::new(ctx, &s, &cfg.endpoint)?;
     if let Some(hwm) = cfg.hwm {
         s.set_sndhwm(hwm).map_err(zmq_err("setting ZMQ_SNDHWM"))?;
     }
@@ -280,6 +284,8 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
         })?;
     }
     let end = now_ns();
+    // Keep the connection up until the receiver has everything and hangs up.
+    let peer_closed = watch.map(|w| w.wait_gone(cfg.timeout));
     Ok(SenderResult {
         command: "remote_thr",
         endpoint,
@@ -300,5 +306,6 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
             "plain"
         },
         header: use_header,
+        peer_closed,
     })
 }

@@ -1,0 +1,577 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark: libzmq's own perf tools (C) against zmqperf.
+
+Builds zmqperf and libzmq's C perf tools (scripts/build-c-perf.sh release), then measures,
+for each transport (tcp, ipc, inproc) and message size (64, 1024, 65536 bytes):
+
+  latency     C local_lat + C remote_lat   vs  zmqperf local_lat + zmqperf remote_lat
+              (inproc: C inproc_lat vs zmqperf inproc_lat)
+  throughput  C local_thr + C remote_thr   vs  zmqperf local_thr + zmqperf remote_thr
+              (inproc: C inproc_thr vs zmqperf inproc_thr)
+  instrumented cost
+              zmqperf (default, instrumented) vs zmqperf with --plain on the measuring /
+              sending side (remote_lat, remote_thr, inproc_lat, inproc_thr)
+
+Each cell (transport, size, latency|throughput) runs three variants: "c", "zmqperf"
+(instrumented, the default) and "plain" (zmqperf --plain). The zmqperf run is shared by
+both comparisons. The variants run back to back within a repetition, in forward order on
+even repetitions and in reverse order on odd ones, so neither side always goes first.
+
+Reported per cell: the median of the repetitions (with min..max), and the ratios of the
+medians against these targets:
+
+  latency     zmqperf / C             <= 1.02
+  throughput  zmqperf / C             >= 0.98
+  latency     instrumented / plain    <= 1.05
+  throughput  instrumented / plain    >= 0.95
+
+This is a benchmark, not a test: it exits 0 whether or not the targets are met, and
+non-zero only when it could not run at all (2: build failed or binaries missing, 1: not a
+single run produced a figure) or was interrupted (130, after reporting what it measured).
+Every run has a timeout (--timeout, 60 s); a run that times out or fails is killed (only
+the processes this script started, by PID) and counted as failed, and the rest go on.
+
+usage: scripts/bench-compat.py [--reps N] [--quick] [--transports tcp,ipc,inproc]
+                               [--sizes 64,1024,65536] [--json FILE] [--timeout SECONDS]
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(SCRIPT_DIR)
+
+ALL_TRANSPORTS = ["tcp", "ipc", "inproc"]
+ALL_SIZES = [64, 1024, 65536]
+KINDS = ["lat", "thr"]
+VARIANTS = ["c", "zmqperf", "plain"]
+
+# Counts chosen so one run takes roughly 0.2-1 s on a 2-core machine (TCP one-way latency
+# ~50 us, so a round trip costs ~100 us; inproc latency here is ~25 us one-way; inproc
+# throughput is several times TCP's, so it gets more messages). Wall time per run is a bit
+# longer: the start delay, and libzmq's C local_lat sleeps 1 s before it exits.
+LAT_COUNTS = {
+    "tcp": {64: 10000, 1024: 10000, 65536: 5000},
+    "ipc": {64: 10000, 1024: 10000, 65536: 5000},
+    "inproc": {64: 20000, 1024: 20000, 65536: 10000},
+}
+THR_COUNTS = {
+    "tcp": {64: 2000000, 1024: 500000, 65536: 40000},
+    "ipc": {64: 2000000, 1024: 500000, 65536: 40000},
+    "inproc": {64: 5000000, 1024: 2000000, 65536: 500000},
+}
+DEFAULT_LAT = 10000
+DEFAULT_THR = 500000
+
+TARGETS = {
+    "lat_ratio": ("<=", 1.02),
+    "thr_ratio": (">=", 0.98),
+    "lat_instr": ("<=", 1.05),
+    "thr_instr": (">=", 0.95),
+}
+
+START_DELAY = 0.2  # seconds between starting the binding side and the connecting side
+
+LAT_RE = re.compile(r"average latency:\s*([0-9.]+)\s*\[us\]")
+THR_RE = re.compile(r"mean throughput:\s*([0-9.]+)\s*\[msg/s\]")
+
+# Every process this script started and has not yet reaped, so an interrupt can kill
+# exactly these (by PID) and nothing else.
+LIVE = []
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------
+# machine / build
+
+
+def machine_info():
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        ncpu = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        ncpu = os.cpu_count() or 0
+    try:
+        load = "%.2f %.2f %.2f" % os.getloadavg()
+    except OSError:
+        load = "unknown"
+    return {
+        "cpu": cpu,
+        "nproc": ncpu,
+        "kernel": platform.release(),
+        "machine": platform.machine(),
+        "loadavg_at_start": load,
+    }
+
+
+def build():
+    """Run build-c-perf.sh release; return (zmqperf path, C tool folder) or raise."""
+    script = os.path.join(SCRIPT_DIR, "build-c-perf.sh")
+    log("building: %s release" % script)
+    res = subprocess.run(["bash", script, "release"], stdout=subprocess.PIPE, text=True)
+    if res.returncode != 0:
+        raise RuntimeError("build-c-perf.sh failed with exit code %d" % res.returncode)
+    lines = [l.strip() for l in res.stdout.splitlines() if l.strip()]
+    if not lines:
+        raise RuntimeError("build-c-perf.sh printed no folder")
+    cdir = lines[-1]
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(REPO_ROOT, "target")
+    if not os.path.isabs(target):
+        target = os.path.join(REPO_ROOT, target)
+    zmqperf = os.path.join(target, "release", "zmqperf")
+    missing = [p for p in [zmqperf] + [os.path.join(cdir, t) for t in
+               ("local_lat", "remote_lat", "local_thr", "remote_thr", "inproc_lat", "inproc_thr")]
+               if not os.access(p, os.X_OK)]
+    if missing:
+        raise RuntimeError("missing binaries: " + ", ".join(missing))
+    return zmqperf, cdir
+
+
+# ---------------------------------------------------------------------------------------
+# running one measurement
+
+
+def free_tcp_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
+_ipc_counter = [0]
+
+
+def new_endpoint(transport):
+    """Return (endpoint, ipc file path or None)."""
+    if transport == "tcp":
+        return "tcp://127.0.0.1:%d" % free_tcp_port(), None
+    _ipc_counter[0] += 1
+    path = "/tmp/zmqperf-bench-%d-%d.sock" % (os.getpid(), _ipc_counter[0])
+    return "ipc://" + path, path
+
+
+def start(cmd):
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    LIVE.append(p)
+    return p
+
+
+def kill(p):
+    """Kill one process we started, by its PID, and reap it."""
+    if p.poll() is None:
+        try:
+            p.kill()
+        except OSError:
+            pass
+    try:
+        p.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        pass
+    if p in LIVE:
+        LIVE.remove(p)
+
+
+def finish(p, deadline):
+    """Wait for p until the deadline; return (rc, out, err, timed_out)."""
+    try:
+        out, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        kill(p)
+        return None, "", "", True
+    if p in LIVE:
+        LIVE.remove(p)
+    return p.returncode, out, err, False
+
+
+def short(text):
+    text = " ".join((text or "").split())
+    return text[:200]
+
+
+def commands(tools, transport, kind, size, count, variant, endpoint):
+    """Return (binding-side command or None, measuring/connecting-side command, which prints)."""
+    zmqperf, cdir = tools
+    plain = ["--plain"] if variant == "plain" else []
+    n = [str(size), str(count)]
+    if variant == "c":
+        def tool(name):
+            return [os.path.join(cdir, name)]
+    else:
+        def tool(name):
+            return [zmqperf, name]
+    if transport == "inproc":
+        return None, tool("inproc_" + kind) + n + plain, "main"
+    if kind == "lat":
+        # local_lat (REP) binds and prints nothing; remote_lat (REQ) prints the latency.
+        return tool("local_lat") + [endpoint] + n, tool("remote_lat") + [endpoint] + n + plain, "connect"
+    # local_thr (PULL) binds and prints the throughput; remote_thr (PUSH) sends.
+    return tool("local_thr") + [endpoint] + n, tool("remote_thr") + [endpoint] + n + plain, "bind"
+
+
+def run_once(tools, transport, kind, size, count, variant, timeout):
+    """Run one measurement. Return (value or None, error text or None, wall seconds)."""
+    pattern = LAT_RE if kind == "lat" else THR_RE
+    t0 = time.monotonic()
+    if transport == "inproc":
+        _, cmd, _ = commands(tools, transport, kind, size, count, variant, None)
+        p = start(cmd)
+        rc, out, err, to = finish(p, t0 + timeout)
+        wall = time.monotonic() - t0
+        if to:
+            return None, "timed out after %g s" % timeout, wall
+        if rc != 0:
+            return None, "exit %d: %s" % (rc, short(err or out)), wall
+        m = pattern.search(out)
+        if not m:
+            return None, "no figure in output: %s" % short(out), wall
+        return float(m.group(1)), None, wall
+
+    last_error = None
+    for attempt in range(3):  # retry with a fresh endpoint if the bind side dies at once
+        endpoint, ipc_path = new_endpoint(transport)
+        bind_cmd, conn_cmd, printer = commands(tools, transport, kind, size, count, variant, endpoint)
+        t0 = time.monotonic()
+        deadline = t0 + timeout
+        binder = connector = None
+        try:
+            binder = start(bind_cmd)
+            time.sleep(START_DELAY)
+            if binder.poll() is not None:
+                rc, out, err, _ = finish(binder, deadline)
+                last_error = "binding side exited %s at once: %s" % (rc, short(err or out))
+                continue
+            connector = start(conn_cmd)
+            crc, cout, cerr, cto = finish(connector, deadline)
+            # The binding side ends on its own once the pair is done; if the connector
+            # failed, give the binder only a moment before killing it.
+            if cto or crc != 0:
+                deadline = min(deadline, time.monotonic() + 2.0)
+            brc, bout, berr, bto = finish(binder, deadline)
+            wall = time.monotonic() - t0
+            if cto or bto:
+                who = "connecting side" if cto else "binding side"
+                return None, "%s timed out after %g s" % (who, timeout), wall
+            if crc != 0:
+                return None, "connecting side exit %d: %s" % (crc, short(cerr or cout)), wall
+            if brc != 0:
+                return None, "binding side exit %d: %s" % (brc, short(berr or bout)), wall
+            text = cout if printer == "connect" else bout
+            m = pattern.search(text)
+            if not m:
+                return None, "no figure in output: %s" % short(text), wall
+            return float(m.group(1)), None, wall
+        finally:
+            for p in (connector, binder):
+                if p is not None and p.poll() is None:
+                    kill(p)
+            if ipc_path:
+                try:
+                    os.unlink(ipc_path)
+                except OSError:
+                    pass
+    return None, last_error, time.monotonic() - t0
+
+
+# ---------------------------------------------------------------------------------------
+# statistics and report
+
+
+def summarize(values):
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return None
+    return {
+        "median": statistics.median(vals),
+        "min": min(vals),
+        "max": max(vals),
+        "n": len(vals),
+        "failed": len(values) - len(vals),
+    }
+
+
+def check(name, value):
+    if value is None:
+        return None
+    op, limit = TARGETS[name]
+    return value <= limit if op == "<=" else value >= limit
+
+
+def fmt_num(v, kind):
+    if v is None:
+        return "n/a"
+    if kind == "lat":
+        return "%.3f" % v
+    return "%d" % round(v)
+
+
+def fmt_ratio(v):
+    return "n/a" if v is None else "%.3f" % v
+
+
+def fmt_ok(ok):
+    return "-" if ok is None else ("ok" if ok else "FAIL")
+
+
+def analyse(samples, transports, sizes):
+    cells = []
+    for transport in transports:
+        for size in sizes:
+            cell = {"transport": transport, "size": size}
+            for kind in KINDS:
+                for variant in VARIANTS:
+                    cell[kind + "_" + variant] = summarize(samples[transport][size][kind][variant])
+
+            def med(key):
+                s = cell[key]
+                return s["median"] if s else None
+
+            def ratio(a, b):
+                a, b = med(a), med(b)
+                return a / b if a is not None and b else None
+
+            cell["lat_ratio"] = ratio("lat_zmqperf", "lat_c")
+            cell["thr_ratio"] = ratio("thr_zmqperf", "thr_c")
+            cell["lat_instr"] = ratio("lat_zmqperf", "lat_plain")
+            cell["thr_instr"] = ratio("thr_zmqperf", "thr_plain")
+            cell["ok"] = {k: check(k, cell[k]) for k in TARGETS}
+            cells.append(cell)
+    return cells
+
+
+def print_report(cells, machine, reps):
+    out = sys.stdout
+    print("", file=out)
+    print("per-variant medians over %d reps (min..max, failed runs):" % reps, file=out)
+    for cell in cells:
+        for kind, unit in (("lat", "us"), ("thr", "msg/s")):
+            parts = []
+            for variant in VARIANTS:
+                s = cell[kind + "_" + variant]
+                if s is None:
+                    parts.append("%s n/a" % variant)
+                    continue
+                spread = (s["max"] - s["min"]) / s["median"] * 100 if s["median"] else 0.0
+                txt = "%s %s (%s..%s, spread %.0f%%)" % (
+                    variant, fmt_num(s["median"], kind), fmt_num(s["min"], kind),
+                    fmt_num(s["max"], kind), spread)
+                if s["failed"]:
+                    txt += " [%d failed]" % s["failed"]
+                parts.append(txt)
+            print("  %-6s %6d %s %-5s  %s" % (cell["transport"], cell["size"], kind, unit,
+                                              " | ".join(parts)), file=out)
+    print("", file=out)
+
+    header = ("%-9s %-6s %10s %14s %6s %4s | %12s %17s %6s %4s | %15s %4s | %15s %4s" % (
+        "transport", "size", "lat C us", "lat zmqperf us", "ratio", "ok",
+        "thr C msg/s", "thr zmqperf msg/s", "ratio", "ok",
+        "lat instr/plain", "ok", "thr instr/plain", "ok"))
+    print(header, file=out)
+    print("-" * len(header), file=out)
+    met = total = unknown = 0
+    for cell in cells:
+        def m(key):
+            s = cell[key]
+            return s["median"] if s else None
+        ok = cell["ok"]
+        for v in ok.values():
+            if v is None:
+                unknown += 1
+            else:
+                total += 1
+                met += 1 if v else 0
+        print("%-9s %-6d %10s %14s %6s %4s | %12s %17s %6s %4s | %15s %4s | %15s %4s" % (
+            cell["transport"], cell["size"],
+            fmt_num(m("lat_c"), "lat"), fmt_num(m("lat_zmqperf"), "lat"),
+            fmt_ratio(cell["lat_ratio"]), fmt_ok(ok["lat_ratio"]),
+            fmt_num(m("thr_c"), "thr"), fmt_num(m("thr_zmqperf"), "thr"),
+            fmt_ratio(cell["thr_ratio"]), fmt_ok(ok["thr_ratio"]),
+            fmt_ratio(cell["lat_instr"]), fmt_ok(ok["lat_instr"]),
+            fmt_ratio(cell["thr_instr"]), fmt_ok(ok["thr_instr"])), file=out)
+    print("", file=out)
+    print("targets: latency zmqperf/C <= 1.02, throughput zmqperf/C >= 0.98, "
+          "latency instr/plain <= 1.05, throughput instr/plain >= 0.95", file=out)
+    line = "summary: %d of %d targets met" % (met, total)
+    if unknown:
+        line += " (%d not evaluated: a side has no figure)" % unknown
+    print(line, file=out)
+    out.flush()
+    return met, total, unknown
+
+
+# ---------------------------------------------------------------------------------------
+# main
+
+
+def parse_list(text, allowed, conv, what):
+    items = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            v = conv(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError("bad %s: %r" % (what, part))
+        if allowed is not None and v not in allowed:
+            raise argparse.ArgumentTypeError("unknown %s %r (choose from %s)" % (
+                what, part, ",".join(str(a) for a in allowed)))
+        if v not in items:
+            items.append(v)
+    if not items:
+        raise argparse.ArgumentTypeError("empty %s list" % what)
+    return items
+
+
+def parse_size(text):
+    t = text.strip().lower()
+    for suffix, mult in (("kib", 1024), ("k", 1024), ("mib", 1 << 20), ("m", 1 << 20), ("b", 1)):
+        if t.endswith(suffix):
+            return int(t[: -len(suffix)]) * mult
+    return int(t)
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description="Benchmark zmqperf against libzmq's C perf tools, side by side.")
+    ap.add_argument("--reps", type=int, default=None,
+                    help="repetitions per cell and variant (default 5, or 2 with --quick)")
+    ap.add_argument("--quick", action="store_true",
+                    help="short run: 2 reps and a quarter of the usual counts")
+    ap.add_argument("--transports", default=",".join(ALL_TRANSPORTS),
+                    type=lambda s: parse_list(s, ALL_TRANSPORTS, str, "transport"),
+                    help="comma-separated subset of tcp,ipc,inproc (default all)")
+    ap.add_argument("--sizes", default=",".join(str(s) for s in ALL_SIZES),
+                    type=lambda s: parse_list(s, None, parse_size, "size"),
+                    help="comma-separated message sizes in bytes (default 64,1024,65536)")
+    ap.add_argument("--json", metavar="FILE", help="save raw samples, medians and ratios here")
+    ap.add_argument("--timeout", type=float, default=60.0,
+                    help="per-run timeout in seconds (default 60)")
+    args = ap.parse_args()
+
+    reps = args.reps if args.reps is not None else (2 if args.quick else 5)
+    if reps < 1:
+        ap.error("--reps must be at least 1")
+    if any(s < 1 for s in args.sizes):
+        ap.error("sizes must be positive")
+    divisor = 4 if args.quick else 1
+
+    machine = machine_info()
+    print("machine: %s, nproc %d, kernel %s (%s), load at start %s" % (
+        machine["cpu"], machine["nproc"], machine["kernel"], machine["machine"],
+        machine["loadavg_at_start"]), flush=True)
+
+    try:
+        tools = build()
+    except (RuntimeError, OSError) as e:
+        log("bench-compat: cannot run: %s" % e)
+        return 2
+    print("zmqperf: %s" % tools[0])
+    print("C tools: %s" % tools[1])
+
+    def count_for(kind, transport, size):
+        table = LAT_COUNTS if kind == "lat" else THR_COUNTS
+        n = table.get(transport, {}).get(size, DEFAULT_LAT if kind == "lat" else DEFAULT_THR)
+        return max(1, n // divisor)
+
+    counts = {t: {s: {k: count_for(k, t, s) for k in KINDS} for s in args.sizes}
+              for t in args.transports}
+    print("reps %d%s; counts (latency round trips / throughput messages): %s" % (
+        reps, " (quick)" if args.quick else "",
+        "; ".join("%s %d: %d / %d" % (t, s, counts[t][s]["lat"], counts[t][s]["thr"])
+                  for t in args.transports for s in args.sizes)), flush=True)
+
+    samples = {t: {s: {k: {v: [] for v in VARIANTS} for k in KINDS} for s in args.sizes}
+               for t in args.transports}
+    runs = []  # every run, in order, for the JSON file
+    interrupted = False
+    started = time.monotonic()
+    try:
+        for rep in range(reps):
+            order = VARIANTS if rep % 2 == 0 else list(reversed(VARIANTS))
+            for transport in args.transports:
+                for size in args.sizes:
+                    for kind in KINDS:
+                        count = counts[transport][size][kind]
+                        for variant in order:
+                            value, error, wall = run_once(tools, transport, kind, size, count,
+                                                          variant, args.timeout)
+                            samples[transport][size][kind][variant].append(value)
+                            runs.append({"rep": rep, "transport": transport, "size": size,
+                                         "kind": kind, "variant": variant, "count": count,
+                                         "value": value, "error": error,
+                                         "wall_s": round(wall, 3)})
+                            unit = "us" if kind == "lat" else "msg/s"
+                            shown = ("%s %s" % (fmt_num(value, kind), unit) if value is not None
+                                     else "FAILED (%s)" % error)
+                            log("rep %d/%d  %-6s %6d %s  %-7s  %s  [%.2f s]" % (
+                                rep + 1, reps, transport, size, kind, variant, shown, wall))
+    except KeyboardInterrupt:
+        interrupted = True
+        log("interrupted: reporting what was measured so far")
+    finally:
+        for p in list(LIVE):
+            kill(p)
+
+    log("measured in %.0f s" % (time.monotonic() - started))
+    done_reps = reps
+    if interrupted:
+        done_reps = max((r["rep"] + 1 for r in runs), default=0)
+    cells = analyse(samples, args.transports, args.sizes)
+    met, total, unknown = print_report(cells, machine, done_reps)
+
+    if args.json:
+        doc = {
+            "machine": machine,
+            "zmqperf": tools[0],
+            "c_tools": tools[1],
+            "reps": reps,
+            "quick": args.quick,
+            "interrupted": interrupted,
+            "timeout_s": args.timeout,
+            "variants": {"c": "libzmq C perf tools",
+                         "zmqperf": "zmqperf default (instrumented)",
+                         "plain": "zmqperf with --plain on the measuring/sending side"},
+            "targets": {k: {"op": op, "limit": lim} for k, (op, lim) in TARGETS.items()},
+            "counts": {t: {str(s): counts[t][s] for s in args.sizes} for t in args.transports},
+            "samples": {t: {str(s): samples[t][s] for s in args.sizes} for t in args.transports},
+            "cells": cells,
+            "runs": runs,
+            "summary": {"met": met, "evaluated": total, "not_evaluated": unknown},
+        }
+        try:
+            with open(args.json, "w") as f:
+                json.dump(doc, f, indent=2)
+                f.write("\n")
+            log("saved %s" % args.json)
+        except OSError as e:
+            log("bench-compat: could not write %s: %s" % (args.json, e))
+
+    if not any(r["value"] is not None for r in runs):
+        log("bench-compat: no run produced a figure")
+        return 1
+    return 130 if interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

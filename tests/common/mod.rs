@@ -1,0 +1,199 @@
+//! Shared helpers of the integration tests: a watchdog for every run, the zmqperf binary,
+//! ephemeral endpoints, and libzmq's C perf tools built from the zeromq-src sources.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::OnceLock;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Runs `f` on its own thread and fails the test if it takes longer than `secs`.
+pub fn with_watchdog<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    let h = thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(v) => {
+            h.join().expect("test thread");
+            v
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("watchdog: test took longer than {secs} s"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => match h.join() {
+            Err(p) => std::panic::resume_unwind(p),
+            Ok(()) => unreachable!("sender dropped without sending"),
+        },
+    }
+}
+
+/// The zmqperf binary under test.
+pub fn zmqperf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_zmqperf"))
+}
+
+/// A child process with its output collected, killed (by its PID) if it outlives its deadline.
+pub struct Proc {
+    child: Child,
+    deadline: Instant,
+    stderr_lines: mpsc::Receiver<String>,
+    stderr_all: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+/// What a finished process left.
+#[derive(Debug)]
+pub struct Output {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Proc {
+    /// Starts `cmd` with a deadline of `secs`.
+    pub fn spawn(mut cmd: Command, secs: u64) -> Proc {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let (tx, rx) = mpsc::channel();
+        let all = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let all2 = all.clone();
+        let err = child.stderr.take().expect("stderr");
+        thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                all2.lock().unwrap().push_str(&line);
+                all2.lock().unwrap().push('\n');
+                let _ = tx.send(line);
+            }
+        });
+        Proc {
+            child,
+            deadline: Instant::now() + Duration::from_secs(secs),
+            stderr_lines: rx,
+            stderr_all: all,
+        }
+    }
+
+    /// Waits for the stderr line announcing the bound endpoint and returns the endpoint.
+    pub fn bound_endpoint(&self) -> String {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        loop {
+            let line = self
+                .stderr_lines
+                .recv_timeout(left)
+                .expect("no 'listening on' line before the deadline");
+            if let Some(ep) = line.split("listening on ").nth(1) {
+                return ep.trim().to_string();
+            }
+        }
+    }
+
+    /// Waits for the end (killing the process at its deadline) and collects its output.
+    pub fn finish(mut self) -> Output {
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                let mut stdout = String::new();
+                if let Some(mut o) = self.child.stdout.take() {
+                    o.read_to_string(&mut stdout).expect("read stdout");
+                }
+                // Let the reader thread drain what is left of stderr.
+                thread::sleep(Duration::from_millis(20));
+                let stderr = self.stderr_all.lock().unwrap().clone();
+                return Output {
+                    code: status.code(),
+                    stdout,
+                    stderr,
+                };
+            }
+            if Instant::now() > self.deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "watchdog: process {} outlived its deadline",
+                    self.child.id()
+                );
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Runs a command to its end under a deadline.
+pub fn run(cmd: Command, secs: u64) -> Output {
+    Proc::spawn(cmd, secs).finish()
+}
+
+/// A zmqperf command with arguments.
+pub fn zp(args: &[&str]) -> Command {
+    let mut c = zmqperf();
+    c.args(args);
+    c
+}
+
+static IPC_N: AtomicUsize = AtomicUsize::new(0);
+
+/// A fresh ipc endpoint in the temp folder, unique to this test process.
+pub fn ipc_endpoint() -> String {
+    let n = IPC_N.fetch_add(1, Ordering::SeqCst);
+    let p = std::env::temp_dir().join(format!("zmqperf-t{}-{n}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    format!("ipc://{}", p.display())
+}
+
+/// A tcp endpoint on a free loopback port (for the C tools, which cannot bind to `*`).
+pub fn free_tcp_endpoint() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let port = l.local_addr().unwrap().port();
+    format!("tcp://127.0.0.1:{port}")
+}
+
+/// The folder with libzmq's C perf tools, built once per test process by
+/// scripts/build-c-perf.sh from the zeromq-src sources and the libzmq.a cargo built.
+pub fn c_tools() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let profile = if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        };
+        let out = Command::new("bash")
+            .arg(root.join("scripts/build-c-perf.sh"))
+            .args([profile, "--no-cargo"])
+            .current_dir(&root)
+            .output()
+            .expect("run build-c-perf.sh");
+        assert!(
+            out.status.success(),
+            "building the C perf tools failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        PathBuf::from(stdout.lines().last().expect("folder line").trim())
+    })
+    .clone()
+}
+
+/// A C perf tool command.
+pub fn c_tool(name: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(c_tools().join(name));
+    c.args(args);
+    c
+}
+
+/// The value after `key: ` on a line of libzmq-style output, without its unit.
+pub fn field(out: &str, key: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+        .unwrap_or_else(|| panic!("no '{key}' line in:\n{out}"))
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}

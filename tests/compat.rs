@@ -1,0 +1,325 @@
+//! The compatible commands end to end: the same bodies over inproc (two threads in this
+//! process), ipc and tcp (two zmqperf processes), each under a watchdog.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::time::Duration;
+use zmqperf::compat::{self, EchoMode, LatConfig, Pattern, ThrConfig};
+use zmqperf::endpoint::{Endpoint, Side};
+
+const T: u64 = 60;
+
+fn json(out: &Output) -> Value {
+    assert_eq!(out.code, Some(0), "failed: {out:?}");
+    serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
+}
+
+/// Runs local_X on a bound endpoint and remote_X against it, as two processes.
+fn pair(bind: &str, local: &[&str], remote: &[&str]) -> (Output, Output) {
+    let mut largs = vec![local[0], bind];
+    largs.extend_from_slice(&local[1..]);
+    let l = Proc::spawn(zp(&largs), T);
+    let ep = if bind.ends_with(":*") {
+        l.bound_endpoint()
+    } else {
+        bind.to_string()
+    };
+    let mut rargs = vec![remote[0], ep.as_str()];
+    rargs.extend_from_slice(&remote[1..]);
+    let r = run(zp(&rargs), T);
+    let l = l.finish();
+    assert!(
+        l.code == Some(0) && r.code == Some(0),
+        "local {largs:?}: {l:?}\nremote {rargs:?}: {r:?}"
+    );
+    (l, r)
+}
+
+fn lat_inproc(size: usize, count: u64, echo: EchoMode) -> (Value, Value) {
+    with_watchdog(T, move || {
+        let ctx = zmq::Context::new();
+        let cfg = LatConfig {
+            endpoint: Endpoint::parse("inproc://t-lat", Side::Bind).unwrap(),
+            side: Side::Bind,
+            size,
+            count,
+            timeout: Duration::from_secs(10),
+            instrumented: true,
+            echo,
+        };
+        let rcfg = LatConfig {
+            side: Side::Connect,
+            ..cfg.clone()
+        };
+        let c2 = ctx.clone();
+        let echo = std::thread::spawn(move || compat::local_lat(&c2, &cfg, |_| ()).unwrap());
+        let r = compat::remote_lat(&ctx, &rcfg).unwrap();
+        let e = echo.join().unwrap();
+        (
+            serde_json::to_value(&r).unwrap(),
+            serde_json::to_value(&e).unwrap(),
+        )
+    })
+}
+
+fn check_lat(remote: &Value, local: &Value, count: u64) {
+    assert_eq!(remote["roundtrip_count"], count);
+    assert_eq!(
+        remote["rtt"]["count"], count,
+        "every round trip is a sample"
+    );
+    assert_eq!(remote["header"], true);
+    let avg = remote["average_latency_us"].as_f64().unwrap();
+    let mean_half = remote["rtt"]["mean_ns"].as_f64().unwrap() / 2000.0;
+    assert!(avg > 0.0 && mean_half > 0.0);
+    // The compatible average (whole loop / 2n) and the per-sample mean / 2 measure the same
+    // thing; the loop adds only its own overhead.
+    assert!(
+        mean_half <= avg * 1.05,
+        "mean/2 {mean_half} vs average {avg}"
+    );
+    assert_eq!(local["echoed"], count);
+    assert_eq!(local["loss"]["lost"], 0);
+    assert_eq!(local["loss"]["received"], count);
+}
+
+#[test]
+fn latency_pair_inproc() {
+    let (r, l) = lat_inproc(64, 2000, EchoMode::Inspect);
+    check_lat(&r, &l, 2000);
+}
+
+#[test]
+fn latency_pair_ipc() {
+    let (l, r) = pair(
+        &ipc_endpoint(),
+        &["local_lat", "64", "2000", "--json"],
+        &["remote_lat", "64", "2000", "--json"],
+    );
+    check_lat(&json(&r), &json(&l), 2000);
+}
+
+#[test]
+fn latency_pair_tcp() {
+    let (l, r) = pair(
+        "tcp://127.0.0.1:*",
+        &["local_lat", "1KiB", "2_000", "--json"],
+        &["remote_lat", "1024", "2_000", "--json"],
+    );
+    check_lat(&json(&r), &json(&l), 2000);
+}
+
+#[test]
+fn echo_modes_over_tcp() {
+    for mode in ["--zero-copy", "--copy"] {
+        let (l, r) = pair(
+            "tcp://127.0.0.1:*",
+            &["local_lat", "256", "500", mode, "--json"],
+            &["remote_lat", "256", "500", "--json"],
+        );
+        let (r, l) = (json(&r), json(&l));
+        assert_eq!(r["rtt"]["count"], 500, "{mode}");
+        assert_eq!(r["header"], true, "{mode}: the header comes back unchanged");
+        assert_eq!(l["echoed"], 500);
+    }
+    let (r, _) = lat_inproc(100, 300, EchoMode::ZeroCopy);
+    assert_eq!(r["rtt"]["count"], 300);
+}
+
+fn thr_inproc(pattern: Pattern, count: u64) -> (Value, Value) {
+    with_watchdog(T, move || {
+        let ctx = zmq::Context::new();
+        let cfg = ThrConfig {
+            endpoint: Endpoint::parse("inproc://t-thr", Side::Bind).unwrap(),
+            side: Side::Bind,
+            size: 64,
+            count,
+            timeout: Duration::from_secs(10),
+            pattern,
+            instrumented: true,
+            stamp_every: 16,
+            hwm: None,
+            lossy: false,
+            stream_id: 7,
+        };
+        let scfg = ThrConfig {
+            side: Side::Connect,
+            ..cfg.clone()
+        };
+        let c2 = ctx.clone();
+        let sender = std::thread::spawn(move || compat::remote_thr(&c2, &scfg).unwrap());
+        let r = compat::local_thr(&ctx, &cfg, |_| ()).unwrap();
+        let s = sender.join().unwrap();
+        (
+            serde_json::to_value(&r).unwrap(),
+            serde_json::to_value(&s).unwrap(),
+        )
+    })
+}
+
+fn check_thr(recv: &Value, send: &Value, count: u64) {
+    assert_eq!(recv["message_count"], count);
+    assert_eq!(recv["header"], true);
+    let loss = &recv["loss"];
+    assert_eq!(loss["received"], count);
+    assert_eq!(
+        loss["lost"], 0,
+        "nothing lost, not even at the start: {loss}"
+    );
+    assert_eq!(loss["duplicated"], 0);
+    assert_eq!(loss["reordered"], 0);
+    assert!(recv["one_way"]["count"].as_u64().unwrap() >= count / 16);
+    assert!(recv["mean_throughput_msgs"].as_u64().unwrap() > 0);
+    assert_eq!(send["send"]["messages"], count);
+    assert!(send["send"]["end_ns"].as_u64() > send["send"]["start_ns"].as_u64());
+}
+
+#[test]
+fn throughput_pair_inproc() {
+    let (r, s) = thr_inproc(Pattern::PushPull, 50_000);
+    check_thr(&r, &s, 50_000);
+}
+
+#[test]
+fn throughput_pair_ipc() {
+    let (l, r) = pair(
+        &ipc_endpoint(),
+        &["local_thr", "64", "50000", "--json"],
+        &["remote_thr", "64", "50000", "--json"],
+    );
+    check_thr(&json(&l), &json(&r), 50_000);
+}
+
+#[test]
+fn throughput_pair_tcp() {
+    let (l, r) = pair(
+        "tcp://127.0.0.1:*",
+        &["local_thr", "64", "50k", "--json"],
+        &["remote_thr", "64", "50k", "--json"],
+    );
+    check_thr(&json(&l), &json(&r), 50_000);
+}
+
+#[test]
+fn pubsub_loses_nothing_at_start_inproc() {
+    let (r, s) = thr_inproc(Pattern::PubSub, 50_000);
+    check_thr(&r, &s, 50_000);
+    assert!(s["subscription_wait_ns"].is_u64());
+}
+
+#[test]
+fn pubsub_loses_nothing_at_start_ipc() {
+    let (l, r) = pair(
+        &ipc_endpoint(),
+        &["local_thr", "64", "50000", "--pattern", "pubsub", "--json"],
+        &["remote_thr", "64", "50000", "--pattern", "pubsub", "--json"],
+    );
+    check_thr(&json(&l), &json(&r), 50_000);
+}
+
+#[test]
+fn pubsub_loses_nothing_at_start_tcp() {
+    let (l, r) = pair(
+        "tcp://127.0.0.1:*",
+        &["local_thr", "64", "50000", "--pattern", "pubsub", "--json"],
+        &["remote_thr", "64", "50000", "--pattern", "pubsub", "--json"],
+    );
+    check_thr(&json(&l), &json(&r), 50_000);
+}
+
+#[test]
+fn default_output_is_libzmqs_lines() {
+    let (l, r) = pair(
+        "tcp://127.0.0.1:*",
+        &["local_thr", "100", "1000"],
+        &["remote_thr", "100", "1000"],
+    );
+    assert_eq!(r.code, Some(0));
+    assert_eq!(r.stdout, "", "remote_thr prints nothing, as libzmq's");
+    let lines: Vec<&str> = l.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", l.stdout);
+    assert_eq!(lines[0], "message size: 100 [B]");
+    assert_eq!(lines[1], "message count: 1000");
+    assert!(lines[2].starts_with("mean throughput: ") && lines[2].ends_with(" [msg/s]"));
+    assert!(lines[3].starts_with("mean throughput: ") && lines[3].ends_with(" [Mb/s]"));
+    // msg/s is an integer and Mb/s = msg/s x size x 8 / 10^6 with three decimals.
+    let msgs: u64 = field(&l.stdout, "mean throughput").parse().unwrap();
+    let mbps: f64 = lines[3].split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!((mbps - msgs as f64 * 100.0 * 8.0 / 1e6).abs() < 0.001);
+
+    let (l, r) = pair(
+        "tcp://127.0.0.1:*",
+        &["local_lat", "10", "100"],
+        &["remote_lat", "10", "100"],
+    );
+    assert_eq!(l.stdout, "", "local_lat prints nothing, as libzmq's");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", r.stdout);
+    assert_eq!(lines[0], "message size: 10 [B]");
+    assert_eq!(lines[1], "roundtrip count: 100");
+    let avg = lines[2].strip_prefix("average latency: ").unwrap();
+    let (num, unit) = avg.split_once(' ').unwrap();
+    assert_eq!(unit, "[us]");
+    assert_eq!(num.split('.').nth(1).unwrap().len(), 3, "three decimals");
+}
+
+#[test]
+fn detail_prints_the_distribution_after_the_lines() {
+    let (_, r) = pair(
+        "tcp://127.0.0.1:*",
+        &["local_lat", "64", "500"],
+        &["remote_lat", "64", "500", "--detail"],
+    );
+    assert_eq!(r.code, Some(0));
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[2].starts_with("average latency: "));
+    assert!(r.stdout.contains("p99.99"), "{}", r.stdout);
+    assert!(r.stdout.contains("500 samples"), "{}", r.stdout);
+    assert!(r.stdout.contains("timer: "), "{}", r.stdout);
+}
+
+#[test]
+fn inproc_commands() {
+    let o = run(zp(&["inproc_lat", "64", "1000"]), T);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    assert_eq!(field(&o.stdout, "roundtrip count"), "1000");
+    assert_eq!(field(&o.stdout, "message size"), "64");
+    let o = run(zp(&["inproc_thr", "64", "100000", "--json"]), T);
+    let v = json(&o);
+    assert_eq!(v["message_count"], 100_000);
+    assert_eq!(v["loss"]["lost"], 0);
+    assert_eq!(v["sender"]["send"]["messages"], 100_000);
+    assert_eq!(v["tool"], "zmqperf");
+    assert!(v["libzmq_version"].as_str().unwrap().starts_with('4'));
+    let o = run(zp(&["inproc_thr", "32", "1000", "--plain"]), T);
+    assert_eq!(field(&o.stdout, "message count"), "1000");
+}
+
+#[test]
+fn smallest_and_largest_messages() {
+    let (l, r) = pair(
+        &ipc_endpoint(),
+        &["local_lat", "1", "200", "--json"],
+        &["remote_lat", "1", "200", "--json"],
+    );
+    let r = json(&r);
+    assert_eq!(r["rtt"]["count"], 200);
+    assert_eq!(r["header"], false, "1 B cannot hold the 24 B header");
+    assert_eq!(json(&l)["echoed"], 200);
+    let (l, r) = pair(
+        &ipc_endpoint(),
+        &["local_lat", "64MiB", "3", "--json"],
+        &["remote_lat", "64MiB", "3", "--json"],
+    );
+    assert_eq!(json(&r)["rtt"]["count"], 3);
+    assert_eq!(json(&r)["message_size"], 64 << 20);
+    assert_eq!(json(&l)["echoed"], 3);
+    let (l, _) = pair(
+        &ipc_endpoint(),
+        &["local_thr", "64MiB", "4", "--json"],
+        &["remote_thr", "64MiB", "4"],
+    );
+    assert_eq!(json(&l)["loss"]["received"], 4);
+}
