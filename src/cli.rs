@@ -22,7 +22,8 @@ Examples (two terminals, as with libzmq's perf tools):
 
 Exit codes: 0 ok, 2 usage, 3 bad value, 4 bad endpoint, 5 address in use,
 6 no peer within --timeout, 7 peer stopped part-way, 8 message of wrong size,
-9 protocol error, 10 ZeroMQ error, 11 I/O error.";
+9 protocol error, 10 ZeroMQ error, 11 I/O error, 12 messages lost (the figures
+are printed first).";
 
 /// zmqperf: how fast, how reliable, and why messages were lost.
 #[derive(Parser)]
@@ -343,10 +344,13 @@ pub fn run(cli: Cli) -> Result<()> {
                 || out::receiver_detail(&r),
             );
             if let Some(l) = r.loss.as_ref().filter(|l| l.lost > 0) {
-                eprintln!(
-                    "zmqperf: warning: {} of {} messages lost (start {}, middle {}, end {}); run with --detail for the gaps",
-                    l.lost, l.expected, l.lost_at_start, l.lost_in_middle, l.lost_at_end
-                );
+                return Err(Error::Lost {
+                    lost: l.lost,
+                    expected: l.expected,
+                    at_start: l.lost_at_start,
+                    in_middle: l.lost_in_middle,
+                    at_end: l.lost_at_end,
+                });
             }
         }
         Cmd::RemoteThr(a) => {

@@ -44,6 +44,15 @@ pub enum Error {
         got: usize,
         index: u64,
     },
+    /// The stream ended (its last message arrived) with messages missing.
+    #[error("{lost} of {expected} messages lost (at the start {at_start}, in the middle {in_middle}, at the end {at_end}). Loss at the end: the sender was given a smaller count or quit early; at the start: a slow joiner; in the middle: a high-water mark reached (see --hwm)")]
+    Lost {
+        lost: u64,
+        expected: u64,
+        at_start: u64,
+        in_middle: u64,
+        at_end: u64,
+    },
     /// The peer broke the protocol in some other way.
     #[error("protocol error: {0}")]
     Protocol(String),
@@ -78,6 +87,7 @@ impl Error {
             Error::Protocol(_) => 9,
             Error::Zmq { .. } => 10,
             Error::Io { .. } => 11,
+            Error::Lost { .. } => 12,
         }
     }
 

@@ -1,0 +1,300 @@
+//! Bad inputs and absent or misbehaving peers: each ends with a message naming the problem
+//! and a distinct exit code, never a hang or a panic.
+
+mod common;
+
+use common::*;
+
+const T: u64 = 30;
+
+fn fails(args: &[&str], code: i32, needle: &str) {
+    let o = run(zp(args), T);
+    assert_eq!(o.code, Some(code), "{args:?}: {o:?}");
+    assert!(
+        o.stderr.contains(needle),
+        "{args:?}: stderr lacks '{needle}': {}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("panicked"), "{args:?}: {}", o.stderr);
+}
+
+#[test]
+fn missing_arguments_are_usage_errors() {
+    fails(&["remote_lat"], 2, "required arguments were not provided");
+    fails(&["local_thr", "tcp://127.0.0.1:5555"], 2, "<MESSAGE_SIZE>");
+    fails(&["inproc_lat", "64"], 2, "<ROUNDTRIP_COUNT>");
+    fails(&["no_such_command"], 2, "unrecognized subcommand");
+}
+
+#[test]
+fn bad_sizes_and_counts() {
+    fails(&["inproc_lat", "0", "100"], 3, "invalid <message-size> '0'");
+    fails(&["inproc_lat", "big", "100"], 3, "not a number");
+    fails(
+        &["inproc_thr", "64", "0"],
+        3,
+        "invalid <message-count> '0': must be at least 1",
+    );
+    fails(
+        &["inproc_lat", "64", "ten"],
+        3,
+        "invalid <roundtrip-count> 'ten'",
+    );
+    fails(&["inproc_lat", "4GiB", "1"], 3, "the limit is 1 GiB");
+    fails(
+        &[
+            "remote_lat",
+            "tcp://127.0.0.1:5555",
+            "64",
+            "10",
+            "--timeout",
+            "soon",
+        ],
+        3,
+        "--timeout",
+    );
+    fails(
+        &["local_thr", "tcp://127.0.0.1:*", "64", "10", "1"],
+        3,
+        "CURVE",
+    );
+}
+
+#[test]
+fn bad_endpoints() {
+    fails(
+        &["local_lat", "127.0.0.1:5555", "64", "10"],
+        4,
+        "no transport",
+    );
+    fails(
+        &["local_lat", "udp://127.0.0.1:5555", "64", "10"],
+        4,
+        "not supported",
+    );
+    fails(
+        &["local_lat", "tcp://127.0.0.1:70000", "64", "10"],
+        4,
+        "port '70000'",
+    );
+    fails(
+        &["remote_lat", "tcp://127.0.0.1:*", "64", "10"],
+        4,
+        "wildcard port can only be bound",
+    );
+    fails(
+        &["local_lat", "inproc://x", "64", "10"],
+        4,
+        "zmqperf inproc_lat",
+    );
+    fails(
+        &["local_thr", "tcp://192.0.2.1:5555", "64", "10"],
+        4,
+        "not on this machine",
+    );
+    fails(
+        &["local_lat", "ipc:///no/such/dir/x.sock", "64", "10"],
+        4,
+        "does not exist",
+    );
+}
+
+#[test]
+fn address_in_use() {
+    with_watchdog(T, || {
+        let first = Proc::spawn(
+            zp(&[
+                "local_lat",
+                "tcp://127.0.0.1:*",
+                "64",
+                "1",
+                "--timeout",
+                "5s",
+            ]),
+            T,
+        );
+        let ep = first.bound_endpoint();
+        fails(&["local_lat", &ep, "64", "1"], 5, "address already in use");
+        // Let the first one end: it was waiting for a peer that never comes.
+        let o = first.finish();
+        assert_eq!(o.code, Some(6), "{o:?}");
+    });
+}
+
+#[test]
+fn peer_absent_past_the_timeout() {
+    let ep = free_tcp_endpoint();
+    fails(
+        &["remote_lat", &ep, "64", "10", "--timeout", "300ms"],
+        6,
+        "no peer within 300 ms",
+    );
+    fails(
+        &[
+            "local_thr",
+            "tcp://127.0.0.1:*",
+            "64",
+            "10",
+            "--timeout",
+            "300ms",
+        ],
+        6,
+        "Start the other side (remote_thr)",
+    );
+    fails(
+        &["remote_thr", &ep, "64", "10", "--timeout", "300ms"],
+        6,
+        "no peer",
+    );
+    fails(
+        &[
+            "remote_thr",
+            &ep,
+            "64",
+            "10",
+            "--pattern",
+            "pubsub",
+            "--timeout",
+            "300ms",
+        ],
+        6,
+        "no peer",
+    );
+    fails(
+        &[
+            "local_lat",
+            &ipc_endpoint(),
+            "64",
+            "10",
+            "--timeout",
+            "300ms",
+        ],
+        6,
+        "remote_lat",
+    );
+}
+
+#[test]
+fn peer_stops_half_way() {
+    with_watchdog(T, || {
+        // The echo side serves 10 round trips; remote_lat wants 20.
+        let l = Proc::spawn(
+            zp(&[
+                "local_lat",
+                "tcp://127.0.0.1:*",
+                "64",
+                "10",
+                "--timeout",
+                "5s",
+            ]),
+            T,
+        );
+        let ep = l.bound_endpoint();
+        let r = run(
+            zp(&["remote_lat", &ep, "64", "20", "--timeout", "500ms"]),
+            T,
+        );
+        assert_eq!(r.code, Some(7), "{r:?}");
+        assert!(r.stderr.contains("10 of 20 round trips"), "{}", r.stderr);
+        assert_eq!(l.finish().code, Some(0));
+
+        // A plain sender (no end-of-stream mark) sends 100 messages; local_thr wants 200.
+        let l = Proc::spawn(
+            zp(&[
+                "local_thr",
+                "tcp://127.0.0.1:*",
+                "64",
+                "200",
+                "--timeout",
+                "500ms",
+            ]),
+            T,
+        );
+        let ep = l.bound_endpoint();
+        let r = run(
+            zp(&[
+                "remote_thr",
+                &ep,
+                "64",
+                "100",
+                "--plain",
+                "--timeout",
+                "500ms",
+            ]),
+            T,
+        );
+        let o = l.finish();
+        assert_eq!(o.code, Some(7), "{o:?}");
+        assert!(o.stderr.contains("100 of 200 messages"), "{}", o.stderr);
+
+        // With the header, the sender's last message marks the end: the loss is counted.
+        let l = Proc::spawn(
+            zp(&[
+                "local_thr",
+                "tcp://127.0.0.1:*",
+                "64",
+                "200",
+                "--timeout",
+                "5s",
+            ]),
+            T,
+        );
+        let ep = l.bound_endpoint();
+        let r = run(zp(&["remote_thr", &ep, "64", "100", "--timeout", "5s"]), T);
+        let o = l.finish();
+        assert_eq!(o.code, Some(12), "{o:?}");
+        assert!(
+            o.stderr.contains("100 of 200 messages lost"),
+            "{}",
+            o.stderr
+        );
+        assert!(o.stderr.contains("at the end 100"), "{}", o.stderr);
+        assert_eq!(
+            field(&o.stdout, "message count"),
+            "100",
+            "the figures come first"
+        );
+        assert_eq!(r.code, Some(0), "{r:?}");
+    });
+}
+
+#[test]
+fn message_of_the_wrong_size() {
+    with_watchdog(T, || {
+        let l = Proc::spawn(
+            zp(&[
+                "local_lat",
+                "tcp://127.0.0.1:*",
+                "64",
+                "10",
+                "--timeout",
+                "5s",
+            ]),
+            T,
+        );
+        let ep = l.bound_endpoint();
+        let r = run(
+            zp(&["remote_lat", &ep, "32", "10", "--timeout", "500ms"]),
+            T,
+        );
+        let o = l.finish();
+        assert_eq!(o.code, Some(8), "{o:?}");
+        assert!(
+            o.stderr
+                .contains("message of incorrect size received: expected 64 B, got 32 B"),
+            "{}",
+            o.stderr
+        );
+        assert_eq!(r.code, Some(6), "no reply ever came: {r:?}");
+    });
+}
+
+#[test]
+fn help_has_examples() {
+    let o = run(zp(&["--help"]), T);
+    assert_eq!(o.code, Some(0));
+    assert!(o.stdout.contains("Examples"), "{}", o.stdout);
+    let o = run(zp(&["remote_thr", "--help"]), T);
+    assert!(o.stdout.contains("--pattern"), "{}", o.stdout);
+    assert!(o.stdout.contains("Exit codes"), "{}", o.stdout);
+}

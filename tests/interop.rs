@@ -1,0 +1,111 @@
+//! Interoperation with libzmq's own C perf tools, built from the zeromq-src sources by
+//! scripts/build-c-perf.sh: each zmqperf command against its C counterpart, over tcp and ipc,
+//! with the figures of both sides agreeing.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const T: u64 = 60;
+
+fn endpoints() -> Vec<String> {
+    vec![free_tcp_endpoint(), ipc_endpoint()]
+}
+
+fn ok(o: &Output) {
+    assert_eq!(o.code, Some(0), "{o:?}");
+}
+
+fn json(o: &Output) -> Value {
+    ok(o);
+    serde_json::from_str(o.stdout.trim()).unwrap()
+}
+
+#[test]
+fn zmqperf_local_lat_serves_c_remote_lat() {
+    for ep in endpoints() {
+        let l = Proc::spawn(zp(&["local_lat", &ep, "100", "1000", "--json"]), T);
+        let r = run(c_tool("remote_lat", &[&ep, "100", "1000"]), T);
+        let (l, r) = (l.finish(), r);
+        ok(&r);
+        assert_eq!(field(&r.stdout, "message size"), "100");
+        assert_eq!(field(&r.stdout, "roundtrip count"), "1000");
+        assert!(field(&r.stdout, "average latency").parse::<f64>().unwrap() > 0.0);
+        let l = json(&l);
+        assert_eq!(l["echoed"], 1000, "{ep}");
+        assert_eq!(l["message_size"], 100);
+        assert_eq!(l["header"], false, "libzmq's tool sends plain zeros");
+    }
+}
+
+#[test]
+fn c_local_lat_serves_zmqperf_remote_lat() {
+    for ep in endpoints() {
+        let l = Proc::spawn(c_tool("local_lat", &[&ep, "100", "1000"]), T);
+        let r = run(zp(&["remote_lat", &ep, "100", "1000", "--json"]), T);
+        ok(&l.finish());
+        let r = json(&r);
+        assert_eq!(r["roundtrip_count"], 1000, "{ep}");
+        assert_eq!(r["message_size"], 100);
+        assert_eq!(r["rtt"]["count"], 1000);
+        assert_eq!(
+            r["header"], true,
+            "the C echo returns our header untouched: {ep}"
+        );
+    }
+}
+
+#[test]
+fn zmqperf_local_thr_measures_c_remote_thr() {
+    for ep in endpoints() {
+        let l = Proc::spawn(zp(&["local_thr", &ep, "64", "100000", "--json"]), T);
+        let r = run(c_tool("remote_thr", &[&ep, "64", "100000"]), T);
+        ok(&r);
+        let l = json(&l.finish());
+        assert_eq!(l["message_count"], 100_000, "{ep}");
+        assert_eq!(l["message_size"], 64);
+        assert_eq!(l["header"], false);
+        let msgs = l["mean_throughput_msgs"].as_u64().unwrap();
+        let mbps = l["mean_throughput_mbps"].as_f64().unwrap();
+        assert!(msgs > 0);
+        assert!((mbps - msgs as f64 * 64.0 * 8.0 / 1e6).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn c_local_thr_measures_zmqperf_remote_thr() {
+    for ep in endpoints() {
+        for mode in [&["--plain"][..], &[][..]] {
+            let l = Proc::spawn(c_tool("local_thr", &[&ep, "64", "100000"]), T);
+            let mut args = vec!["remote_thr", ep.as_str(), "64", "100000", "--json"];
+            args.extend_from_slice(mode);
+            let r = json(&run(zp(&args), T));
+            let l = l.finish();
+            ok(&l);
+            // Both sides count the same messages of the same size; with the header on, the
+            // C tool is none the wiser (the header is inside the payload).
+            assert_eq!(field(&l.stdout, "message count"), "100000", "{ep} {mode:?}");
+            assert_eq!(field(&l.stdout, "message size"), "64");
+            assert_eq!(r["message_count"], 100_000);
+            assert_eq!(r["send"]["messages"], 100_000);
+            assert_eq!(
+                r["peer_closed"], true,
+                "libzmq's local_thr hangs up when done"
+            );
+        }
+    }
+}
+
+#[test]
+fn both_report_the_same_figures_on_the_same_run() {
+    // zmqperf's receiver and libzmq's formula: the printed msg/s is count / elapsed(us) x 10^6,
+    // the Mb/s line is msg/s x size x 8 / 10^6, exactly as local_thr.cpp computes them.
+    let ep = free_tcp_endpoint();
+    let l = Proc::spawn(zp(&["local_thr", &ep, "1024", "20000", "--json"]), T);
+    ok(&run(c_tool("remote_thr", &[&ep, "1024", "20000"]), T));
+    let v = json(&l.finish());
+    let elapsed_us = (v["elapsed_ns"].as_u64().unwrap() / 1000).max(1);
+    let want = (20_000f64 / elapsed_us as f64 * 1e6) as u64;
+    assert_eq!(v["mean_throughput_msgs"].as_u64().unwrap(), want);
+}
