@@ -112,7 +112,7 @@ pub(crate) fn zmq_err(op: &str) -> impl FnOnce(zmq::Error) -> Error + '_ {
 /// Formats a duration the way the error messages show it (`30 s`, `250 ms`).
 pub fn fmt_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms >= 1000 && ms % 1000 == 0 {
+    if ms >= 1000 && ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else if ms >= 1000 {
         format!("{:.1} s", d.as_secs_f64())

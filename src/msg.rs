@@ -181,7 +181,7 @@ mod tests {
         let mut r = RawMsg::new();
         r.recv(&mut b, 0).unwrap();
         assert_eq!(r.len(), 100);
-        assert_eq!(&r.prefix(5)[..], b"hello");
+        assert_eq!(r.prefix(5), b"hello");
         assert!(r.bytes()[5..].iter().all(|&x| x == 0));
         let c = RawMsg::copy_of(b"xyz").unwrap();
         assert_eq!(c.len(), 3);

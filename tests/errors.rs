@@ -226,6 +226,7 @@ fn peer_stops_half_way() {
         let o = l.finish();
         assert_eq!(o.code, Some(7), "{o:?}");
         assert!(o.stderr.contains("100 of 200 messages"), "{}", o.stderr);
+        assert_eq!(r.code, Some(0), "the sender finished its 100: {r:?}");
 
         // With the header, the sender's last message marks the end: the loss is counted.
         let l = Proc::spawn(

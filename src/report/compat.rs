@@ -49,7 +49,7 @@ pub fn distribution_table(s: &LatencySummary) -> String {
     for h in heads {
         let _ = write!(out, " {h:>w$}");
     }
-    out.push_str("\n");
+    out.push('\n');
     for v in &vals {
         let _ = write!(out, " {v:>w$}");
     }
