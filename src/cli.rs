@@ -281,6 +281,8 @@ fn announce(command: &str, requested: &Endpoint, bound: &str) {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
+    use std::io::IsTerminal;
+    zmqperf::progress::enable(std::io::stderr().is_terminal());
     let ctx = zmq::Context::new();
     match cli.cmd {
         Cmd::LocalLat(a) => {

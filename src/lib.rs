@@ -11,6 +11,7 @@ pub mod error;
 pub mod header;
 pub mod msg;
 pub mod parse;
+pub mod progress;
 pub mod report;
 pub mod stats;
 

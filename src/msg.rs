@@ -44,6 +44,24 @@ impl RawMsg {
         })
     }
 
+    /// Replaces this message, in place, by one of `size` uninitialised bytes (libzmq's
+    /// remote_thr does the same close and init for every message). Reusing one `RawMsg`
+    /// keeps the 64-byte `zmq_msg_t` from being moved for every message sent.
+    #[inline]
+    pub fn reset_uninit(&mut self, size: usize) -> Result<()> {
+        // SAFETY: the message is initialised; after close it is re-initialised at once, and
+        // if that fails it is made a valid empty message again.
+        unsafe {
+            zmq_sys::zmq_msg_close(&mut self.msg);
+            if zmq_sys::zmq_msg_init_size(&mut self.msg, size) != 0 {
+                let e = last_error();
+                zmq_sys::zmq_msg_init(&mut self.msg);
+                return Err(zmq_err("zmq_msg_init_size")(e));
+            }
+        }
+        Ok(())
+    }
+
     /// A message of `size` zero bytes.
     pub fn zeroed(size: usize) -> Result<Self> {
         let mut m = Self::uninit(size)?;

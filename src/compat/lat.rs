@@ -1,11 +1,12 @@
 //! The latency pair: local_lat (REP, echoes) and remote_lat (REQ, measures round trips).
 
-use super::{open_socket, PeerWatch, Waiting};
+use super::{check_size, open_socket, PeerWatch, Waiting};
 use crate::clock::{measure_timer_cost, now_ns, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_TIMESTAMP, HEADER_LEN};
 use crate::msg::RawMsg;
+use crate::progress::Progress;
 use crate::stats::{LatencyHistogram, LatencySummary, LossSummary, StreamLedger};
 use serde::Serialize;
 use std::time::Duration;
@@ -122,13 +123,7 @@ pub fn local_lat(
         if i == 0 {
             start = now_ns();
         }
-        if msg.len() != cfg.size {
-            return Err(Error::WrongSize {
-                expected: cfg.size,
-                got: msg.len(),
-                index: i,
-            });
-        }
+        check_size(&msg, cfg.size, i)?;
         match cfg.echo {
             EchoMode::ZeroCopy => msg.send(&mut s, 0),
             EchoMode::Inspect => {
@@ -180,16 +175,7 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
     let use_header = cfg.instrumented && cfg.size >= HEADER_LEN;
     let mut hist = LatencyHistogram::new();
     let mut header_back = use_header;
-    let check_size = |msg: &RawMsg, i: u64| {
-        if msg.len() != cfg.size {
-            return Err(Error::WrongSize {
-                expected: cfg.size,
-                got: msg.len(),
-                index: i,
-            });
-        }
-        Ok(())
-    };
+    let mut progress = Progress::new("round trips", cfg.count);
     let start = now_ns();
     if cfg.instrumented {
         for i in 0..cfg.count {
@@ -208,7 +194,7 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
             msg.recv(&mut s, 0)
                 .map_err(|e| wait.error(e, i, String::new()))?;
             let t1 = now_ns();
-            check_size(&msg, i)?;
+            check_size(&msg, cfg.size, i)?;
             if header_back {
                 match Header::decode(msg.prefix(HEADER_LEN)) {
                     Ok(Some(h)) if h.sequence == i => {}
@@ -223,6 +209,7 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
                 }
             }
             hist.record(t1 - t0);
+            progress.tick(i);
         }
     } else {
         for i in 0..cfg.count {
@@ -230,9 +217,11 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
                 .map_err(|e| wait.error(e, i, String::new()))?;
             msg.recv(&mut s, 0)
                 .map_err(|e| wait.error(e, i, String::new()))?;
-            check_size(&msg, i)?;
+            check_size(&msg, cfg.size, i)?;
+            progress.tick(i);
         }
     }
+    progress.finish();
     let elapsed = now_ns() - start;
     Ok(LatencyResult {
         command: "remote_lat",

@@ -89,6 +89,19 @@ fn connect_error(endpoint: &Endpoint, e: zmq::Error) -> Error {
     }
 }
 
+/// libzmq's check on every message: it must have the run's size.
+#[inline]
+pub(crate) fn check_size(msg: &crate::msg::RawMsg, expected: usize, index: u64) -> Result<()> {
+    if msg.len() != expected {
+        return Err(Error::WrongSize {
+            expected,
+            got: msg.len(),
+            index,
+        });
+    }
+    Ok(())
+}
+
 /// What a command waits for, to turn a timed-out wait into an error a user can act on.
 pub(crate) struct Waiting<'a> {
     /// The endpoint waited on.

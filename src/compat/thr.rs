@@ -1,12 +1,13 @@
 //! The throughput pair: local_thr (PULL or SUB, binds, measures) and remote_thr
 //! (PUSH or PUB, connects, sends).
 
-use super::{open_socket, PeerWatch, Waiting};
+use super::{check_size, open_socket, PeerWatch, Waiting};
 use crate::clock::{measure_timer_cost, now_ns, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{zmq_err, Error, Result};
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, HEADER_LEN};
 use crate::msg::{set_int_option, RawMsg};
+use crate::progress::Progress;
 use crate::stats::{LatencyHistogram, LatencySummary, Ledger, LossSummary, Throughput};
 use serde::Serialize;
 use std::time::Duration;
@@ -146,16 +147,6 @@ pub fn local_thr(
     let mut ledger = Ledger::new();
     let mut hist = LatencyHistogram::new();
     let mut msg = RawMsg::new();
-    let check_size = |msg: &RawMsg, i: u64| {
-        if msg.len() != cfg.size {
-            return Err(Error::WrongSize {
-                expected: cfg.size,
-                got: msg.len(),
-                index: i,
-            });
-        }
-        Ok(())
-    };
     // Reads the header of one message; true when it marks the end of the stream.
     let mut account = |msg: &mut RawMsg| -> Result<bool> {
         let h =
@@ -174,11 +165,12 @@ pub fn local_thr(
 
     msg.recv(&mut s, 0)
         .map_err(|e| wait.error(e, 0, String::new()))?;
-    check_size(&msg, 0)?;
+    check_size(&msg, cfg.size, 0)?;
     let header =
         cfg.size >= HEADER_LEN && matches!(Header::decode(msg.prefix(HEADER_LEN)), Ok(Some(_)));
     let start = now_ns();
     let mut received = 1;
+    let mut progress = Progress::new("messages", cfg.count);
     let mut ended = header && account(&mut msg)?;
     while received < cfg.count && !ended {
         if let Err(e) = msg.recv(&mut s, 0) {
@@ -190,13 +182,15 @@ pub fn local_thr(
             };
             return Err(wait.error(e, received, detail));
         }
-        check_size(&msg, received)?;
+        check_size(&msg, cfg.size, received)?;
         received += 1;
+        progress.tick(received);
         if header {
             ended = account(&mut msg)?;
         }
     }
     let end = now_ns();
+    progress.finish();
     let elapsed_us = ((end - start) / 1000).max(1);
     // libzmq's formula, with the count it was given: count / elapsed_us * 10^6.
     let msgs = (received as f64 / elapsed_us as f64 * 1_000_000.0) as u64;
@@ -257,8 +251,9 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
     let every = cfg.stamp_every.max(1);
     let last = cfg.count - 1;
     let start = now_ns();
+    let mut m = RawMsg::new();
     for i in 0..cfg.count {
-        let mut m = RawMsg::uninit(cfg.size)?;
+        m.reset_uninit(cfg.size)?;
         if use_header {
             let mut h = Header {
                 flags: 0,

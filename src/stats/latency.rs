@@ -7,6 +7,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 const HIGHEST_NS: u64 = 3_600_000_000_000;
 /// Significant decimal digits kept by the histogram (values within 0.1%).
 const SIGFIG: u8 = 3;
+/// Scale of the reciprocals summed for the harmonic mean: 10^21 / x keeps at least 8
+/// significant digits for samples up to an hour and cannot overflow for 10^17 samples.
+const INV_SCALE: u128 = 1_000_000_000_000_000_000_000;
 
 /// A latency distribution.
 ///
@@ -19,8 +22,8 @@ pub struct LatencyHistogram {
     max: u64,
     sum: u128,
     sum_sq: u128,
-    /// Sum of 1/x over the samples above zero.
-    sum_inv: f64,
+    /// Sum of INV_SCALE/x over the samples above zero, in integers so merging is exact.
+    sum_inv: u128,
     /// Samples of 0 ns (the harmonic mean is taken over the others).
     zeros: u64,
 }
@@ -52,6 +55,13 @@ pub struct LatencySummary {
     pub harmonic_mean_ns: f64,
 }
 
+/// INV_SCALE / ns, rounded by one f64 division (a u128 division would cost more on the hot
+/// path); the same sample always gives the same integer, so sums still merge exactly.
+#[inline]
+fn scaled_inverse(ns: u64) -> u128 {
+    (INV_SCALE as f64 / ns as f64) as u128
+}
+
 impl Default for LatencyHistogram {
     fn default() -> Self {
         Self::new()
@@ -70,7 +80,7 @@ impl LatencyHistogram {
             max: 0,
             sum: 0,
             sum_sq: 0,
-            sum_inv: 0.0,
+            sum_inv: 0,
             zeros: 0,
         }
     }
@@ -96,7 +106,7 @@ impl LatencyHistogram {
         if ns == 0 {
             self.zeros += n;
         } else {
-            self.sum_inv += n as f64 / ns as f64;
+            self.sum_inv = self.sum_inv.saturating_add(scaled_inverse(ns) * n as u128);
         }
     }
 
@@ -122,7 +132,7 @@ impl LatencyHistogram {
         self.max = self.max.max(other.max);
         self.sum += other.sum;
         self.sum_sq += other.sum_sq;
-        self.sum_inv += other.sum_inv;
+        self.sum_inv = self.sum_inv.saturating_add(other.sum_inv);
         self.zeros += other.zeros;
     }
 
@@ -163,7 +173,7 @@ impl LatencyHistogram {
             harmonic_mean_ns: if positive == 0 {
                 0.0
             } else {
-                positive as f64 / self.sum_inv
+                positive as f64 * INV_SCALE as f64 / self.sum_inv as f64
             },
         }
     }
@@ -185,7 +195,7 @@ impl PartialEq for LatencyHistogram {
             && self.sum == other.sum
             && self.sum_sq == other.sum_sq
             && self.zeros == other.zeros
-            && (self.sum_inv - other.sum_inv).abs() <= 1e-12 * self.sum_inv.abs().max(1.0)
+            && self.sum_inv == other.sum_inv
     }
 }
 
@@ -197,7 +207,7 @@ struct Wire {
     max_ns: u64,
     sum_ns: String,
     sum_sq_ns2: String,
-    sum_inv: f64,
+    sum_inv: String,
     zeros: u64,
     /// `[value_ns, count]` pairs.
     buckets: Vec<(u64, u64)>,
@@ -211,7 +221,7 @@ impl Serialize for LatencyHistogram {
             max_ns: self.max,
             sum_ns: self.sum.to_string(),
             sum_sq_ns2: self.sum_sq.to_string(),
-            sum_inv: self.sum_inv,
+            sum_inv: self.sum_inv.to_string(),
             zeros: self.zeros,
             buckets: self.buckets(),
         }
@@ -236,7 +246,7 @@ impl<'de> Deserialize<'de> for LatencyHistogram {
         h.max = w.max_ns;
         h.sum = w.sum_ns.parse().map_err(D::Error::custom)?;
         h.sum_sq = w.sum_sq_ns2.parse().map_err(D::Error::custom)?;
-        h.sum_inv = w.sum_inv;
+        h.sum_inv = w.sum_inv.parse().map_err(D::Error::custom)?;
         h.zeros = w.zeros;
         Ok(h)
     }

@@ -5,13 +5,13 @@
 //! twice) and reordered (arrived after a higher number), and where the holes fall.
 
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// How many holes a summary lists one by one.
 pub const GAPS_LISTED: usize = 16;
 
 /// The ledger of one stream (one sender).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct StreamLedger {
     /// Received sequence numbers as half-open ranges `[start, end)`, not touching each other,
     /// except the last run, which is kept in `run` while it grows.
@@ -231,6 +231,18 @@ impl StreamLedger {
     }
 }
 
+impl PartialEq for StreamLedger {
+    /// Equal when the same numbers were received with the same counts, however stored.
+    fn eq(&self, other: &Self) -> bool {
+        self.all_ranges() == other.all_ranges()
+            && self.arrivals == other.arrivals
+            && self.duplicates == other.duplicates
+            && self.reordered == other.reordered
+    }
+}
+
+impl Eq for StreamLedger {}
+
 fn overlap_count(a: &[(u64, u64)], b: &[(u64, u64)]) -> u64 {
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < a.len() && j < b.len() {
@@ -319,10 +331,13 @@ impl LossSummary {
 }
 
 /// Ledgers of all streams a receiver saw, by stream id.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// The stream that received the last message is kept apart ("hot"), so a receiver of one
+/// stream, or of a few in bursts, records without a map lookup per message.
+#[derive(Debug, Clone, Default)]
 pub struct Ledger {
-    /// One ledger per stream id.
-    pub streams: HashMap<u32, StreamLedger>,
+    streams: BTreeMap<u32, StreamLedger>,
+    hot: Option<(u32, StreamLedger)>,
 }
 
 impl Ledger {
@@ -334,25 +349,88 @@ impl Ledger {
     /// Records `seq` of stream `stream`.
     #[inline]
     pub fn record(&mut self, stream: u32, seq: u64) {
-        self.streams.entry(stream).or_default().record(seq);
+        if let Some((id, l)) = &mut self.hot {
+            if *id == stream {
+                l.record(seq);
+                return;
+            }
+        }
+        self.record_other(stream, seq);
+    }
+
+    #[cold]
+    fn record_other(&mut self, stream: u32, seq: u64) {
+        self.cool();
+        let mut l = self.streams.remove(&stream).unwrap_or_default();
+        l.record(seq);
+        self.hot = Some((stream, l));
+    }
+
+    fn cool(&mut self) {
+        if let Some((id, l)) = self.hot.take() {
+            self.streams.insert(id, l);
+        }
+    }
+
+    /// Every stream's ledger, by id.
+    pub fn streams(&self) -> BTreeMap<u32, &StreamLedger> {
+        let mut all: BTreeMap<u32, &StreamLedger> =
+            self.streams.iter().map(|(k, v)| (*k, v)).collect();
+        if let Some((id, l)) = &self.hot {
+            all.insert(*id, l);
+        }
+        all
     }
 
     /// Combines another receiver's ledger.
     pub fn merge(&mut self, other: &Ledger) {
-        for (id, l) in &other.streams {
-            self.streams.entry(*id).or_default().merge(l);
+        self.cool();
+        for (id, l) in other.streams() {
+            self.streams.entry(id).or_default().merge(l);
         }
     }
 
     /// The figures over all streams; `expected` is per stream.
     pub fn summary(&self, expected: Option<u64>) -> LossSummary {
-        let mut ids: Vec<_> = self.streams.keys().copied().collect();
-        ids.sort_unstable();
         let mut total = LossSummary::default();
-        for id in ids {
-            total.add(&self.streams[&id].summary(expected));
+        for l in self.streams().values() {
+            total.add(&l.summary(expected));
         }
         total
+    }
+}
+
+impl PartialEq for Ledger {
+    fn eq(&self, other: &Self) -> bool {
+        self.streams() == other.streams()
+    }
+}
+
+impl Eq for Ledger {}
+
+impl Serialize for Ledger {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            streams: BTreeMap<u32, &'a StreamLedger>,
+        }
+        Wire {
+            streams: self.streams(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Ledger {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Wire {
+            streams: BTreeMap<u32, StreamLedger>,
+        }
+        Ok(Ledger {
+            streams: Wire::deserialize(d)?.streams,
+            hot: None,
+        })
     }
 }
 
@@ -469,6 +547,24 @@ mod tests {
         a.merge(&ledger_of(&[2, 3, 4]));
         let s = a.summary(Some(5));
         assert_eq!((s.received, s.duplicated, s.lost), (5, 2, 0));
+    }
+
+    #[test]
+    fn interleaved_streams_keep_apart() {
+        let mut l = Ledger::new();
+        for s in 0..100u64 {
+            l.record((s % 3) as u32, s / 3);
+        }
+        let by_id = l.streams();
+        assert_eq!(by_id.len(), 3);
+        let s = l.summary(None);
+        assert_eq!(
+            (s.received, s.lost, s.duplicated, s.reordered),
+            (100, 0, 0, 0)
+        );
+        let mut m = Ledger::new();
+        m.merge(&l);
+        assert_eq!(m, l);
     }
 
     #[test]
