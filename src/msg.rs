@@ -102,6 +102,18 @@ impl RawMsg {
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data_ptr(), n) };
     }
 
+    /// Writes exactly `N` bytes at the start of the message, as a fixed-size copy the
+    /// compiler can inline (the header on the hot path).
+    ///
+    /// # Panics
+    /// If the message is shorter than `N`.
+    #[inline]
+    pub fn write_array<const N: usize>(&mut self, bytes: &[u8; N]) {
+        assert!(self.len() >= N, "message shorter than {N} bytes");
+        // SAFETY: the message owns at least N bytes at data_ptr.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data_ptr(), N) };
+    }
+
     /// The first `n` bytes (or fewer, if the message is shorter), for reading a header.
     ///
     /// Only call on messages whose content was written (received or zeroed).

@@ -268,7 +268,7 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
             if i == last {
                 h.flags |= FLAG_END;
             }
-            m.write_prefix(&h.to_bytes());
+            m.write_array(&h.to_bytes());
         }
         m.send(&mut s, 0).map_err(|e| {
             wait.error(
