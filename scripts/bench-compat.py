@@ -17,8 +17,9 @@ Each cell (transport, size, latency|throughput) runs three variants: "c", "zmqpe
 both comparisons. The variants run back to back within a repetition, in forward order on
 even repetitions and in reverse order on odd ones, so neither side always goes first.
 
-Reported per cell: the median of the repetitions (with min..max), and the ratios of the
-medians against these targets:
+Reported per cell: the median of the repetitions (with min..max), and for each comparison
+the median of the per-repetition ratios (the two variants of a repetition run back to back,
+so each ratio is taken in one machine state), with a bootstrap 95% interval, against:
 
   latency     zmqperf / C             <= 1.02
   throughput  zmqperf / C             >= 0.98
@@ -310,6 +311,24 @@ def summarize(values):
     }
 
 
+RATIOS = [
+    ("lat_ratio", "lat_zmqperf", "lat_c"),
+    ("thr_ratio", "thr_zmqperf", "thr_c"),
+    ("lat_instr", "lat_zmqperf", "lat_plain"),
+    ("thr_instr", "thr_zmqperf", "thr_plain"),
+]
+
+
+def bootstrap_ci(values, rounds=2000):
+    """95% percentile interval of the median, by resampling (fixed seed: repeatable)."""
+    if len(values) < 3:
+        return None
+    import random
+    rng = random.Random(12345)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(rounds))
+    return (meds[int(0.025 * rounds)], meds[int(0.975 * rounds) - 1])
+
+
 def check(name, value):
     if value is None:
         return None
@@ -329,6 +348,10 @@ def fmt_ratio(v):
     return "n/a" if v is None else "%.3f" % v
 
 
+def fmt_ci(ci):
+    return "" if not ci else "[%.2f-%.2f]" % ci
+
+
 def fmt_ok(ok):
     return "-" if ok is None else ("ok" if ok else "FAIL")
 
@@ -342,18 +365,20 @@ def analyse(samples, transports, sizes):
                 for variant in VARIANTS:
                     cell[kind + "_" + variant] = summarize(samples[transport][size][kind][variant])
 
-            def med(key):
-                s = cell[key]
-                return s["median"] if s else None
-
             def ratio(a, b):
-                a, b = med(a), med(b)
-                return a / b if a is not None and b else None
+                # Paired: the two variants ran back to back in the same repetition, so each
+                # repetition gives one ratio in the same machine state; the cell's figure is
+                # the median of those ratios, with a bootstrap 95% interval.
+                xs = samples[transport][size][a.split("_")[0]][a.split("_")[1]]
+                ys = samples[transport][size][b.split("_")[0]][b.split("_")[1]]
+                rs = [x / y for x, y in zip(xs, ys) if x is not None and y]
+                cell[a + "/" + b + "_ratios"] = rs
+                cell[a + "/" + b + "_ci95"] = bootstrap_ci(rs)
+                return statistics.median(rs) if rs else None
 
-            cell["lat_ratio"] = ratio("lat_zmqperf", "lat_c")
-            cell["thr_ratio"] = ratio("thr_zmqperf", "thr_c")
-            cell["lat_instr"] = ratio("lat_zmqperf", "lat_plain")
-            cell["thr_instr"] = ratio("thr_zmqperf", "thr_plain")
+            for key, a, b in RATIOS:
+                cell[key] = ratio(a, b)
+                cell[key + "_ci95"] = cell[a + "/" + b + "_ci95"]
             cell["ok"] = {k: check(k, cell[k]) for k in TARGETS}
             cells.append(cell)
     return cells
@@ -382,10 +407,12 @@ def print_report(cells, machine, reps):
                                               " | ".join(parts)), file=out)
     print("", file=out)
 
-    header = ("%-9s %-6s %10s %14s %6s %4s | %12s %17s %6s %4s | %15s %4s | %15s %4s" % (
-        "transport", "size", "lat C us", "lat zmqperf us", "ratio", "ok",
-        "thr C msg/s", "thr zmqperf msg/s", "ratio", "ok",
-        "lat instr/plain", "ok", "thr instr/plain", "ok"))
+    print("ratios: median over repetitions of the ratio of two variants run back to back, "
+          "with its bootstrap 95% interval", file=out)
+    header = ("%-9s %-6s %9s %9s %6s %-11s %4s | %9s %9s %6s %-11s %4s | %-6s %-11s %4s | %-6s %-11s %4s" % (
+        "transport", "size", "lat C us", "zmqperf", "ratio", "95% CI", "ok",
+        "thr C/s", "zmqperf", "ratio", "95% CI", "ok",
+        "lat i/p", "95% CI", "ok", "thr i/p", "95% CI", "ok"))
     print(header, file=out)
     print("-" * len(header), file=out)
     met = total = unknown = 0
@@ -400,18 +427,28 @@ def print_report(cells, machine, reps):
             else:
                 total += 1
                 met += 1 if v else 0
-        print("%-9s %-6d %10s %14s %6s %4s | %12s %17s %6s %4s | %15s %4s | %15s %4s" % (
+        print("%-9s %-6d %9s %9s %6s %-11s %4s | %9s %9s %6s %-11s %4s | %-6s %-11s %4s | %-6s %-11s %4s" % (
             cell["transport"], cell["size"],
             fmt_num(m("lat_c"), "lat"), fmt_num(m("lat_zmqperf"), "lat"),
-            fmt_ratio(cell["lat_ratio"]), fmt_ok(ok["lat_ratio"]),
+            fmt_ratio(cell["lat_ratio"]), fmt_ci(cell["lat_ratio_ci95"]), fmt_ok(ok["lat_ratio"]),
             fmt_num(m("thr_c"), "thr"), fmt_num(m("thr_zmqperf"), "thr"),
-            fmt_ratio(cell["thr_ratio"]), fmt_ok(ok["thr_ratio"]),
-            fmt_ratio(cell["lat_instr"]), fmt_ok(ok["lat_instr"]),
-            fmt_ratio(cell["thr_instr"]), fmt_ok(ok["thr_instr"])), file=out)
+            fmt_ratio(cell["thr_ratio"]), fmt_ci(cell["thr_ratio_ci95"]), fmt_ok(ok["thr_ratio"]),
+            fmt_ratio(cell["lat_instr"]), fmt_ci(cell["lat_instr_ci95"]), fmt_ok(ok["lat_instr"]),
+            fmt_ratio(cell["thr_instr"]), fmt_ci(cell["thr_instr_ci95"]), fmt_ok(ok["thr_instr"])),
+            file=out)
     print("", file=out)
     print("targets: latency zmqperf/C <= 1.02, throughput zmqperf/C >= 0.98, "
           "latency instr/plain <= 1.05, throughput instr/plain >= 0.95", file=out)
-    line = "summary: %d of %d targets met" % (met, total)
+    inconclusive = 0
+    for cell in cells:
+        for key, _, _ in RATIOS:
+            ci = cell[key + "_ci95"]
+            if ci:
+                lim = TARGETS[key][1]
+                if ci[0] <= lim <= ci[1]:
+                    inconclusive += 1
+    line = "summary: %d of %d targets met; %d of the %d have the target inside their 95%% interval (within noise)" % (
+        met, total, inconclusive, total)
     if unknown:
         line += " (%d not evaluated: a side has no figure)" % unknown
     print(line, file=out)
