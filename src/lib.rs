@@ -9,6 +9,7 @@ pub mod compat;
 pub mod endpoint;
 pub mod error;
 pub mod header;
+pub mod model;
 pub mod msg;
 pub mod parse;
 pub mod progress;

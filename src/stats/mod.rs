@@ -3,10 +3,12 @@
 //! Every type here merges exactly (two results combine into the one a single observer of
 //! both would have made) and serialises to JSON.
 
+pub mod estimate;
 pub mod latency;
 pub mod ledger;
 pub mod throughput;
 
+pub use estimate::estimate;
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use ledger::{GapPosition, Ledger, LossSummary, StreamLedger};
 pub use throughput::Throughput;

@@ -1,0 +1,224 @@
+//! The results of a suite run: what the runner produces, the store keeps and the reporters
+//! show. Every field here is part of the JSON report (schema/run-result.schema.json).
+
+use crate::endpoint::Transport;
+use crate::stats::{LatencyHistogram, LatencySummary, LossSummary, Throughput};
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON report; bumped when a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One invocation of `zmqperf run`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    /// Always [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// Identifier of the run in the history, e.g. `20261121-221530-4f2a`.
+    pub run_id: String,
+    /// Start time, RFC 3339 UTC.
+    pub started_at: String,
+    /// End time, RFC 3339 UTC; None while running or if the run was cut short.
+    pub finished_at: Option<String>,
+    /// "complete", "interrupted" (Ctrl-C or a crash: the cases so far are kept) or "running".
+    pub status: String,
+    /// The exact command line.
+    pub command: String,
+    /// The workload file, if one was given: its path and its text.
+    pub workload: Option<Workload>,
+    /// The machine and software that produced the results.
+    pub environment: Environment,
+    /// The cases, in the order they ran.
+    pub cases: Vec<CaseResult>,
+}
+
+/// A workload file as it was when the run read it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Workload {
+    /// Path as given.
+    pub path: String,
+    /// Full text.
+    pub text: String,
+}
+
+/// The machine and software a result comes from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Environment {
+    /// CPU model name (from /proc/cpuinfo).
+    pub cpu_model: String,
+    /// Logical CPUs available.
+    pub cores: u32,
+    /// Total memory in bytes.
+    pub memory_bytes: u64,
+    /// Kernel release (uname -r).
+    pub kernel: String,
+    /// Operating system name.
+    pub os: String,
+    /// Host name.
+    pub hostname: String,
+    /// libzmq version linked.
+    pub libzmq_version: String,
+    /// zmqperf version.
+    pub zmqperf_version: String,
+}
+
+/// What a case measures.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Round trips, one message in flight (closed loop).
+    Latency,
+    /// A one-way stream, as fast as possible or at a fixed rate.
+    Throughput,
+}
+
+/// Closed loop (the next message waits for the previous) or open loop (a fixed schedule).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LoopMode {
+    /// The sender waits for each message (latency) or for the socket (throughput at full rate).
+    Closed,
+    /// Messages are due at fixed times (`--rate`); latency counts from the due time.
+    Open,
+}
+
+/// A point estimate over repetitions with its 95% confidence interval.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Estimate {
+    /// Median of the repetitions.
+    pub median: f64,
+    /// Lower end of the 95% confidence interval.
+    pub ci_low: f64,
+    /// Upper end of the 95% confidence interval.
+    pub ci_high: f64,
+    /// (max - min) / median over the repetitions, in percent.
+    pub spread_pct: f64,
+    /// Repetitions it comes from.
+    pub n: u32,
+}
+
+/// CPU time and memory of one role in one repetition.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RoleUsage {
+    /// Role name ("client", "server", "sender", "receiver").
+    pub role: String,
+    /// Where it ran: "thread" or "process".
+    pub placement: String,
+    /// User CPU time, ms.
+    pub cpu_user_ms: f64,
+    /// System CPU time, ms.
+    pub cpu_sys_ms: f64,
+    /// Peak resident memory, KiB (of the process; for threads, of the whole runner).
+    pub peak_rss_kib: u64,
+}
+
+/// One repetition of a case.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Repetition {
+    /// Latency samples: round trip / 2 for latency cases; send (or due) time to receipt for
+    /// throughput cases.
+    pub latency: Option<LatencySummary>,
+    /// The histogram behind `latency`, mergeable.
+    pub latency_histogram: Option<LatencyHistogram>,
+    /// Open loop: actual send time minus due time.
+    pub send_delay: Option<LatencySummary>,
+    /// Sender's admission rate.
+    pub send: Option<Throughput>,
+    /// Receiver's delivered rate.
+    pub delivered: Option<Throughput>,
+    /// Loss ledger of the stream.
+    pub loss: Option<LossSummary>,
+    /// CPU and memory per role.
+    pub roles: Vec<RoleUsage>,
+}
+
+/// The summary figures of a case: medians over repetitions with confidence intervals.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CaseSummary {
+    /// Mean latency in us (latency cases: round trip / 2, libzmq's figure).
+    pub latency_us: Option<Estimate>,
+    /// Median latency in us.
+    pub p50_us: Option<Estimate>,
+    /// 99th percentile latency in us.
+    pub p99_us: Option<Estimate>,
+    /// Delivered messages per second.
+    pub msgs_per_sec: Option<Estimate>,
+    /// Delivered payload megabits per second.
+    pub mbit_per_sec: Option<Estimate>,
+    /// Sender's messages per second.
+    pub send_msgs_per_sec: Option<Estimate>,
+    /// Open loop: median send delay in us.
+    pub send_delay_p50_us: Option<Estimate>,
+    /// Messages lost over all repetitions.
+    pub lost: u64,
+    /// Messages duplicated over all repetitions.
+    pub duplicated: u64,
+    /// Messages reordered over all repetitions.
+    pub reordered: u64,
+}
+
+/// The raw-socket floor: a plain TCP or Unix-socket ping-pong of the same size, measured in
+/// the same run, to show what ZeroMQ adds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Floor {
+    /// "tcp" or "unix".
+    pub socket: String,
+    /// Mean one-way latency (round trip / 2), us.
+    pub latency_us: f64,
+    /// Round trips measured.
+    pub roundtrips: u64,
+}
+
+/// One case: a topology with its parameters, run for some repetitions.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CaseResult {
+    /// Stable key across runs, used by `compare`: `kind/pattern/transport/size[/rate]`.
+    pub id: String,
+    /// Latency or throughput.
+    pub kind: Kind,
+    /// Socket pattern: reqrep, dealerrouter, pair, pushpull, pubsub.
+    pub pattern: String,
+    /// Transport.
+    pub transport: Transport,
+    /// Payload bytes per message.
+    pub message_size: usize,
+    /// Round trips or messages per repetition.
+    pub count: u64,
+    /// Open loop: the target rate in msg/s.
+    pub rate: Option<f64>,
+    /// Closed or open loop.
+    pub loop_mode: LoopMode,
+    /// Warm-up round trips or messages before each measured repetition.
+    pub warmup: u64,
+    /// The repetitions, in order.
+    pub repetitions: Vec<Repetition>,
+    /// Medians with confidence intervals.
+    pub summary: CaseSummary,
+    /// The raw-socket floor (latency cases over tcp and ipc).
+    pub floor: Option<Floor>,
+    /// Reasons not to trust the figures (high spread, too short, rate not reached, loss).
+    pub warnings: Vec<String>,
+    /// Why the case failed, if it did (the suite goes on).
+    pub error: Option<String>,
+    /// Wall time of the case, seconds.
+    pub wall_s: f64,
+}
+
+impl CaseResult {
+    /// The stable key of a case.
+    pub fn make_id(
+        kind: Kind,
+        pattern: &str,
+        transport: Transport,
+        size: usize,
+        rate: Option<f64>,
+    ) -> String {
+        let kind = match kind {
+            Kind::Latency => "latency",
+            Kind::Throughput => "throughput",
+        };
+        match rate {
+            Some(r) => format!("{kind}/{pattern}/{transport}/{size}/{r}"),
+            None => format!("{kind}/{pattern}/{transport}/{size}"),
+        }
+    }
+}
