@@ -15,6 +15,7 @@ pub mod parse;
 pub mod progress;
 pub mod report;
 pub mod stats;
+pub mod store;
 
 pub use error::{Error, Result};
 

@@ -1,0 +1,1 @@
+//! The history of runs in an embedded SQLite database (to be written).
