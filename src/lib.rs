@@ -14,6 +14,8 @@ pub mod msg;
 pub mod parse;
 pub mod progress;
 pub mod report;
+pub mod roles;
+pub mod runner;
 pub mod stats;
 pub mod store;
 

@@ -1,6 +1,8 @@
 //! The command line: clap definitions, turned into validated library configs at this
 //! boundary, and the printing of results.
 
+mod suite;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::time::Duration;
 use zmqperf::compat::{self, EchoMode, LatConfig, Pattern, ThrConfig};
@@ -53,7 +55,25 @@ enum Cmd {
     /// Throughput within one process: PUSH and PULL on two threads over inproc://.
     #[command(name = "inproc_thr", alias = "inproc-thr", after_help = EXAMPLES)]
     InprocThr(InprocThr),
+    /// Run the benchmark suite (patterns x transports x sizes), store it, report it.
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(suite::RunArgs),
+    /// Plays one role of a case in a child process (used by `run`).
+    #[command(name = "__role", hide = true)]
+    Role {
+        /// The role's spec as JSON.
+        spec: String,
+    },
 }
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  zmqperf run                                  # default suite, about a minute
+  zmqperf run --quick                          # a few seconds
+  zmqperf run --full                           # sizes 2 B .. 64 KiB
+  zmqperf run --patterns reqrep,pushpull --transports tcp --sizes 64,1KiB,64KiB
+  zmqperf run --patterns pushpull --rate 10000,100000    # open loop
+  zmqperf run workload.toml                    # cases and sweeps from a file";
 
 #[derive(Args)]
 struct Common {
@@ -279,8 +299,21 @@ fn announce(command: &str, requested: &Endpoint, bound: &str) {
     }
 }
 
-/// Runs the parsed command line.
+/// Runs the parsed command line, returning the exit code of a command that succeeded
+/// (0) or found what it was asked to flag.
 pub fn run(cli: Cli) -> Result<()> {
+    if let Cmd::Role { spec } = &cli.cmd {
+        std::process::exit(zmqperf::runner::place::child_main(spec));
+    }
+    if let Cmd::Run(a) = &cli.cmd {
+        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        let r = suite::run(a, command, |_case| {})?;
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).expect("serialisable")
+        );
+        return Ok(());
+    }
     use std::io::IsTerminal;
     zmqperf::progress::enable(std::io::stderr().is_terminal());
     let ctx = zmq::Context::new();
@@ -421,6 +454,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 || format!("{}{}", out::receiver_detail(&r), out::sender_detail(&s)),
             );
         }
+        Cmd::Run(_) | Cmd::Role { .. } => unreachable!("handled above"),
     }
     Ok(())
 }

@@ -1,0 +1,266 @@
+//! `zmqperf run`: the suite, with a live progress line, results stored case by case, and
+//! the report at the end.
+
+use clap::Args;
+use std::io::IsTerminal;
+use std::time::Instant;
+use zmqperf::error::{Error, Result};
+use zmqperf::model::{CaseResult, Workload};
+use zmqperf::parse::{parse_count, parse_duration, parse_size};
+use zmqperf::roles::Pattern;
+use zmqperf::runner::plan::{self, Scope, Selection};
+use zmqperf::runner::{self, CaseSpec, Observer, Settings};
+
+/// Options of `zmqperf run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// A workload file (TOML or JSON) listing cases and sweeps; see docs/suite.md.
+    pub workload: Option<String>,
+    /// A short suite: 64 B only, 2 repetitions, half the counts.
+    #[arg(long, conflicts_with = "full")]
+    pub quick: bool,
+    /// The whole sweep: sizes 2 B .. 64 KiB in powers of two.
+    #[arg(long)]
+    pub full: bool,
+    /// Patterns, comma-separated: reqrep, dealerrouter, pair-lat, pushpull, pubsub, pair-thr.
+    #[arg(long, value_name = "LIST")]
+    pub patterns: Option<String>,
+    /// Transports, comma-separated: inproc, ipc, tcp.
+    #[arg(long, value_name = "LIST")]
+    pub transports: Option<String>,
+    /// Message sizes, comma-separated (64,1KiB,64KiB).
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
+    /// Round trips (latency) or messages (throughput) per repetition.
+    #[arg(long)]
+    pub count: Option<String>,
+    /// Unmeasured round trips or messages before each repetition.
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Repetitions per case (the median is reported).
+    #[arg(long)]
+    pub repetitions: Option<u32>,
+    /// Open loop: send at these rates (msg/s, comma-separated) in the one-way patterns.
+    #[arg(long, value_name = "LIST")]
+    pub rate: Option<String>,
+    /// Longest wait for a peer, per message.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub timeout: String,
+    /// Longest a repetition may take before its roles are stopped.
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub case_timeout: String,
+    /// Time-stamp every N-th message of a full-speed stream.
+    #[arg(long, default_value = "16", value_name = "N")]
+    pub stamp_every: String,
+    /// Skip the raw-socket floor of latency cases.
+    #[arg(long)]
+    pub no_floor: bool,
+}
+
+fn list<T>(s: &Option<String>, f: impl Fn(&str) -> Result<T>) -> Result<Option<Vec<T>>> {
+    s.as_ref()
+        .map(|s| s.split(',').map(|x| f(x.trim())).collect())
+        .transpose()
+}
+
+/// Builds the plan and settings from the options.
+pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> {
+    let settings = Settings {
+        timeout: parse_duration("--timeout", &a.timeout)?,
+        case_timeout: parse_duration("--case-timeout", &a.case_timeout)?,
+        exe: std::env::current_exe().map_err(|e| Error::Io {
+            op: "finding the zmqperf binary".into(),
+            source: e,
+        })?,
+        stamp_every: parse_count("--stamp-every", &a.stamp_every)?,
+        floor: !a.no_floor,
+    };
+    if let Some(path) = &a.workload {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            op: format!("reading workload file {path}"),
+            source: e,
+        })?;
+        let plan = plan::from_file(path, &text)?;
+        return Ok((
+            plan,
+            Some(Workload {
+                path: path.clone(),
+                text,
+            }),
+            settings,
+        ));
+    }
+    let scope = if a.quick {
+        Scope::Quick
+    } else if a.full {
+        Scope::Full
+    } else {
+        Scope::Default
+    };
+    let sel = Selection {
+        patterns: list(&a.patterns, Pattern::parse)?,
+        transports: list(&a.transports, plan::parse_transport)?,
+        sizes: list(&a.sizes, |s| parse_size("--sizes", s))?,
+        count: a
+            .count
+            .as_deref()
+            .map(|c| parse_count("--count", c))
+            .transpose()?,
+        warmup: a
+            .warmup
+            .as_deref()
+            .map(|w| {
+                if w == "0" {
+                    Ok(0)
+                } else {
+                    parse_count("--warmup", w)
+                }
+            })
+            .transpose()?,
+        repetitions: match a.repetitions {
+            Some(0) => return Err(Error::invalid("--repetitions", "0", "must be at least 1")),
+            r => r,
+        },
+        rates: list(&a.rate, |r| {
+            r.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| Error::invalid("--rate", r, "a rate in msg/s above 0, e.g. 10000"))
+        })?,
+    };
+    Ok((plan::from_selection(scope, &sel), None, settings))
+}
+
+/// Estimated seconds a case takes, from the time of the ones done so far per unit.
+fn weight(c: &CaseSpec) -> f64 {
+    let per = if c.pattern.is_latency() { 60e-6 } else { 1e-6 } * (1.0 + c.size as f64 / 8192.0);
+    let base = if c.transport == zmqperf::endpoint::Transport::Inproc {
+        0.01
+    } else {
+        0.06
+    };
+    c.repetitions as f64 * (base + (c.count + c.warmup) as f64 * per)
+}
+
+/// Prints progress on stderr and hands each finished case to `on_case`.
+pub struct Progress<'a> {
+    plan_weights: Vec<f64>,
+    started: Instant,
+    done_weight: f64,
+    current: usize,
+    live: bool,
+    label: String,
+    on_case: Box<dyn FnMut(&CaseResult) + 'a>,
+}
+
+impl<'a> Progress<'a> {
+    /// Watches a plan.
+    pub fn new(plan: &[CaseSpec], on_case: impl FnMut(&CaseResult) + 'a) -> Self {
+        Progress {
+            plan_weights: plan.iter().map(weight).collect(),
+            started: Instant::now(),
+            done_weight: 0.0,
+            current: 0,
+            live: std::io::stderr().is_terminal(),
+            label: String::new(),
+            on_case: Box::new(on_case),
+        }
+    }
+
+    fn eta(&self) -> String {
+        let total: f64 = self.plan_weights.iter().sum();
+        let spent = self.started.elapsed().as_secs_f64();
+        let left = if self.done_weight > 0.0 {
+            spent / self.done_weight * (total - self.done_weight)
+        } else {
+            total - self.done_weight
+        };
+        format!("ETA {:.0} s", left.max(0.0))
+    }
+
+    fn line(&self, text: &str) {
+        if self.live {
+            eprint!("\r\x1b[2K{text}");
+        } else {
+            eprintln!("{text}");
+        }
+    }
+}
+
+impl Observer for Progress<'_> {
+    fn case_started(&mut self, index: usize, total: usize, spec: &CaseSpec) {
+        self.current = index;
+        let rate = spec
+            .rate
+            .map(|r| format!(" at {r:.0} msg/s"))
+            .unwrap_or_default();
+        self.label = format!(
+            "[{}/{}] {} {} {} B{rate}",
+            index + 1,
+            total,
+            spec.pattern.name(),
+            spec.transport,
+            spec.size
+        );
+        let l = format!("{}  {}", self.label, self.eta());
+        self.line(&l);
+    }
+
+    fn repetition(&mut self, rep: u32, of: u32) {
+        if self.live {
+            let l = format!("{} rep {rep}/{of}  {}", self.label, self.eta());
+            self.line(&l);
+        }
+    }
+
+    fn case_done(&mut self, result: &CaseResult) {
+        self.done_weight += self.plan_weights.get(self.current).copied().unwrap_or(0.0);
+        if let Some(e) = &result.error {
+            let l = format!("{}  FAILED: {e}", self.label);
+            if self.live {
+                eprintln!("\r\x1b[2K{l}");
+            } else {
+                eprintln!("{l}");
+            }
+        }
+        (self.on_case)(result);
+    }
+}
+
+impl Drop for Progress<'_> {
+    fn drop(&mut self) {
+        if self.live {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    runner::interrupt();
+}
+
+/// Makes Ctrl-C end the run cleanly after the current repetition (a second one kills).
+pub fn catch_ctrl_c() {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+}
+
+/// Runs the suite, calling `on_case` as each case completes.
+pub fn run(
+    a: &RunArgs,
+    command: String,
+    on_case: impl FnMut(&CaseResult),
+) -> Result<zmqperf::model::RunResult> {
+    let (plan, workload, settings) = plan(a)?;
+    let mut run = runner::new_run(command, workload);
+    catch_ctrl_c();
+    let mut progress = Progress::new(&plan, on_case);
+    runner::run_suite(&mut run, &plan, &settings, &mut progress);
+    drop(progress);
+    Ok(run)
+}

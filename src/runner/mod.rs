@@ -1,0 +1,409 @@
+//! The runner: turns a plan of cases into results. For each case it places the roles
+//! (threads for inproc, child processes for ipc and tcp), starts them behind a barrier,
+//! collects their reports, repeats, and summarises with medians, confidence intervals and
+//! warnings. A role that dies or hangs fails its case with the reason; the suite goes on.
+
+pub mod env;
+pub mod floor;
+pub mod place;
+pub mod plan;
+
+use crate::endpoint::Transport;
+use crate::error::Result;
+use crate::model::{
+    CaseResult, CaseSummary, Estimate, Kind, LoopMode, Repetition, RunResult, SCHEMA_VERSION,
+};
+use crate::roles::{Pattern, RoleReport, RoleSpec};
+use crate::stats::{estimate, LatencyHistogram, Ledger, Throughput};
+use place::Placed;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+/// One case to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseSpec {
+    /// Socket pattern.
+    pub pattern: Pattern,
+    /// Transport.
+    pub transport: Transport,
+    /// Payload bytes.
+    pub size: usize,
+    /// Measured round trips or messages per repetition.
+    pub count: u64,
+    /// Unmeasured round trips or messages before each repetition.
+    pub warmup: u64,
+    /// Repetitions.
+    pub repetitions: u32,
+    /// Open loop at this many msg/s (throughput patterns only).
+    pub rate: Option<f64>,
+}
+
+impl CaseSpec {
+    /// The case's stable id.
+    pub fn id(&self) -> String {
+        CaseResult::make_id(
+            self.kind(),
+            self.pattern.name(),
+            self.transport,
+            self.size,
+            self.rate,
+        )
+    }
+
+    /// Latency or throughput.
+    pub fn kind(&self) -> Kind {
+        if self.pattern.is_latency() {
+            Kind::Latency
+        } else {
+            Kind::Throughput
+        }
+    }
+}
+
+/// Settings that hold for every case of a run.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Longest wait for a peer, per message.
+    pub timeout: Duration,
+    /// Longest a repetition may take before its roles are stopped.
+    pub case_timeout: Duration,
+    /// The binary to re-execute for child roles.
+    pub exe: PathBuf,
+    /// Time-stamp every n-th message of a full-speed stream.
+    pub stamp_every: u64,
+    /// Measure the raw-socket floor of latency cases.
+    pub floor: bool,
+}
+
+/// What the runner tells whoever watches it.
+pub trait Observer {
+    /// A case is about to run (`index` from 0 of `total`).
+    fn case_started(&mut self, index: usize, total: usize, spec: &CaseSpec);
+    /// A repetition of the current case is about to run.
+    fn repetition(&mut self, _rep: u32, _of: u32) {}
+    /// A case is done (stored at once by the caller).
+    fn case_done(&mut self, result: &CaseResult);
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Marks the run as interrupted (from a signal handler: only an atomic store).
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Whether the run was interrupted.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// A new, empty run.
+pub fn new_run(command: String, workload: Option<crate::model::Workload>) -> RunResult {
+    let now = SystemTime::now();
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        run_id: env::run_id(now),
+        started_at: env::rfc3339(now),
+        finished_at: None,
+        status: "running".into(),
+        command,
+        workload,
+        environment: env::environment(),
+        cases: Vec::new(),
+    }
+}
+
+/// Runs every case of `plan` into `run`, calling the observer as it goes. Stops early,
+/// keeping what is done, when interrupted.
+pub fn run_suite(
+    run: &mut RunResult,
+    plan: &[CaseSpec],
+    settings: &Settings,
+    obs: &mut dyn Observer,
+) {
+    for (i, spec) in plan.iter().enumerate() {
+        if interrupted() {
+            break;
+        }
+        obs.case_started(i, plan.len(), spec);
+        let result = run_case(spec, settings, obs);
+        if interrupted() && result.error.is_some() {
+            // The case was cut by Ctrl-C: not a result.
+            break;
+        }
+        obs.case_done(&result);
+        run.cases.push(result);
+    }
+    run.status = if interrupted() {
+        "interrupted"
+    } else {
+        "complete"
+    }
+    .into();
+    run.finished_at = Some(env::rfc3339(SystemTime::now()));
+}
+
+static ENDPOINT_N: AtomicUsize = AtomicUsize::new(0);
+
+fn bind_endpoint(t: Transport) -> String {
+    let n = ENDPOINT_N.fetch_add(1, Ordering::Relaxed);
+    match t {
+        Transport::Tcp => "tcp://127.0.0.1:*".into(),
+        Transport::Ipc => format!(
+            "ipc://{}/zmqperf-{}-{n}.sock",
+            std::env::temp_dir().display(),
+            std::process::id()
+        ),
+        Transport::Inproc => format!("inproc://zmqperf-case-{n}"),
+    }
+}
+
+fn role_specs(spec: &CaseSpec, settings: &Settings) -> [RoleSpec; 2] {
+    let [binder, connector] = spec.pattern.roles();
+    let base = RoleSpec {
+        role: binder,
+        pattern: spec.pattern,
+        endpoint: bind_endpoint(spec.transport),
+        bind: true,
+        size: spec.size,
+        count: spec.count,
+        warmup: spec.warmup,
+        rate: spec.rate,
+        stamp_every: if spec.rate.is_some() {
+            1
+        } else {
+            settings.stamp_every
+        },
+        timeout_ms: settings.timeout.as_millis() as u64,
+    };
+    let conn = RoleSpec {
+        role: connector,
+        bind: false,
+        ..base.clone()
+    };
+    [base, conn]
+}
+
+fn place(
+    ctx: &zmq::Context,
+    spec: &CaseSpec,
+    role: RoleSpec,
+    settings: &Settings,
+) -> Result<Placed> {
+    let name = format!("the {:?} role", role.role).to_lowercase();
+    if spec.transport == Transport::Inproc {
+        Ok(place::on_thread(ctx, role, name))
+    } else {
+        place::in_process(&settings.exe, &role, name)
+    }
+}
+
+/// One repetition: place both roles, barrier, run, collect.
+fn repetition(spec: &CaseSpec, settings: &Settings) -> Result<Vec<RoleReport>> {
+    let ctx = zmq::Context::new();
+    let deadline = Instant::now() + settings.case_timeout;
+    let [binder, mut connector] = role_specs(spec, settings);
+    let mut a = place(&ctx, spec, binder, settings)?;
+    let bound = a.ready(deadline)?;
+    connector.endpoint = bound;
+    let mut b = place(&ctx, spec, connector, settings)?;
+    b.ready(deadline)?;
+    a.start()?;
+    b.start()?;
+    let ra = a.finish(deadline);
+    let rb = b.finish(deadline);
+    Ok(vec![ra?, rb?])
+}
+
+fn merge_reports(reports: &[RoleReport]) -> Repetition {
+    let mut latency: Option<LatencyHistogram> = None;
+    let mut delay: Option<LatencyHistogram> = None;
+    let mut send: Option<Throughput> = None;
+    let mut delivered: Option<Throughput> = None;
+    let mut ledger: Option<Ledger> = None;
+    for r in reports {
+        if let Some(h) = &r.latency {
+            latency.get_or_insert_with(LatencyHistogram::new).merge(h);
+        }
+        if let Some(h) = &r.send_delay {
+            delay.get_or_insert_with(LatencyHistogram::new).merge(h);
+        }
+        if let Some(t) = &r.send {
+            send.get_or_insert_with(Throughput::default).merge(t);
+        }
+        if let Some(t) = &r.delivered {
+            delivered.get_or_insert_with(Throughput::default).merge(t);
+        }
+        if let Some(l) = &r.ledger {
+            ledger.get_or_insert_with(Ledger::new).merge(l);
+        }
+    }
+    let expected = send.map(|s| s.messages);
+    Repetition {
+        latency: latency.as_ref().map(|h| h.summary()),
+        latency_histogram: latency,
+        send_delay: delay.as_ref().map(|h| h.summary()),
+        send,
+        delivered,
+        loss: ledger.map(|l| l.summary(expected)),
+        roles: reports.iter().filter_map(|r| r.usage.clone()).collect(),
+    }
+}
+
+/// Runs one case: its repetitions, the raw-socket floor, the summary and the warnings.
+pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) -> CaseResult {
+    let started = Instant::now();
+    let mut reps = Vec::new();
+    let mut error = None;
+    for r in 0..spec.repetitions {
+        if interrupted() {
+            error = Some("interrupted".to_string());
+            break;
+        }
+        obs.repetition(r + 1, spec.repetitions);
+        match repetition(spec, settings) {
+            Ok(reports) => reps.push(merge_reports(&reports)),
+            Err(e) => {
+                error = Some(format!("repetition {} of {}: {e}", r + 1, spec.repetitions));
+                break;
+            }
+        }
+    }
+    let floor = if settings.floor && spec.kind() == Kind::Latency && error.is_none() {
+        let n = spec.count.min(5_000);
+        match spec.transport {
+            Transport::Tcp => floor::tcp(spec.size, n).ok(),
+            Transport::Ipc => floor::unix(spec.size, n).ok(),
+            Transport::Inproc => None,
+        }
+    } else {
+        None
+    };
+    let summary = summarise(&reps);
+    let warnings = if error.is_none() {
+        warnings(spec, &reps, &summary)
+    } else {
+        Vec::new()
+    };
+    CaseResult {
+        id: spec.id(),
+        kind: spec.kind(),
+        pattern: spec.pattern.name().to_string(),
+        transport: spec.transport,
+        message_size: spec.size,
+        count: spec.count,
+        rate: spec.rate,
+        loop_mode: if spec.rate.is_some() {
+            LoopMode::Open
+        } else {
+            LoopMode::Closed
+        },
+        warmup: spec.warmup,
+        repetitions: reps,
+        summary,
+        floor,
+        warnings,
+        error,
+        wall_s: started.elapsed().as_secs_f64(),
+    }
+}
+
+fn est(reps: &[Repetition], f: impl Fn(&Repetition) -> Option<f64>) -> Option<Estimate> {
+    let xs: Vec<f64> = reps.iter().filter_map(f).collect();
+    estimate(&xs)
+}
+
+/// Medians with confidence intervals over the repetitions.
+pub fn summarise(reps: &[Repetition]) -> CaseSummary {
+    let us = |ns: f64| ns / 1000.0;
+    CaseSummary {
+        latency_us: est(reps, |r| {
+            r.latency.filter(|l| l.count > 0).map(|l| us(l.mean_ns))
+        }),
+        p50_us: est(reps, |r| {
+            r.latency
+                .filter(|l| l.count > 0)
+                .map(|l| us(l.p50_ns as f64))
+        }),
+        p99_us: est(reps, |r| {
+            r.latency
+                .filter(|l| l.count > 0)
+                .map(|l| us(l.p99_ns as f64))
+        }),
+        msgs_per_sec: est(reps, |r| r.delivered.map(|t| t.msgs_per_sec())),
+        mbit_per_sec: est(reps, |r| r.delivered.map(|t| t.mbit_per_sec())),
+        send_msgs_per_sec: est(reps, |r| r.send.map(|t| t.msgs_per_sec())),
+        send_delay_p50_us: est(reps, |r| r.send_delay.map(|d| us(d.p50_ns as f64))),
+        lost: reps
+            .iter()
+            .filter_map(|r| r.loss.as_ref())
+            .map(|l| l.lost)
+            .sum(),
+        duplicated: reps
+            .iter()
+            .filter_map(|r| r.loss.as_ref())
+            .map(|l| l.duplicated)
+            .sum(),
+        reordered: reps
+            .iter()
+            .filter_map(|r| r.loss.as_ref())
+            .map(|l| l.reordered)
+            .sum(),
+    }
+}
+
+/// Spread above this (percent of the median) makes a result suspect.
+pub const SPREAD_WARN_PCT: f64 = 10.0;
+/// A repetition shorter than this is too short to trust.
+pub const SHORT_NS: u64 = 20_000_000;
+
+fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) -> Vec<String> {
+    let mut w = Vec::new();
+    let main = match spec.kind() {
+        Kind::Latency => s.latency_us.map(|e| ("latency", e)),
+        Kind::Throughput => s.msgs_per_sec.map(|e| ("msg/s", e)),
+    };
+    if let Some((what, e)) = main {
+        if e.n > 1 && e.spread_pct > SPREAD_WARN_PCT {
+            w.push(format!(
+                "high spread: {what} varies by {:.0}% between repetitions (> {SPREAD_WARN_PCT:.0}%); run more repetitions or on a quieter machine",
+                e.spread_pct
+            ));
+        }
+    }
+    let span = |r: &Repetition| match spec.kind() {
+        Kind::Latency => r.latency.map(|l| (l.mean_ns * 2.0 * l.count as f64) as u64),
+        Kind::Throughput => r.delivered.map(|t| t.elapsed_ns()),
+    };
+    if let Some(min) = reps.iter().filter_map(span).min() {
+        if min < SHORT_NS {
+            w.push(format!(
+                "too short: a repetition measured only {:.1} ms; raise --count for steadier figures",
+                min as f64 / 1e6
+            ));
+        }
+    }
+    if let (Some(rate), Some(got)) = (spec.rate, s.msgs_per_sec) {
+        if got.median < rate * 0.95 {
+            w.push(format!(
+                "rate not reached: asked for {rate:.0} msg/s, delivered {:.0} msg/s",
+                got.median
+            ));
+        }
+    }
+    if s.lost > 0 || s.duplicated > 0 || s.reordered > 0 {
+        let mut at = (0, 0, 0);
+        for l in reps.iter().filter_map(|r| r.loss.as_ref()) {
+            at.0 += l.lost_at_start;
+            at.1 += l.lost_in_middle;
+            at.2 += l.lost_at_end;
+        }
+        w.push(format!(
+            "delivery: {} lost (start {}, middle {}, end {}), {} duplicated, {} reordered",
+            s.lost, at.0, at.1, at.2, s.duplicated, s.reordered
+        ));
+    }
+    w
+}
