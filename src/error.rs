@@ -63,6 +63,12 @@ pub enum Error {
         #[source]
         source: zmq::Error,
     },
+    /// The history database failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// A comparison found a case that regressed past the threshold (the report is printed first).
+    #[error("{0}")]
+    Regressed(String),
     /// An I/O error outside ZeroMQ.
     #[error("{op}: {source}")]
     Io {
@@ -88,6 +94,8 @@ impl Error {
             Error::Zmq { .. } => 10,
             Error::Io { .. } => 11,
             Error::Lost { .. } => 12,
+            Error::Store(e) => e.exit_code(),
+            Error::Regressed(_) => 15,
         }
     }
 

@@ -58,6 +58,46 @@ enum Cmd {
     /// Run the benchmark suite (patterns x transports x sizes), store it, report it.
     #[command(after_help = RUN_EXAMPLES)]
     Run(suite::RunArgs),
+    /// List the runs in the history.
+    History {
+        /// Show at most this many (newest first).
+        #[arg(long, default_value = "20")]
+        limit: usize,
+        #[command(flatten)]
+        db: suite::DbArgs,
+    },
+    /// Show a run from the history as a report (default: tables on the terminal).
+    Show {
+        /// Run id, a unique prefix of one, `last` or `last~N`.
+        run: String,
+        #[command(flatten)]
+        out: suite::OutArgs,
+        #[command(flatten)]
+        db: suite::DbArgs,
+    },
+    /// Write a run's report in a format (html, markdown, csv, json, table).
+    #[command(after_help = "Example:\n  zmqperf report last --format html -o report.html")]
+    Report {
+        /// Run id, a unique prefix of one, `last` or `last~N`.
+        run: String,
+        #[command(flatten)]
+        out: suite::OutArgs,
+        #[command(flatten)]
+        db: suite::DbArgs,
+    },
+    /// Compare two runs case by case; exit 15 when a case regressed past --fail-above.
+    #[command(after_help = "Example:\n  zmqperf compare last~1 last --fail-above 5%")]
+    Compare {
+        /// The baseline run.
+        run_a: String,
+        /// The run to judge.
+        run_b: String,
+        /// Fail (exit 15) when a case got worse by more than this, beyond noise (e.g. 5%).
+        #[arg(long, value_name = "PERCENT")]
+        fail_above: Option<String>,
+        #[command(flatten)]
+        db: suite::DbArgs,
+    },
     /// Plays one role of a case in a child process (used by `run`).
     #[command(name = "__role", hide = true)]
     Role {
@@ -305,14 +345,48 @@ pub fn run(cli: Cli) -> Result<()> {
     if let Cmd::Role { spec } = &cli.cmd {
         std::process::exit(zmqperf::runner::place::child_main(spec));
     }
-    if let Cmd::Run(a) = &cli.cmd {
-        let command = std::env::args().collect::<Vec<_>>().join(" ");
-        let r = suite::run(a, command, |_case| {})?;
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&r).expect("serialisable")
-        );
-        return Ok(());
+    match &cli.cmd {
+        Cmd::Run(a) => {
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            return suite::run(a, command);
+        }
+        Cmd::History { limit, db } => {
+            let store = zmqperf::store::Store::open_existing(db.path())?;
+            print!(
+                "{}",
+                zmqperf::store::format_history(&store.list_runs(Some(*limit))?)
+            );
+            return Ok(());
+        }
+        Cmd::Show { run, out, db } | Cmd::Report { run, out, db } => {
+            let store = zmqperf::store::Store::open_existing(db.path())?;
+            return out.emit(&store.load_run(run)?);
+        }
+        Cmd::Compare {
+            run_a,
+            run_b,
+            fail_above,
+            db,
+        } => {
+            let threshold = fail_above
+                .as_deref()
+                .map(zmqperf::store::parse_percent)
+                .transpose()?;
+            let store = zmqperf::store::Store::open_existing(db.path())?;
+            let (a, b) = (store.load_run(run_a)?, store.load_run(run_b)?);
+            let c = zmqperf::store::compare(&a, &b, threshold);
+            print!("{}", zmqperf::store::format_comparison(&c));
+            if c.regressed() {
+                return Err(Error::Regressed(format!(
+                    "{} regressed past {}% against {} (beyond noise)",
+                    b.run_id,
+                    threshold.unwrap_or(0.0),
+                    a.run_id
+                )));
+            }
+            return Ok(());
+        }
+        _ => {}
     }
     use std::io::IsTerminal;
     zmqperf::progress::enable(std::io::stderr().is_terminal());
@@ -454,7 +528,12 @@ pub fn run(cli: Cli) -> Result<()> {
                 || format!("{}{}", out::receiver_detail(&r), out::sender_detail(&s)),
             );
         }
-        Cmd::Run(_) | Cmd::Role { .. } => unreachable!("handled above"),
+        Cmd::Run(_)
+        | Cmd::Role { .. }
+        | Cmd::History { .. }
+        | Cmd::Show { .. }
+        | Cmd::Report { .. }
+        | Cmd::Compare { .. } => unreachable!("handled above"),
     }
     Ok(())
 }

@@ -55,6 +55,58 @@ pub struct RunArgs {
     /// Skip the raw-socket floor of latency cases.
     #[arg(long)]
     pub no_floor: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Do not record this run in the history.
+    #[arg(long)]
+    pub no_history: bool,
+}
+
+/// Where the history lives.
+#[derive(Args, Clone)]
+pub struct DbArgs {
+    /// History database (default: $ZMQPERF_DB, else the user's data folder).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<String>,
+}
+
+impl DbArgs {
+    /// The database path in force.
+    pub fn path(&self) -> std::path::PathBuf {
+        self.db
+            .as_ref()
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(zmqperf::store::default_db_path)
+    }
+}
+
+/// How to print a report.
+#[derive(Args, Clone)]
+pub struct OutArgs {
+    /// Report format: table, json, csv, markdown, html.
+    #[arg(long, default_value = "table", value_name = "FORMAT")]
+    pub format: String,
+    /// Write the report to this file instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<String>,
+}
+
+impl OutArgs {
+    /// Renders `run` in the chosen format to stdout or the file.
+    pub fn emit(&self, run: &zmqperf::model::RunResult) -> Result<()> {
+        let format = zmqperf::report::Format::parse(&self.format)?;
+        let text = zmqperf::report::render(run, format);
+        match &self.output {
+            Some(path) => std::fs::write(path, text).map_err(|e| Error::Io {
+                op: format!("writing the report to {path}"),
+                source: e,
+            })?,
+            None => print!("{text}"),
+        }
+        Ok(())
+    }
 }
 
 fn list<T>(s: &Option<String>, f: impl Fn(&str) -> Result<T>) -> Result<Option<Vec<T>>> {
@@ -250,17 +302,54 @@ pub fn catch_ctrl_c() {
     }
 }
 
-/// Runs the suite, calling `on_case` as each case completes.
-pub fn run(
-    a: &RunArgs,
-    command: String,
-    on_case: impl FnMut(&CaseResult),
-) -> Result<zmqperf::model::RunResult> {
+/// `zmqperf run`: plans, runs, records each case in the history as soon as it is done,
+/// and prints the report (a partial one after Ctrl-C).
+pub fn run(a: &RunArgs, command: String) -> Result<()> {
     let (plan, workload, settings) = plan(a)?;
+    zmqperf::report::Format::parse(&a.out.format)?;
     let mut run = runner::new_run(command, workload);
+    let mut store = if a.no_history {
+        None
+    } else {
+        let mut s = zmqperf::store::Store::open(a.db.path())?;
+        s.begin_run(&run)?;
+        Some(s)
+    };
     catch_ctrl_c();
-    let mut progress = Progress::new(&plan, on_case);
-    runner::run_suite(&mut run, &plan, &settings, &mut progress);
-    drop(progress);
-    Ok(run)
+    let mut store_error = None;
+    {
+        let run_id = run.run_id.clone();
+        let mut progress = Progress::new(&plan, |case: &CaseResult| {
+            if let Some(s) = store.as_mut() {
+                if let Err(e) = s.add_case(&run_id, case) {
+                    store_error.get_or_insert(e);
+                }
+            }
+        });
+        runner::run_suite(&mut run, &plan, &settings, &mut progress);
+    }
+    if let Some(s) = store.as_mut() {
+        s.finish_run(&run.run_id, &run.status, run.finished_at.as_deref())?;
+    }
+    if let Some(e) = store_error {
+        return Err(e.into());
+    }
+    a.out.emit(&run)?;
+    if run.status == "interrupted" {
+        eprintln!(
+            "zmqperf: interrupted: {} of {} cases done and recorded",
+            run.cases.len(),
+            plan.len()
+        );
+    }
+    if store.is_some() {
+        eprintln!(
+            "zmqperf: run {} recorded in {} (zmqperf show {}; zmqperf report {} --format html -o report.html)",
+            run.run_id,
+            a.db.path().display(),
+            run.run_id,
+            run.run_id
+        );
+    }
+    Ok(())
 }

@@ -1,4 +1,187 @@
-//! Output of the compatible commands: libzmq's exact lines, the optional detail that
-//! follows them, and the JSON object.
+//! Output of zmqperf: the compatible commands' lines ([`compat`]) and the reports of a
+//! suite run, one module per format behind the [`Reporter`] trait.
 
 pub mod compat;
+pub mod csv;
+#[doc(hidden)]
+pub mod fixture;
+pub mod html;
+pub mod json;
+mod layout;
+pub mod markdown;
+mod numbers;
+mod svg;
+pub mod table;
+
+use crate::error::Error;
+use crate::model::RunResult;
+use std::fmt;
+
+/// A way to show a run.
+pub trait Reporter {
+    /// The whole report as text, ready to print or write to a file.
+    fn render(&self, run: &RunResult) -> String;
+}
+
+/// The report formats of `zmqperf run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Plain text tables for a terminal.
+    Table,
+    /// The full result as JSON (schema/run-result.schema.json).
+    Json,
+    /// One row per case.
+    Csv,
+    /// GitHub Markdown tables.
+    Markdown,
+    /// One self-contained HTML page with charts.
+    Html,
+}
+
+impl Format {
+    /// Every format, in the order help texts list them.
+    pub const ALL: [Format; 5] = [
+        Format::Table,
+        Format::Json,
+        Format::Csv,
+        Format::Markdown,
+        Format::Html,
+    ];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+        }
+    }
+
+    /// The usual file extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Table => "txt",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Markdown => "md",
+            Format::Html => "html",
+        }
+    }
+
+    /// A format by name (case-insensitive; `text` and `md` are accepted too).
+    pub fn parse(s: &str) -> Result<Format, Error> {
+        let lower = s.trim().to_ascii_lowercase();
+        let found = match lower.as_str() {
+            "text" | "txt" => Some(Format::Table),
+            "md" => Some(Format::Markdown),
+            _ => Format::ALL.into_iter().find(|f| f.name() == lower),
+        };
+        found.ok_or_else(|| {
+            let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+            Error::invalid(
+                "report format",
+                s,
+                format!("expected one of {}", names.join(", ")),
+            )
+        })
+    }
+
+    /// The reporter of this format.
+    pub fn reporter(self) -> &'static dyn Reporter {
+        match self {
+            Format::Table => &table::Table,
+            Format::Json => &json::Json,
+            Format::Csv => &csv::Csv,
+            Format::Markdown => &markdown::Markdown,
+            Format::Html => &html::Html,
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Format::parse(s)
+    }
+}
+
+/// A run in the given format.
+pub fn render(run: &RunResult, format: Format) -> String {
+    format.reporter().render(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CaseResult, CaseSummary, Environment, Kind, LoopMode};
+
+    #[test]
+    fn parses_names_and_rejects_others() {
+        for f in Format::ALL {
+            assert_eq!(Format::parse(f.name()).unwrap(), f);
+        }
+        assert_eq!(Format::parse("MD").unwrap(), Format::Markdown);
+        assert_eq!(Format::parse("text").unwrap(), Format::Table);
+        let e = Format::parse("yaml").unwrap_err().to_string();
+        assert!(e.contains("'yaml'"), "{e}");
+        assert!(e.contains("table, json, csv, markdown, html"), "{e}");
+    }
+
+    fn empty_run() -> RunResult {
+        RunResult {
+            schema_version: crate::model::SCHEMA_VERSION,
+            run_id: String::new(),
+            started_at: String::new(),
+            finished_at: None,
+            status: "running".into(),
+            command: String::new(),
+            workload: None,
+            environment: Environment::default(),
+            cases: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn empty_runs_and_empty_cases_render() {
+        let mut run = empty_run();
+        for f in Format::ALL {
+            assert!(!render(&run, f).is_empty(), "{f}");
+        }
+        // Cases that never ran: no repetitions, no summary, no error, odd values.
+        for (kind, mode, rate) in [
+            (Kind::Latency, LoopMode::Closed, None),
+            (Kind::Throughput, LoopMode::Open, None),
+            (Kind::Throughput, LoopMode::Open, Some(f64::NAN)),
+        ] {
+            run.cases.push(CaseResult {
+                id: "x".into(),
+                kind,
+                pattern: "pair".into(),
+                transport: crate::endpoint::Transport::Inproc,
+                message_size: 0,
+                count: 0,
+                rate,
+                loop_mode: mode,
+                warmup: 0,
+                repetitions: Vec::new(),
+                summary: CaseSummary::default(),
+                floor: None,
+                warnings: Vec::new(),
+                error: None,
+                wall_s: 0.0,
+            });
+        }
+        for f in Format::ALL {
+            assert!(!render(&run, f).is_empty(), "{f}");
+        }
+    }
+}

@@ -18,7 +18,7 @@ pub enum Event {
     /// Bound or connected, with the endpoint actually bound.
     Ready(String),
     /// Done: its report, or why it failed.
-    Done(std::result::Result<RoleReport, String>),
+    Done(Box<std::result::Result<RoleReport, String>>),
 }
 
 /// A role started somewhere, driven by the runner.
@@ -35,11 +35,13 @@ impl Placed {
     pub fn ready(&mut self, deadline: Instant) -> Result<String> {
         match self.next(deadline)? {
             Event::Ready(ep) => Ok(ep),
-            Event::Done(Err(e)) => Err(Error::Protocol(format!("{} failed: {e}", self.name))),
-            Event::Done(Ok(_)) => Err(Error::Protocol(format!(
-                "{} ended before it was ready",
-                self.name
-            ))),
+            Event::Done(r) => match *r {
+                Err(e) => Err(Error::Protocol(format!("{} failed: {e}", self.name))),
+                Ok(_) => Err(Error::Protocol(format!(
+                    "{} ended before it was ready",
+                    self.name
+                ))),
+            },
         }
     }
 
@@ -54,8 +56,9 @@ impl Placed {
     /// Waits for the role's report until `deadline`.
     pub fn finish(&mut self, deadline: Instant) -> Result<RoleReport> {
         match self.next(deadline)? {
-            Event::Done(Ok(r)) => Ok(r),
-            Event::Done(Err(e)) => Err(Error::Protocol(format!("{} failed: {e}", self.name))),
+            Event::Done(r) => {
+                (*r).map_err(|e| Error::Protocol(format!("{} failed: {e}", self.name)))
+            }
             Event::Ready(_) => Err(Error::Protocol(format!("{} said ready twice", self.name))),
         }
     }
@@ -150,7 +153,7 @@ pub fn on_thread(ctx: &zmq::Context, spec: RoleSpec, name: String) -> Placed {
             start: srx,
         };
         let r = run_role(&ctx, &spec, &mut ctl).map_err(|e| e.to_string());
-        let _ = etx.send(Event::Done(r));
+        let _ = etx.send(Event::Done(Box::new(r)));
     });
     Placed {
         name,
@@ -186,11 +189,11 @@ pub fn in_process(exe: &Path, spec: &RoleSpec, name: String) -> Result<Placed> {
             let ev = if let Some(ep) = line.strip_prefix("READY ") {
                 Event::Ready(ep.to_string())
             } else if let Some(json) = line.strip_prefix("REPORT ") {
-                Event::Done(
+                Event::Done(Box::new(
                     serde_json::from_str(json).map_err(|e| format!("unreadable report: {e}")),
-                )
+                ))
             } else if let Some(err) = line.strip_prefix("ERROR ") {
-                Event::Done(Err(err.to_string()))
+                Event::Done(Box::new(Err(err.to_string())))
             } else {
                 continue;
             };

@@ -41,6 +41,7 @@ pub struct Proc {
     deadline: Instant,
     stderr_lines: mpsc::Receiver<String>,
     stderr_all: std::sync::Arc<std::sync::Mutex<String>>,
+    stdout: Option<thread::JoinHandle<String>>,
 }
 
 /// What a finished process left.
@@ -63,6 +64,13 @@ impl Proc {
         let (tx, rx) = mpsc::channel();
         let all = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let all2 = all.clone();
+        // Drain stdout as it comes: a report larger than the pipe buffer would block the child.
+        let mut out = child.stdout.take().expect("stdout");
+        let stdout = thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        });
         let err = child.stderr.take().expect("stderr");
         thread::spawn(move || {
             for line in BufReader::new(err).lines().map_while(Result::ok) {
@@ -76,6 +84,7 @@ impl Proc {
             deadline: Instant::now() + Duration::from_secs(secs),
             stderr_lines: rx,
             stderr_all: all,
+            stdout: Some(stdout),
         }
     }
 
@@ -97,10 +106,11 @@ impl Proc {
     pub fn finish(mut self) -> Output {
         loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
-                let mut stdout = String::new();
-                if let Some(mut o) = self.child.stdout.take() {
-                    o.read_to_string(&mut stdout).expect("read stdout");
-                }
+                let stdout = self
+                    .stdout
+                    .take()
+                    .map(|h| h.join().expect("stdout reader"))
+                    .unwrap_or_default();
                 // Let the reader thread drain what is left of stderr.
                 thread::sleep(Duration::from_millis(20));
                 let stderr = self.stderr_all.lock().unwrap().clone();

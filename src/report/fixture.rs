@@ -1,0 +1,515 @@
+//! A made-up but self-consistent run for tests: every report format, the store and the
+//! runner's tests render or keep it. Deterministic: the same bytes on every call and host.
+//!
+//! The samples come from an integer generator (no floating-point maths that could differ
+//! between platforms), and the derived floats are rounded to a few decimals so the
+//! snapshots and the JSON stay short and readable.
+
+use crate::endpoint::Transport;
+use crate::model::{
+    CaseResult, CaseSummary, Environment, Estimate, Floor, Kind, LoopMode, Repetition, RoleUsage,
+    RunResult, Workload, SCHEMA_VERSION,
+};
+use crate::stats::ledger::Gap;
+use crate::stats::{
+    estimate, GapPosition, LatencyHistogram, LatencySummary, LossSummary, Throughput,
+};
+
+/// A small linear congruential generator: the same numbers everywhere.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+}
+
+fn round(x: f64, decimals: i32) -> f64 {
+    let m = 10f64.powi(decimals);
+    (x * m).round() / m
+}
+
+fn round_estimate(e: Estimate) -> Estimate {
+    Estimate {
+        median: round(e.median, 3),
+        ci_low: round(e.ci_low, 3),
+        ci_high: round(e.ci_high, 3),
+        spread_pct: round(e.spread_pct, 2),
+        n: e.n,
+    }
+}
+
+fn est(xs: &[f64]) -> Option<Estimate> {
+    estimate(xs).map(round_estimate)
+}
+
+/// `n` samples around `base_ns`: uniform jitter, 1% of them slower, 0.1% much slower and
+/// 0.01% far out, like a real latency distribution with a tail.
+fn samples(seed: u64, n: u64, base_ns: u64, jitter_ns: u64) -> LatencyHistogram {
+    let mut g = Lcg(seed);
+    let mut h = LatencyHistogram::new();
+    for _ in 0..n {
+        let mut v = base_ns + g.next() % jitter_ns;
+        let t = g.next() % 10_000;
+        if t < 100 {
+            v += g.next() % (jitter_ns * 8);
+        }
+        if t < 10 {
+            v += g.next() % (base_ns * 4);
+        }
+        if t == 0 {
+            v += base_ns * 20 + g.next() % base_ns;
+        }
+        h.record(v);
+    }
+    h
+}
+
+fn rounded_summary(h: &LatencyHistogram) -> LatencySummary {
+    let mut s = h.summary();
+    s.mean_ns = round(s.mean_ns, 1);
+    s.stddev_ns = round(s.stddev_ns, 1);
+    s.harmonic_mean_ns = round(s.harmonic_mean_ns, 1);
+    s
+}
+
+fn role(name: &str, placement: &str, user: f64, sys: f64, rss_kib: u64) -> RoleUsage {
+    RoleUsage {
+        role: name.to_string(),
+        placement: placement.to_string(),
+        cpu_user_ms: round(user, 1),
+        cpu_sys_ms: round(sys, 1),
+        peak_rss_kib: rss_kib,
+    }
+}
+
+/// Summary figures of a case from its repetitions, the way the runner computes them.
+fn summarise(reps: &[Repetition]) -> CaseSummary {
+    let lat = |f: fn(&LatencySummary) -> f64| -> Vec<f64> {
+        reps.iter()
+            .filter_map(|r| r.latency.as_ref().map(f))
+            .collect()
+    };
+    let thr = |pick: fn(&Repetition) -> Option<Throughput>, f: fn(&Throughput) -> f64| {
+        reps.iter()
+            .filter_map(|r| pick(r).map(|t| f(&t)))
+            .collect::<Vec<f64>>()
+    };
+    let mut lost = 0;
+    let mut duplicated = 0;
+    let mut reordered = 0;
+    for l in reps.iter().filter_map(|r| r.loss.as_ref()) {
+        lost += l.lost;
+        duplicated += l.duplicated;
+        reordered += l.reordered;
+    }
+    CaseSummary {
+        latency_us: est(&lat(|s| s.mean_ns / 1000.0)),
+        p50_us: est(&lat(|s| s.p50_ns as f64 / 1000.0)),
+        p99_us: est(&lat(|s| s.p99_ns as f64 / 1000.0)),
+        msgs_per_sec: est(&thr(|r| r.delivered, Throughput::msgs_per_sec)),
+        mbit_per_sec: est(&thr(|r| r.delivered, Throughput::mbit_per_sec)),
+        send_msgs_per_sec: est(&thr(|r| r.send, Throughput::msgs_per_sec)),
+        send_delay_p50_us: est(&reps
+            .iter()
+            .filter_map(|r| r.send_delay.as_ref().map(|s| s.p50_ns as f64 / 1000.0))
+            .collect::<Vec<_>>()),
+        lost,
+        duplicated,
+        reordered,
+    }
+}
+
+/// Run clock origin of the fixture's spans, ns.
+const T0: u64 = 1_000_000_000;
+
+fn latency_case(
+    pattern: &str,
+    transport: Transport,
+    size: usize,
+    base_ns: [u64; 3],
+    floor_socket: Option<&str>,
+    seed: u64,
+) -> CaseResult {
+    let count = 10_000u64;
+    let mut reps = Vec::new();
+    for (i, &base) in base_ns.iter().enumerate() {
+        let h = samples(seed + i as u64, count, base, base / 8 + 1);
+        let s = rounded_summary(&h);
+        // A round trip is two one-way latencies; the span is all round trips back to back.
+        let span = 2 * (s.mean_ns as u64) * count;
+        let start = T0 + i as u64 * 10_000_000_000;
+        let cpu = span as f64 / 1e6;
+        reps.push(Repetition {
+            latency: Some(s),
+            latency_histogram: Some(h),
+            send_delay: None,
+            send: None,
+            delivered: Some(Throughput {
+                messages: count,
+                payload_bytes: count * size as u64,
+                start_ns: start,
+                end_ns: start + span,
+            }),
+            loss: None,
+            roles: vec![
+                role(
+                    "client",
+                    "thread",
+                    cpu * 0.41,
+                    cpu * 0.52,
+                    14_336 + 64 * i as u64,
+                ),
+                role(
+                    "server",
+                    "thread",
+                    cpu * 0.39,
+                    cpu * 0.55,
+                    14_336 + 64 * i as u64,
+                ),
+            ],
+        });
+    }
+    let summary = summarise(&reps);
+    let floor = floor_socket.map(|socket| Floor {
+        socket: socket.to_string(),
+        latency_us: round(base_ns[1] as f64 / 1000.0 * 0.62, 3),
+        roundtrips: count,
+    });
+    CaseResult {
+        id: CaseResult::make_id(Kind::Latency, pattern, transport, size, None),
+        kind: Kind::Latency,
+        pattern: pattern.to_string(),
+        transport,
+        message_size: size,
+        count,
+        rate: None,
+        loop_mode: LoopMode::Closed,
+        warmup: 1_000,
+        repetitions: reps,
+        summary,
+        floor,
+        warnings: Vec::new(),
+        error: None,
+        wall_s: round(
+            base_ns.iter().sum::<u64>() as f64 * 2.0 * count as f64 / 1e9 + 0.3,
+            3,
+        ),
+    }
+}
+
+/// One stream of `count` messages: the receiver's span, the sender's (shorter: it finishes
+/// before the last message is read), and the first `lost_at_start` messages missing.
+struct Stream {
+    count: u64,
+    size: usize,
+    span_ns: u64,
+    send_span_ns: u64,
+    lost_at_start: u64,
+}
+
+fn stream_rep(st: &Stream, i: u64, h: LatencyHistogram, placement: &str) -> Repetition {
+    let start = T0 + i * 10_000_000_000;
+    let received = st.count - st.lost_at_start;
+    let gaps = if st.lost_at_start > 0 {
+        vec![Gap {
+            first_seq: 0,
+            count: st.lost_at_start,
+            position: GapPosition::Start,
+        }]
+    } else {
+        Vec::new()
+    };
+    let cpu = st.span_ns as f64 / 1e6;
+    Repetition {
+        latency: Some(rounded_summary(&h)),
+        latency_histogram: Some(h),
+        send_delay: None,
+        send: Some(Throughput {
+            messages: st.count,
+            payload_bytes: st.count * st.size as u64,
+            start_ns: start,
+            end_ns: start + st.send_span_ns,
+        }),
+        delivered: Some(Throughput {
+            messages: received,
+            payload_bytes: received * st.size as u64,
+            start_ns: start + 20_000,
+            end_ns: start + 20_000 + st.span_ns,
+        }),
+        loss: Some(LossSummary {
+            expected: st.count,
+            received,
+            lost: st.lost_at_start,
+            duplicated: 0,
+            reordered: 0,
+            gap_count: gaps.len() as u64,
+            lost_at_start: st.lost_at_start,
+            lost_in_middle: 0,
+            lost_at_end: 0,
+            gaps,
+        }),
+        roles: vec![
+            role("sender", placement, cpu * 0.83, cpu * 0.15, 9_216 + 128 * i),
+            role(
+                "receiver",
+                placement,
+                cpu * 0.78,
+                cpu * 0.2,
+                10_240 + 96 * i,
+            ),
+        ],
+    }
+}
+
+fn throughput_case(
+    pattern: &str,
+    transport: Transport,
+    size: usize,
+    spans_ns: [u64; 3],
+    lost_first_rep: u64,
+    placement: &str,
+    seed: u64,
+) -> CaseResult {
+    let count = 1_000_000u64;
+    let mut reps = Vec::new();
+    for (i, &span) in spans_ns.iter().enumerate() {
+        let st = Stream {
+            count,
+            size,
+            span_ns: span,
+            send_span_ns: span - span / 12,
+            lost_at_start: if i == 0 { lost_first_rep } else { 0 },
+        };
+        // Sampled one-way latency at full speed: queueing, tens of microseconds.
+        let h = samples(seed + i as u64, 20_000, 18_000 + size as u64 * 3, 40_000);
+        reps.push(stream_rep(&st, i as u64, h, placement));
+    }
+    let summary = summarise(&reps);
+    CaseResult {
+        id: CaseResult::make_id(Kind::Throughput, pattern, transport, size, None),
+        kind: Kind::Throughput,
+        pattern: pattern.to_string(),
+        transport,
+        message_size: size,
+        count,
+        rate: None,
+        loop_mode: LoopMode::Closed,
+        warmup: 10_000,
+        repetitions: reps,
+        summary,
+        floor: None,
+        warnings: Vec::new(),
+        error: None,
+        wall_s: round(spans_ns.iter().sum::<u64>() as f64 / 1e9 + 0.4, 3),
+    }
+}
+
+fn open_loop_case(size: usize, rate: f64, seed: u64) -> CaseResult {
+    let count = 100_000u64;
+    let span = (count as f64 / rate * 1e9) as u64;
+    let mut reps = Vec::new();
+    for i in 0..3u64 {
+        let st = Stream {
+            count,
+            size,
+            span_ns: span + 35_000 + i * 4_000,
+            send_span_ns: span - 100_000 + i * 1_000,
+            lost_at_start: 0,
+        };
+        // Latency counts from the due time: a few tens of us, with the tail of late sends.
+        let h = samples(seed + i, count, 38_000 + i * 600, 9_000);
+        let mut rep = stream_rep(&st, i, h, "thread");
+        rep.send_delay = Some(rounded_summary(&samples(seed + 100 + i, count, 900, 2_600)));
+        reps.push(rep);
+    }
+    let summary = summarise(&reps);
+    CaseResult {
+        id: CaseResult::make_id(
+            Kind::Throughput,
+            "pushpull",
+            Transport::Tcp,
+            size,
+            Some(rate),
+        ),
+        kind: Kind::Throughput,
+        pattern: "pushpull".to_string(),
+        transport: Transport::Tcp,
+        message_size: size,
+        count,
+        rate: Some(rate),
+        loop_mode: LoopMode::Open,
+        warmup: 1_000,
+        repetitions: reps,
+        summary,
+        floor: None,
+        warnings: Vec::new(),
+        error: None,
+        wall_s: round(3.0 * span as f64 / 1e9 + 0.5, 3),
+    }
+}
+
+/// The sample run: latency reqrep/tcp at 64, 1024 and 65536 B, latency pair/ipc at 64 B,
+/// throughput pushpull/tcp at 64 and 1024 B, throughput pubsub/inproc at 64 B with 1,797
+/// messages lost at the start, pushpull/tcp 1024 B open loop at 10,000 msg/s, and a failed
+/// dealerrouter/tcp case. Two cases carry warnings; latency cases over tcp and ipc carry a
+/// raw-socket floor.
+#[doc(hidden)]
+pub fn sample_run() -> RunResult {
+    let mut cases = vec![
+        latency_case(
+            "reqrep",
+            Transport::Tcp,
+            64,
+            [29_400, 29_950, 30_600],
+            Some("tcp"),
+            11,
+        ),
+        latency_case(
+            "reqrep",
+            Transport::Tcp,
+            1024,
+            [31_200, 31_800, 32_100],
+            Some("tcp"),
+            21,
+        ),
+        latency_case(
+            "reqrep",
+            Transport::Tcp,
+            65536,
+            [88_000, 95_500, 101_000],
+            Some("tcp"),
+            31,
+        ),
+        latency_case(
+            "pair",
+            Transport::Ipc,
+            64,
+            [17_900, 18_150, 18_300],
+            Some("unix"),
+            41,
+        ),
+        throughput_case(
+            "pushpull",
+            Transport::Tcp,
+            64,
+            [412_000_000, 398_500_000, 405_300_000],
+            0,
+            "process",
+            51,
+        ),
+        throughput_case(
+            "pushpull",
+            Transport::Tcp,
+            1024,
+            [1_310_000_000, 1_285_000_000, 1_322_000_000],
+            0,
+            "process",
+            61,
+        ),
+        throughput_case(
+            "pubsub",
+            Transport::Inproc,
+            64,
+            [188_000_000, 179_600_000, 183_100_000],
+            1_797,
+            "thread",
+            71,
+        ),
+        open_loop_case(1024, 10_000.0, 81),
+    ];
+
+    let spread = cases[2]
+        .summary
+        .latency_us
+        .map(|e| e.spread_pct)
+        .unwrap_or(0.0);
+    cases[2].warnings.push(format!(
+        "high spread: {spread:.1}% between repetitions (over 10%), so the median is less certain; \
+         close other programs or raise --count"
+    ));
+    cases[6].warnings.push(
+        "1797 messages lost at the start of the stream: a \"slow joiner\" (the subscriber \
+         connected after the first messages were sent); raise --warmup or wait for subscriptions"
+            .to_string(),
+    );
+
+    cases.push(CaseResult {
+        id: CaseResult::make_id(Kind::Latency, "dealerrouter", Transport::Tcp, 64, None),
+        kind: Kind::Latency,
+        pattern: "dealerrouter".to_string(),
+        transport: Transport::Tcp,
+        message_size: 64,
+        count: 10_000,
+        rate: None,
+        loop_mode: LoopMode::Closed,
+        warmup: 1_000,
+        repetitions: Vec::new(),
+        summary: CaseSummary::default(),
+        floor: None,
+        warnings: Vec::new(),
+        error: Some(
+            "peer stopped: 412 of 10000 round trips done on tcp://127.0.0.1:41235, then nothing \
+             for 5 s. Check that the other side is still running and was given the same \
+             message count"
+                .to_string(),
+        ),
+        wall_s: 5.214,
+    });
+
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        run_id: "20261121-221530-4f2a".to_string(),
+        started_at: "2026-11-21T22:15:30Z".to_string(),
+        finished_at: Some("2026-11-21T22:16:41Z".to_string()),
+        status: "complete".to_string(),
+        command: "zmqperf run --workload suite.toml --repetitions 3".to_string(),
+        workload: Some(Workload {
+            path: "suite.toml".to_string(),
+            text: "[[case]]\nkind = \"latency\"\npattern = \"reqrep\"\ntransport = \"tcp\"\n\
+                   sizes = [64, 1024, 65536]\n"
+                .to_string(),
+        }),
+        environment: Environment {
+            cpu_model: "Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz".to_string(),
+            cores: 8,
+            memory_bytes: 33_554_432 * 1024,
+            kernel: "6.1.0-27-amd64".to_string(),
+            os: "Debian GNU/Linux 12 (bookworm)".to_string(),
+            hostname: "bench-01".to_string(),
+            libzmq_version: "4.3.5".to_string(),
+            zmqperf_version: "0.1.0".to_string(),
+        },
+        cases,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deterministic_and_consistent() {
+        let a = sample_run();
+        assert_eq!(a, sample_run());
+        assert_eq!(a.cases.len(), 9);
+        let pubsub = &a.cases[6];
+        assert_eq!(pubsub.summary.lost, 1797);
+        assert!(a
+            .cases
+            .iter()
+            .any(|c| c.error.is_some() && c.repetitions.is_empty()));
+        for c in a
+            .cases
+            .iter()
+            .filter(|c| c.kind == Kind::Latency && c.error.is_none())
+        {
+            let h = c.repetitions[2].latency_histogram.as_ref().unwrap();
+            assert_eq!(h.count(), c.count);
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! What the human-readable reports show, worked out once as text cells: the environment,
+//! one grid per group of cases (columns = message sizes), warnings, failures, delivery and
+//! resource use. The text, Markdown and HTML reporters only lay these cells out.
+
+use super::numbers::{self, grouped};
+use crate::endpoint::Transport;
+use crate::model::{CaseResult, Estimate, Kind, LoopMode, RunResult};
+use crate::stats::{GapPosition, LossSummary};
+
+/// Cases shown together: same kind, pattern, transport and load (closed loop, or open loop
+/// at one rate), in order of message size.
+pub struct Group<'a> {
+    /// Latency or throughput.
+    pub kind: Kind,
+    /// Socket pattern.
+    pub pattern: &'a str,
+    /// Transport.
+    pub transport: Transport,
+    /// Open loop with its rate, or closed loop (None).
+    pub open_rate: Option<OpenRate>,
+    /// The cases, smallest message first (ties keep run order).
+    pub cases: Vec<&'a CaseResult>,
+}
+
+/// The load of an open-loop group: its target rate, if the case gave one.
+#[derive(Clone, Copy, PartialEq)]
+pub struct OpenRate(pub Option<f64>);
+
+impl Group<'_> {
+    /// `reqrep/tcp`: the short name used in chart legends.
+    pub fn name(&self) -> String {
+        format!("{}/{}", self.pattern, self.transport)
+    }
+
+    /// `closed loop` or `open loop at 10,000 msg/s`.
+    pub fn load(&self) -> String {
+        match self.open_rate {
+            None => "closed loop".to_string(),
+            Some(OpenRate(Some(r))) => format!("open loop at {} msg/s", numbers::rate(r)),
+            Some(OpenRate(None)) => "open loop".to_string(),
+        }
+    }
+
+    /// The heading of the group's table, e.g. `reqrep over tcp: latency, closed loop
+    /// (10,000 round trips, 3 repetitions)`.
+    pub fn title(&self) -> String {
+        let kind = kind_name(self.kind);
+        let mut t = format!(
+            "{} over {}: {kind}, {}",
+            self.pattern,
+            self.transport,
+            self.load()
+        );
+        let ran: Vec<&&CaseResult> = self
+            .cases
+            .iter()
+            .filter(|c| !c.repetitions.is_empty())
+            .collect();
+        if let Some(first) = ran.first() {
+            let same_count = ran.iter().all(|c| c.count == first.count);
+            let same_reps = ran
+                .iter()
+                .all(|c| c.repetitions.len() == first.repetitions.len());
+            let unit = match self.kind {
+                Kind::Latency => "round trips",
+                Kind::Throughput => "messages",
+            };
+            let mut parts = Vec::new();
+            if same_count {
+                parts.push(format!("{} {unit}", grouped(first.count)));
+            }
+            if same_reps {
+                let n = first.repetitions.len();
+                parts.push(format!("{n} repetition{}", if n == 1 { "" } else { "s" }));
+            }
+            if !parts.is_empty() {
+                t.push_str(&format!(" ({})", parts.join(", ")));
+            }
+        }
+        t
+    }
+}
+
+/// `latency` or `throughput`.
+pub fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Latency => "latency",
+        Kind::Throughput => "throughput",
+    }
+}
+
+/// `closed` or `open`.
+pub fn loop_name(m: LoopMode) -> &'static str {
+    match m {
+        LoopMode::Closed => "closed",
+        LoopMode::Open => "open",
+    }
+}
+
+fn open_rate(c: &CaseResult) -> Option<OpenRate> {
+    match c.loop_mode {
+        LoopMode::Closed => None,
+        LoopMode::Open => Some(OpenRate(c.rate)),
+    }
+}
+
+fn same_rate(a: Option<OpenRate>, b: Option<OpenRate>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(OpenRate(x)), Some(OpenRate(y))) => x.map(f64::to_bits) == y.map(f64::to_bits),
+        _ => false,
+    }
+}
+
+/// The cases in groups, groups in the order their first case ran.
+pub fn groups(run: &RunResult) -> Vec<Group<'_>> {
+    let mut out: Vec<Group<'_>> = Vec::new();
+    for c in &run.cases {
+        let rate = open_rate(c);
+        let found = out.iter_mut().find(|g| {
+            g.kind == c.kind
+                && g.pattern == c.pattern
+                && g.transport == c.transport
+                && same_rate(g.open_rate, rate)
+        });
+        match found {
+            Some(g) => g.cases.push(c),
+            None => out.push(Group {
+                kind: c.kind,
+                pattern: &c.pattern,
+                transport: c.transport,
+                open_rate: rate,
+                cases: vec![c],
+            }),
+        }
+    }
+    for g in &mut out {
+        g.cases.sort_by_key(|c| c.message_size);
+    }
+    out
+}
+
+/// A table of text cells: a corner label, column heads, and labelled rows.
+pub struct Grid {
+    /// The group's heading.
+    pub title: String,
+    /// Label of the header row (`size (B)`).
+    pub corner: String,
+    /// Column heads (message sizes).
+    pub columns: Vec<String>,
+    /// Rows: a label and one cell per column.
+    pub rows: Vec<(String, Vec<String>)>,
+}
+
+/// The rows a grid can have.
+#[derive(Clone, Copy, PartialEq)]
+enum Line {
+    Latency,
+    P99,
+    Msgs,
+    Mbit,
+    Floor,
+    SendMsgs,
+    SendDelay,
+    Lost,
+}
+
+impl Line {
+    fn label(self) -> &'static str {
+        match self {
+            Line::Latency => "latency (us)",
+            Line::P99 => "p99 (us)",
+            Line::Msgs => "msg/s",
+            Line::Mbit => "Mbit/s",
+            Line::Floor => "raw socket floor (us)",
+            Line::SendMsgs => "send msg/s",
+            Line::SendDelay => "send delay p50 (us)",
+            Line::Lost => "lost",
+        }
+    }
+
+    /// The first three rows are always shown; the others only when some case has a value.
+    fn always(self) -> bool {
+        matches!(self, Line::Latency | Line::Msgs | Line::Mbit)
+    }
+
+    fn cell(self, c: &CaseResult) -> Option<String> {
+        let s = &c.summary;
+        let est = |e: &Option<Estimate>, f: fn(&Estimate) -> String| e.as_ref().map(f);
+        match self {
+            Line::Latency => est(&s.latency_us, numbers::estimate_value),
+            Line::P99 => est(&s.p99_us, numbers::estimate_value),
+            Line::Msgs => est(&s.msgs_per_sec, numbers::estimate_whole),
+            Line::Mbit => est(&s.mbit_per_sec, numbers::estimate_value),
+            Line::Floor => c.floor.as_ref().map(|f| numbers::value(f.latency_us)),
+            Line::SendMsgs => est(&s.send_msgs_per_sec, numbers::estimate_whole),
+            Line::SendDelay => est(&s.send_delay_p50_us, numbers::estimate_value),
+            Line::Lost => (!c.repetitions.is_empty()).then(|| grouped(s.lost)),
+        }
+    }
+}
+
+fn lines(g: &Group<'_>) -> &'static [Line] {
+    use Line::*;
+    match (g.open_rate.is_some(), g.kind) {
+        (false, Kind::Latency) => &[Latency, P99, Msgs, Mbit, Floor],
+        (false, Kind::Throughput) => &[Latency, Msgs, Mbit, SendMsgs, Lost],
+        (true, _) => &[Latency, P99, Msgs, Mbit, SendMsgs, SendDelay, Lost],
+    }
+}
+
+/// The grid of one group. A cell without a value reads `failed` if its case failed and
+/// `-` otherwise.
+pub fn grid(g: &Group<'_>) -> Grid {
+    let columns = g.cases.iter().map(|c| c.message_size.to_string()).collect();
+    let mut rows = Vec::new();
+    for &line in lines(g) {
+        let cells: Vec<Option<String>> = g.cases.iter().map(|c| line.cell(c)).collect();
+        if !line.always() && cells.iter().all(Option::is_none) {
+            continue;
+        }
+        let cells = cells
+            .into_iter()
+            .zip(&g.cases)
+            .map(|(cell, c)| match (cell, &c.error) {
+                (Some(v), _) => v,
+                (None, Some(_)) => "failed".to_string(),
+                (None, None) => "-".to_string(),
+            })
+            .collect();
+        rows.push((line.label().to_string(), cells));
+    }
+    Grid {
+        title: g.title(),
+        corner: "size (B)".to_string(),
+        columns,
+        rows,
+    }
+}
+
+/// All grids of a run, one per group.
+pub fn grids(run: &RunResult) -> Vec<Grid> {
+    groups(run).iter().map(grid).collect()
+}
+
+/// The header facts of a run, as (label, value) pairs.
+pub fn environment(run: &RunResult) -> Vec<(&'static str, String)> {
+    let e = &run.environment;
+    let or_unknown = |s: &str| {
+        if s.is_empty() {
+            "unknown".to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    let mut v = vec![
+        ("run id", run.run_id.clone()),
+        ("status", run.status.clone()),
+        ("command", run.command.clone()),
+        ("started", run.started_at.clone()),
+        (
+            "finished",
+            run.finished_at.clone().unwrap_or_else(|| "-".to_string()),
+        ),
+    ];
+    if let Some(w) = &run.workload {
+        v.push(("workload", w.path.clone()));
+    }
+    v.extend([
+        ("host", or_unknown(&e.hostname)),
+        ("CPU", or_unknown(&e.cpu_model)),
+        ("cores", e.cores.to_string()),
+        (
+            "memory",
+            if e.memory_bytes == 0 {
+                "unknown".to_string()
+            } else {
+                numbers::bytes(e.memory_bytes)
+            },
+        ),
+        ("OS", or_unknown(&e.os)),
+        ("kernel", or_unknown(&e.kernel)),
+        ("libzmq", or_unknown(&e.libzmq_version)),
+        ("zmqperf", or_unknown(&e.zmqperf_version)),
+    ]);
+    v
+}
+
+/// Every warning, as (case id, warning), in run order.
+pub fn warnings(run: &RunResult) -> Vec<(&str, &str)> {
+    run.cases
+        .iter()
+        .flat_map(|c| c.warnings.iter().map(move |w| (c.id.as_str(), w.as_str())))
+        .collect()
+}
+
+/// Every failed case, as (case id, error).
+pub fn failures(run: &RunResult) -> Vec<(&str, &str)> {
+    run.cases
+        .iter()
+        .filter_map(|c| c.error.as_deref().map(|e| (c.id.as_str(), e)))
+        .collect()
+}
+
+/// The loss ledger of a case over all its repetitions; None if no repetition kept one.
+pub fn loss(c: &CaseResult) -> Option<LossSummary> {
+    let mut total: Option<LossSummary> = None;
+    for l in c.repetitions.iter().filter_map(|r| r.loss.as_ref()) {
+        total.get_or_insert_with(LossSummary::default).add(l);
+    }
+    total
+}
+
+fn cause(p: GapPosition) -> &'static str {
+    match p {
+        GapPosition::Start => "at the start: a slow joiner",
+        GapPosition::Middle => "in the middle: a high-water mark reached",
+        GapPosition::End => "at the end: a fast quit",
+    }
+}
+
+/// One sentence per case whose stream lost, duplicated or reordered messages; a single
+/// `no loss` sentence when streams were checked and all were clean; nothing when no case
+/// kept a ledger.
+pub fn delivery(run: &RunResult) -> Vec<String> {
+    let mut checked = false;
+    let mut out = Vec::new();
+    for c in &run.cases {
+        let Some(l) = loss(c) else { continue };
+        checked = true;
+        if l.is_clean() {
+            continue;
+        }
+        let mut where_ = Vec::new();
+        for (n, p) in [
+            (l.lost_at_start, GapPosition::Start),
+            (l.lost_in_middle, GapPosition::Middle),
+            (l.lost_at_end, GapPosition::End),
+        ] {
+            if n > 0 {
+                where_.push(format!("{} {}", grouped(n), cause(p)));
+            }
+        }
+        let mut s = format!(
+            "{}: {} of {} lost",
+            c.id,
+            grouped(l.lost),
+            grouped(l.expected)
+        );
+        if !where_.is_empty() {
+            s.push_str(&format!(" ({})", where_.join("; ")));
+        }
+        s.push_str(&format!(
+            ", {} duplicated, {} reordered",
+            grouped(l.duplicated),
+            grouped(l.reordered)
+        ));
+        out.push(s);
+    }
+    if checked && out.is_empty() {
+        out.push("no loss: every message of every checked stream arrived once and in order".into());
+    }
+    out
+}
+
+/// Heads of the resource table.
+pub const RESOURCE_HEADS: [&str; 6] = [
+    "case",
+    "role",
+    "placement",
+    "user CPU (ms)",
+    "sys CPU (ms)",
+    "peak RSS (MiB)",
+];
+
+/// CPU time and peak memory of each role in each case's last repetition; the case id is
+/// written on the first of its rows only.
+pub fn resources(run: &RunResult) -> Vec<[String; 6]> {
+    let mut out = Vec::new();
+    for c in &run.cases {
+        let Some(last) = c.repetitions.last() else {
+            continue;
+        };
+        for (i, r) in last.roles.iter().enumerate() {
+            out.push([
+                if i == 0 { c.id.clone() } else { String::new() },
+                r.role.clone(),
+                r.placement.clone(),
+                format!("{:.1}", r.cpu_user_ms),
+                format!("{:.1}", r.cpu_sys_ms),
+                format!("{:.1}", r.peak_rss_kib as f64 / 1024.0),
+            ]);
+        }
+    }
+    out
+}

@@ -1,0 +1,154 @@
+//! The Markdown report (GitHub flavour): the environment as a list, then the same tables as
+//! the terminal report as pipe tables, then warnings, failed cases, delivery and resources.
+
+use super::layout::{self, Grid};
+use super::Reporter;
+use crate::model::RunResult;
+use std::fmt::Write;
+
+/// Renders a run as GitHub Markdown.
+pub struct Markdown;
+
+/// Text made safe inside a table cell or list item: pipes and the characters Markdown
+/// would read as markup are escaped, line breaks become spaces.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' | '\\' | '*' | '_' | '`' | '<' | '>' | '[' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A pipe table; columns from `right_from` on are aligned right. Cells are padded so the
+/// source lines up too.
+fn pipe_table(out: &mut String, heads: &[String], rows: &[Vec<String>], right_from: usize) {
+    let heads: Vec<String> = heads.iter().map(|h| esc(h)).collect();
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| esc(c)).collect())
+        .collect();
+    let w: Vec<usize> = (0..heads.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+                .chain([heads[i].chars().count(), 3])
+                .max()
+                .unwrap_or(3)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let mut s = String::from("|");
+        for (i, wi) in w.iter().enumerate() {
+            let c = cells.get(i).map_or("", String::as_str);
+            if i < right_from {
+                let _ = write!(s, " {c:<wi$} |");
+            } else {
+                let _ = write!(s, " {c:>wi$} |");
+            }
+        }
+        s
+    };
+    let _ = writeln!(out, "{}", line(&heads));
+    let mut rule = String::from("|");
+    for (i, wi) in w.iter().enumerate() {
+        if i < right_from {
+            let _ = write!(rule, ":{}|", "-".repeat(wi + 1));
+        } else {
+            let _ = write!(rule, "{}:|", "-".repeat(wi + 1));
+        }
+    }
+    let _ = writeln!(out, "{rule}");
+    for r in &rows {
+        let _ = writeln!(out, "{}", line(r));
+    }
+}
+
+fn grid(out: &mut String, g: &Grid) {
+    let _ = writeln!(out, "### {}\n", esc(&g.title));
+    let heads: Vec<String> = [g.corner.clone()]
+        .into_iter()
+        .chain(g.columns.iter().cloned())
+        .collect();
+    let rows: Vec<Vec<String>> = g
+        .rows
+        .iter()
+        .map(|(label, cells)| {
+            [label.clone()]
+                .into_iter()
+                .chain(cells.iter().cloned())
+                .collect()
+        })
+        .collect();
+    pipe_table(out, &heads, &rows, 1);
+}
+
+impl Reporter for Markdown {
+    fn render(&self, run: &RunResult) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# zmqperf run {}\n", esc(&run.run_id));
+        let _ = writeln!(out, "## Environment\n");
+        for (k, v) in layout::environment(run) {
+            let _ = writeln!(out, "- **{k}**: {}", esc(&v));
+        }
+
+        let _ = writeln!(out, "\n## Results\n");
+        let grids = layout::grids(run);
+        if grids.is_empty() {
+            let _ = writeln!(out, "No cases in this run.");
+        } else {
+            let _ = writeln!(
+                out,
+                "Figures are medians over the repetitions; ± is half the width of their 95% \
+                 confidence interval. Latency is the mean one-way time (round trip / 2 for \
+                 latency cases)."
+            );
+        }
+        for g in &grids {
+            out.push('\n');
+            grid(&mut out, g);
+        }
+
+        let list = |out: &mut String, title: &str, items: Vec<String>| {
+            if !items.is_empty() {
+                let _ = writeln!(out, "\n## {title}\n");
+                for i in items {
+                    let _ = writeln!(out, "- {i}");
+                }
+            }
+        };
+        let item = |(id, text): (&str, &str)| format!("`{id}`: {}", esc(text));
+        list(
+            &mut out,
+            "Warnings",
+            layout::warnings(run).into_iter().map(item).collect(),
+        );
+        list(
+            &mut out,
+            "Failed cases",
+            layout::failures(run).into_iter().map(item).collect(),
+        );
+        list(
+            &mut out,
+            "Delivery",
+            layout::delivery(run).iter().map(|d| esc(d)).collect(),
+        );
+        let resources = layout::resources(run);
+        if !resources.is_empty() {
+            let _ = writeln!(out, "\n## Resources (last repetition of each case)\n");
+            let heads: Vec<String> = layout::RESOURCE_HEADS
+                .iter()
+                .map(|h| h.to_string())
+                .collect();
+            let rows: Vec<Vec<String>> = resources.into_iter().map(Vec::from).collect();
+            pipe_table(&mut out, &heads, &rows, 3);
+        }
+        out
+    }
+}

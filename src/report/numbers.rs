@@ -1,0 +1,213 @@
+//! Number formatting shared by the human-readable reports: thousands separators, a few
+//! significant digits, the compact `±` of a confidence interval, sizes and axis labels.
+
+use crate::model::Estimate;
+
+/// An integer with thousands separators: `1234567` becomes `1,234,567`.
+pub fn grouped(v: u64) -> String {
+    let digits = v.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A float rounded to a whole number, with thousands separators; `-` if not finite.
+pub fn grouped_f(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".to_string();
+    }
+    let r = v.round();
+    let sign = if r < 0.0 { "-" } else { "" };
+    // Values beyond u64 are not measurements; saturate rather than fail.
+    format!("{sign}{}", grouped(r.abs() as u64))
+}
+
+/// A measured value with the precision a person reads: 3 decimals below 1, 2 below 1,000,
+/// then a whole number with separators.
+pub fn value(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".to_string();
+    }
+    let a = v.abs();
+    if a < 1.0 {
+        format!("{v:.3}")
+    } else if a < 1000.0 {
+        format!("{v:.2}")
+    } else {
+        grouped_f(v)
+    }
+}
+
+/// A half-width of an interval with two significant digits (`1.2`, `0.35`, `12,000`);
+/// None when it is zero, negative or not finite, or rounds to zero at 3 decimals.
+pub fn plusminus(h: f64) -> Option<String> {
+    if !h.is_finite() || h < 0.0005 {
+        return None;
+    }
+    Some(if h >= 100.0 {
+        let mag = 10f64.powi(h.log10().floor() as i32 - 1);
+        grouped_f((h / mag).round() * mag)
+    } else if h >= 10.0 {
+        format!("{h:.0}")
+    } else if h >= 1.0 {
+        format!("{h:.1}")
+    } else if h >= 0.1 {
+        format!("{h:.2}")
+    } else {
+        format!("{h:.3}")
+    })
+}
+
+/// The smallest step [`value`] shows for `v`.
+fn value_step(v: f64) -> f64 {
+    let a = v.abs();
+    if a < 1.0 {
+        0.001
+    } else if a < 1000.0 {
+        0.01
+    } else {
+        1.0
+    }
+}
+
+/// `m ±pm`, or just `m` when the half-width is below half the step `m` is shown with.
+fn with_plusminus(m: String, e: &Estimate, step: f64) -> String {
+    let half = (e.ci_high - e.ci_low) / 2.0;
+    if m == "-" || half.is_nan() || half < step / 2.0 {
+        return m;
+    }
+    match plusminus(half) {
+        Some(pm) => format!("{m} ±{pm}"),
+        None => m,
+    }
+}
+
+/// A median with its 95% interval in the compact form `48.43 ±1.2`, the median as by
+/// [`value`]. The `±` is half the interval's width, left out when the interval is
+/// narrower than the precision shown.
+pub fn estimate_value(e: &Estimate) -> String {
+    with_plusminus(value(e.median), e, value_step(e.median))
+}
+
+/// A median with its 95% interval as whole numbers: `2,467,308 ±100,000`.
+pub fn estimate_whole(e: &Estimate) -> String {
+    with_plusminus(grouped_f(e.median), e, 1.0)
+}
+
+/// A rate in msg/s: whole number with separators, or two decimals below 100.
+pub fn rate(r: f64) -> String {
+    if r.is_finite() && r < 100.0 && r.fract() != 0.0 {
+        format!("{r:.2}")
+    } else {
+        grouped_f(r)
+    }
+}
+
+/// A byte count in binary units where exact or large: `64 B`, `1 KiB`, `64 KiB`, `1.5 MiB`.
+pub fn bytes(v: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = v as f64;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < UNITS.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    if u == 0 || x.fract() == 0.0 {
+        format!("{x:.0} {}", UNITS[u])
+    } else {
+        format!("{x:.1} {}", UNITS[u])
+    }
+}
+
+/// A short tick label: `0`, `2.5`, `500`, `1,500`, `20k`, `2.5M`, `1G`.
+pub fn compact(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".to_string();
+    }
+    let a = v.abs();
+    let (x, suffix) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let mut s = if x.fract().abs() < 1e-9 {
+        grouped_f(x)
+    } else {
+        // Up to 3 decimals, trailing zeros dropped.
+        let t = format!("{x:.3}");
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    s.push_str(suffix);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separators() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(1_234_567), "1,234,567");
+        assert_eq!(grouped_f(-1234.4), "-1,234");
+        assert_eq!(grouped_f(f64::NAN), "-");
+    }
+
+    #[test]
+    fn values_and_intervals() {
+        assert_eq!(value(0.1234), "0.123");
+        assert_eq!(value(48.431), "48.43");
+        assert_eq!(value(12345.6), "12,346");
+        assert_eq!(plusminus(1.23).as_deref(), Some("1.2"));
+        assert_eq!(plusminus(0.351).as_deref(), Some("0.35"));
+        assert_eq!(plusminus(12_345.0).as_deref(), Some("12,000"));
+        assert_eq!(plusminus(0.0), None);
+        let e = Estimate {
+            median: 48.431,
+            ci_low: 47.2,
+            ci_high: 49.6,
+            spread_pct: 3.0,
+            n: 3,
+        };
+        assert_eq!(estimate_value(&e), "48.43 ±1.2");
+        let point = Estimate {
+            ci_low: 48.431,
+            ci_high: 48.431,
+            ..e
+        };
+        assert_eq!(estimate_value(&point), "48.43");
+        let rate = Estimate {
+            median: 9_999.96,
+            ci_low: 9_999.95,
+            ci_high: 9_999.97,
+            ..e
+        };
+        assert_eq!(estimate_whole(&rate), "10,000");
+    }
+
+    #[test]
+    fn sizes_rates_and_ticks() {
+        assert_eq!(bytes(64), "64 B");
+        assert_eq!(bytes(1024), "1 KiB");
+        assert_eq!(bytes(65536), "64 KiB");
+        assert_eq!(bytes(1536 * 1024), "1.5 MiB");
+        assert_eq!(rate(10_000.0), "10,000");
+        assert_eq!(rate(2.5), "2.50");
+        assert_eq!(compact(0.0), "0");
+        assert_eq!(compact(2.5), "2.5");
+        assert_eq!(compact(1500.0), "1,500");
+        assert_eq!(compact(20_000.0), "20k");
+        assert_eq!(compact(2_500_000.0), "2.5M");
+    }
+}

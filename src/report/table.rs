@@ -1,0 +1,190 @@
+//! The terminal report: plain text (no colours), lines kept within 120 characters where
+//! the content allows. The environment first, then one table per group of cases with the
+//! message sizes as columns, then warnings, failed cases, delivery and resource use.
+
+use super::layout::{self, Grid};
+use super::Reporter;
+use crate::model::RunResult;
+use std::fmt::Write;
+
+/// Renders a run as plain text for a terminal.
+pub struct Table;
+
+/// Lines are kept within this width where the content allows.
+pub const WIDTH: usize = 120;
+const INDENT: &str = "  ";
+
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+fn heading(out: &mut String, title: &str, rule: char) {
+    let _ = writeln!(out, "{title}");
+    let _ = writeln!(out, "{}", rule.to_string().repeat(width(title)));
+}
+
+/// Words of `text` in lines of at most `WIDTH` characters, the first starting with
+/// `first`, the others with as many spaces. A word longer than a line stays whole.
+fn wrap(out: &mut String, first: &str, text: &str) {
+    let pad = " ".repeat(width(first));
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && width(&line) + 1 + width(word) > WIDTH {
+            let _ = writeln!(out, "{line}");
+            line = pad.clone();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    let _ = writeln!(out, "{line}");
+}
+
+/// A grid in blocks of as many columns as fit in `WIDTH`, each with its header.
+fn grid(out: &mut String, g: &Grid) {
+    let _ = writeln!(out, "{}", g.title);
+    let lw = g
+        .rows
+        .iter()
+        .map(|(l, _)| width(l))
+        .chain([width(&g.corner)])
+        .max()
+        .unwrap_or(0);
+    let cw: Vec<usize> = (0..g.columns.len())
+        .map(|i| {
+            g.rows
+                .iter()
+                .map(|(_, cells)| cells.get(i).map_or(0, |c| width(c)))
+                .chain([width(&g.columns[i])])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut start = 0;
+    while start < cw.len() {
+        let mut end = start;
+        let mut w = INDENT.len() + lw;
+        while end < cw.len() && (end == start || w + 3 + cw[end] <= WIDTH) {
+            w += 3 + cw[end];
+            end += 1;
+        }
+        if start > 0 {
+            out.push('\n');
+        }
+        let mut head = format!("{INDENT}{:<lw$}", g.corner);
+        let mut rule = format!("{INDENT}{}", "-".repeat(lw));
+        for (col, &w) in g.columns[start..end].iter().zip(&cw[start..end]) {
+            let _ = write!(head, " | {col:>w$}");
+            let _ = write!(rule, "-+-{}", "-".repeat(w));
+        }
+        let _ = writeln!(out, "{head}");
+        let _ = writeln!(out, "{rule}");
+        for (label, cells) in &g.rows {
+            let mut line = format!("{INDENT}{label:<lw$}");
+            for (i, &w) in cw.iter().enumerate().take(end).skip(start) {
+                let cell = cells.get(i).map_or("", String::as_str);
+                let _ = write!(line, " | {cell:>w$}");
+            }
+            let _ = writeln!(out, "{line}");
+        }
+        start = end;
+    }
+}
+
+/// A table with a header row; the first `left` columns are aligned left, the rest right.
+fn plain_table(out: &mut String, heads: &[&str], rows: &[[String; 6]], left: usize) {
+    let w: Vec<usize> = (0..heads.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| width(&r[i]))
+                .chain([width(heads[i])])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut s = INDENT.to_string();
+        for (i, c) in cells.enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            if i < left {
+                let _ = write!(s, "{c:<w$}", w = w[i]);
+            } else {
+                let _ = write!(s, "{c:>w$}", w = w[i]);
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let _ = writeln!(out, "{}", line(&mut heads.iter().copied()));
+    for r in rows {
+        let _ = writeln!(out, "{}", line(&mut r.iter().map(String::as_str)));
+    }
+}
+
+impl Reporter for Table {
+    fn render(&self, run: &RunResult) -> String {
+        let mut out = String::new();
+        heading(&mut out, &format!("zmqperf run {}", run.run_id), '=');
+        let env = layout::environment(run);
+        let kw = env.iter().map(|(k, _)| width(k)).max().unwrap_or(0);
+        for (k, v) in &env {
+            wrap(&mut out, &format!("{k:<kw$}  "), v);
+        }
+
+        out.push('\n');
+        heading(&mut out, "Results", '-');
+        let grids = layout::grids(run);
+        if grids.is_empty() {
+            let _ = writeln!(out, "No cases in this run.");
+        } else {
+            wrap(
+                &mut out,
+                "",
+                "Figures are medians over the repetitions; ± is half the width of their 95% \
+                 confidence interval. Latency is the mean one-way time (round trip / 2 for \
+                 latency cases).",
+            );
+        }
+        for g in &grids {
+            out.push('\n');
+            grid(&mut out, g);
+        }
+
+        let warnings = layout::warnings(run);
+        if !warnings.is_empty() {
+            out.push('\n');
+            heading(&mut out, "Warnings", '-');
+            for (id, w) in warnings {
+                wrap(&mut out, "- ", &format!("{id}: {w}"));
+            }
+        }
+        let failures = layout::failures(run);
+        if !failures.is_empty() {
+            out.push('\n');
+            heading(&mut out, "Failed cases", '-');
+            for (id, e) in failures {
+                wrap(&mut out, "- ", &format!("{id}: {e}"));
+            }
+        }
+        let delivery = layout::delivery(run);
+        if !delivery.is_empty() {
+            out.push('\n');
+            heading(&mut out, "Delivery", '-');
+            for d in delivery {
+                wrap(&mut out, "- ", &d);
+            }
+        }
+        let resources = layout::resources(run);
+        if !resources.is_empty() {
+            out.push('\n');
+            heading(&mut out, "Resources (last repetition of each case)", '-');
+            plain_table(&mut out, &layout::RESOURCE_HEADS, &resources, 3);
+        }
+        out
+    }
+}

@@ -1,1 +1,0 @@
-//! The history of runs in an embedded SQLite database (to be written).

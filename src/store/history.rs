@@ -1,0 +1,84 @@
+//! The text of `zmqperf history`: one line per run, most recent first.
+
+use super::text::{table, truncate};
+use super::RunListing;
+
+/// Longest command line shown in full.
+const COMMAND_WIDTH: usize = 60;
+/// Longest "host / CPU" shown in full.
+const MACHINE_WIDTH: usize = 48;
+
+/// The runs as a table: id, start time, status, cases (and how many failed), host and CPU,
+/// command line. An empty list says how runs get there.
+pub fn format_history(runs: &[RunListing]) -> String {
+    if runs.is_empty() {
+        return "no runs recorded yet: `zmqperf run` records each run in the history\n".to_string();
+    }
+    let mut rows = vec![
+        ["run", "started", "status", "cases", "host / CPU", "command"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for r in runs {
+        let cases = if r.failed_cases > 0 {
+            format!("{} ({} failed)", r.cases, r.failed_cases)
+        } else {
+            r.cases.to_string()
+        };
+        let machine = match (r.hostname.is_empty(), r.cpu_model.is_empty()) {
+            (false, false) => format!("{} / {}", r.hostname, r.cpu_model),
+            (false, true) => r.hostname.clone(),
+            (true, false) => r.cpu_model.clone(),
+            (true, true) => "-".to_string(),
+        };
+        rows.push(vec![
+            r.run_id.clone(),
+            r.started_at.clone(),
+            r.status.clone(),
+            cases,
+            truncate(&machine, MACHINE_WIDTH),
+            truncate(&r.command, COMMAND_WIDTH),
+        ]);
+    }
+    table(&rows, &[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(id: &str, status: &str, cases: u64, failed: u64) -> RunListing {
+        RunListing {
+            run_id: id.into(),
+            started_at: "2026-11-21T22:15:30Z".into(),
+            finished_at: None,
+            status: status.into(),
+            command: "zmqperf run --suite quick".into(),
+            cases,
+            failed_cases: failed,
+            cpu_model: "AMD EPYC 7763".into(),
+            hostname: "alpha".into(),
+        }
+    }
+
+    #[test]
+    fn snapshot() {
+        let runs = [
+            listing("20261121-221530-4f2a", "interrupted", 3, 1),
+            listing("20261121-201000-0b1c", "complete", 12, 0),
+        ];
+        assert_eq!(
+            format_history(&runs),
+            "\
+run                   started               status       cases         host / CPU             command
+20261121-221530-4f2a  2026-11-21T22:15:30Z  interrupted  3 (1 failed)  alpha / AMD EPYC 7763  zmqperf run --suite quick
+20261121-201000-0b1c  2026-11-21T22:15:30Z  complete     12            alpha / AMD EPYC 7763  zmqperf run --suite quick
+"
+        );
+    }
+
+    #[test]
+    fn empty() {
+        assert!(format_history(&[]).starts_with("no runs recorded yet"));
+    }
+}

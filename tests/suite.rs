@@ -1,0 +1,236 @@
+//! `zmqperf run` end to end: every pattern over inproc, ipc and tcp with small counts, a
+//! workload file, a case whose roles overrun their deadline, and bad options. Each under a
+//! watchdog; nothing touches the user's history (ZMQPERF_DB points at a temp file).
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::process::Command;
+
+const T: u64 = 120;
+
+fn run_cmd(args: &[&str], db: &str) -> Command {
+    let mut c = zmqperf();
+    c.arg("run").args(args).env("ZMQPERF_DB", db);
+    c
+}
+
+fn temp_db(name: &str) -> String {
+    let p = std::env::temp_dir().join(format!("zmqperf-suite-{}-{name}.db", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p.display().to_string()
+}
+
+fn json_run(args: &[&str], name: &str) -> Value {
+    let mut all = vec!["--format", "json"];
+    all.extend_from_slice(args);
+    let o = run(run_cmd(&all, &temp_db(name)), T);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", o.stdout))
+}
+
+fn check_transport(transport: &str) {
+    let v = json_run(
+        &[
+            "--transports",
+            transport,
+            "--sizes",
+            "64",
+            "--count",
+            "300",
+            "--warmup",
+            "20",
+            "--repetitions",
+            "2",
+        ],
+        transport,
+    );
+    assert_eq!(v["status"], "complete");
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 6, "one case per pattern");
+    let placement = if transport == "inproc" {
+        "thread"
+    } else {
+        "process"
+    };
+    for c in cases {
+        assert!(c["error"].is_null(), "{}: {}", c["id"], c["error"]);
+        assert_eq!(c["transport"], transport);
+        let reps = c["repetitions"].as_array().unwrap();
+        assert_eq!(reps.len(), 2);
+        for r in reps {
+            let roles = r["roles"].as_array().unwrap();
+            assert_eq!(roles.len(), 2, "{}", c["id"]);
+            for role in roles {
+                assert_eq!(role["placement"], placement);
+                assert!(role["peak_rss_kib"].as_u64().unwrap() > 0);
+            }
+        }
+        let s = &c["summary"];
+        assert!(
+            s["latency_us"]["median"].as_f64().unwrap() > 0.0,
+            "{}",
+            c["id"]
+        );
+        if c["kind"] == "throughput" {
+            assert_eq!(s["lost"], 0, "{}", c["id"]);
+            assert!(s["msgs_per_sec"]["median"].as_f64().unwrap() > 0.0);
+            assert!(s["send_msgs_per_sec"]["median"].as_f64().unwrap() > 0.0);
+            for r in reps {
+                assert_eq!(r["loss"]["received"], 300, "{}", c["id"]);
+                assert_eq!(r["delivered"]["messages"], 300);
+            }
+            assert_eq!(c["loop_mode"], "closed");
+        } else {
+            assert_eq!(reps[0]["latency"]["count"], 300);
+            if transport != "inproc" {
+                assert!(
+                    c["floor"]["latency_us"].as_f64().unwrap() > 0.0,
+                    "{}",
+                    c["id"]
+                );
+            }
+        }
+    }
+    assert!(v["environment"]["cores"].as_u64().unwrap() >= 1);
+    assert!(v["environment"]["libzmq_version"]
+        .as_str()
+        .unwrap()
+        .starts_with('4'));
+    assert!(v["command"].as_str().unwrap().contains("run"));
+}
+
+#[test]
+fn every_pattern_over_inproc() {
+    with_watchdog(T, || check_transport("inproc"));
+}
+
+#[test]
+fn every_pattern_over_ipc() {
+    with_watchdog(T, || check_transport("ipc"));
+}
+
+#[test]
+fn every_pattern_over_tcp() {
+    with_watchdog(T, || check_transport("tcp"));
+}
+
+#[test]
+fn open_loop_reports_send_delay_and_labels_the_case() {
+    with_watchdog(T, || {
+        let v = json_run(
+            &[
+                "--patterns",
+                "pushpull",
+                "--transports",
+                "ipc",
+                "--sizes",
+                "64",
+                "--count",
+                "500",
+                "--rate",
+                "20000",
+                "--repetitions",
+                "1",
+            ],
+            "open",
+        );
+        let c = &v["cases"][0];
+        assert_eq!(c["loop_mode"], "open");
+        assert_eq!(c["rate"], 20000.0);
+        assert!(c["id"].as_str().unwrap().ends_with("/20000"));
+        assert!(c["summary"]["send_delay_p50_us"]["median"]
+            .as_f64()
+            .is_some());
+        let r = &c["repetitions"][0];
+        assert_eq!(
+            r["latency"]["count"], 500,
+            "every message is time-stamped in open loop"
+        );
+        // 500 messages at 20k/s take about 25 ms: the delivered rate is near the target.
+        let rate = c["summary"]["msgs_per_sec"]["median"].as_f64().unwrap();
+        assert!(rate < 30_000.0, "paced, not flat out: {rate}");
+    });
+}
+
+#[test]
+fn workload_file_runs_its_cases() {
+    with_watchdog(T, || {
+        let path = std::env::temp_dir().join(format!("zmqperf-w-{}.toml", std::process::id()));
+        std::fs::write(
+            &path,
+            "repetitions = 1\n[[sweep]]\npatterns = [\"reqrep\", \"pubsub\"]\ntransports = [\"inproc\", \"tcp\"]\nsizes = [32, \"1KiB\"]\ncount = 200\n",
+        )
+        .unwrap();
+        let v = json_run(&[path.to_str().unwrap()], "workload");
+        assert_eq!(v["cases"].as_array().unwrap().len(), 8);
+        assert!(v["workload"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("[[sweep]]"));
+        let _ = std::fs::remove_file(path);
+    });
+}
+
+#[test]
+fn a_role_that_overruns_fails_its_case_and_the_suite_goes_on() {
+    with_watchdog(T, || {
+        let db = temp_db("overrun");
+        let o = run(
+            run_cmd(
+                &[
+                    "--format",
+                    "json",
+                    "--patterns",
+                    "pushpull,reqrep",
+                    "--transports",
+                    "tcp",
+                    "--sizes",
+                    "64",
+                    "--count",
+                    "50000000",
+                    "--repetitions",
+                    "1",
+                    "--case-timeout",
+                    "300ms",
+                    "--no-floor",
+                ],
+                &db,
+            ),
+            T,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        let cases = v["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 2, "both cases ran");
+        for c in cases {
+            let e = c["error"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{} should fail", c["id"]));
+            assert!(e.contains("did not answer in time"), "{e}");
+        }
+        assert!(o.stderr.contains("FAILED"), "{}", o.stderr);
+    });
+}
+
+#[test]
+fn bad_options_name_the_fix() {
+    let db = temp_db("bad");
+    for (args, code, needle) in [
+        (&["--patterns", "reqrep,nope"][..], 3, "use one of"),
+        (&["--transports", "udp"][..], 3, "use tcp, ipc or inproc"),
+        (&["--sizes", "0"][..], 3, "at least 1 byte"),
+        (&["--repetitions", "0"][..], 3, "at least 1"),
+        (&["--rate", "0"][..], 3, "above 0"),
+        (
+            &["/no/such/workload.toml"][..],
+            11,
+            "/no/such/workload.toml",
+        ),
+    ] {
+        let o = run(run_cmd(args, &db), T);
+        assert_eq!(o.code, Some(code), "{args:?}: {o:?}");
+        assert!(o.stderr.contains(needle), "{args:?}: {}", o.stderr);
+    }
+}
