@@ -234,3 +234,68 @@ fn bad_options_name_the_fix() {
         assert!(o.stderr.contains(needle), "{args:?}: {}", o.stderr);
     }
 }
+
+#[test]
+fn ctrl_c_keeps_the_finished_cases_and_reports_them() {
+    with_watchdog(T, || {
+        let db = temp_db("ctrlc");
+        let p = Proc::spawn(
+            run_cmd(
+                &["--format", "json", "--patterns", "reqrep", "--transports", "tcp", "--sizes", "64,128,256,512,1024,2048", "--count", "3000", "--repetitions", "3", "--no-floor"],
+                &db,
+            ),
+            T,
+        );
+        // Progress goes to stderr, one line per case when stderr is not a terminal.
+        p.wait_stderr("[3/6]");
+        // SAFETY: a signal to the child this test started, by its pid.
+        unsafe { libc::kill(p.pid() as i32, libc::SIGINT) };
+        let o = p.finish();
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(o.stderr.contains("interrupted"), "{}", o.stderr);
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(v["status"], "interrupted");
+        let done = v["cases"].as_array().unwrap().len();
+        assert!((2..6).contains(&done), "{done} cases");
+        // The history has the same cases, and says the run was interrupted.
+        let mut show = zmqperf();
+        show.args(["show", "last", "--format", "json", "--db", &db]);
+        let s: Value = serde_json::from_str(&run(show, T).stdout).unwrap();
+        assert_eq!(s["status"], "interrupted");
+        assert_eq!(s["cases"].as_array().unwrap().len(), done);
+    });
+}
+
+#[test]
+fn history_show_compare_from_the_command_line() {
+    with_watchdog(T, || {
+        let db = temp_db("cli");
+        let args = ["--format", "csv", "--patterns", "pushpull", "--transports", "inproc", "--sizes", "64", "--count", "2000", "--repetitions", "2"];
+        for _ in 0..2 {
+            let o = run(run_cmd(&args, &db), T);
+            assert_eq!(o.code, Some(0), "{o:?}");
+            assert!(o.stdout.lines().count() >= 2, "csv header and a row: {}", o.stdout);
+        }
+        let cli = |a: &[&str]| {
+            let mut c = zmqperf();
+            c.args(a).args(["--db", &db]);
+            run(c, T)
+        };
+        let h = cli(&["history"]);
+        assert_eq!(h.code, Some(0), "{h:?}");
+        assert_eq!(h.stdout.matches("complete").count(), 2, "{}", h.stdout);
+        let same = cli(&["compare", "last", "last", "--fail-above", "5%"]);
+        assert_eq!(same.code, Some(0), "an identical pair passes: {same:?}");
+        let bad = cli(&["compare", "last", "nosuchrun"]);
+        assert_eq!(bad.code, Some(14), "{bad:?}");
+        assert!(bad.stderr.contains("nosuchrun"), "{}", bad.stderr);
+        let html = std::env::temp_dir().join(format!("zmqperf-r-{}.html", std::process::id()));
+        let r = cli(&["report", "last", "--format", "html", "-o", html.to_str().unwrap()]);
+        assert_eq!(r.code, Some(0), "{r:?}");
+        let text = std::fs::read_to_string(&html).unwrap();
+        assert!(text.contains("<svg"), "charts inline");
+        let _ = std::fs::remove_file(html);
+        let f = cli(&["show", "last", "--format", "pdf"]);
+        assert_eq!(f.code, Some(3), "{f:?}");
+    });
+}

@@ -102,6 +102,25 @@ impl Proc {
         }
     }
 
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for a stderr line containing `needle` (panics at the deadline).
+    pub fn wait_stderr(&self, needle: &str) -> String {
+        loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .stderr_lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no stderr line with '{needle}' before the deadline"));
+            if line.contains(needle) {
+                return line;
+            }
+        }
+    }
+
     /// Waits for the end (killing the process at its deadline) and collects its output.
     pub fn finish(mut self) -> Output {
         loop {
