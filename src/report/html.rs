@@ -100,7 +100,7 @@ const THROUGHPUT: [Stat; 2] = [
     Stat {
         name: "sent",
         dash: Dash::Dashed,
-        marker: Marker::None,
+        marker: Marker::Ring,
         bar: "#56B4E9",
         pick: |c| &c.summary.send_msgs_per_sec,
     },
@@ -143,7 +143,7 @@ fn point(c: &CaseResult, e: &Option<Estimate>) -> Option<Point> {
 impl SizeChart<'_> {
     /// The charts of `groups`: none if nothing has a value; bars if every value is at the
     /// same message size; otherwise lines by size, one chart per transport when there are
-    /// more groups than one chart shows legibly. The flag is true for bars.
+    /// more groups (over four) than one chart shows legibly. The flag is true for bars.
     fn render(&self, groups: &[&Group<'_>]) -> Vec<(String, bool)> {
         let has = |c: &CaseResult| self.stats.iter().any(|s| point(c, (s.pick)(c)).is_some());
         let groups: Vec<&Group<'_>> = groups
@@ -160,7 +160,7 @@ impl SizeChart<'_> {
         match sizes.len() {
             0 => Vec::new(),
             1 => vec![(self.bars(&groups, sizes[0]), true)],
-            _ if groups.len() > 6 => {
+            _ if groups.len() > 4 => {
                 let mut transports: Vec<Transport> = Vec::new();
                 for g in &groups {
                     if !transports.contains(&g.transport) {
@@ -218,7 +218,14 @@ impl SizeChart<'_> {
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.x))
             .collect();
-        let ys = svg::y_values(&series);
+        // The axis holds every median, and the intervals up to half as high again: a wide
+        // interval of a short run would otherwise squash all lines flat. Longer whiskers
+        // run out of the frame, which shows they go on.
+        let top = medians(&series).into_iter().fold(0.0, f64::max);
+        let ys: Vec<f64> = svg::y_values(&series)
+            .into_iter()
+            .map(|v| v.min(top * 1.5))
+            .collect();
         LineChart {
             id: id.to_string(),
             title: title.to_string(),
@@ -228,7 +235,7 @@ impl SizeChart<'_> {
                 xs,
                 size_label,
             ),
-            y: y_axis(self.y_label, ys),
+            y: y_axis(self.y_label, &medians(&series), ys),
             series,
             legend,
         }
@@ -267,10 +274,18 @@ impl SizeChart<'_> {
     }
 }
 
-/// A value axis: linear from zero, or logarithmic (and labelled so) when the values span
-/// more than 30 times.
-fn y_axis(label: &str, values: Vec<f64>) -> Axis {
-    let scale = svg::auto_scale(&values, 30.0);
+/// The y values of the series' points (not of their intervals).
+fn medians(series: &[Series]) -> Vec<f64> {
+    series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.y))
+        .collect()
+}
+
+/// A value axis holding `values`: linear from zero, or logarithmic (and labelled so) when
+/// the `medians` span more than 30 times.
+fn y_axis(label: &str, medians: &[f64], values: Vec<f64>) -> Axis {
+    let scale = svg::auto_scale(medians, 30.0);
     let label = if scale == Scale::Log10 {
         format!("{label}, log scale")
     } else {
@@ -360,7 +375,7 @@ fn spectrum_chart(
             xs,
             |v| v.to_string(),
         ),
-        y: y_axis(what, svg::y_values(&series)),
+        y: y_axis(what, &medians(&series), svg::y_values(&series)),
         series,
         legend: Vec::new(),
     }

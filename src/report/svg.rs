@@ -305,6 +305,8 @@ impl Dash {
 pub enum Marker {
     None,
     Circle,
+    /// A hollow circle.
+    Ring,
     Square,
     Triangle,
 }
@@ -316,6 +318,13 @@ fn marker(out: &mut String, m: Marker, x: f64, y: f64, color: &str) {
             let _ = write!(
                 out,
                 "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{color}\"/>"
+            );
+        }
+        Marker::Ring => {
+            let _ = write!(
+                out,
+                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"#fff\" stroke=\"{color}\" \
+                 stroke-width=\"1.5\"/>"
             );
         }
         Marker::Square => {
@@ -577,7 +586,10 @@ impl LineChart {
                 .filter_map(|p| Some((px(p.x)?, py(p.y)?, p)))
                 .collect();
             for (x, _, p) in &pts {
-                if let (Some(lo), Some(hi)) = (p.lo.and_then(py), p.hi.and_then(py)) {
+                // An end the axis cannot show (zero on a log scale) runs out of the frame.
+                let below = mt + PLOT_H + 12.0;
+                let lo = p.lo.map(|v| py(v).unwrap_or(below));
+                if let (Some(lo), Some(hi)) = (lo, p.hi.and_then(py)) {
                     if (lo - hi).abs() >= 1.0 {
                         let _ = write!(
                             out,
@@ -609,7 +621,7 @@ impl LineChart {
             for (x, y, _) in &pts {
                 let m = match (s.marker, pts.len()) {
                     // A lone point needs a mark to be seen at all.
-                    (Marker::None, 1) => Marker::Circle,
+                    (Marker::None, 1) => Marker::Ring,
                     (m, _) => m,
                 };
                 marker(&mut out, m, *x, *y, s.color);
