@@ -241,7 +241,21 @@ fn ctrl_c_keeps_the_finished_cases_and_reports_them() {
         let db = temp_db("ctrlc");
         let p = Proc::spawn(
             run_cmd(
-                &["--format", "json", "--patterns", "reqrep", "--transports", "tcp", "--sizes", "64,128,256,512,1024,2048", "--count", "3000", "--repetitions", "3", "--no-floor"],
+                &[
+                    "--format",
+                    "json",
+                    "--patterns",
+                    "reqrep",
+                    "--transports",
+                    "tcp",
+                    "--sizes",
+                    "64,128,256,512,1024,2048",
+                    "--count",
+                    "3000",
+                    "--repetitions",
+                    "3",
+                    "--no-floor",
+                ],
                 &db,
             ),
             T,
@@ -270,11 +284,28 @@ fn ctrl_c_keeps_the_finished_cases_and_reports_them() {
 fn history_show_compare_from_the_command_line() {
     with_watchdog(T, || {
         let db = temp_db("cli");
-        let args = ["--format", "csv", "--patterns", "pushpull", "--transports", "inproc", "--sizes", "64", "--count", "2000", "--repetitions", "2"];
+        let args = [
+            "--format",
+            "csv",
+            "--patterns",
+            "pushpull",
+            "--transports",
+            "inproc",
+            "--sizes",
+            "64",
+            "--count",
+            "2000",
+            "--repetitions",
+            "2",
+        ];
         for _ in 0..2 {
             let o = run(run_cmd(&args, &db), T);
             assert_eq!(o.code, Some(0), "{o:?}");
-            assert!(o.stdout.lines().count() >= 2, "csv header and a row: {}", o.stdout);
+            assert!(
+                o.stdout.lines().count() >= 2,
+                "csv header and a row: {}",
+                o.stdout
+            );
         }
         let cli = |a: &[&str]| {
             let mut c = zmqperf();
@@ -290,7 +321,14 @@ fn history_show_compare_from_the_command_line() {
         assert_eq!(bad.code, Some(14), "{bad:?}");
         assert!(bad.stderr.contains("nosuchrun"), "{}", bad.stderr);
         let html = std::env::temp_dir().join(format!("zmqperf-r-{}.html", std::process::id()));
-        let r = cli(&["report", "last", "--format", "html", "-o", html.to_str().unwrap()]);
+        let r = cli(&[
+            "report",
+            "last",
+            "--format",
+            "html",
+            "-o",
+            html.to_str().unwrap(),
+        ]);
         assert_eq!(r.code, Some(0), "{r:?}");
         let text = std::fs::read_to_string(&html).unwrap();
         assert!(text.contains("<svg"), "charts inline");
