@@ -291,6 +291,8 @@ fn y_axis(label: &str, medians: &[f64], values: Vec<f64>) -> Axis {
     } else {
         label.to_string()
     };
+    // Every charted quantity (latency, rates, counts) is at least zero.
+    let values: Vec<f64> = values.into_iter().map(|v| v.max(0.0)).collect();
     Axis::new(&label, scale, values, numbers::compact)
 }
 
