@@ -40,7 +40,6 @@ pub(super) fn run(
                 format!(" ({lost} lost so far by sequence number)"),
             )
         })?;
-        let now = now_ns();
         check_size(&msg, spec.size, seen)?;
         seen += 1;
         if !header {
@@ -49,7 +48,7 @@ pub(super) fn run(
                 continue;
             }
             if received == 0 {
-                start = now;
+                start = now_ns();
             }
             received += 1;
             if received == spec.count {
@@ -69,12 +68,20 @@ pub(super) fn run(
         if h.flags & FLAG_WARMUP != 0 {
             continue;
         }
+        // The clock is read only where a figure needs it (as in local_thr): on the first
+        // message and on the time-stamped ones.
+        let stamped = h.has_timestamp();
+        let now = if stamped || received == 0 {
+            now_ns()
+        } else {
+            0
+        };
         if received == 0 {
             start = now;
         }
         received += 1;
         ledger.record(h.stream_id, h.sequence);
-        if h.has_timestamp() {
+        if stamped {
             hist.record(now.saturating_sub(h.send_ns));
         }
         if h.flags & FLAG_END != 0 || received == spec.count {
