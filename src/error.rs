@@ -69,6 +69,9 @@ pub enum Error {
     /// A comparison found a case that regressed past the threshold (the report is printed first).
     #[error("{0}")]
     Regressed(String),
+    /// Fewer peers joined than the run needs (subscribers that never subscribed).
+    #[error("{0}")]
+    Shortfall(String),
     /// An I/O error outside ZeroMQ.
     #[error("{op}: {source}")]
     Io {
@@ -96,6 +99,7 @@ impl Error {
             Error::Lost { .. } => 12,
             Error::Store(e) => e.exit_code(),
             Error::Regressed(_) => 15,
+            Error::Shortfall(_) => 16,
         }
     }
 

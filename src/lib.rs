@@ -1,13 +1,16 @@
 //! zmqperf: measure ZeroMQ latency, throughput and delivery.
 //!
 //! The library core: endpoints and parsing, the measurement header, the clock, mergeable
-//! statistics, and the libzmq-compatible perf commands. It knows nothing of the command line
-//! or of output formats beyond the compatible lines in [`report`].
+//! statistics, the libzmq-compatible perf commands, the suite and the diagnostic
+//! experiments. It knows nothing of the command line or of output formats beyond the
+//! compatible lines and the reports in [`report`].
 
 pub mod clock;
 pub mod compat;
+pub mod diagnose;
 pub mod endpoint;
 pub mod error;
+pub mod fanout;
 pub mod header;
 pub mod model;
 pub mod msg;

@@ -72,6 +72,7 @@ fn json_of(run: &RunResult) -> Value {
 fn empty_runs() -> Vec<RunResult> {
     let mut empty = sample_run();
     empty.cases.clear();
+    empty.findings.clear();
     empty.workload = None;
     empty.finished_at = None;
     empty.status = "running".to_string();
@@ -496,4 +497,48 @@ fn format_names() {
         e.contains("'pdf'") && e.contains("table, json, csv, markdown, html"),
         "{e}"
     );
+}
+
+#[test]
+fn findings_show_in_every_human_format() {
+    let run = sample_run();
+    let text = render(&run, Format::Table);
+    let md = render(&run, Format::Markdown);
+    let html = render(&run, Format::Html);
+    for f in &run.findings {
+        assert!(
+            text.contains(&format!("[{}] {}", f.severity.name(), f.id)),
+            "{}",
+            f.id
+        );
+        assert!(md.contains(&format!("### {}", f.id)), "{}", f.id);
+        assert!(html.contains(&format!("<code>{}</code>", f.id)), "{}", f.id);
+    }
+    assert!(text.contains("Findings\n--------\n2 findings: 1 warning, 1 info."));
+    assert!(text.contains("  Remedy: Publish only") || text.contains("  Remedy: Wait for"));
+    assert!(
+        text.contains("Gap: 1,797 lost at the start (seq 0 to 1,796)"),
+        "{text}"
+    );
+    assert!(
+        md.contains("- **Evidence**: `first_arrival_ms` 2.81, `fixed_wait_lost` 0, "),
+        "{md}"
+    );
+    assert!(html.contains("<h2>Findings</h2>"));
+    assert!(html.contains("PUSH -&gt; PULL"), "evidence is escaped");
+    for l in text.lines() {
+        assert!(l.chars().count() <= 120, "line over 120 characters: {l}");
+    }
+
+    // A run of `zmqperf diagnose`: findings, no cases, so no empty results section.
+    let mut diag = run.clone();
+    diag.cases.clear();
+    let text = render(&diag, Format::Table);
+    assert!(text.contains("Findings") && !text.contains("No cases in this run."));
+    assert!(!text.contains("Results"));
+    let html = render(&diag, Format::Html);
+    assert!(html.contains("<h2>Findings</h2>") && !html.contains("<h2>Charts</h2>"));
+    assert!(html.contains("2 findings"));
+    let md = render(&diag, Format::Markdown);
+    assert!(md.contains("## Findings") && !md.contains("## Results"));
 }

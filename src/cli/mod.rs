@@ -1,6 +1,8 @@
 //! The command line: clap definitions, turned into validated library configs at this
 //! boundary, and the printing of results.
 
+mod diagnose;
+mod fanout;
 mod suite;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -58,6 +60,9 @@ enum Cmd {
     /// Run the benchmark suite (patterns x transports x sizes), store it, report it.
     #[command(after_help = RUN_EXAMPLES)]
     Run(suite::RunArgs),
+    /// Run short experiments that find why messages are lost or late, with the remedies.
+    #[command(after_help = diagnose::EXAMPLES)]
+    Diagnose(diagnose::DiagnoseArgs),
     /// List the runs in the history.
     History {
         /// Show at most this many (newest first).
@@ -97,6 +102,21 @@ enum Cmd {
         fail_above: Option<String>,
         #[command(flatten)]
         db: suite::DbArgs,
+    },
+    /// Fan-out publisher: binds XPUB and sends -n messages every -t ms, -p times.
+    #[command(name = "pub", disable_help_flag = true, after_help = fanout::PUB_EXAMPLES)]
+    Pub(fanout::PubArgs),
+    /// Fan-out subscribers: -c processes of -n SUB sockets each; reports delivery and latency.
+    #[command(name = "sub-cluster", disable_help_flag = true, after_help = fanout::SUB_EXAMPLES)]
+    SubCluster(fanout::SubClusterArgs),
+    /// Fan-out on one host: a publisher and -c x -s subscribers, over tcp or ipc.
+    #[command(disable_help_flag = true, after_help = fanout::FANOUT_EXAMPLES)]
+    Fanout(fanout::FanoutArgs),
+    /// Runs one subscriber process of a sub-cluster (used by `sub-cluster` and `fanout`).
+    #[command(name = "__subs", hide = true)]
+    Subs {
+        /// The process's spec as JSON.
+        spec: String,
     },
     /// Plays one role of a case in a child process (used by `run`).
     #[command(name = "__role", hide = true)]
@@ -345,10 +365,20 @@ pub fn run(cli: Cli) -> Result<()> {
     if let Cmd::Role { spec } = &cli.cmd {
         std::process::exit(zmqperf::runner::place::child_main(spec));
     }
+    if let Cmd::Subs { spec } = &cli.cmd {
+        std::process::exit(zmqperf::fanout::child_main(spec));
+    }
     match &cli.cmd {
+        Cmd::Pub(a) => return fanout::run_pub(a),
+        Cmd::SubCluster(a) => return fanout::run_sub_cluster(a),
+        Cmd::Fanout(a) => return fanout::run_fanout(a),
         Cmd::Run(a) => {
             let command = std::env::args().collect::<Vec<_>>().join(" ");
             return suite::run(a, command);
+        }
+        Cmd::Diagnose(a) => {
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            return diagnose::run(a, command);
         }
         Cmd::History { limit, db } => {
             let store = zmqperf::store::Store::open_existing(db.path())?;
@@ -529,7 +559,12 @@ pub fn run(cli: Cli) -> Result<()> {
             );
         }
         Cmd::Run(_)
+        | Cmd::Diagnose(_)
         | Cmd::Role { .. }
+        | Cmd::Subs { .. }
+        | Cmd::Pub(_)
+        | Cmd::SubCluster(_)
+        | Cmd::Fanout(_)
         | Cmd::History { .. }
         | Cmd::Show { .. }
         | Cmd::Report { .. }

@@ -63,7 +63,8 @@ pub(crate) fn open_socket(
     Ok((s, actual))
 }
 
-fn bind_error(endpoint: &Endpoint, e: zmq::Error) -> Error {
+/// The error for a failed bind, naming the cause and the fix.
+pub(crate) fn bind_error(endpoint: &Endpoint, e: zmq::Error) -> Error {
     let reason = match e {
         zmq::Error::EADDRINUSE => {
             return Error::AddressInUse {

@@ -7,13 +7,14 @@
 
 use crate::endpoint::Transport;
 use crate::model::{
-    CaseResult, CaseSummary, Environment, Estimate, Floor, Kind, LoopMode, Repetition, RoleUsage,
-    RunResult, Workload, SCHEMA_VERSION,
+    CaseResult, CaseSummary, Environment, Estimate, Finding, Floor, Kind, LoopMode, Measure,
+    Repetition, RoleUsage, RunResult, Severity, TimedGap, Workload, SCHEMA_VERSION,
 };
 use crate::stats::ledger::Gap;
 use crate::stats::{
     estimate, GapPosition, LatencyHistogram, LatencySummary, LossSummary, Throughput,
 };
+use std::collections::BTreeMap;
 
 /// A small linear congruential generator: the same numbers everywhere.
 struct Lcg(u64);
@@ -485,7 +486,89 @@ pub fn sample_run() -> RunResult {
             zmqperf_version: "0.1.0".to_string(),
         },
         cases,
+        findings: sample_findings(),
     }
+}
+
+/// Two findings as `zmqperf diagnose` writes them: a slow joiner that lost the start of a
+/// stream (a warning, with its gap) and a PUSH that blocked instead of dropping (info).
+pub fn sample_findings() -> Vec<Finding> {
+    let evidence = |pairs: Vec<(&str, Measure)>| -> BTreeMap<String, Measure> {
+        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    };
+    vec![
+        Finding {
+            id: "slow-joiner/tcp".to_string(),
+            experiment: "slow-joiner".to_string(),
+            transport: Transport::Tcp,
+            severity: Severity::Warning,
+            title: "PUB/SUB over tcp: 1,797 messages lost at the start (slow joiner)".to_string(),
+            observed: "The publisher sent at once after connecting; the subscription reached \
+                       it 2.7 ms after its first send, and the 1,797 messages sent before \
+                       that went to no one. With a 5 ms wait 0 were lost; with a handshake \
+                       0 (ready after 3.1 ms); with an XPUB waiting for the subscription 0 \
+                       (ready after 2.5 ms)."
+                .to_string(),
+            cause: "A PUB sends only to subscribers whose subscription it has received; \
+                    connecting and passing the subscription take time, and messages sent \
+                    meanwhile are dropped."
+                .to_string(),
+            remedy: "Wait for the subscription on an XPUB before publishing (or use a \
+                     handshake on a second socket); a fixed sleep is a guess that fails on a \
+                     slower network."
+                .to_string(),
+            evidence: evidence(vec![
+                ("sent", Measure::Count(21_797)),
+                ("received", Measure::Count(20_000)),
+                ("lost_at_start", Measure::Count(1_797)),
+                ("subscription_ms", Measure::Number(2.74)),
+                ("first_arrival_ms", Measure::Number(2.81)),
+                ("fixed_wait_ms", Measure::Count(5)),
+                ("fixed_wait_lost", Measure::Count(0)),
+                ("handshake_lost", Measure::Count(0)),
+                ("handshake_ready_ms", Measure::Number(3.1)),
+                ("xpub_lost", Measure::Count(0)),
+                ("xpub_ready_ms", Measure::Number(2.5)),
+            ]),
+            gaps: vec![TimedGap {
+                first_seq: 0,
+                count: 1_797,
+                position: GapPosition::Start,
+                before_ms: None,
+                after_ms: Some(2.81),
+            }],
+            wall_s: 0.214,
+            error: None,
+        },
+        Finding {
+            id: "sender-stops/inproc".to_string(),
+            experiment: "sender-stops".to_string(),
+            transport: Transport::Inproc,
+            severity: Severity::Info,
+            title: "PUSH/PULL over inproc: the receiver noticed the silent sender after 250 ms"
+                .to_string(),
+            observed: "The sender stopped after 1,000 messages and kept its socket open. The \
+                       receiver's 250 ms timeout expired 251.3 ms after the last message \
+                       arrived; nothing was lost."
+                .to_string(),
+            cause: "A connection does not break when its sender goes quiet: without a timeout \
+                    a receive waits for ever."
+                .to_string(),
+            remedy: "Give every receive a timeout (ZMQ_RCVTIMEO, or zmq_poll with a timeout) \
+                     and decide what to do when it expires."
+                .to_string(),
+            evidence: evidence(vec![
+                ("received", Measure::Count(1_000)),
+                ("last_seq", Measure::Count(999)),
+                ("timeout_ms", Measure::Number(250.0)),
+                ("silence_ms", Measure::Number(251.3)),
+                ("sockets", Measure::Text("PUSH -> PULL".to_string())),
+            ]),
+            gaps: Vec::new(),
+            wall_s: 0.312,
+            error: None,
+        },
+    ]
 }
 
 #[cfg(test)]

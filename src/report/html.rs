@@ -1,14 +1,14 @@
 //! The HTML report: one self-contained page (inline CSS and SVG; no script, font or other
-//! file is fetched) to open in any browser. The environment first, then charts of latency,
-//! throughput and bandwidth by message size, latency percentile spectra, delivery, and
-//! the same tables as the Markdown report.
+//! file is fetched) to open in any browser. The environment first, then the findings of
+//! `zmqperf diagnose`, then charts of latency, throughput and bandwidth by message size,
+//! latency percentile spectra, delivery, and the same tables as the Markdown report.
 
 use super::layout::{self, Grid, Group};
 use super::numbers;
 use super::svg::{self, esc, Axis, BarChart, Dash, Key, LineChart, Marker, Point, Scale, Series};
 use super::Reporter;
 use crate::endpoint::Transport;
-use crate::model::{CaseResult, Estimate, Kind, RunResult};
+use crate::model::{CaseResult, Estimate, Finding, Kind, Measure, RunResult};
 use std::fmt::Write;
 
 /// Renders a run as one HTML page.
@@ -47,6 +47,16 @@ ul.items li { margin: 3px 0; }
 code { white-space: nowrap; font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.92em; }
 .note { color: #555; }
 code.cmd { white-space: pre-wrap; overflow-wrap: anywhere; }
+.finding { border: 1px solid #dde1e6; border-left: 5px solid #0072B2; border-radius: 6px;
+  padding: 4px 16px 8px; margin: 14px 0; background: #fbfcfd; }
+.finding.warning { border-left-color: #D55E00; }
+.finding h3 { margin: 10px 0 6px; }
+.finding p { margin: 6px 0; max-width: 980px; }
+.sev { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 0.8em;
+  font-weight: 600; background: #e1eef8; color: #004d80; vertical-align: 1px; }
+.sev.warning { background: #fbe3d6; color: #8a2b00; }
+ul.ev { columns: 3 240px; margin: 6px 0; padding-left: 18px; font-variant-numeric: tabular-nums; }
+ul.ev li { break-inside: avoid; }
 ";
 
 fn size_label(v: f64) -> String {
@@ -563,6 +573,127 @@ fn prose(s: &str) -> String {
     words.join(" ")
 }
 
+/// The findings of `zmqperf diagnose`: a box per finding with its severity, title, what
+/// happened, cause, remedy, evidence and gaps.
+fn findings(out: &mut String, run: &RunResult) {
+    out.push_str("<h2>Findings</h2>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">{}</p>",
+        esc(&layout::findings_count(run))
+    );
+    for v in layout::findings(run) {
+        let f = v.finding;
+        let sev = f.severity.name();
+        let _ = writeln!(
+            out,
+            "<div class=\"finding {sev}\" id=\"finding-{}\">\n<h3><span class=\"sev {sev}\">{sev}</span> \
+             {}</h3>\n<p><code>{}</code> &middot; {}</p>",
+            esc(&f.id.replace('/', "-")),
+            esc(&f.title),
+            esc(&f.id),
+            prose(&f.observed)
+        );
+        if let Some(e) = &f.error {
+            let _ = writeln!(out, "<p><strong>Failed:</strong> {}</p>", prose(e));
+        }
+        let _ = writeln!(
+            out,
+            "<p><strong>Cause:</strong> {}</p>\n<p><strong>Remedy:</strong> {}</p>",
+            prose(&f.cause),
+            prose(&f.remedy)
+        );
+        if !v.evidence.is_empty() {
+            out.push_str("<ul class=\"ev\">");
+            for (k, val) in &v.evidence {
+                let _ = write!(out, "<li><code>{}</code> {}</li>", esc(k), esc(val));
+            }
+            out.push_str("</ul>\n");
+        }
+        if let Some(chart) = depth_chart(f) {
+            figure(
+                out,
+                &chart,
+                "Latency of the messages a quarter, half, three quarters of the way through the \
+                 stream and at its end, against the number of messages queued ahead of each when \
+                 it was sent; dashed: that number divided by the consumer's measured rate \
+                 (Little's law).",
+            );
+        }
+        if !v.gaps.is_empty() {
+            out.push_str("<ul class=\"items\">");
+            for g in &v.gaps {
+                let _ = write!(out, "<li>Gap: {}</li>", esc(g));
+            }
+            out.push_str("</ul>\n");
+        }
+        out.push_str("</div>\n");
+    }
+}
+
+/// For a deep-queue finding, latency against queue depth from its evidence, with the wait
+/// Little's law predicts from the consumer's rate; None for other findings.
+fn depth_chart(f: &Finding) -> Option<String> {
+    if f.experiment != "deep-queue" {
+        return None;
+    }
+    let num = |k: &str| match f.evidence.get(k)? {
+        Measure::Count(v) => Some(*v as f64),
+        Measure::Number(v) => Some(*v),
+        Measure::Text(_) => None,
+    };
+    let mut measured = Vec::new();
+    for q in [25, 50, 75, 100] {
+        measured.push(Point::at(
+            num(&format!("depth_at_{q}pct"))?,
+            num(&format!("latency_at_{q}pct_ms"))?,
+        ));
+    }
+    let rate = num("consumer_msgs_per_s").filter(|r| *r > 0.0)?;
+    let predicted = measured
+        .iter()
+        .map(|p| Point::at(p.x, p.x / rate * 1000.0))
+        .collect();
+    let series = vec![
+        Series {
+            name: "measured".to_string(),
+            color: svg::PALETTE[0],
+            dash: Dash::Solid,
+            marker: Marker::Circle,
+            points: measured,
+        },
+        Series {
+            name: "depth / consumer rate".to_string(),
+            color: "#555555",
+            dash: Dash::Dashed,
+            marker: Marker::None,
+            points: predicted,
+        },
+    ];
+    let xs: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.x))
+        .chain([0.0])
+        .collect();
+    let ys: Vec<f64> = svg::y_values(&series).into_iter().chain([0.0]).collect();
+    Some(
+        LineChart {
+            id: format!("dq-{}", f.id.replace('/', "-")),
+            title: format!("Latency by queue depth: {}", f.id),
+            x: Axis::new(
+                "messages queued ahead when sent",
+                Scale::Linear,
+                xs,
+                numbers::compact,
+            ),
+            y: y_axis("latency (ms)", &medians(&series), ys),
+            series,
+            legend: Vec::new(),
+        }
+        .render(),
+    )
+}
+
 fn items(out: &mut String, title: &str, items: &[String]) {
     if items.is_empty() {
         return;
@@ -588,12 +719,17 @@ impl Reporter for Html {
         let bad = if run.status == "complete" { "" } else { " bad" };
         let _ = writeln!(
             out,
-            "<h1>{}</h1>\n<p class=\"sub\">Started {} &middot; {} case{} &middot; \
+            "<h1>{}</h1>\n<p class=\"sub\">Started {} &middot; {} case{}{} &middot; \
              <span class=\"status{bad}\">{}</span></p>",
             esc(&title),
             esc(&run.started_at),
             run.cases.len(),
             if run.cases.len() == 1 { "" } else { "s" },
+            match run.findings.len() {
+                0 => String::new(),
+                1 => " &middot; 1 finding".to_string(),
+                n => format!(" &middot; {n} findings"),
+            },
             esc(&run.status)
         );
         if run.status == "interrupted" {
@@ -614,124 +750,12 @@ impl Reporter for Html {
         }
         out.push_str("</dl>\n");
 
-        let groups = layout::groups(run);
-        let closed = |k: Kind| -> Vec<&Group<'_>> {
-            groups
-                .iter()
-                .filter(|g| g.kind == k && g.open_rate.is_none())
-                .collect()
-        };
-        out.push_str("<h2>Charts</h2>\n");
-        let lines_note = "Markers are medians over the repetitions; whiskers show the 95% \
-                          confidence interval where it is wider than a pixel.";
-        let bars_note = "Bars are medians over the repetitions; their 95% confidence intervals \
-                         are in the tables below.";
-        let mut drawn = 0;
-        let charts = [
-            (
-                SizeChart {
-                    id: "lat",
-                    what: "Latency",
-                    y_label: "one-way latency (µs)",
-                    stats: &LATENCY,
-                    value_fmt: numbers::value,
-                },
-                Kind::Latency,
-                "Latency cases: median (p50), 99th percentile (p99) and mean one-way latency \
-                 (round trip / 2).",
-            ),
-            (
-                SizeChart {
-                    id: "thr",
-                    what: "Throughput",
-                    y_label: "messages per second (msg/s)",
-                    stats: &THROUGHPUT,
-                    value_fmt: numbers::compact,
-                },
-                Kind::Throughput,
-                "Throughput cases at full speed: messages delivered per second at the receiver \
-                 and accepted per second by the sender.",
-            ),
-            (
-                SizeChart {
-                    id: "bw",
-                    what: "Bandwidth",
-                    y_label: "payload bandwidth (Mbit/s)",
-                    stats: &BANDWIDTH,
-                    value_fmt: numbers::value,
-                },
-                Kind::Throughput,
-                "Payload delivered, ZeroMQ framing not counted.",
-            ),
-        ];
-        for (chart, kind, caption) in &charts {
-            for (s, bars) in chart.render(&closed(*kind)) {
-                let note = if bars { bars_note } else { lines_note };
-                figure(&mut out, &s, &format!("{caption} {note}"));
-                drawn += 1;
-            }
+        if !run.findings.is_empty() {
+            findings(&mut out, run);
         }
-        for s in spectrum_charts(&groups) {
-            figure(
-                &mut out,
-                &s,
-                "Percentile spectrum of the last repetition: the latency below which each \
-                 share of the messages fell. Each step right adds a nine (90%, 99%, 99.9%, ...), \
-                 so the tail is as visible as the median.",
-            );
-            drawn += 1;
-        }
-        if delivery(&mut out, run) {
-            drawn += 1;
-        }
-        if drawn == 0 {
-            out.push_str("<p class=\"note\">Nothing to chart: no case produced figures.</p>\n");
-        }
-
-        out.push_str("<h2>Tables</h2>\n");
-        let grids = layout::grids(run);
-        if grids.is_empty() {
-            out.push_str("<p>No cases in this run.</p>\n");
-        } else {
-            out.push_str(
-                "<p class=\"note\">Figures are medians over the repetitions; ± is half the \
-                 width of their 95% confidence interval. Latency is the mean one-way time \
-                 (round trip / 2 for latency cases).</p>\n",
-            );
-        }
-        for g in &grids {
-            grid(&mut out, g);
-        }
-
-        let tagged = |v: Vec<(&str, &str)>| -> Vec<String> {
-            v.into_iter()
-                .map(|(id, t)| format!("<code>{}</code>: {}", esc(id), prose(t)))
-                .collect()
-        };
-        items(&mut out, "Warnings", &tagged(layout::warnings(run)));
-        items(&mut out, "Failed cases", &tagged(layout::failures(run)));
-        let delivery: Vec<String> = layout::delivery(run).iter().map(|d| esc(d)).collect();
-        items(&mut out, "Delivery", &delivery);
-
-        let resources = layout::resources(run);
-        if !resources.is_empty() {
-            out.push_str(
-                "<h2>Resources (last repetition of each case)</h2>\n<div class=\"tw\"><table><thead><tr>",
-            );
-            for (i, h) in layout::RESOURCE_HEADS.iter().enumerate() {
-                let class = if i < 3 { "l" } else { "n" };
-                let _ = write!(out, "<th class=\"{class}\">{}</th>", esc(h));
-            }
-            out.push_str("</tr></thead><tbody>\n");
-            for r in &resources {
-                out.push_str("<tr>");
-                for (i, c) in r.iter().enumerate() {
-                    let class = if i < 3 { "l" } else { "n" };
-                    let _ = write!(out, "<td class=\"{class}\">{}</td>", esc(c));
-                }
-                out.push_str("</tr>\n");
-            }
-            out.push_str("</tbody></table></div>\n");
+        // A run of `zmqperf diagnose` has findings and no cases: no charts or tables.
+        if !run.cases.is_empty() || run.findings.is_empty() {
+            cases(&mut out, run);
         }
         let _ = writeln!(
             out,
@@ -739,6 +763,129 @@ impl Reporter for Html {
             esc(&run.environment.zmqperf_version)
         );
         out
+    }
+}
+
+/// The charts, tables, warnings, failures, delivery and resources of the cases.
+fn cases(out: &mut String, run: &RunResult) {
+    let groups = layout::groups(run);
+    let closed = |k: Kind| -> Vec<&Group<'_>> {
+        groups
+            .iter()
+            .filter(|g| g.kind == k && g.open_rate.is_none())
+            .collect()
+    };
+    out.push_str("<h2>Charts</h2>\n");
+    let lines_note = "Markers are medians over the repetitions; whiskers show the 95% \
+                          confidence interval where it is wider than a pixel.";
+    let bars_note = "Bars are medians over the repetitions; their 95% confidence intervals \
+                         are in the tables below.";
+    let mut drawn = 0;
+    let charts = [
+        (
+            SizeChart {
+                id: "lat",
+                what: "Latency",
+                y_label: "one-way latency (µs)",
+                stats: &LATENCY,
+                value_fmt: numbers::value,
+            },
+            Kind::Latency,
+            "Latency cases: median (p50), 99th percentile (p99) and mean one-way latency \
+                 (round trip / 2).",
+        ),
+        (
+            SizeChart {
+                id: "thr",
+                what: "Throughput",
+                y_label: "messages per second (msg/s)",
+                stats: &THROUGHPUT,
+                value_fmt: numbers::compact,
+            },
+            Kind::Throughput,
+            "Throughput cases at full speed: messages delivered per second at the receiver \
+                 and accepted per second by the sender.",
+        ),
+        (
+            SizeChart {
+                id: "bw",
+                what: "Bandwidth",
+                y_label: "payload bandwidth (Mbit/s)",
+                stats: &BANDWIDTH,
+                value_fmt: numbers::value,
+            },
+            Kind::Throughput,
+            "Payload delivered, ZeroMQ framing not counted.",
+        ),
+    ];
+    for (chart, kind, caption) in &charts {
+        for (s, bars) in chart.render(&closed(*kind)) {
+            let note = if bars { bars_note } else { lines_note };
+            figure(out, &s, &format!("{caption} {note}"));
+            drawn += 1;
+        }
+    }
+    for s in spectrum_charts(&groups) {
+        figure(
+            out,
+            &s,
+            "Percentile spectrum of the last repetition: the latency below which each \
+                 share of the messages fell. Each step right adds a nine (90%, 99%, 99.9%, ...), \
+                 so the tail is as visible as the median.",
+        );
+        drawn += 1;
+    }
+    if delivery(out, run) {
+        drawn += 1;
+    }
+    if drawn == 0 {
+        out.push_str("<p class=\"note\">Nothing to chart: no case produced figures.</p>\n");
+    }
+
+    out.push_str("<h2>Tables</h2>\n");
+    let grids = layout::grids(run);
+    if grids.is_empty() {
+        out.push_str("<p>No cases in this run.</p>\n");
+    } else {
+        out.push_str(
+            "<p class=\"note\">Figures are medians over the repetitions; ± is half the \
+                 width of their 95% confidence interval. Latency is the mean one-way time \
+                 (round trip / 2 for latency cases).</p>\n",
+        );
+    }
+    for g in &grids {
+        grid(out, g);
+    }
+
+    let tagged = |v: Vec<(&str, &str)>| -> Vec<String> {
+        v.into_iter()
+            .map(|(id, t)| format!("<code>{}</code>: {}", esc(id), prose(t)))
+            .collect()
+    };
+    items(out, "Warnings", &tagged(layout::warnings(run)));
+    items(out, "Failed cases", &tagged(layout::failures(run)));
+    let delivery: Vec<String> = layout::delivery(run).iter().map(|d| esc(d)).collect();
+    items(out, "Delivery", &delivery);
+
+    let resources = layout::resources(run);
+    if !resources.is_empty() {
+        out.push_str(
+                "<h2>Resources (last repetition of each case)</h2>\n<div class=\"tw\"><table><thead><tr>",
+            );
+        for (i, h) in layout::RESOURCE_HEADS.iter().enumerate() {
+            let class = if i < 3 { "l" } else { "n" };
+            let _ = write!(out, "<th class=\"{class}\">{}</th>", esc(h));
+        }
+        out.push_str("</tr></thead><tbody>\n");
+        for r in &resources {
+            out.push_str("<tr>");
+            for (i, c) in r.iter().enumerate() {
+                let class = if i < 3 { "l" } else { "n" };
+                let _ = write!(out, "<td class=\"{class}\">{}</td>", esc(c));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table></div>\n");
     }
 }
 

@@ -1,5 +1,6 @@
-//! The Markdown report (GitHub flavour): the environment as a list, then the same tables as
-//! the terminal report as pipe tables, then warnings, failed cases, delivery and resources.
+//! The Markdown report (GitHub flavour): the environment as a list, the findings of
+//! `zmqperf diagnose`, then the same tables as the terminal report as pipe tables, then
+//! warnings, failed cases, delivery and resources.
 
 use super::layout::{self, Grid};
 use super::Reporter;
@@ -89,6 +90,34 @@ fn grid(out: &mut String, g: &Grid) {
     pipe_table(out, &heads, &rows, 1);
 }
 
+/// The findings: a heading per finding, then what happened, cause, remedy, evidence and
+/// gaps as a list.
+fn findings(out: &mut String, run: &RunResult) {
+    let _ = writeln!(out, "\n## Findings\n");
+    let _ = writeln!(out, "{}", layout::findings_count(run));
+    for v in layout::findings(run) {
+        let f = v.finding;
+        let _ = writeln!(out, "\n### {}: {}\n", esc(&f.id), esc(&f.title));
+        let _ = writeln!(out, "**{}**. {}\n", f.severity.name(), esc(&f.observed));
+        if let Some(e) = &f.error {
+            let _ = writeln!(out, "- **Failed**: {}", esc(e));
+        }
+        let _ = writeln!(out, "- **Cause**: {}", esc(&f.cause));
+        let _ = writeln!(out, "- **Remedy**: {}", esc(&f.remedy));
+        if !v.evidence.is_empty() {
+            let pairs: Vec<String> = v
+                .evidence
+                .iter()
+                .map(|(k, val)| format!("`{k}` {}", esc(val)))
+                .collect();
+            let _ = writeln!(out, "- **Evidence**: {}", pairs.join(", "));
+        }
+        for g in &v.gaps {
+            let _ = writeln!(out, "- **Gap**: {}", esc(g));
+        }
+    }
+}
+
 impl Reporter for Markdown {
     fn render(&self, run: &RunResult) -> String {
         let mut out = String::new();
@@ -98,10 +127,18 @@ impl Reporter for Markdown {
             let _ = writeln!(out, "- **{k}**: {}", esc(&v));
         }
 
-        let _ = writeln!(out, "\n## Results\n");
+        if !run.findings.is_empty() {
+            findings(&mut out, run);
+        }
+
         let grids = layout::grids(run);
+        if !grids.is_empty() || run.findings.is_empty() {
+            let _ = writeln!(out, "\n## Results\n");
+        }
         if grids.is_empty() {
-            let _ = writeln!(out, "No cases in this run.");
+            if run.findings.is_empty() {
+                let _ = writeln!(out, "No cases in this run.");
+            }
         } else {
             let _ = writeln!(
                 out,

@@ -9,7 +9,7 @@ pub mod html;
 pub mod json;
 mod layout;
 pub mod markdown;
-mod numbers;
+pub(crate) mod numbers;
 mod svg;
 pub mod table;
 
@@ -147,6 +147,7 @@ mod tests {
             workload: None,
             environment: Environment::default(),
             cases: Vec::new(),
+            findings: Vec::new(),
         }
     }
 

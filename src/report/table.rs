@@ -1,6 +1,7 @@
 //! The terminal report: plain text (no colours), lines kept within 120 characters where
-//! the content allows. The environment first, then one table per group of cases with the
-//! message sizes as columns, then warnings, failed cases, delivery and resource use.
+//! the content allows. The environment first, then the findings of `zmqperf diagnose`, then
+//! one table per group of cases with the message sizes as columns, then warnings, failed
+//! cases, delivery and resource use.
 
 use super::layout::{self, Grid};
 use super::Reporter;
@@ -126,6 +127,49 @@ fn plain_table(out: &mut String, heads: &[&str], rows: &[[String; 6]], left: usi
     }
 }
 
+/// Only the findings of a run, as the terminal report shows them (what `zmqperf diagnose`
+/// prints); empty when there are none.
+pub fn findings_text(run: &RunResult) -> String {
+    let mut out = String::new();
+    if !run.findings.is_empty() {
+        findings(&mut out, run);
+    }
+    out
+}
+
+/// The findings of `zmqperf diagnose`: for each, a heading line, then what happened, the
+/// cause, the remedy, the evidence and the gaps, each wrapped under its label.
+fn findings(out: &mut String, run: &RunResult) {
+    heading(out, "Findings", '-');
+    let _ = writeln!(out, "{}", layout::findings_count(run));
+    for v in layout::findings(run) {
+        let f = v.finding;
+        out.push('\n');
+        wrap(
+            out,
+            &format!("[{}] ", f.severity.name()),
+            &format!("{}: {}", f.id, f.title),
+        );
+        if let Some(e) = &f.error {
+            wrap(out, "  Failed: ", e);
+        }
+        wrap(out, "  What happened: ", &f.observed);
+        wrap(out, "  Cause: ", &f.cause);
+        wrap(out, "  Remedy: ", &f.remedy);
+        if !v.evidence.is_empty() {
+            let pairs: Vec<String> = v
+                .evidence
+                .iter()
+                .map(|(k, val)| format!("{k}={val}"))
+                .collect();
+            wrap(out, "  Evidence: ", &pairs.join(" "));
+        }
+        for g in &v.gaps {
+            wrap(out, "  Gap: ", g);
+        }
+    }
+}
+
 impl Reporter for Table {
     fn render(&self, run: &RunResult) -> String {
         let mut out = String::new();
@@ -136,11 +180,20 @@ impl Reporter for Table {
             wrap(&mut out, &format!("{k:<kw$}  "), v);
         }
 
-        out.push('\n');
-        heading(&mut out, "Results", '-');
+        if !run.findings.is_empty() {
+            out.push('\n');
+            findings(&mut out, run);
+        }
+
         let grids = layout::grids(run);
+        if !grids.is_empty() || run.findings.is_empty() {
+            out.push('\n');
+            heading(&mut out, "Results", '-');
+        }
         if grids.is_empty() {
-            let _ = writeln!(out, "No cases in this run.");
+            if run.findings.is_empty() {
+                let _ = writeln!(out, "No cases in this run.");
+            }
         } else {
             wrap(
                 &mut out,

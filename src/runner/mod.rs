@@ -112,6 +112,7 @@ pub fn new_run(command: String, workload: Option<crate::model::Workload>) -> Run
         workload,
         environment: env::environment(),
         cases: Vec::new(),
+        findings: Vec::new(),
     }
 }
 

@@ -557,6 +557,7 @@ mod tests {
                 ..Environment::default()
             },
             cases,
+            findings: Vec::new(),
         }
     }
 

@@ -51,10 +51,13 @@ pub enum StoreError {
         /// The decoder's message.
         reason: String,
     },
-    /// A case holds a value the stored JSON cannot carry back (a number that is not finite).
-    #[error("cannot record case {case_id} in the history: {reason}")]
+    /// A case or finding holds a value the stored JSON cannot carry back (a number that is
+    /// not finite).
+    #[error("cannot record {what} {case_id} in the history: {reason}")]
     Encode {
-        /// The case's id.
+        /// "case" or "finding".
+        what: &'static str,
+        /// The case's or finding's id.
         case_id: String,
         /// Why it cannot be stored.
         reason: String,

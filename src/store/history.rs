@@ -8,8 +8,9 @@ const COMMAND_WIDTH: usize = 60;
 /// Longest "host / CPU" shown in full.
 const MACHINE_WIDTH: usize = 48;
 
-/// The runs as a table: id, start time, status, cases (and how many failed), host and CPU,
-/// command line. An empty list says how runs get there.
+/// The runs as a table: id, start time, status, cases (and how many failed, and the
+/// findings of a `zmqperf diagnose` run), host and CPU, command line. An empty list says
+/// how runs get there.
 pub fn format_history(runs: &[RunListing]) -> String {
     if runs.is_empty() {
         return "no runs recorded yet: `zmqperf run` records each run in the history\n".to_string();
@@ -20,11 +21,18 @@ pub fn format_history(runs: &[RunListing]) -> String {
             .to_vec(),
     ];
     for r in runs {
-        let cases = if r.failed_cases > 0 {
+        let mut cases = if r.failed_cases > 0 {
             format!("{} ({} failed)", r.cases, r.failed_cases)
         } else {
             r.cases.to_string()
         };
+        if r.findings > 0 {
+            cases.push_str(&format!(
+                ", {} finding{}",
+                r.findings,
+                if r.findings == 1 { "" } else { "s" }
+            ));
+        }
         let machine = match (r.hostname.is_empty(), r.cpu_model.is_empty()) {
             (false, false) => format!("{} / {}", r.hostname, r.cpu_model),
             (false, true) => r.hostname.clone(),
@@ -56,6 +64,7 @@ mod tests {
             command: "zmqperf run --suite quick".into(),
             cases,
             failed_cases: failed,
+            findings: 0,
             cpu_model: "AMD EPYC 7763".into(),
             hostname: "alpha".into(),
         }

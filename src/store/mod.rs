@@ -1,9 +1,12 @@
 //! The history of runs in an embedded SQLite database: each case is committed as soon as it
 //! completes, so a run that is interrupted or crashes keeps everything already measured.
 //!
-//! Layout (version 1, kept in `PRAGMA user_version`): a `runs` table (id, times, status,
-//! command, the environment and workload as JSON, and the process writing it) and a `cases`
-//! table (run id, position, case id, whether it failed, the [`CaseResult`] as JSON).
+//! Layout (version 2, kept in `PRAGMA user_version`): a `runs` table (id, times, status,
+//! command, the environment and workload as JSON, and the process writing it), a `cases`
+//! table (run id, position, case id, whether it failed, the [`CaseResult`] as JSON) and a
+//! `findings` table (run id, position, finding id, severity, the [`Finding`] as JSON), each
+//! finding committed as soon as its experiment is done. A version 1 file (no `findings`
+//! table) is brought to version 2 in place when opened.
 //! [`compare`] and the text formats for `history` and `compare` live here too.
 
 mod compare;
@@ -23,14 +26,14 @@ pub use error::StoreError;
 pub use history::format_history;
 pub use path::{default_db_path, DB_ENV};
 
-use crate::model::{CaseResult, Environment, RunResult, Workload};
+use crate::model::{CaseResult, Environment, Finding, RunResult, Workload};
 use owner::Liveness;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Layout version this build writes and reads.
-const LAYOUT_VERSION: i64 = 1;
+/// Layout version this build writes and reads (older ones are migrated when opened).
+const LAYOUT_VERSION: i64 = 2;
 /// `PRAGMA application_id` of a zmqperf history ("zmqp").
 const APPLICATION_ID: i64 = 0x7a6d_7170;
 /// How long a statement waits for another process's lock before giving up.
@@ -67,6 +70,18 @@ CREATE TABLE cases (
 CREATE INDEX cases_by_case_id ON cases(case_id);
 ";
 
+/// What layout version 2 adds to version 1: the findings of `zmqperf diagnose`.
+const CREATE_FINDINGS: &str = "
+CREATE TABLE findings (
+    run_id     TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    finding_id TEXT NOT NULL,
+    severity   TEXT NOT NULL,
+    data       TEXT NOT NULL,
+    PRIMARY KEY (run_id, position)
+);
+";
+
 /// One line of `zmqperf history`: a run without its cases.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunListing {
@@ -85,6 +100,8 @@ pub struct RunListing {
     pub cases: u64,
     /// Cases recorded with an error.
     pub failed_cases: u64,
+    /// Findings recorded (`zmqperf diagnose`).
+    pub findings: u64,
     /// CPU model of the machine.
     pub cpu_model: String,
     /// Host name of the machine.
@@ -180,6 +197,7 @@ impl Store {
                 });
             }
             tx.execute_batch(CREATE_TABLES).map_err(open_err)?;
+            tx.execute_batch(CREATE_FINDINGS).map_err(open_err)?;
             tx.pragma_update(None, "application_id", APPLICATION_ID)
                 .map_err(open_err)?;
             tx.pragma_update(None, "user_version", LAYOUT_VERSION)
@@ -196,6 +214,11 @@ impl Store {
                 found: version,
                 supported: LAYOUT_VERSION,
             });
+        } else if version == 1 {
+            // Version 1 -> 2: the findings table; runs and cases are unchanged.
+            tx.execute_batch(CREATE_FINDINGS).map_err(open_err)?;
+            tx.pragma_update(None, "user_version", LAYOUT_VERSION)
+                .map_err(open_err)?;
         }
         tx.commit().map_err(open_err)
     }
@@ -232,6 +255,11 @@ impl Store {
             .iter()
             .map(encode_case)
             .collect::<Result<Vec<_>, _>>()?;
+        let findings = run
+            .findings
+            .iter()
+            .map(encode_finding)
+            .collect::<Result<Vec<_>, _>>()?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -264,6 +292,9 @@ impl Store {
         for (position, (case, data)) in run.cases.iter().zip(&cases).enumerate() {
             insert_case(&tx, &run.run_id, position as i64, case, data).map_err(sql_err)?;
         }
+        for (position, (finding, data)) in run.findings.iter().zip(&findings).enumerate() {
+            insert_finding(&tx, &run.run_id, position as i64, finding, data).map_err(sql_err)?;
+        }
         tx.commit().map_err(sql_err)
     }
 
@@ -291,6 +322,31 @@ impl Store {
             )
             .map_err(sql_err)?;
         insert_case(&tx, run_id, position, case, &data).map_err(sql_err)?;
+        tx.commit().map_err(sql_err)
+    }
+
+    /// Records one finding of run `run_id` (of `zmqperf diagnose`), after those recorded
+    /// before it; committed and synced before this returns, like [`Store::add_case`].
+    pub fn add_finding(&mut self, run_id: &str, finding: &Finding) -> Result<(), StoreError> {
+        let data = encode_finding(finding)?;
+        let op = format!("recording finding {} of run {run_id}", finding.id);
+        let path = self.path.clone();
+        let sql_err = |e| StoreError::sqlite(&path, op.as_str(), e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err)?;
+        if !run_exists(&tx, run_id).map_err(sql_err)? {
+            return Err(not_in(&path, run_id));
+        }
+        let position: i64 = tx
+            .query_row(
+                "SELECT COALESCE(MAX(position) + 1, 0) FROM findings WHERE run_id = ?1",
+                [run_id],
+                |r| r.get(0),
+            )
+            .map_err(sql_err)?;
+        insert_finding(&tx, run_id, position, finding, &data).map_err(sql_err)?;
         tx.commit().map_err(sql_err)
     }
 
@@ -329,7 +385,8 @@ impl Store {
                 "SELECT r.id, r.started_at, r.finished_at, r.status, r.command, r.cpu_model,
                         r.hostname, r.owner,
                         (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.id),
-                        (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.id AND c.failed)
+                        (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.id AND c.failed),
+                        (SELECT COUNT(*) FROM findings f WHERE f.run_id = r.id)
                  FROM runs r ORDER BY r.seq DESC LIMIT ?1",
             )
             .map_err(sql_err)?;
@@ -347,6 +404,7 @@ impl Store {
                     hostname: r.get(6)?,
                     cases: r.get::<_, i64>(8)? as u64,
                     failed_cases: r.get::<_, i64>(9)? as u64,
+                    findings: r.get::<_, i64>(10)? as u64,
                 })
             })
             .map_err(sql_err)?;
@@ -507,6 +565,22 @@ impl Store {
                     .map_err(|e| corrupt(format!("case #{} of run {id}", pos + 1), e))
             })
             .collect::<Result<Vec<CaseResult>, _>>()?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT position, data FROM findings WHERE run_id = ?1 ORDER BY position")
+            .map_err(sql_err)?;
+        let rows: Vec<(i64, String)> = stmt
+            .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(sql_err)?
+            .collect::<Result<_, _>>()
+            .map_err(sql_err)?;
+        let findings = rows
+            .into_iter()
+            .map(|(pos, data)| {
+                serde_json::from_str(&data)
+                    .map_err(|e| corrupt(format!("finding #{} of run {id}", pos + 1), e))
+            })
+            .collect::<Result<Vec<Finding>, _>>()?;
         Ok(RunResult {
             schema_version,
             run_id: id,
@@ -517,6 +591,7 @@ impl Store {
             workload,
             environment,
             cases,
+            findings,
         })
     }
 }
@@ -576,11 +651,43 @@ fn insert_case(
 /// them as null), and a case that cannot be read back would be lost all the same.
 fn encode_case(case: &CaseResult) -> Result<String, StoreError> {
     let encode_err = |reason: String| StoreError::Encode {
+        what: "case",
         case_id: case.id.clone(),
         reason,
     };
     let data = serde_json::to_string(case).map_err(|e| encode_err(e.to_string()))?;
     serde_json::from_str::<CaseResult>(&data).map_err(|e| {
+        encode_err(format!(
+            "a figure in it is not a finite number, which JSON cannot hold ({e})"
+        ))
+    })?;
+    Ok(data)
+}
+
+fn insert_finding(
+    tx: &rusqlite::Transaction<'_>,
+    run_id: &str,
+    position: i64,
+    finding: &Finding,
+    data: &str,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO findings (run_id, position, finding_id, severity, data)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![run_id, position, finding.id, finding.severity.name(), data],
+    )?;
+    Ok(())
+}
+
+/// The JSON of a finding, checked to read back (see [`encode_case`]).
+fn encode_finding(finding: &Finding) -> Result<String, StoreError> {
+    let encode_err = |reason: String| StoreError::Encode {
+        what: "finding",
+        case_id: finding.id.clone(),
+        reason,
+    };
+    let data = serde_json::to_string(finding).map_err(|e| encode_err(e.to_string()))?;
+    serde_json::from_str::<Finding>(&data).map_err(|e| {
         encode_err(format!(
             "a figure in it is not a finite number, which JSON cannot hold ({e})"
         ))

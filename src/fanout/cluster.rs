@@ -1,0 +1,259 @@
+//! The parent side of a sub-cluster: starts the subscriber processes (this binary
+//! re-executed with the hidden `__subs` command), reads their lines, and stops them (each
+//! by its own handle, only those it started) when they fail or overrun.
+
+use super::publisher::PubResult;
+use super::subscribers::{ChildReport, ChildSpec};
+use crate::error::{Error, Result};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The hidden command a subscriber process runs.
+pub const CHILD_COMMAND: &str = "__subs";
+
+/// What the parent hears, from the subscriber processes or the publisher thread.
+#[derive(Debug)]
+pub enum Event {
+    /// Subscriber process `n` has connected all its sockets.
+    Ready(u32),
+    /// Subscriber process `n` is done, with its report.
+    Report(u32, Box<ChildReport>),
+    /// Subscriber process `n` failed, with its message.
+    Failed(u32, String),
+    /// Subscriber process `n` closed its output (it ended or died).
+    Closed(u32),
+    /// The publisher thread ended.
+    Publisher(Box<Result<PubResult>>),
+}
+
+struct Member {
+    child: Child,
+    /// Held open so the child can tell when the parent is gone (its stdin closes).
+    _stdin: Option<ChildStdin>,
+    stderr: Option<thread::JoinHandle<String>>,
+    report: Option<ChildReport>,
+}
+
+/// The running subscriber processes.
+pub struct Cluster {
+    members: Vec<Member>,
+}
+
+impl Cluster {
+    /// Starts one process per spec; their lines arrive on `events`.
+    pub fn spawn(exe: &Path, specs: &[ChildSpec], events: &Sender<Event>) -> Result<Cluster> {
+        let mut cluster = Cluster {
+            members: Vec::with_capacity(specs.len()),
+        };
+        for spec in specs {
+            let json = serde_json::to_string(spec).expect("specs serialise");
+            let mut child = Command::new(exe)
+                .arg(CHILD_COMMAND)
+                .arg(json)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| Error::Io {
+                    op: format!(
+                        "starting subscriber process {} ({})",
+                        spec.process,
+                        exe.display()
+                    ),
+                    source: e,
+                })?;
+            let n = spec.process;
+            let out = child.stdout.take().expect("piped");
+            let tx = events.clone();
+            thread::spawn(move || {
+                for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
+                    let ev = if line == "READY" {
+                        Event::Ready(n)
+                    } else if let Some(json) = line.strip_prefix("REPORT ") {
+                        match serde_json::from_str(json) {
+                            Ok(r) => Event::Report(n, Box::new(r)),
+                            Err(e) => Event::Failed(n, format!("unreadable report: {e}")),
+                        }
+                    } else if let Some(msg) = line.strip_prefix("ERROR ") {
+                        Event::Failed(n, msg.to_string())
+                    } else {
+                        continue;
+                    };
+                    if tx.send(ev).is_err() {
+                        return;
+                    }
+                }
+                let _ = tx.send(Event::Closed(n));
+            });
+            let mut err = child.stderr.take().expect("piped");
+            let stderr = thread::spawn(move || {
+                let mut s = String::new();
+                let _ = err.read_to_string(&mut s);
+                s
+            });
+            let stdin = child.stdin.take();
+            cluster.members.push(Member {
+                child,
+                _stdin: stdin,
+                stderr: Some(stderr),
+                report: None,
+            });
+        }
+        Ok(cluster)
+    }
+
+    /// Takes in one event about a subscriber process. Returns an error when the process
+    /// failed; `Ready` and the publisher's events are handed back.
+    pub fn absorb(&mut self, ev: Event) -> Result<Option<Event>> {
+        match ev {
+            Event::Ready(n) => Ok(Some(Event::Ready(n))),
+            Event::Report(n, r) => {
+                if let Some(m) = self.members.get_mut(n as usize) {
+                    m.report = Some(*r);
+                }
+                Ok(None)
+            }
+            Event::Failed(n, msg) => Err(Error::Protocol(format!(
+                "subscriber process {n} failed: {msg}"
+            ))),
+            Event::Closed(n) => {
+                let Some(m) = self.members.get_mut(n as usize) else {
+                    return Ok(None);
+                };
+                if m.report.is_some() {
+                    return Ok(None);
+                }
+                let why = exit_reason(m);
+                Err(Error::Protocol(format!(
+                    "subscriber process {n} (pid {}) died without a report: {why}",
+                    m.child.id()
+                )))
+            }
+            other @ Event::Publisher(_) => Ok(Some(other)),
+        }
+    }
+
+    /// Whether every process has reported.
+    pub fn all_reported(&self) -> bool {
+        self.members.iter().all(|m| m.report.is_some())
+    }
+
+    /// Waits for events until every process has reported or `deadline` passes, handing
+    /// other events to `other`. On failure or overrun, every process is stopped.
+    pub fn collect(
+        &mut self,
+        events: &Receiver<Event>,
+        deadline: Instant,
+        other: &mut dyn FnMut(Event) -> Result<()>,
+    ) -> Result<()> {
+        while !self.all_reported() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ev = match events.recv_timeout(left) {
+                Ok(ev) => ev,
+                Err(RecvTimeoutError::Timeout) => {
+                    let missing: Vec<String> = self
+                        .members
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, m)| m.report.is_none())
+                        .map(|(i, _)| i.to_string())
+                        .collect();
+                    self.kill_all();
+                    return Err(Error::Protocol(format!(
+                        "subscriber processes {} did not report in time and were stopped (a hang, or a run longer than the timeouts allow)",
+                        missing.join(", ")
+                    )));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.kill_all();
+                    return Err(Error::Protocol(
+                        "lost contact with the subscriber processes".into(),
+                    ));
+                }
+            };
+            let handed = match self.absorb(ev) {
+                Ok(h) => h,
+                Err(e) => {
+                    self.kill_all();
+                    return Err(e);
+                }
+            };
+            if let Some(ev) = handed {
+                if let Err(e) = other(ev) {
+                    self.kill_all();
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops every process still running (each by its own handle) and reaps it.
+    pub fn kill_all(&mut self) {
+        for m in &mut self.members {
+            if matches!(m.child.try_wait(), Ok(None)) {
+                let _ = m.child.kill();
+            }
+            let _ = m.child.wait();
+        }
+    }
+
+    /// The reports, in process order, once every process has reported.
+    pub fn into_reports(mut self) -> Vec<ChildReport> {
+        let reports = self
+            .members
+            .iter_mut()
+            .filter_map(|m| m.report.take())
+            .collect();
+        // Reap the processes; they exit right after their report.
+        for m in &mut self.members {
+            wait_briefly(&mut m.child, Duration::from_secs(5));
+        }
+        reports
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}
+
+/// Waits up to `limit` for a child to exit, then stops it.
+fn wait_briefly(child: &mut Child, limit: Duration) {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if !matches!(child.try_wait(), Ok(None)) {
+            return;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The exit status and the last lines of stderr of a process that died.
+fn exit_reason(m: &mut Member) -> String {
+    wait_briefly(&mut m.child, Duration::from_secs(2));
+    let status = m
+        .child
+        .wait()
+        .map(|s| s.to_string())
+        .unwrap_or_else(|e| e.to_string());
+    let err = m
+        .stderr
+        .take()
+        .and_then(|h| h.join().ok())
+        .unwrap_or_default();
+    let tail: Vec<&str> = err.lines().rev().take(3).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    if tail.is_empty() {
+        status
+    } else {
+        format!("{status}: {}", tail.join(" / "))
+    }
+}

@@ -1,0 +1,285 @@
+//! The fan-out report for a person: the Node harness's MIN / MAX / MEAN / HARMONIC MEAN
+//! lines in ms, then the percentiles, delivery in total and per subscriber, the slowest
+//! subscriber, and CPU and memory per process.
+
+use super::limits::grouped;
+use super::publisher::PubResult;
+use super::subscribers::{StopReason, SubReport};
+use super::summary::FanoutReport;
+use super::ProcessUsage;
+use std::fmt::Write;
+
+fn ms(ns: f64) -> String {
+    format!("{:.3}", ns / 1e6)
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    let p = part as f64 * 100.0 / whole as f64;
+    if part == whole {
+        "100%".into()
+    } else {
+        format!("{p:.3}%")
+    }
+}
+
+fn rate(v: f64) -> String {
+    if v >= 100.0 {
+        grouped(v.round() as u64)
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn cpu(u: &ProcessUsage) -> String {
+    format!(
+        "cpu {:.2} s user + {:.2} s sys, peak RSS {}",
+        u.cpu_user_ms / 1000.0,
+        u.cpu_sys_ms / 1000.0,
+        mib(u.peak_rss_kib)
+    )
+}
+
+fn stop_text(s: StopReason) -> &'static str {
+    match s {
+        StopReason::AllEnded => "every subscriber saw the end",
+        StopReason::Idle => "idle (the end never came to some subscribers)",
+        StopReason::NothingArrived => "nothing arrived",
+        StopReason::ParentGone => "parent gone",
+    }
+}
+
+/// A subscriber's name in the report: `proc 3 sub 417`.
+pub fn sub_name(s: &SubReport) -> String {
+    format!("proc {} sub {}", s.process, s.sub)
+}
+
+fn sub_loss(s: &SubReport) -> String {
+    let l = &s.loss;
+    let mut t = format!(
+        "{} got {} of {}",
+        sub_name(s),
+        grouped(l.received),
+        grouped(l.expected)
+    );
+    if l.lost > 0 {
+        let _ = write!(
+            t,
+            " ({} lost: {} at the start, {} in the middle, {} at the end)",
+            grouped(l.lost),
+            l.lost_at_start,
+            l.lost_in_middle,
+            l.lost_at_end
+        );
+    }
+    if l.duplicated > 0 || l.reordered > 0 {
+        let _ = write!(
+            t,
+            " ({} duplicated, {} reordered)",
+            l.duplicated, l.reordered
+        );
+    }
+    t
+}
+
+fn publisher_lines(out: &mut String, p: &PubResult) {
+    let schedule = if p.interval_ms > 0.0 {
+        format!("every {} ms", p.interval_ms)
+    } else {
+        "as fast as possible".to_string()
+    };
+    let warm = match p.warmup_ticks {
+        0 => String::new(),
+        1 => " after 1 warm-up tick".to_string(),
+        n => format!(" after {n} warm-up ticks"),
+    };
+    let _ = writeln!(
+        out,
+        "publisher: {} messages of {} B ({} passes x {} {schedule}{warm}) to {} subscribers, who joined in {:.2} s",
+        grouped(p.messages),
+        p.message_size,
+        grouped(p.passes),
+        grouped(p.per_tick),
+        grouped(p.subscribers),
+        p.join_wait_ns as f64 / 1e9
+    );
+    let _ = write!(
+        out,
+        "  sent in {:.3} s ({} msg/s admitted)",
+        p.send.elapsed_ns() as f64 / 1e9,
+        rate(p.send.msgs_per_sec())
+    );
+    if let Some(d) = &p.send_delay {
+        let _ = write!(
+            out,
+            "; send call behind its tick: p50 {} ms, p99 {} ms, max {} ms",
+            ms(d.p50_ns as f64),
+            ms(d.p99_ns as f64),
+            ms(d.max_ns as f64)
+        );
+    }
+    out.push('\n');
+    if !p.all_left {
+        let _ = writeln!(
+            out,
+            "  warning: {} of {} subscribers had not left when the publisher closed; messages still queued then may be lost",
+            grouped(p.subscribers.saturating_sub(p.left)),
+            grouped(p.subscribers)
+        );
+    }
+}
+
+/// What `zmqperf pub` prints on its own: what it sent, and its CPU and memory.
+pub fn publisher_text(p: &PubResult) -> String {
+    let mut out = String::new();
+    publisher_lines(&mut out, p);
+    let _ = writeln!(out, "  publisher pid {}: {}", p.usage.pid, cpu(&p.usage));
+    out
+}
+
+/// The report as text.
+pub fn text(r: &FanoutReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} over {}: {} subscribers ({} processes x {}) on {}",
+        r.command,
+        r.transport,
+        grouped(r.subscribers),
+        r.processes,
+        grouped(r.subs_per_process as u64),
+        r.endpoint
+    );
+    if let Some(p) = &r.publisher {
+        publisher_lines(&mut out, p);
+    }
+    let d = &r.delivery;
+    let _ = writeln!(
+        out,
+        "delivered: {} of {} ({}): {} lost, {} duplicated, {} reordered",
+        grouped(d.received),
+        grouped(d.expected),
+        percent(d.received, d.expected),
+        grouped(d.lost),
+        grouped(d.duplicated),
+        grouped(d.reordered)
+    );
+    if d.lost > 0 {
+        let _ = writeln!(
+            out,
+            "  lost at the start {} (slow joiners), in the middle {} (high-water mark), at the end {} (fast quit)",
+            grouped(d.lost_at_start),
+            grouped(d.lost_in_middle),
+            grouped(d.lost_at_end)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  {} of {} subscribers got all {} messages",
+        grouped(r.complete_subscribers),
+        grouped(r.subscribers),
+        grouped(r.expected_per_subscriber)
+    );
+    for s in &r.worst {
+        let _ = writeln!(out, "  {}", sub_loss(s));
+    }
+    let missing = (r.subscribers - r.complete_subscribers) as usize;
+    if missing > r.worst.len() {
+        let _ = writeln!(
+            out,
+            "  ... and {} more (--json lists every subscriber)",
+            missing - r.worst.len()
+        );
+    }
+
+    let l = &r.latency;
+    let _ = writeln!(
+        out,
+        "latency of {} deliveries, from the publisher's send call to the subscriber's receipt:",
+        grouped(l.count)
+    );
+    let _ = writeln!(out, "  MIN: {}ms", ms(l.min_ns as f64));
+    let _ = writeln!(out, "  MAX: {}ms", ms(l.max_ns as f64));
+    let _ = writeln!(out, "  MEAN: {}ms", ms(l.mean_ns));
+    let _ = writeln!(out, "  HARMONIC MEAN: {}ms", ms(l.harmonic_mean_ns));
+    let _ = writeln!(
+        out,
+        "  {:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
+        "p50", "p90", "p99", "p99.9", "p99.99", "stddev"
+    );
+    let _ = writeln!(
+        out,
+        "  {:>9}{:>9}{:>9}{:>9}{:>9}{:>9}  [ms]",
+        ms(l.p50_ns as f64),
+        ms(l.p90_ns as f64),
+        ms(l.p99_ns as f64),
+        ms(l.p99_9_ns as f64),
+        ms(l.p99_99_ns as f64),
+        ms(l.stddev_ns)
+    );
+    if let Some(s) = &r.slowest {
+        let _ = writeln!(
+            out,
+            "slowest subscriber: {}: mean {} ms, min {} ms, max {} ms over {} messages",
+            sub_name(s),
+            ms(s.latency_mean_ns),
+            ms(s.latency_min_ns as f64),
+            ms(s.latency_max_ns as f64),
+            grouped(s.latency_count)
+        );
+    }
+    let dr = &r.delivered_per_sec;
+    if dr.max > 0.0 {
+        let _ = writeln!(
+            out,
+            "delivered rate per subscriber: min {}, mean {}, max {} msg/s",
+            rate(dr.min),
+            rate(dr.mean),
+            rate(dr.max)
+        );
+    }
+    let _ = writeln!(out, "processes:");
+    if let Some(p) = &r.publisher {
+        let _ = writeln!(
+            out,
+            "  publisher       pid {:<8} {}",
+            p.usage.pid,
+            cpu(&p.usage)
+        );
+    }
+    for p in &r.process_list {
+        let _ = writeln!(
+            out,
+            "  subscribers {:<3} pid {:<8} {}; {} subscribers connected in {:.2} s; stopped: {}",
+            p.process,
+            p.pid,
+            cpu(&p.usage),
+            grouped(p.subscribers as u64),
+            p.connect_ns as f64 / 1e9,
+            stop_text(p.stop)
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(ms(1_234_567.0), "1.235");
+        assert_eq!(percent(5, 5), "100%");
+        assert_eq!(percent(1, 3), "33.333%");
+        assert_eq!(percent(0, 0), "-");
+        assert_eq!(rate(1234.4), "1,234");
+        assert_eq!(rate(12.345), "12.35");
+        assert_eq!(mib(2048), "2.0 MiB");
+    }
+}

@@ -1,0 +1,409 @@
+//! Fan-out: one publisher, thousands of subscribers spread over several processes, every
+//! message stamped at publish. Reports delivery per subscriber and in total, and the
+//! latency over all subscribers (what the Node.js harness of seed 002 measured, without its
+//! slow joiners, drops and guesswork).
+//!
+//! - [`publish`]: the publisher on its own (`zmqperf pub`).
+//! - [`sub_cluster`]: the subscriber processes on their own (`zmqperf sub-cluster`).
+//! - [`fanout`]: both together on one host (`zmqperf fanout`).
+//!
+//! Subscriber processes are this binary re-executed with the hidden `__subs` command
+//! ([`child_main`]); they talk to their parent in lines on stdout, never on the measured
+//! sockets.
+
+mod cluster;
+mod format;
+pub mod limits;
+mod poller;
+mod publisher;
+mod subscribers;
+mod summary;
+
+pub use cluster::CHILD_COMMAND;
+pub use format::{publisher_text, sub_name, text};
+pub use publisher::{PubConfig, PubResult, Publisher};
+pub use subscribers::{child_main, run_child, ChildReport, ChildSpec, StopReason, SubReport};
+pub use summary::{merge, FanoutReport, ProcessSummary, RateSpread};
+
+use crate::endpoint::Endpoint;
+use crate::error::{Error, Result};
+use cluster::{Cluster, Event};
+use limits::FdNeed;
+use publisher::dur_ns;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// Default idle time of a subscriber process: it stops when nothing arrived for this long
+/// after the first message (the end of the stream normally stops it first).
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(10);
+
+/// Most subscriber processes one run starts.
+pub const MAX_PROCESSES: u32 = 1024;
+
+/// Most SUB sockets in one subscriber process.
+pub const MAX_SUBS_PER_PROCESS: u32 = 100_000;
+
+/// CPU time and peak memory of one process of the run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProcessUsage {
+    /// Which process: "publisher", "subscribers 3".
+    pub name: String,
+    /// Its process id.
+    pub pid: u32,
+    /// User CPU time, ms (all its threads, libzmq's io threads included).
+    pub cpu_user_ms: f64,
+    /// System CPU time, ms.
+    pub cpu_sys_ms: f64,
+    /// Peak resident memory, KiB (VmHWM).
+    pub peak_rss_kib: u64,
+}
+
+impl ProcessUsage {
+    /// The figures of the calling process so far.
+    pub fn of_this_process(name: &str) -> ProcessUsage {
+        let u = crate::roles::usage(crate::roles::RoleKind::Receiver, "process");
+        ProcessUsage {
+            name: name.to_string(),
+            pid: std::process::id(),
+            cpu_user_ms: u.cpu_user_ms,
+            cpu_sys_ms: u.cpu_sys_ms,
+            peak_rss_kib: u.peak_rss_kib,
+        }
+    }
+}
+
+/// Settings of a sub-cluster: `processes` processes of `subs_per_process` SUB sockets each.
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    /// Endpoint every subscriber connects to.
+    pub endpoint: Endpoint,
+    /// Subscriber processes.
+    pub processes: u32,
+    /// SUB sockets per process.
+    pub subs_per_process: u32,
+    /// Longest wait for the first message.
+    pub first_timeout: Duration,
+    /// After the first message, a process stops when nothing arrived for this long.
+    pub idle: Duration,
+    /// Messages each subscriber should get, when known.
+    pub expect: Option<u64>,
+    /// Receive high-water mark per subscriber (None: libzmq's 1000).
+    pub hwm: Option<i32>,
+    /// The zmqperf binary to re-execute for the subscriber processes.
+    pub exe: PathBuf,
+    /// The flag that set `subs_per_process`, for error messages ("-n" or "-s").
+    pub subs_flag: &'static str,
+}
+
+impl ClusterConfig {
+    /// Subscribers in all.
+    pub fn subscribers(&self) -> u64 {
+        self.processes as u64 * self.subs_per_process as u64
+    }
+
+    fn specs(&self, endpoint: &str, watch_stdin: bool) -> Vec<ChildSpec> {
+        (0..self.processes)
+            .map(|process| ChildSpec {
+                endpoint: endpoint.to_string(),
+                process,
+                subs: self.subs_per_process,
+                first_timeout_ms: self.first_timeout.as_millis() as u64,
+                idle_ms: self.idle.as_millis() as u64,
+                expect: self.expect,
+                hwm: self.hwm,
+                watch_stdin,
+            })
+            .collect()
+    }
+
+    /// What each subscriber process needs in open files.
+    pub fn fd_need(&self) -> FdNeed {
+        FdNeed {
+            fds: limits::subscriber_fds(self.subs_per_process as u64),
+            who: "each subscriber process".into(),
+            what: format!(
+                "{} SUB sockets",
+                limits::grouped(self.subs_per_process as u64)
+            ),
+            flag: self.subs_flag.to_string(),
+            value: self.subs_per_process.to_string(),
+            fewer: format!(
+                "fewer subscribers per process ({}) and more processes (-c)",
+                self.subs_flag
+            ),
+        }
+    }
+}
+
+/// What the publisher needs in open files for `subscribers` connections.
+pub fn publisher_fd_need(subscribers: u64, flag: &str, value: &str) -> FdNeed {
+    FdNeed {
+        fds: limits::publisher_fds(subscribers),
+        who: "the publisher".into(),
+        what: format!("{} subscriber connections", limits::grouped(subscribers)),
+        flag: flag.to_string(),
+        value: value.to_string(),
+        fewer: "fewer subscribers, or the publisher and the subscribers on different hosts with their own limits".into(),
+    }
+}
+
+/// The address subscribers connect to for an endpoint a publisher bound: a wildcard
+/// interface (`0.0.0.0`, `[::]`) becomes the loopback address.
+pub fn connect_endpoint(bound: &str) -> String {
+    if let Some(rest) = bound.strip_prefix("tcp://0.0.0.0:") {
+        return format!("tcp://127.0.0.1:{rest}");
+    }
+    if let Some(rest) = bound.strip_prefix("tcp://[::]:") {
+        return format!("tcp://[::1]:{rest}");
+    }
+    bound.to_string()
+}
+
+/// Checks the counts of a cluster, naming the flags at fault.
+pub fn check_counts(processes: u32, subs: u32, subs_flag: &str) -> Result<()> {
+    if processes == 0 || processes > MAX_PROCESSES {
+        return Err(Error::invalid(
+            "-c (processes)",
+            &processes.to_string(),
+            format!("run 1 to {MAX_PROCESSES} subscriber processes, e.g. one per CPU"),
+        ));
+    }
+    if subs == 0 || subs > MAX_SUBS_PER_PROCESS {
+        return Err(Error::invalid(
+            &format!("{subs_flag} (subscribers per process)"),
+            &subs.to_string(),
+            format!("give 1 to {MAX_SUBS_PER_PROCESS} subscribers per process"),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the publisher on its own until its last message is out and its subscribers left.
+pub fn publish(cfg: PubConfig, note: &mut dyn FnMut(String)) -> Result<PubResult> {
+    if let Some(n) = cfg.subscribers {
+        limits::ensure(&publisher_fd_need(n, "--subs", &n.to_string()))?;
+    } else {
+        // Unknown count: take what the hard limit allows, for as many as will come.
+        let _ = limits::ensure(&publisher_fd_need(1000, "--subs", "1000"));
+    }
+    let p = Publisher::bind(cfg)?;
+    note(format!("bound {}", p.endpoint()));
+    p.run(&AtomicBool::new(false), note)
+}
+
+/// Runs a sub-cluster on its own: starts the processes, waits for their reports (they end
+/// with the stream), merges them. `note` gets progress lines.
+pub fn sub_cluster(cfg: &ClusterConfig, note: &mut dyn FnMut(String)) -> Result<FanoutReport> {
+    check_counts(cfg.processes, cfg.subs_per_process, cfg.subs_flag)?;
+    limits::ensure(&cfg.fd_need())?;
+    let (tx, rx) = mpsc::channel();
+    let specs = cfg.specs(cfg.endpoint.as_str(), true);
+    let mut cluster = Cluster::spawn(&cfg.exe, &specs, &tx)?;
+    drop(tx);
+    // The processes end with the stream, or after `idle` without messages, or `first_timeout`
+    // without any: this deadline only catches a hang.
+    let deadline =
+        Instant::now() + cfg.first_timeout + cfg.idle + Duration::from_secs(7 * 24 * 3600);
+    let mut ready = 0u32;
+    let total = cfg.processes;
+    let subscribers = cfg.subscribers();
+    let endpoint = cfg.endpoint.to_string();
+    cluster.collect(&rx, deadline, &mut |ev| {
+        if let Event::Ready(_) = ev {
+            ready += 1;
+            if ready == total {
+                note(format!(
+                    "{subscribers} subscribers in {total} processes connected to {endpoint}; waiting for the publisher"
+                ));
+            }
+        }
+        Ok(())
+    })?;
+    let reports = cluster.into_reports();
+    if reports.iter().all(|r| r.stop == StopReason::NothingArrived) {
+        return Err(Error::PeerAbsent {
+            endpoint: cfg.endpoint.to_string(),
+            peer: format!("zmqperf pub -h {}", cfg.endpoint),
+            timeout: cfg.first_timeout,
+        });
+    }
+    Ok(merge(
+        "sub-cluster",
+        cfg.endpoint.as_str(),
+        cfg.endpoint.transport(),
+        cfg.subs_per_process,
+        reports,
+        None,
+    ))
+}
+
+/// Settings of a fan-out run: the publisher (in this process) and a sub-cluster.
+#[derive(Debug, Clone)]
+pub struct FanoutConfig {
+    /// The publisher; its endpoint is bound, and it waits for every subscriber.
+    pub publisher: PubConfig,
+    /// Subscriber processes.
+    pub processes: u32,
+    /// SUB sockets per process.
+    pub subs_per_process: u32,
+    /// Idle time of the subscriber processes (raised to twice the interval if shorter).
+    pub idle: Duration,
+    /// Receive high-water mark per subscriber.
+    pub hwm: Option<i32>,
+    /// The zmqperf binary to re-execute.
+    pub exe: PathBuf,
+}
+
+/// A line of progress from a run, for the caller to show.
+pub type Note = Arc<dyn Fn(String) + Send + Sync>;
+
+/// Runs the publisher on a thread of this process and the subscribers in child processes,
+/// and merges everything into one report.
+pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
+    let p = &cfg.publisher;
+    let subscribers = cfg.processes as u64 * cfg.subs_per_process as u64;
+    let cluster_cfg = ClusterConfig {
+        endpoint: p.endpoint.clone(),
+        processes: cfg.processes,
+        subs_per_process: cfg.subs_per_process,
+        // The publisher waits up to its timeout for everyone, then sends at once.
+        first_timeout: p.timeout + p.wait + Duration::from_secs(10),
+        idle: cfg.idle.max(p.interval * 2 + Duration::from_secs(1)),
+        expect: Some(p.total()),
+        hwm: cfg.hwm,
+        exe: cfg.exe.clone(),
+        subs_flag: "-s",
+    };
+    check_counts(cfg.processes, cfg.subs_per_process, "-s")?;
+    limits::ensure(&publisher_fd_need(
+        subscribers,
+        "-c x -s (subscribers)",
+        &format!("{} x {}", cfg.processes, cfg.subs_per_process),
+    ))?;
+    limits::ensure(&cluster_cfg.fd_need())?;
+
+    let mut pcfg = p.clone();
+    pcfg.subscribers = Some(subscribers);
+    pcfg.linger = pcfg.linger.max(cluster_cfg.idle + Duration::from_secs(10));
+    let publisher = Publisher::bind(pcfg)?;
+    let endpoint = connect_endpoint(publisher.endpoint());
+    note(format!(
+        "publisher bound {}; starting {} subscriber processes of {}",
+        publisher.endpoint(),
+        cfg.processes,
+        cfg.subs_per_process
+    ));
+    let (tx, rx) = mpsc::channel();
+    let specs = cluster_cfg.specs(&endpoint, true);
+    let mut cluster = Cluster::spawn(&cfg.exe, &specs, &tx)?;
+    let abort = Arc::new(AtomicBool::new(false));
+    let pub_thread = {
+        let abort = abort.clone();
+        let note = note.clone();
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let r = publisher.run(&abort, &mut |s| note(s));
+            let _ = tx.send(Event::Publisher(Box::new(r)));
+        })
+    };
+    drop(tx);
+
+    // Bound only to catch a hang: the publisher's own timeouts end a stalled run first.
+    let ticks = p.passes.saturating_add(p.warmup);
+    let deliveries = p.per_tick.saturating_mul(ticks).saturating_mul(subscribers);
+    let run = Duration::from_nanos(dur_ns(p.interval).saturating_mul(ticks))
+        + Duration::from_secs(deliveries / 20_000);
+    let deadline =
+        Instant::now() + p.timeout * 2 + p.wait + run + cluster_cfg.idle + Duration::from_secs(60);
+    let mut pub_result: Option<PubResult> = None;
+    let collected = cluster.collect(&rx, deadline, &mut |ev| match ev {
+        Event::Publisher(r) => {
+            pub_result = Some((*r)?);
+            Ok(())
+        }
+        _ => Ok(()),
+    });
+    if let Err(e) = collected {
+        abort.store(true, Ordering::Relaxed);
+        let _ = pub_thread.join();
+        return Err(e);
+    }
+    while pub_result.is_none() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(Event::Publisher(r)) => pub_result = Some((*r)?),
+            Ok(_) => {}
+            Err(_) => {
+                abort.store(true, Ordering::Relaxed);
+                let _ = pub_thread.join();
+                return Err(Error::Protocol(
+                    "the publisher did not finish in time and was stopped".into(),
+                ));
+            }
+        }
+    }
+    let _ = pub_thread.join();
+    let reports = cluster.into_reports();
+    let transport = p.endpoint.transport();
+    Ok(merge(
+        "fanout",
+        &endpoint,
+        transport,
+        cfg.subs_per_process,
+        reports,
+        pub_result,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcard_interfaces_become_loopback() {
+        assert_eq!(
+            connect_endpoint("tcp://0.0.0.0:5555"),
+            "tcp://127.0.0.1:5555"
+        );
+        assert_eq!(connect_endpoint("tcp://[::]:5555"), "tcp://[::1]:5555");
+        assert_eq!(connect_endpoint("tcp://127.0.0.1:1"), "tcp://127.0.0.1:1");
+        assert_eq!(connect_endpoint("ipc:///tmp/x"), "ipc:///tmp/x");
+    }
+
+    #[test]
+    fn counts_are_checked_with_the_flag_named() {
+        assert!(check_counts(1, 1, "-n").is_ok());
+        let e = check_counts(0, 10, "-n").unwrap_err().to_string();
+        assert!(e.contains("-c (processes) '0'"), "{e}");
+        let e = check_counts(2, 0, "-s").unwrap_err().to_string();
+        assert!(e.contains("-s (subscribers per process) '0'"), "{e}");
+    }
+
+    #[test]
+    fn specs_carry_the_settings() {
+        let cfg = ClusterConfig {
+            endpoint: Endpoint::parse("tcp://127.0.0.1:2002", crate::endpoint::Side::Connect)
+                .unwrap(),
+            processes: 3,
+            subs_per_process: 7,
+            first_timeout: Duration::from_secs(2),
+            idle: Duration::from_millis(1500),
+            expect: Some(10),
+            hwm: None,
+            exe: PathBuf::from("/bin/true"),
+            subs_flag: "-n",
+        };
+        let specs = cfg.specs("tcp://127.0.0.1:2002", true);
+        assert_eq!(specs.len(), 3);
+        assert_eq!(specs[2].process, 2);
+        assert_eq!(
+            (specs[0].subs, specs[0].idle_ms, specs[0].first_timeout_ms),
+            (7, 1500, 2000)
+        );
+        assert_eq!(cfg.subscribers(), 21);
+        assert_eq!(cfg.fd_need().fds, 7 * 3 + 64);
+    }
+}

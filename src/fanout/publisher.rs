@@ -1,0 +1,398 @@
+//! The publisher: one XPUB socket that waits for its subscribers, then sends `passes` ticks
+//! of `per_tick` messages, tick i at start + i x interval (no drift), every message carrying
+//! the measurement header stamped at its send call. XPUB_NODROP makes it wait at the
+//! high-water mark rather than drop; XPUB_VERBOSER lets it count every subscriber that
+//! joins and leaves.
+
+use super::ProcessUsage;
+use crate::clock::now_ns;
+use crate::endpoint::{Endpoint, Transport};
+use crate::error::{zmq_err, Error, Result};
+use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP};
+use crate::msg::{set_int_option, RawMsg};
+use crate::stats::{LatencySummary, Throughput};
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// ZMQ_XPUB_VERBOSE from zmq.h: pass every subscription up, not only the first per topic.
+const ZMQ_XPUB_VERBOSE: i32 = 40;
+/// ZMQ_XPUB_NODROP: block (or EAGAIN) at the high-water mark instead of dropping.
+const ZMQ_XPUB_NODROP: i32 = 69;
+/// ZMQ_XPUB_VERBOSER: VERBOSE, and pass every unsubscription (a subscriber leaving) up too.
+const ZMQ_XPUB_VERBOSER: i32 = 78;
+/// Longest a blocking call waits before the loop looks at the clock and the abort flag.
+const SLICE_MS: i32 = 100;
+
+/// Settings of the publisher.
+#[derive(Debug, Clone)]
+pub struct PubConfig {
+    /// Endpoint to bind (`tcp://127.0.0.1:*` picks a free port).
+    pub endpoint: Endpoint,
+    /// Time between ticks; zero sends every message as fast as possible.
+    pub interval: Duration,
+    /// Messages per tick.
+    pub per_tick: u64,
+    /// Ticks.
+    pub passes: u64,
+    /// Warm-up ticks first, on the same schedule, flagged WARMUP and not counted: they take
+    /// the first-use costs (page faults, cold caches) out of the measured ticks.
+    pub warmup: u64,
+    /// Message size in bytes (at least the 24-byte header).
+    pub size: usize,
+    /// Wait until this many subscribers have subscribed before the first tick.
+    pub subscribers: Option<u64>,
+    /// Without `subscribers`: how long to let subscribers join before the first tick.
+    pub wait: Duration,
+    /// Longest wait for the subscribers to join, and for a blocked send to go through.
+    pub timeout: Duration,
+    /// After the last message, longest wait for the subscribers to leave before closing.
+    pub linger: Duration,
+    /// Send high-water mark per subscriber, in messages (None: libzmq's 1000).
+    pub hwm: Option<i32>,
+    /// libzmq io threads of the publisher's context.
+    pub io_threads: i32,
+    /// Stream id written in every header.
+    pub stream_id: u32,
+}
+
+impl PubConfig {
+    /// Messages in the whole run.
+    pub fn total(&self) -> u64 {
+        self.per_tick.saturating_mul(self.passes)
+    }
+}
+
+/// What the publisher did.
+#[derive(Debug, Clone, Serialize)]
+pub struct PubResult {
+    /// Endpoint bound (the real port or path).
+    pub endpoint: String,
+    /// Its transport.
+    pub transport: Transport,
+    /// Time between ticks, ms (0: as fast as possible).
+    pub interval_ms: f64,
+    /// Messages per tick.
+    pub per_tick: u64,
+    /// Ticks.
+    pub passes: u64,
+    /// Warm-up ticks sent before them (not counted).
+    pub warmup_ticks: u64,
+    /// Message size in bytes.
+    pub message_size: usize,
+    /// Messages sent.
+    pub messages: u64,
+    /// Subscribers subscribed when the first tick went out.
+    pub subscribers: u64,
+    /// From bind to the first tick: waiting for the subscriptions (or `--wait`), ns.
+    pub join_wait_ns: u64,
+    /// Admission rate: from the first send call to the return of the last.
+    pub send: Throughput,
+    /// How late each message's send call was against its tick's due time
+    /// (start + i x interval); None at `-t 0`, where there is no schedule.
+    pub send_delay: Option<LatencySummary>,
+    /// Subscribers that left between the first tick and the publisher's close.
+    pub left: u64,
+    /// Whether all subscribers had left before the publisher closed its socket. False means
+    /// messages still queued when it closed may not have been delivered.
+    pub all_left: bool,
+    /// CPU time and peak RSS of the process the publisher ran in.
+    pub usage: ProcessUsage,
+}
+
+/// A bound publisher, ready to run.
+pub struct Publisher {
+    // The socket is declared first so it is closed before the context is dropped.
+    sock: zmq::Socket,
+    _ctx: zmq::Context,
+    cfg: PubConfig,
+    endpoint: String,
+    /// Whether unsubscriptions are reported (XPUB_VERBOSER accepted).
+    counts_leaving: bool,
+    subscribed: u64,
+    unsubscribed: u64,
+    upstream: RawMsg,
+}
+
+impl Publisher {
+    /// Opens the XPUB socket and binds it. Nothing is sent yet.
+    pub fn bind(cfg: PubConfig) -> Result<Publisher> {
+        let ctx = zmq::Context::new();
+        if cfg.io_threads != 1 {
+            ctx.set_io_threads(cfg.io_threads)
+                .map_err(zmq_err("setting ZMQ_IO_THREADS"))?;
+        }
+        let mut sock = ctx.socket(zmq::XPUB).map_err(zmq_err("zmq_socket"))?;
+        sock.set_rcvtimeo(SLICE_MS)
+            .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
+        sock.set_sndtimeo(SLICE_MS)
+            .map_err(zmq_err("setting ZMQ_SNDTIMEO"))?;
+        sock.set_linger(1000)
+            .map_err(zmq_err("setting ZMQ_LINGER"))?;
+        // Before bind, so no subscriber can slip in while the options are still default.
+        let counts_leaving = set_int_option(&mut sock, ZMQ_XPUB_VERBOSER, 1).is_ok();
+        if !counts_leaving {
+            set_int_option(&mut sock, ZMQ_XPUB_VERBOSE, 1)?;
+        }
+        set_int_option(&mut sock, ZMQ_XPUB_NODROP, 1)?;
+        if let Some(h) = cfg.hwm {
+            sock.set_sndhwm(h).map_err(zmq_err("setting ZMQ_SNDHWM"))?;
+        }
+        // Thousands of subscribers connect at once; libzmq's backlog of 100 would turn most
+        // of them away for a reconnect interval. The kernel caps it at somaxconn.
+        let backlog = cfg.subscribers.unwrap_or(4096).clamp(100, 65_535) as i32;
+        sock.set_backlog(backlog)
+            .map_err(zmq_err("setting ZMQ_BACKLOG"))?;
+        sock.bind(cfg.endpoint.as_str())
+            .map_err(|e| crate::compat::bind_error(&cfg.endpoint, e))?;
+        let endpoint = sock
+            .get_last_endpoint()
+            .ok()
+            .and_then(|r| r.ok())
+            .unwrap_or_else(|| cfg.endpoint.as_str().to_string());
+        Ok(Publisher {
+            sock,
+            _ctx: ctx,
+            cfg,
+            endpoint,
+            counts_leaving,
+            subscribed: 0,
+            unsubscribed: 0,
+            upstream: RawMsg::new(),
+        })
+    }
+
+    /// The endpoint actually bound (the port picked for `tcp://host:*`).
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Subscribers present now (subscribed and not left).
+    fn present(&self) -> u64 {
+        self.subscribed.saturating_sub(self.unsubscribed)
+    }
+
+    /// Waits for the subscribers, sends every tick, waits for the subscribers to leave.
+    ///
+    /// `abort` stops it at the next look (every 100 ms at most) with an error; `note` gets
+    /// a line when the subscribers are in and the publishing starts.
+    pub fn run(mut self, abort: &AtomicBool, note: &mut dyn FnMut(String)) -> Result<PubResult> {
+        let t0 = now_ns();
+        match self.cfg.subscribers {
+            Some(want) => self.wait_for_subscribers(want, t0, abort)?,
+            None => {
+                let until = t0 + dur_ns(self.cfg.wait);
+                self.idle_until(until, abort)?;
+            }
+        }
+        let subscribers = self.present();
+        let left_before = self.unsubscribed;
+        let join_wait_ns = now_ns() - t0;
+        let total = self.cfg.total();
+        note(format!(
+            "{subscribers} subscribers in {:.2} s; publishing {total} messages ({} x {} every {} ms) after {} warm-up tick(s)",
+            join_wait_ns as f64 / 1e9,
+            self.cfg.passes,
+            self.cfg.per_tick,
+            self.cfg.interval.as_secs_f64() * 1000.0,
+            self.cfg.warmup,
+        ));
+
+        let interval_ns = dur_ns(self.cfg.interval);
+        let mut delay = (interval_ns > 0).then(crate::stats::LatencyHistogram::new);
+        // Header first, zeros after: the payload sent is defined bytes, not recycled heap.
+        let mut image = vec![0u8; self.cfg.size];
+        let mut msg = RawMsg::new();
+        let warm_start = now_ns();
+        let mut warm_seq = 0u64;
+        for tick in 0..self.cfg.warmup {
+            if interval_ns > 0 {
+                self.idle_until(warm_start + tick * interval_ns, abort)?;
+            }
+            for _ in 0..self.cfg.per_tick {
+                self.stamp(&mut image, FLAG_WARMUP, warm_seq, 0);
+                msg.reset_uninit(self.cfg.size)?;
+                msg.write_prefix(&image);
+                self.send(&mut msg, 0, abort)?;
+                warm_seq += 1;
+            }
+        }
+        let last = total - 1;
+        let mut seq = 0u64;
+        let start = if self.cfg.warmup > 0 && interval_ns > 0 {
+            warm_start + self.cfg.warmup * interval_ns
+        } else {
+            now_ns()
+        };
+        for tick in 0..self.cfg.passes {
+            let due = start + tick * interval_ns;
+            if interval_ns > 0 {
+                self.idle_until(due, abort)?;
+            }
+            for _ in 0..self.cfg.per_tick {
+                let send_ns = now_ns();
+                let flags = if seq == last {
+                    FLAG_TIMESTAMP | FLAG_END
+                } else {
+                    FLAG_TIMESTAMP
+                };
+                self.stamp(&mut image, flags, seq, send_ns);
+                msg.reset_uninit(self.cfg.size)?;
+                msg.write_prefix(&image);
+                self.send(&mut msg, seq, abort)?;
+                if let Some(h) = delay.as_mut() {
+                    h.record(send_ns.saturating_sub(due));
+                }
+                seq += 1;
+            }
+        }
+        let end = now_ns();
+
+        // Keep the connections up until every subscriber, done, has closed: closing first
+        // could cut off what is still in the connection buffers.
+        let until = now_ns() + dur_ns(self.cfg.linger);
+        while self.counts_leaving && self.present() > 0 && now_ns() < until {
+            if abort.load(Ordering::Relaxed) {
+                break;
+            }
+            self.take_upstream(true)?;
+        }
+        Ok(PubResult {
+            endpoint: self.endpoint.clone(),
+            transport: self.cfg.endpoint.transport(),
+            interval_ms: self.cfg.interval.as_secs_f64() * 1000.0,
+            per_tick: self.cfg.per_tick,
+            passes: self.cfg.passes,
+            warmup_ticks: self.cfg.warmup,
+            message_size: self.cfg.size,
+            messages: total,
+            subscribers,
+            join_wait_ns,
+            send: Throughput {
+                messages: total,
+                payload_bytes: total * self.cfg.size as u64,
+                start_ns: start,
+                end_ns: end,
+            },
+            send_delay: delay.map(|h| h.summary()),
+            left: self.unsubscribed - left_before,
+            all_left: self.counts_leaving && self.present() == 0,
+            usage: ProcessUsage::of_this_process("publisher"),
+        })
+    }
+
+    /// Writes the header of one message into the start of `image`.
+    #[inline]
+    fn stamp(&self, image: &mut [u8], flags: u8, sequence: u64, send_ns: u64) {
+        Header {
+            flags,
+            stream_id: self.cfg.stream_id,
+            sequence,
+            send_ns,
+        }
+        .encode(image);
+    }
+
+    /// Reads the subscriptions and unsubscriptions waiting on the socket; with `block`,
+    /// waits up to 100 ms for the first.
+    fn take_upstream(&mut self, block: bool) -> Result<()> {
+        let mut flags = if block { 0 } else { zmq::DONTWAIT };
+        loop {
+            match self.upstream.recv(&mut self.sock, flags) {
+                Ok(()) => {
+                    match self.upstream.prefix(1).first() {
+                        Some(1) => self.subscribed += 1,
+                        Some(0) => self.unsubscribed += 1,
+                        _ => {}
+                    }
+                    flags = zmq::DONTWAIT;
+                }
+                Err(zmq::Error::EAGAIN) | Err(zmq::Error::EINTR) => return Ok(()),
+                Err(e) => return Err(zmq_err("receiving subscriptions")(e)),
+            }
+        }
+    }
+
+    fn check_abort(abort: &AtomicBool) -> Result<()> {
+        if abort.load(Ordering::Relaxed) {
+            return Err(Error::Protocol(
+                "the publisher was stopped because a subscriber process failed".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn wait_for_subscribers(&mut self, want: u64, t0: u64, abort: &AtomicBool) -> Result<()> {
+        let deadline = t0 + dur_ns(self.cfg.timeout);
+        while self.present() < want {
+            Self::check_abort(abort)?;
+            if now_ns() >= deadline {
+                return Err(Error::Shortfall(format!(
+                    "only {} of {} subscribers subscribed to {} within {}: the rest never \
+                     connected or subscribed. Check that every subscriber process is running \
+                     and points at this endpoint, that the open-file limits allow the \
+                     connections, and raise --timeout on a loaded machine, or ask for fewer \
+                     subscribers",
+                    self.present(),
+                    want,
+                    self.endpoint,
+                    crate::error::fmt_duration(self.cfg.timeout)
+                )));
+            }
+            self.take_upstream(true)?;
+        }
+        Ok(())
+    }
+
+    /// Lets time pass until `due_ns`, reading subscriptions meanwhile; the last stretch is
+    /// waited precisely.
+    fn idle_until(&mut self, due_ns: u64, abort: &AtomicBool) -> Result<()> {
+        loop {
+            Self::check_abort(abort)?;
+            self.take_upstream(false)?;
+            let now = now_ns();
+            if now >= due_ns {
+                return Ok(());
+            }
+            let left = due_ns - now;
+            if left <= 2_000_000 {
+                crate::roles::wait_until(due_ns);
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_nanos((left - 1_000_000).min(50_000_000)));
+        }
+    }
+
+    /// Sends one message, waiting (NODROP) while a subscriber's queue is full, up to the timeout.
+    fn send(&mut self, msg: &mut RawMsg, seq: u64, abort: &AtomicBool) -> Result<()> {
+        let mut blocked_since: Option<u64> = None;
+        loop {
+            match msg.send(&mut self.sock, 0) {
+                Ok(()) => return Ok(()),
+                Err(zmq::Error::EINTR) => {}
+                Err(zmq::Error::EAGAIN) => {
+                    Self::check_abort(abort)?;
+                    let since = *blocked_since.get_or_insert_with(now_ns);
+                    if now_ns() - since >= dur_ns(self.cfg.timeout) {
+                        return Err(Error::PeerStopped {
+                            endpoint: self.endpoint.clone(),
+                            done: seq,
+                            expected: self.cfg.total(),
+                            unit: "messages".into(),
+                            timeout: self.cfg.timeout,
+                            detail: " (sending blocked: a subscriber's queue stayed full, and \
+                                     the publisher waits for it rather than drop)"
+                                .into(),
+                        });
+                    }
+                }
+                Err(e) => return Err(zmq_err("sending")(e)),
+            }
+        }
+    }
+}
+
+/// A duration in ns, saturating.
+pub(crate) fn dur_ns(d: Duration) -> u64 {
+    d.as_nanos().min(u64::MAX as u128) as u64
+}

@@ -1,0 +1,354 @@
+//! Merges the reports of the subscriber processes, and the publisher's, into the fan-out
+//! report: delivery in total and per subscriber, the latency over all subscribers (the
+//! histograms merge exactly), the slowest subscriber, and CPU and memory per process.
+
+use super::publisher::PubResult;
+use super::subscribers::{ChildReport, StopReason, SubReport};
+use super::ProcessUsage;
+use crate::endpoint::Transport;
+use crate::error::Error;
+use crate::stats::ledger::{Gap, GAPS_LISTED};
+use crate::stats::{GapPosition, LatencyHistogram, LatencySummary, LossSummary};
+use serde::Serialize;
+
+/// How many subscribers with losses the report names.
+pub const WORST_LISTED: usize = 5;
+
+/// The spread of the subscribers' delivered rates, msg/s.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Default)]
+pub struct RateSpread {
+    /// The slowest subscriber's rate.
+    pub min: f64,
+    /// The mean over subscribers.
+    pub mean: f64,
+    /// The fastest subscriber's rate.
+    pub max: f64,
+}
+
+/// One subscriber process in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessSummary {
+    /// Index of the process, from 0.
+    pub process: u32,
+    /// Its process id.
+    pub pid: u32,
+    /// Subscribers it ran.
+    pub subscribers: u32,
+    /// Of them, how many received every message exactly once.
+    pub complete: u64,
+    /// Why it stopped.
+    pub stop: StopReason,
+    /// Time to open and connect its sockets, ns.
+    pub connect_ns: u64,
+    /// CPU time and peak RSS.
+    pub usage: ProcessUsage,
+}
+
+/// The whole fan-out report (`--json` prints it).
+#[derive(Debug, Clone, Serialize)]
+pub struct FanoutReport {
+    /// The command: "fanout" or "sub-cluster".
+    pub command: String,
+    /// Endpoint the subscribers connected to.
+    pub endpoint: String,
+    /// Its transport.
+    pub transport: Transport,
+    /// Subscriber processes.
+    pub processes: u32,
+    /// Subscribers per process.
+    pub subs_per_process: u32,
+    /// Subscribers in all.
+    pub subscribers: u64,
+    /// Messages each subscriber should have received.
+    pub expected_per_subscriber: u64,
+    /// Delivery summed over all subscribers: expected is subscribers x messages.
+    pub delivery: LossSummary,
+    /// Subscribers that received every message exactly once and in order.
+    pub complete_subscribers: u64,
+    /// Subscribers that lost, duplicated or reordered messages, worst first (at most 5).
+    pub worst: Vec<SubReport>,
+    /// Latency of every message at every subscriber, from the publisher's send call to the
+    /// subscriber's receipt (one host, one monotonic clock).
+    pub latency: LatencySummary,
+    /// The histogram behind `latency`, mergeable.
+    pub latency_histogram: LatencyHistogram,
+    /// The subscriber with the highest mean latency.
+    pub slowest: Option<SubReport>,
+    /// Delivered rate per subscriber (its messages over the span from the send of its first
+    /// to the receipt of its last), msg/s.
+    pub delivered_per_sec: RateSpread,
+    /// What the publisher did (None for a sub-cluster on its own).
+    pub publisher: Option<PubResult>,
+    /// The subscriber processes.
+    pub process_list: Vec<ProcessSummary>,
+    /// Every subscriber's figures, by process and index.
+    pub per_subscriber: Vec<SubReport>,
+}
+
+/// Raises a subscriber's expected count to `expected` (its process knew a shorter stream,
+/// as when none of its subscribers saw the end): the missing tail counts as lost.
+fn extend_expected(loss: &mut LossSummary, expected: u64) {
+    if loss.expected >= expected {
+        return;
+    }
+    let d = expected - loss.expected;
+    let old_end = loss.expected;
+    loss.expected = expected;
+    loss.lost += d;
+    let all_listed = loss.gap_count as usize == loss.gaps.len();
+    match loss.gaps.last_mut() {
+        Some(g) if all_listed && g.first_seq + g.count == old_end => {
+            g.count += d;
+            // A hole reaching the old end starts at 0 (the whole stream) or is a tail.
+            if g.position == GapPosition::Start {
+                loss.lost_at_start += d;
+            } else {
+                loss.lost_at_end += d;
+            }
+        }
+        _ => {
+            loss.gap_count += 1;
+            loss.lost_at_end += d;
+            if loss.gaps.len() < GAPS_LISTED {
+                loss.gaps.push(Gap {
+                    first_seq: old_end,
+                    count: d,
+                    position: GapPosition::End,
+                });
+            }
+        }
+    }
+}
+
+fn is_complete(s: &SubReport) -> bool {
+    s.loss.is_clean() && s.loss.received == s.loss.expected
+}
+
+/// Merges the processes' reports (in any order) and the publisher's result.
+pub fn merge(
+    command: &str,
+    endpoint: &str,
+    transport: Transport,
+    subs_per_process: u32,
+    mut children: Vec<ChildReport>,
+    publisher: Option<PubResult>,
+) -> FanoutReport {
+    children.sort_by_key(|c| c.process);
+    let expected = children
+        .iter()
+        .flat_map(|c| c.subscribers.iter().map(|s| s.loss.expected))
+        .chain(publisher.as_ref().map(|p| p.messages))
+        .max()
+        .unwrap_or(0);
+    let mut per_subscriber = Vec::new();
+    let mut histogram = LatencyHistogram::new();
+    let mut process_list = Vec::with_capacity(children.len());
+    for c in children {
+        histogram.merge(&c.latency);
+        let mut complete = 0;
+        let n = c.subscribers.len() as u32;
+        for mut s in c.subscribers {
+            extend_expected(&mut s.loss, expected);
+            if is_complete(&s) {
+                complete += 1;
+            }
+            per_subscriber.push(s);
+        }
+        process_list.push(ProcessSummary {
+            process: c.process,
+            pid: c.pid,
+            subscribers: n,
+            complete,
+            stop: c.stop,
+            connect_ns: c.connect_ns,
+            usage: c.usage,
+        });
+    }
+    let mut delivery = LossSummary::default();
+    for s in &per_subscriber {
+        delivery.add(&s.loss);
+    }
+    let complete_subscribers = per_subscriber.iter().filter(|s| is_complete(s)).count() as u64;
+    let mut worst: Vec<&SubReport> = per_subscriber.iter().filter(|s| !is_complete(s)).collect();
+    worst.sort_by(|a, b| {
+        b.loss
+            .lost
+            .cmp(&a.loss.lost)
+            .then(b.loss.duplicated.cmp(&a.loss.duplicated))
+            .then((a.process, a.sub).cmp(&(b.process, b.sub)))
+    });
+    let worst = worst.into_iter().take(WORST_LISTED).cloned().collect();
+    let slowest = per_subscriber
+        .iter()
+        .filter(|s| s.latency_count > 0)
+        .max_by(|a, b| a.latency_mean_ns.total_cmp(&b.latency_mean_ns))
+        .cloned();
+    let rates: Vec<f64> = per_subscriber
+        .iter()
+        .map(|s| s.delivered_per_sec)
+        .filter(|r| *r > 0.0)
+        .collect();
+    let delivered_per_sec = if rates.is_empty() {
+        RateSpread::default()
+    } else {
+        RateSpread {
+            min: rates.iter().copied().fold(f64::INFINITY, f64::min),
+            mean: rates.iter().sum::<f64>() / rates.len() as f64,
+            max: rates.iter().copied().fold(0.0, f64::max),
+        }
+    };
+    FanoutReport {
+        command: command.to_string(),
+        endpoint: endpoint.to_string(),
+        transport,
+        processes: process_list.len() as u32,
+        subs_per_process,
+        subscribers: per_subscriber.len() as u64,
+        expected_per_subscriber: expected,
+        delivery,
+        complete_subscribers,
+        worst,
+        latency: histogram.summary(),
+        latency_histogram: histogram,
+        slowest,
+        delivered_per_sec,
+        publisher,
+        process_list,
+        per_subscriber,
+    }
+}
+
+impl FanoutReport {
+    /// The error for a run that lost messages (the report is printed first), if it did.
+    pub fn loss_error(&self) -> Option<Error> {
+        let d = &self.delivery;
+        (d.lost > 0).then(|| Error::Lost {
+            lost: d.lost,
+            expected: d.expected,
+            at_start: d.lost_at_start,
+            in_middle: d.lost_in_middle,
+            at_end: d.lost_at_end,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fanout::subscribers::SubReport;
+
+    fn sub(process: u32, sub: u32, expected: u64, received: u64, mean: f64) -> SubReport {
+        let mut l = crate::stats::StreamLedger::new();
+        for i in 0..received {
+            l.record(i);
+        }
+        SubReport {
+            process,
+            sub,
+            loss: l.summary(Some(expected)),
+            ended: received == expected,
+            warmup: 0,
+            latency_count: received,
+            latency_min_ns: 1,
+            latency_max_ns: 10,
+            latency_mean_ns: mean,
+            delivered_per_sec: 100.0 + sub as f64,
+        }
+    }
+
+    fn child(process: u32, subs: Vec<SubReport>, samples: &[u64]) -> ChildReport {
+        let mut h = LatencyHistogram::new();
+        for &s in samples {
+            h.record(s);
+        }
+        ChildReport {
+            process,
+            pid: 100 + process,
+            stop: StopReason::AllEnded,
+            connect_ns: 5,
+            subscribers: subs,
+            latency: h,
+            usage: ProcessUsage {
+                name: format!("subscribers {process}"),
+                pid: 100 + process,
+                cpu_user_ms: 1.0,
+                cpu_sys_ms: 2.0,
+                peak_rss_kib: 3,
+            },
+        }
+    }
+
+    #[test]
+    fn merges_delivery_latency_and_names_the_worst_and_slowest() {
+        let a = child(
+            0,
+            vec![sub(0, 0, 4, 4, 5.0), sub(0, 1, 4, 4, 9.0)],
+            &[1, 2, 3],
+        );
+        let b = child(1, vec![sub(1, 0, 4, 2, 7.0), sub(1, 1, 4, 4, 6.0)], &[4, 5]);
+        let r = merge("fanout", "tcp://x:1", Transport::Tcp, 2, vec![b, a], None);
+        assert_eq!(r.subscribers, 4);
+        assert_eq!(r.expected_per_subscriber, 4);
+        assert_eq!(
+            (r.delivery.expected, r.delivery.received, r.delivery.lost),
+            (16, 14, 2)
+        );
+        assert_eq!(r.complete_subscribers, 3);
+        assert_eq!(r.worst.len(), 1);
+        assert_eq!((r.worst[0].process, r.worst[0].sub), (1, 0));
+        let slow = r.slowest.as_ref().unwrap();
+        assert_eq!((slow.process, slow.sub), (0, 1));
+        assert_eq!(r.latency.count, 5);
+        assert_eq!((r.latency.min_ns, r.latency.max_ns), (1, 5));
+        assert_eq!(r.process_list[0].process, 0, "sorted by process");
+        assert_eq!(r.process_list[1].complete, 1);
+        assert_eq!(r.delivered_per_sec.min, 100.0);
+        assert_eq!(r.delivered_per_sec.max, 101.0);
+        assert!(r.loss_error().is_some());
+    }
+
+    #[test]
+    fn a_process_that_missed_the_end_is_measured_against_the_longest_stream() {
+        // Process 1 saw only 0..3 of 5 (no end), so it thought the stream had 3 messages.
+        let a = child(0, vec![sub(0, 0, 5, 5, 1.0)], &[1]);
+        let b = child(1, vec![sub(1, 0, 3, 3, 1.0)], &[1]);
+        let r = merge(
+            "sub-cluster",
+            "ipc:///x",
+            Transport::Ipc,
+            1,
+            vec![a, b],
+            None,
+        );
+        let s = &r.per_subscriber[1];
+        assert_eq!(
+            (s.loss.expected, s.loss.lost, s.loss.lost_at_end),
+            (5, 2, 2)
+        );
+        assert_eq!(s.loss.gaps.len(), 1);
+        assert_eq!(s.loss.gaps[0].first_seq, 3);
+        assert_eq!(r.delivery.lost, 2);
+    }
+
+    #[test]
+    fn extending_a_tail_gap_grows_it() {
+        let mut l = crate::stats::StreamLedger::new();
+        l.record(0);
+        let mut loss = l.summary(Some(3)); // 1..3 lost at the end
+        extend_expected(&mut loss, 5);
+        assert_eq!((loss.lost, loss.lost_at_end, loss.gap_count), (4, 4, 1));
+        assert_eq!(loss.gaps[0].count, 4);
+        let mut none = crate::stats::StreamLedger::new().summary(Some(2));
+        extend_expected(&mut none, 6);
+        assert_eq!((none.lost, none.lost_at_start, none.gap_count), (6, 6, 1));
+    }
+
+    #[test]
+    fn a_clean_run_has_no_loss_error() {
+        let a = child(0, vec![sub(0, 0, 3, 3, 1.0)], &[1, 2, 3]);
+        let r = merge("fanout", "tcp://x:1", Transport::Tcp, 1, vec![a], None);
+        assert!(r.loss_error().is_none());
+        assert!(r.worst.is_empty());
+        assert_eq!(r.complete_subscribers, 1);
+    }
+}

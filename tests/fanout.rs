@@ -1,0 +1,313 @@
+//! Fan-out end to end: `zmqperf fanout` over tcp and ipc with a few hundred subscribers,
+//! `pub` and `sub-cluster` as two separate commands, PUB/SUB throughput with 1, 2 and 3
+//! subscribers, and the bad inputs that must end with a clear message.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// Longest a fan-out test may take.
+const T: u64 = 180;
+
+fn json_of(o: &Output) -> Value {
+    let line = o
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON in stdout: {o:?}"));
+    serde_json::from_str(line).expect("valid JSON")
+}
+
+fn u(v: &Value, path: &str) -> u64 {
+    v.pointer(path)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("no integer at {path}"))
+}
+
+fn f(v: &Value, path: &str) -> f64 {
+    v.pointer(path)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("no number at {path}"))
+}
+
+/// Every subscriber got every message once, and the merged latency adds up.
+fn check_complete(r: &Value, subscribers: u64, messages: u64) {
+    assert_eq!(u(r, "/subscribers"), subscribers, "{r}");
+    assert_eq!(u(r, "/expected_per_subscriber"), messages);
+    assert_eq!(u(r, "/complete_subscribers"), subscribers);
+    assert_eq!(u(r, "/delivery/expected"), subscribers * messages);
+    assert_eq!(u(r, "/delivery/received"), subscribers * messages);
+    assert_eq!(u(r, "/delivery/lost"), 0);
+    assert_eq!(u(r, "/delivery/duplicated"), 0);
+    let subs = r["per_subscriber"].as_array().expect("per_subscriber");
+    assert_eq!(subs.len() as u64, subscribers);
+    for s in subs {
+        assert_eq!(u(s, "/loss/received"), messages, "{s}");
+        assert_eq!(u(s, "/loss/expected"), messages, "{s}");
+        assert_eq!(s["ended"], Value::Bool(true), "{s}");
+    }
+    assert_eq!(u(r, "/latency/count"), subscribers * messages);
+    let (min, p50, max) = (
+        u(r, "/latency/min_ns"),
+        u(r, "/latency/p50_ns"),
+        u(r, "/latency/max_ns"),
+    );
+    assert!(min <= p50 && p50 <= max, "{min} {p50} {max}");
+    assert!(min > 0);
+    let (mean, hmean) = (f(r, "/latency/mean_ns"), f(r, "/latency/harmonic_mean_ns"));
+    assert!(hmean <= mean + 1e-6, "harmonic {hmean} > mean {mean}");
+    assert!(hmean > 0.0);
+    assert!(r["slowest"].is_object());
+    for p in r["process_list"].as_array().expect("process_list") {
+        assert!(u(p, "/usage/peak_rss_kib") > 0, "{p}");
+        assert_eq!(p["stop"], Value::String("all-ended".into()), "{p}");
+    }
+}
+
+fn fanout_run(transport: &str) {
+    let o = run(
+        zp(&[
+            "fanout",
+            "-c",
+            "2",
+            "-s",
+            "150",
+            "-t",
+            "20",
+            "-n",
+            "2",
+            "-p",
+            "5",
+            "--transport",
+            transport,
+            "--json",
+        ]),
+        T,
+    );
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let r = json_of(&o);
+    assert_eq!(r["transport"], Value::String(transport.into()));
+    check_complete(&r, 300, 10);
+    assert_eq!(u(&r, "/publisher/messages"), 10);
+    assert_eq!(u(&r, "/publisher/subscribers"), 300);
+    assert_eq!(r["publisher"]["all_left"], Value::Bool(true));
+}
+
+#[test]
+fn fanout_over_tcp_with_300_subscribers() {
+    with_watchdog(T, || fanout_run("tcp"));
+}
+
+#[test]
+fn fanout_over_ipc_with_300_subscribers() {
+    with_watchdog(T, || fanout_run("ipc"));
+}
+
+#[test]
+fn fanout_text_report_has_the_seed_lines() {
+    with_watchdog(T, || {
+        let o = run(
+            zp(&[
+                "fanout", "-c", "1", "-s", "20", "-t", "10", "-n", "1", "-p", "3",
+            ]),
+            T,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        for want in [
+            "fanout over tcp: 20 subscribers (1 processes x 20)",
+            "delivered: 60 of 60 (100%): 0 lost",
+            "20 of 20 subscribers got all 3 messages",
+            "  MIN: ",
+            "  MAX: ",
+            "  MEAN: ",
+            "  HARMONIC MEAN: ",
+            "p99.99",
+            "slowest subscriber: proc 0 sub ",
+            "publisher       pid ",
+            "peak RSS",
+        ] {
+            assert!(o.stdout.contains(want), "'{want}' missing:\n{}", o.stdout);
+        }
+    });
+}
+
+#[test]
+fn pub_and_sub_cluster_as_two_commands() {
+    with_watchdog(T, || {
+        let ep = free_tcp_endpoint();
+        let subs = Proc::spawn(
+            zp(&[
+                "sub-cluster",
+                "-c",
+                "2",
+                "-n",
+                "5",
+                "-h",
+                &ep,
+                "--timeout",
+                "60s",
+                "--json",
+            ]),
+            T,
+        );
+        subs.wait_stderr("waiting for the publisher");
+        let p = run(
+            zp(&[
+                "pub", "-h", &ep, "--subs", "10", "-t", "10", "-n", "3", "-p", "4", "--json",
+            ]),
+            T,
+        );
+        assert_eq!(p.code, Some(0), "{p:?}");
+        let pr = json_of(&p);
+        assert_eq!(u(&pr, "/messages"), 12);
+        assert_eq!(u(&pr, "/subscribers"), 10);
+        let o = subs.finish();
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let r = json_of(&o);
+        assert_eq!(r["command"], Value::String("sub-cluster".into()));
+        check_complete(&r, 10, 12);
+    });
+}
+
+#[test]
+fn pub_sub_throughput_with_1_2_3_subscribers_loses_nothing() {
+    with_watchdog(T, || {
+        for k in ["1", "2", "3"] {
+            let o = run(
+                zp(&[
+                    "fanout", "-c", "1", "-s", k, "-t", "0", "-n", "20000", "-p", "1", "--json",
+                ]),
+                T,
+            );
+            assert_eq!(o.code, Some(0), "k={k}: {o:?}");
+            let r = json_of(&o);
+            let k: u64 = k.parse().unwrap();
+            check_complete(&r, k, 20_000);
+            assert!(f(&r, "/delivered_per_sec/min") > 0.0);
+        }
+        // The same with each subscriber in its own process.
+        let o = run(
+            zp(&[
+                "fanout", "-c", "3", "-s", "1", "-t", "0", "-n", "5000", "-p", "2", "--json",
+            ]),
+            T,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        check_complete(&json_of(&o), 3, 10_000);
+    });
+}
+
+fn fails(args: &[&str], code: i32, needle: &str) {
+    let o = run(zp(args), 60);
+    assert_eq!(o.code, Some(code), "{args:?}: {o:?}");
+    assert!(
+        o.stderr.contains(needle),
+        "{args:?}: stderr lacks '{needle}': {}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("panicked"), "{args:?}: {}", o.stderr);
+}
+
+#[test]
+fn zero_and_negative_counts_are_refused() {
+    with_watchdog(T, || {
+        fails(&["sub-cluster", "-n", "0"], 3, "invalid -n '0'");
+        fails(&["sub-cluster", "-c", "0"], 3, "invalid -c '0'");
+        fails(&["fanout", "-s", "0"], 3, "invalid -s '0'");
+        fails(&["fanout", "-c", "0", "-s", "5"], 3, "invalid -c '0'");
+        fails(
+            &["pub", "-t", "-5"],
+            3,
+            "invalid -t '-5': cannot be negative",
+        );
+        fails(&["fanout", "-t", "-5"], 3, "invalid -t '-5'");
+        fails(&["pub", "-n", "0"], 3, "invalid -n '0'");
+        fails(&["pub", "-p", "-1"], 3, "invalid -p '-1'");
+        fails(&["pub", "--size", "10"], 3, "24-byte measurement header");
+        fails(&["sub-cluster", "-n", "many"], 3, "not a number");
+    });
+}
+
+#[test]
+fn bad_and_unreachable_endpoints() {
+    with_watchdog(T, || {
+        fails(&["pub", "-h", "localhost:2002"], 4, "no transport");
+        fails(&["fanout", "-h", "udp://127.0.0.1:5"], 4, "not supported");
+        fails(&["pub", "-h", "inproc://x"], 4, "inproc://");
+        // 192.0.2.1 is TEST-NET-1: never an address of this machine.
+        fails(
+            &["pub", "-h", "tcp://192.0.2.1:2002", "--subs", "1"],
+            4,
+            "not on this machine",
+        );
+        fails(
+            &["fanout", "-h", "tcp://127.0.0.1:*", "--transport", "ipc"],
+            3,
+            "give one or the other",
+        );
+        // Nobody publishes there: the subscribers give up after --timeout.
+        let ep = free_tcp_endpoint();
+        fails(
+            &[
+                "sub-cluster",
+                "-c",
+                "1",
+                "-n",
+                "3",
+                "-h",
+                &ep,
+                "--timeout",
+                "1s",
+            ],
+            6,
+            "no peer within 1 s",
+        );
+        // Nobody subscribes: the count asked for cannot be reached.
+        let ep = free_tcp_endpoint();
+        fails(
+            &["pub", "-h", &ep, "--subs", "3", "--timeout", "1s"],
+            16,
+            "only 0 of 3 subscribers subscribed",
+        );
+    });
+}
+
+#[test]
+fn more_subscribers_than_the_open_file_limit_allows_fail_before_starting() {
+    with_watchdog(T, || {
+        let hard = zmqperf::fanout::limits::current().unwrap().hard;
+        if hard > 40_000 {
+            eprintln!("hard open-file limit {hard}: too high to exceed in a test, skipped");
+            return;
+        }
+        // The publisher needs about 2 descriptors per subscriber: twice the limit.
+        let subs = (hard / 2 + 1).to_string();
+        let o = run(zp(&["fanout", "-c", "2", "-s", &subs, "-p", "1"]), 60);
+        assert_eq!(o.code, Some(3), "{o:?}");
+        for want in [
+            "hard limit on open files",
+            "ulimit -n",
+            "limits.conf",
+            "fewer subscribers",
+        ] {
+            assert!(o.stderr.contains(want), "'{want}' missing: {}", o.stderr);
+        }
+        assert!(o.stdout.is_empty(), "nothing ran: {}", o.stdout);
+    });
+}
+
+#[test]
+fn dash_h_is_the_endpoint_and_help_is_long() {
+    with_watchdog(60, || {
+        for cmd in ["pub", "sub-cluster", "fanout"] {
+            let o = run(zp(&[cmd, "--help"]), 30);
+            assert_eq!(o.code, Some(0), "{cmd}: {o:?}");
+            assert!(
+                o.stdout.contains("-h, --host <ENDPOINT>"),
+                "{cmd}: {}",
+                o.stdout
+            );
+        }
+    });
+}
