@@ -305,24 +305,9 @@ impl Store {
     pub fn add_case(&mut self, run_id: &str, case: &CaseResult) -> Result<(), StoreError> {
         let data = encode_case(case)?;
         let op = format!("recording case {} of run {run_id}", case.id);
-        let path = self.path.clone();
-        let sql_err = |e| StoreError::sqlite(&path, op.as_str(), e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql_err)?;
-        if !run_exists(&tx, run_id).map_err(sql_err)? {
-            return Err(not_in(&path, run_id));
-        }
-        let position: i64 = tx
-            .query_row(
-                "SELECT COALESCE(MAX(position) + 1, 0) FROM cases WHERE run_id = ?1",
-                [run_id],
-                |r| r.get(0),
-            )
-            .map_err(sql_err)?;
-        insert_case(&tx, run_id, position, case, &data).map_err(sql_err)?;
-        tx.commit().map_err(sql_err)
+        self.append(run_id, "cases", &op, |tx, position| {
+            insert_case(tx, run_id, position, case, &data)
+        })
     }
 
     /// Records one finding of run `run_id` (of `zmqperf diagnose`), after those recorded
@@ -330,8 +315,22 @@ impl Store {
     pub fn add_finding(&mut self, run_id: &str, finding: &Finding) -> Result<(), StoreError> {
         let data = encode_finding(finding)?;
         let op = format!("recording finding {} of run {run_id}", finding.id);
+        self.append(run_id, "findings", &op, |tx, position| {
+            insert_finding(tx, run_id, position, finding, &data)
+        })
+    }
+
+    /// Appends one row to `table` ("cases" or "findings") of run `run_id`, after the rows
+    /// recorded before it, in one transaction committed before this returns.
+    fn append(
+        &mut self,
+        run_id: &str,
+        table: &str,
+        op: &str,
+        insert: impl FnOnce(&rusqlite::Transaction<'_>, i64) -> rusqlite::Result<()>,
+    ) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let sql_err = |e| StoreError::sqlite(&path, op.as_str(), e);
+        let sql_err = |e| StoreError::sqlite(&path, op, e);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -341,12 +340,12 @@ impl Store {
         }
         let position: i64 = tx
             .query_row(
-                "SELECT COALESCE(MAX(position) + 1, 0) FROM findings WHERE run_id = ?1",
+                &format!("SELECT COALESCE(MAX(position) + 1, 0) FROM {table} WHERE run_id = ?1"),
                 [run_id],
                 |r| r.get(0),
             )
             .map_err(sql_err)?;
-        insert_finding(&tx, run_id, position, finding, &data).map_err(sql_err)?;
+        insert(&tx, position).map_err(sql_err)?;
         tx.commit().map_err(sql_err)
     }
 
