@@ -115,7 +115,7 @@ fn fanout_text_report_has_the_seed_lines() {
         );
         assert_eq!(o.code, Some(0), "{o:?}");
         for want in [
-            "fanout over tcp: 20 subscribers (1 processes x 20)",
+            "fanout over tcp: 20 subscribers (1 process x 20)",
             "delivered: 60 of 60 (100%): 0 lost",
             "20 of 20 subscribers got all 3 messages",
             "  MIN: ",

@@ -11,6 +11,9 @@ use zmqperf::fanout::{self, ClusterConfig, FanoutConfig, FanoutReport, PubConfig
 use zmqperf::header::HEADER_LEN;
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
 
+/// The longest interval between ticks, ms: a week.
+const MAX_INTERVAL_MS: u64 = 7 * 24 * 3600 * 1000;
+
 /// The seed's default endpoint.
 const DEFAULT_HOST: &str = "tcp://127.0.0.1:2002";
 
@@ -74,7 +77,12 @@ pub struct Schedule {
     )]
     pub passes: String,
     /// Warm-up ticks sent first on the same schedule and not counted (first-use costs).
-    #[arg(long, default_value = "1", value_name = "TICKS", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value = "1",
+        value_name = "TICKS",
+        allow_negative_numbers = true
+    )]
     pub warmup: String,
     /// Message size in bytes (at least 24, the measurement header).
     #[arg(long, default_value = "64", value_name = "BYTES")]
@@ -294,6 +302,13 @@ fn pub_config(s: &Schedule, ep: Endpoint, timeout: &str) -> Result<PubConfig> {
         true,
         "the interval is in milliseconds: 0 sends as fast as possible, 1000 is one tick a second",
     )?;
+    if interval > MAX_INTERVAL_MS {
+        return Err(Error::invalid(
+            "-t",
+            &s.interval,
+            format!("at most {MAX_INTERVAL_MS} ms (a week) between ticks"),
+        ));
+    }
     let per_tick = number("-n", &s.per_tick, false, "send at least 1 message per tick")?;
     let passes = number("-p", &s.passes, false, "run at least 1 pass")?;
     let warmup = number("--warmup", &s.warmup, true, "give 0 or more warm-up ticks")?;

@@ -32,8 +32,9 @@ pub enum Event {
 
 struct Member {
     child: Child,
-    /// Held open so the child can tell when the parent is gone (its stdin closes).
-    _stdin: Option<ChildStdin>,
+    /// Held open until the child is released (or the parent is gone): it then closes its
+    /// sockets and exits.
+    stdin: Option<ChildStdin>,
     stderr: Option<thread::JoinHandle<String>>,
     report: Option<ChildReport>,
 }
@@ -98,7 +99,7 @@ impl Cluster {
             let stdin = child.stdin.take();
             cluster.members.push(Member {
                 child,
-                _stdin: stdin,
+                stdin,
                 stderr: Some(stderr),
                 report: None,
             });
@@ -192,6 +193,13 @@ impl Cluster {
         Ok(())
     }
 
+    /// Lets every process close its sockets and exit (closes their stdin).
+    pub fn release(&mut self) {
+        for m in &mut self.members {
+            m.stdin = None;
+        }
+    }
+
     /// Stops every process still running (each by its own handle) and reaps it.
     pub fn kill_all(&mut self) {
         for m in &mut self.members {
@@ -202,8 +210,9 @@ impl Cluster {
         }
     }
 
-    /// The reports, in process order, once every process has reported.
+    /// The reports, in process order, once every process has reported; releases them.
     pub fn into_reports(mut self) -> Vec<ChildReport> {
+        self.release();
         let reports = self
             .members
             .iter_mut()

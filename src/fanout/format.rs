@@ -9,6 +9,11 @@ use super::summary::FanoutReport;
 use super::ProcessUsage;
 use std::fmt::Write;
 
+/// `n` with its noun: `1 process`, `8 processes`.
+fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", grouped(n), if n == 1 { one } else { many })
+}
+
 fn ms(ns: f64) -> String {
     format!("{:.3}", ns / 1e6)
 }
@@ -148,11 +153,11 @@ pub fn text(r: &FanoutReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} over {}: {} subscribers ({} processes x {}) on {}",
+        "{} over {}: {} subscribers ({} x {}) on {}",
         r.command,
         r.transport,
         grouped(r.subscribers),
-        r.processes,
+        counted(r.processes as u64, "process", "processes"),
         grouped(r.subs_per_process as u64),
         r.endpoint
     );
@@ -181,10 +186,10 @@ pub fn text(r: &FanoutReport) -> String {
     }
     let _ = writeln!(
         out,
-        "  {} of {} subscribers got all {} messages",
+        "  {} of {} subscribers got all {}",
         grouped(r.complete_subscribers),
         grouped(r.subscribers),
-        grouped(r.expected_per_subscriber)
+        counted(r.expected_per_subscriber, "message", "messages")
     );
     for s in &r.worst {
         let _ = writeln!(out, "  {}", sub_loss(s));
@@ -226,16 +231,17 @@ pub fn text(r: &FanoutReport) -> String {
     if let Some(s) = &r.slowest {
         let _ = writeln!(
             out,
-            "slowest subscriber: {}: mean {} ms, min {} ms, max {} ms over {} messages",
+            "slowest subscriber: {}: mean {} ms, min {} ms, max {} ms over {}",
             sub_name(s),
             ms(s.latency_mean_ns),
             ms(s.latency_min_ns as f64),
             ms(s.latency_max_ns as f64),
-            grouped(s.latency_count)
+            counted(s.latency_count, "message", "messages")
         );
     }
+    // A rate over one message would be its latency upside down.
     let dr = &r.delivered_per_sec;
-    if dr.max > 0.0 {
+    if dr.max > 0.0 && r.expected_per_subscriber >= 2 {
         let _ = writeln!(
             out,
             "delivered rate per subscriber: min {}, mean {}, max {} msg/s",
@@ -281,5 +287,7 @@ mod tests {
         assert_eq!(rate(1234.4), "1,234");
         assert_eq!(rate(12.345), "12.35");
         assert_eq!(mib(2048), "2.0 MiB");
+        assert_eq!(counted(1, "process", "processes"), "1 process");
+        assert_eq!(counted(1000, "message", "messages"), "1,000 messages");
     }
 }

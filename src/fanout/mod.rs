@@ -22,7 +22,9 @@ mod summary;
 pub use cluster::CHILD_COMMAND;
 pub use format::{publisher_text, sub_name, text};
 pub use publisher::{PubConfig, PubResult, Publisher};
-pub use subscribers::{child_main, run_child, ChildReport, ChildSpec, StopReason, SubReport};
+pub use subscribers::{
+    child_main, run_child, ChildControl, ChildReport, ChildSpec, StopReason, SubReport,
+};
 pub use summary::{merge, FanoutReport, ProcessSummary, RateSpread};
 
 use crate::endpoint::Endpoint;
@@ -162,6 +164,13 @@ pub fn connect_endpoint(bound: &str) -> String {
     bound.to_string()
 }
 
+/// The instant `d` from now, or a year from now if the clock cannot say that far.
+fn far(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
+}
+
 /// Checks the counts of a cluster, naming the flags at fault.
 pub fn check_counts(processes: u32, subs: u32, subs_flag: &str) -> Result<()> {
     if processes == 0 || processes > MAX_PROCESSES {
@@ -205,8 +214,10 @@ pub fn sub_cluster(cfg: &ClusterConfig, note: &mut dyn FnMut(String)) -> Result<
     drop(tx);
     // The processes end with the stream, or after `idle` without messages, or `first_timeout`
     // without any: this deadline only catches a hang.
-    let deadline =
-        Instant::now() + cfg.first_timeout + cfg.idle + Duration::from_secs(7 * 24 * 3600);
+    let deadline = far(cfg
+        .first_timeout
+        .saturating_add(cfg.idle)
+        .saturating_add(Duration::from_secs(7 * 24 * 3600)));
     let mut ready = 0u32;
     let total = cfg.processes;
     let subscribers = cfg.subscribers();
@@ -270,8 +281,15 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
         processes: cfg.processes,
         subs_per_process: cfg.subs_per_process,
         // The publisher waits up to its timeout for everyone, then sends at once.
-        first_timeout: p.timeout + p.wait + Duration::from_secs(10),
-        idle: cfg.idle.max(p.interval * 2 + Duration::from_secs(1)),
+        first_timeout: p
+            .timeout
+            .saturating_add(p.wait)
+            .saturating_add(Duration::from_secs(10)),
+        idle: cfg.idle.max(
+            p.interval
+                .saturating_mul(2)
+                .saturating_add(Duration::from_secs(1)),
+        ),
         expect: Some(p.total()),
         hwm: cfg.hwm,
         exe: cfg.exe.clone(),
@@ -287,7 +305,9 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
 
     let mut pcfg = p.clone();
     pcfg.subscribers = Some(subscribers);
-    pcfg.linger = pcfg.linger.max(cluster_cfg.idle + Duration::from_secs(10));
+    pcfg.linger = pcfg
+        .linger
+        .max(cluster_cfg.idle.saturating_add(Duration::from_secs(10)));
     let publisher = Publisher::bind(pcfg)?;
     let endpoint = connect_endpoint(publisher.endpoint());
     note(format!(
@@ -315,9 +335,14 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
     let ticks = p.passes.saturating_add(p.warmup);
     let deliveries = p.per_tick.saturating_mul(ticks).saturating_mul(subscribers);
     let run = Duration::from_nanos(dur_ns(p.interval).saturating_mul(ticks))
-        + Duration::from_secs(deliveries / 20_000);
-    let deadline =
-        Instant::now() + p.timeout * 2 + p.wait + run + cluster_cfg.idle + Duration::from_secs(60);
+        .saturating_add(Duration::from_secs(deliveries / 20_000));
+    let deadline = far(p
+        .timeout
+        .saturating_mul(2)
+        .saturating_add(p.wait)
+        .saturating_add(run)
+        .saturating_add(cluster_cfg.idle)
+        .saturating_add(Duration::from_secs(60)));
     let mut pub_result: Option<PubResult> = None;
     let collected = cluster.collect(&rx, deadline, &mut |ev| match ev {
         Event::Publisher(r) => {
@@ -331,6 +356,8 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
         let _ = pub_thread.join();
         return Err(e);
     }
+    // Everyone has reported: the subscribers may close now, which lets the publisher end.
+    cluster.release();
     while pub_result.is_none() {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {

@@ -207,7 +207,10 @@ impl Publisher {
         let mut warm_seq = 0u64;
         for tick in 0..self.cfg.warmup {
             if interval_ns > 0 {
-                self.idle_until(warm_start + tick * interval_ns, abort)?;
+                self.idle_until(
+                    warm_start.saturating_add(tick.saturating_mul(interval_ns)),
+                    abort,
+                )?;
             }
             for _ in 0..self.cfg.per_tick {
                 self.stamp(&mut image, FLAG_WARMUP, warm_seq, 0);
@@ -220,12 +223,12 @@ impl Publisher {
         let last = total - 1;
         let mut seq = 0u64;
         let start = if self.cfg.warmup > 0 && interval_ns > 0 {
-            warm_start + self.cfg.warmup * interval_ns
+            warm_start.saturating_add(self.cfg.warmup.saturating_mul(interval_ns))
         } else {
             now_ns()
         };
         for tick in 0..self.cfg.passes {
-            let due = start + tick * interval_ns;
+            let due = start.saturating_add(tick.saturating_mul(interval_ns));
             if interval_ns > 0 {
                 self.idle_until(due, abort)?;
             }
@@ -270,7 +273,7 @@ impl Publisher {
             join_wait_ns,
             send: Throughput {
                 messages: total,
-                payload_bytes: total * self.cfg.size as u64,
+                payload_bytes: total.saturating_mul(self.cfg.size as u64),
                 start_ns: start,
                 end_ns: end,
             },

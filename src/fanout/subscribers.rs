@@ -3,8 +3,10 @@
 //! own loss ledger and latency figures, and one latency histogram for the whole process.
 //!
 //! The process speaks a line protocol on stdout: `READY` once every socket is connected,
-//! then `REPORT <json>` or `ERROR <message>`. It ends when every subscriber has seen the
-//! end of the stream, when nothing arrived for the idle time, or when its parent is gone.
+//! then `REPORT <json>` or `ERROR <message>`. Its measurement ends when every subscriber has
+//! seen the end of the stream, when nothing arrived for the idle time, or when its parent is
+//! gone; it keeps its sockets open until its parent releases it (closes its stdin), so that
+//! no teardown competes with the delivery to other processes' subscribers.
 
 use super::poller::Poller;
 use super::ProcessUsage;
@@ -285,15 +287,25 @@ fn open_subscribers(ctx: &BigContext, spec: &ChildSpec) -> Result<Vec<Option<zmq
     Ok(socks)
 }
 
-/// Runs one subscriber process: opens and connects `spec.subs` SUB sockets, calls `ready`,
-/// receives until the end, and returns the report.
-pub fn run_child(spec: &ChildSpec, ready: &mut dyn FnMut() -> Result<()>) -> Result<ChildReport> {
+/// The subscriber process's side of the protocol with its parent.
+pub trait ChildControl {
+    /// Every socket is open and connecting.
+    fn ready(&mut self) -> Result<()>;
+    /// The measurement is over: hands over the report. The sockets stay open until this
+    /// returns, so that closing them cannot slow the delivery to other subscribers still
+    /// receiving (a parent returns once every process has reported).
+    fn report(&mut self, report: &ChildReport) -> Result<()>;
+}
+
+/// Runs one subscriber process: opens and connects `spec.subs` SUB sockets, says ready,
+/// receives until the end, hands over the report, and closes the sockets.
+pub fn run_child(spec: &ChildSpec, ctl: &mut dyn ChildControl) -> Result<ChildReport> {
     let t0 = now_ns();
     let n = spec.subs as usize;
     let ctx = BigContext::new((spec.subs as i32).saturating_add(64))?;
     let mut socks = open_subscribers(&ctx, spec)?;
     let connect_ns = now_ns() - t0;
-    ready()?;
+    ctl.ready()?;
 
     let mut states = vec![SubState::default(); n];
     let mut hist = LatencyHistogram::new();
@@ -321,10 +333,9 @@ pub fn run_child(spec: &ChildSpec, ready: &mut dyn FnMut() -> Result<()>) -> Res
     let mut woken: Vec<u64> = (0..n as u64).collect();
     let mut open = n;
     let mut msg = RawMsg::new();
-    let first_deadline = now_ns() + spec.first_timeout_ms * 1_000_000;
-    let idle_ns = spec.idle_ms * 1_000_000;
+    let first_deadline = now_ns().saturating_add(spec.first_timeout_ms.saturating_mul(1_000_000));
+    let idle_ns = spec.idle_ms.saturating_mul(1_000_000);
     let mut last_activity: Option<u64> = None;
-    let coalesce_us: u64 = std::env::var("ZMQPERF_COALESCE_US").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
     let stop = loop {
         for &token in &woken {
             if token == STDIN_TOKEN {
@@ -365,9 +376,8 @@ pub fn run_child(spec: &ChildSpec, ready: &mut dyn FnMut() -> Result<()>) -> Res
                 }
             }
             if ended {
-                // Closing tells the publisher this subscriber is done.
+                // Done; the socket stays open until every process has reported.
                 poller.remove(fds[i]);
-                socks[i] = None;
                 open -= 1;
             }
         }
@@ -378,7 +388,7 @@ pub fn run_child(spec: &ChildSpec, ready: &mut dyn FnMut() -> Result<()>) -> Res
             break StopReason::AllEnded;
         }
         let now = now_ns();
-        let deadline = last_activity.map_or(first_deadline, |t| t + idle_ns);
+        let deadline = last_activity.map_or(first_deadline, |t| t.saturating_add(idle_ns));
         if now >= deadline {
             break if last_activity.is_some() {
                 StopReason::Idle
@@ -387,13 +397,8 @@ pub fn run_child(spec: &ChildSpec, ready: &mut dyn FnMut() -> Result<()>) -> Res
             };
         }
         let wait_ms = ((deadline - now) / 1_000_000).clamp(1, 1000) as i32;
-        if coalesce_us > 0 && woken.iter().any(|&t| t != STDIN_TOKEN) {
-            std::thread::sleep(std::time::Duration::from_micros(coalesce_us));
-        }
         poller.wait(wait_ms, &mut woken).map_err(poller_err)?;
     };
-    drop(socks);
-
     let expected = spec
         .expect
         .or_else(|| states.iter().filter_map(|s| s.end_seq.map(|e| e + 1)).max())
@@ -404,8 +409,7 @@ pub fn run_child(spec: &ChildSpec, ready: &mut dyn FnMut() -> Result<()>) -> Res
         .enumerate()
         .map(|(i, s)| s.report(spec.process, i as u32, expected))
         .collect();
-    drop(ctx);
-    Ok(ChildReport {
+    let report = ChildReport {
         process: spec.process,
         pid: std::process::id(),
         stop,
@@ -413,7 +417,78 @@ pub fn run_child(spec: &ChildSpec, ready: &mut dyn FnMut() -> Result<()>) -> Res
         subscribers,
         latency: hist,
         usage: ProcessUsage::of_this_process(&format!("subscribers {}", spec.process)),
-    })
+    };
+    ctl.report(&report)?;
+    // Closing tells the publisher the subscribers are done.
+    drop(socks);
+    drop(ctx);
+    Ok(report)
+}
+
+/// Longest a subscriber process keeps its sockets open after its report, waiting for its
+/// parent to release it.
+const RELEASE_TIMEOUT_MS: i32 = 60_000;
+
+/// The line protocol on stdout; the parent releases the process by closing its stdin.
+struct StdioControl {
+    wait_release: bool,
+}
+
+impl StdioControl {
+    fn say(&self, line: &str) -> Result<()> {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{line}")
+            .and_then(|_| out.flush())
+            .map_err(|e| Error::Io {
+                op: "telling the parent".into(),
+                source: e,
+            })
+    }
+}
+
+impl ChildControl for StdioControl {
+    fn ready(&mut self) -> Result<()> {
+        self.say("READY")
+    }
+
+    fn report(&mut self, report: &ChildReport) -> Result<()> {
+        let json = serde_json::to_string(report).expect("reports serialise");
+        self.say(&format!("REPORT {json}"))?;
+        if self.wait_release {
+            wait_for_eof(RELEASE_TIMEOUT_MS);
+        }
+        Ok(())
+    }
+}
+
+/// Waits until stdin reaches its end (the parent closed it, or is gone), at most `ms`.
+fn wait_for_eof(ms: i32) {
+    let deadline = now_ns() + ms as u64 * 1_000_000;
+    let mut buf = [0u8; 256];
+    loop {
+        let left = deadline.saturating_sub(now_ns()) / 1_000_000;
+        if left == 0 {
+            return;
+        }
+        let mut fds = libc::pollfd {
+            fd: 0,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd we own, for stdin.
+        let n = unsafe { libc::poll(&mut fds, 1, left as i32) };
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        if n <= 0 {
+            return;
+        }
+        // SAFETY: reads into a buffer we own, of the stated length.
+        let got = unsafe { libc::read(0, buf.as_mut_ptr() as *mut c_void, buf.len()) };
+        if got <= 0 {
+            return;
+        }
+    }
 }
 
 /// The hidden `__subs` command: runs one subscriber process and prints its report line.
@@ -434,22 +509,11 @@ pub fn child_main(spec_json: &str) -> i32 {
         value: spec.subs.to_string(),
         fewer: "fewer subscribers per process and more processes".into(),
     };
-    let mut ready = || {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "READY")
-            .and_then(|_| out.flush())
-            .map_err(|e| Error::Io {
-                op: "telling the parent".into(),
-                source: e,
-            })
+    let mut ctl = StdioControl {
+        wait_release: spec.watch_stdin,
     };
-    let r = super::limits::ensure(&need).and_then(|_| run_child(&spec, &mut ready));
-    match r {
-        Ok(report) => {
-            let json = serde_json::to_string(&report).expect("reports serialise");
-            println!("REPORT {json}");
-            0
-        }
+    match super::limits::ensure(&need).and_then(|_| run_child(&spec, &mut ctl)) {
+        Ok(_) => 0,
         Err(e) => {
             // One line: the parent reads line by line.
             println!("ERROR {}", e.to_string().replace('\n', " "));
