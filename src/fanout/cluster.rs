@@ -248,21 +248,5 @@ fn wait_briefly(child: &mut Child, limit: Duration) {
 /// The exit status and the last lines of stderr of a process that died.
 fn exit_reason(m: &mut Member) -> String {
     wait_briefly(&mut m.child, Duration::from_secs(2));
-    let status = m
-        .child
-        .wait()
-        .map(|s| s.to_string())
-        .unwrap_or_else(|e| e.to_string());
-    let err = m
-        .stderr
-        .take()
-        .and_then(|h| h.join().ok())
-        .unwrap_or_default();
-    let tail: Vec<&str> = err.lines().rev().take(3).collect();
-    let tail: Vec<&str> = tail.into_iter().rev().collect();
-    if tail.is_empty() {
-        status
-    } else {
-        format!("{status}: {}", tail.join(" / "))
-    }
+    crate::runner::place::exit_reason(&mut m.child, m.stderr.take())
 }

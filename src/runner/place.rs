@@ -82,24 +82,9 @@ impl Placed {
     }
 
     fn exit_reason(&mut self) -> String {
-        let Some(child) = self.child.as_mut() else {
-            return "its thread ended without a report".into();
-        };
-        let status = child
-            .wait()
-            .map(|s| s.to_string())
-            .unwrap_or_else(|e| e.to_string());
-        let err = self
-            .stderr
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default();
-        let tail: Vec<&str> = err.lines().rev().take(3).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        if tail.is_empty() {
-            status
-        } else {
-            format!("{status}: {}", tail.join(" / "))
+        match self.child.as_mut() {
+            Some(child) => exit_reason(child, self.stderr.take()),
+            None => "its thread ended without a report".into(),
         }
     }
 
@@ -120,6 +105,23 @@ impl Drop for Placed {
             }
             let _ = c.wait();
         }
+    }
+}
+
+/// How a child process ended: its exit status and the last lines it wrote on stderr
+/// (collected by `stderr`, a thread reading the pipe to its end).
+pub(crate) fn exit_reason(child: &mut Child, stderr: Option<thread::JoinHandle<String>>) -> String {
+    let status = child
+        .wait()
+        .map(|s| s.to_string())
+        .unwrap_or_else(|e| e.to_string());
+    let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+    let tail: Vec<&str> = err.lines().rev().take(3).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    if tail.is_empty() {
+        status
+    } else {
+        format!("{status}: {}", tail.join(" / "))
     }
 }
 
