@@ -236,13 +236,7 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
         );
     }
     if store.is_some() {
-        eprintln!(
-            "zmqperf: run {} recorded in {} (zmqperf show {}; zmqperf report {} --format html -o report.html)",
-            run.run_id,
-            a.db.path().display(),
-            run.run_id,
-            run.run_id
-        );
+        a.db.announce(&run.run_id);
     }
     Ok(())
 }

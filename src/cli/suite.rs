@@ -73,6 +73,14 @@ pub struct DbArgs {
 }
 
 impl DbArgs {
+    /// Tells the user where a run was recorded and how to look at it.
+    pub fn announce(&self, run_id: &str) {
+        eprintln!(
+            "zmqperf: run {run_id} recorded in {} (zmqperf show {run_id}; zmqperf report {run_id} --format html -o report.html)",
+            self.path().display()
+        );
+    }
+
     /// The database path in force.
     pub fn path(&self) -> std::path::PathBuf {
         self.db
@@ -343,13 +351,7 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
         );
     }
     if store.is_some() {
-        eprintln!(
-            "zmqperf: run {} recorded in {} (zmqperf show {}; zmqperf report {} --format html -o report.html)",
-            run.run_id,
-            a.db.path().display(),
-            run.run_id,
-            run.run_id
-        );
+        a.db.announce(&run.run_id);
     }
     Ok(())
 }

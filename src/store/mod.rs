@@ -253,12 +253,12 @@ impl Store {
         let cases = run
             .cases
             .iter()
-            .map(encode_case)
+            .map(|c| encode_checked(c, "case", &c.id))
             .collect::<Result<Vec<_>, _>>()?;
         let findings = run
             .findings
             .iter()
-            .map(encode_finding)
+            .map(|f| encode_checked(f, "finding", &f.id))
             .collect::<Result<Vec<_>, _>>()?;
         let tx = self
             .conn
@@ -303,7 +303,7 @@ impl Store {
     /// One transaction, committed and synced before this returns: if the process dies
     /// afterwards, the case is in the history.
     pub fn add_case(&mut self, run_id: &str, case: &CaseResult) -> Result<(), StoreError> {
-        let data = encode_case(case)?;
+        let data = encode_checked(case, "case", &case.id)?;
         let op = format!("recording case {} of run {run_id}", case.id);
         self.append(run_id, "cases", &op, |tx, position| {
             insert_case(tx, run_id, position, case, &data)
@@ -313,7 +313,7 @@ impl Store {
     /// Records one finding of run `run_id` (of `zmqperf diagnose`), after those recorded
     /// before it; committed and synced before this returns, like [`Store::add_case`].
     pub fn add_finding(&mut self, run_id: &str, finding: &Finding) -> Result<(), StoreError> {
-        let data = encode_finding(finding)?;
+        let data = encode_checked(finding, "finding", &finding.id)?;
         let op = format!("recording finding {} of run {run_id}", finding.id);
         self.append(run_id, "findings", &op, |tx, position| {
             insert_finding(tx, run_id, position, finding, &data)
@@ -646,16 +646,21 @@ fn insert_case(
     Ok(())
 }
 
-/// The JSON of a case, checked to read back: JSON has no NaN or infinity (serde_json writes
-/// them as null), and a case that cannot be read back would be lost all the same.
-fn encode_case(case: &CaseResult) -> Result<String, StoreError> {
+/// The JSON of a case or finding, checked to read back: JSON has no NaN or infinity
+/// (serde_json writes them as null), and a record that cannot be read back would be lost
+/// all the same.
+fn encode_checked<T: serde::Serialize + serde::de::DeserializeOwned>(
+    value: &T,
+    what: &'static str,
+    id: &str,
+) -> Result<String, StoreError> {
     let encode_err = |reason: String| StoreError::Encode {
-        what: "case",
-        case_id: case.id.clone(),
+        what,
+        case_id: id.to_string(),
         reason,
     };
-    let data = serde_json::to_string(case).map_err(|e| encode_err(e.to_string()))?;
-    serde_json::from_str::<CaseResult>(&data).map_err(|e| {
+    let data = serde_json::to_string(value).map_err(|e| encode_err(e.to_string()))?;
+    serde_json::from_str::<T>(&data).map_err(|e| {
         encode_err(format!(
             "a figure in it is not a finite number, which JSON cannot hold ({e})"
         ))
@@ -676,22 +681,6 @@ fn insert_finding(
         params![run_id, position, finding.id, finding.severity.name(), data],
     )?;
     Ok(())
-}
-
-/// The JSON of a finding, checked to read back (see [`encode_case`]).
-fn encode_finding(finding: &Finding) -> Result<String, StoreError> {
-    let encode_err = |reason: String| StoreError::Encode {
-        what: "finding",
-        case_id: finding.id.clone(),
-        reason,
-    };
-    let data = serde_json::to_string(finding).map_err(|e| encode_err(e.to_string()))?;
-    serde_json::from_str::<Finding>(&data).map_err(|e| {
-        encode_err(format!(
-            "a figure in it is not a finite number, which JSON cannot hold ({e})"
-        ))
-    })?;
-    Ok(data)
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> String {
