@@ -252,6 +252,8 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
     let last = cfg.count - 1;
     let start = now_ns();
     let mut m = RawMsg::new();
+    // Counts down to the next time-stamped message (no division on the hot path).
+    let mut until_stamp = 0u64;
     for i in 0..cfg.count {
         m.reset_uninit(cfg.size)?;
         if use_header {
@@ -261,10 +263,12 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
                 sequence: i,
                 send_ns: 0,
             };
-            if i % every == 0 || i == last {
+            if until_stamp == 0 || i == last {
                 h.flags |= FLAG_TIMESTAMP;
                 h.send_ns = now_ns();
+                until_stamp = every;
             }
+            until_stamp -= 1;
             if i == last {
                 h.flags |= FLAG_END;
             }
