@@ -114,6 +114,7 @@ fn extend_expected(loss: &mut LossSummary, expected: u64) {
                     first_seq: old_end,
                     count: d,
                     position: GapPosition::End,
+                    after_ns: None,
                 });
             }
         }

@@ -215,16 +215,24 @@ struct Stream {
 
 fn stream_rep(st: &Stream, i: u64, h: LatencyHistogram, placement: &str) -> Repetition {
     let start = T0 + i * 10_000_000_000;
-    let received = st.count - st.lost_at_start;
-    let gaps = if st.lost_at_start > 0 {
-        vec![Gap {
+    // A stream that lost its start also loses 250 in the middle, halfway through.
+    let lost_in_middle = if st.lost_at_start > 0 { 250 } else { 0 };
+    let received = st.count - st.lost_at_start - lost_in_middle;
+    let mut gaps = Vec::new();
+    if st.lost_at_start > 0 {
+        gaps.push(Gap {
             first_seq: 0,
             count: st.lost_at_start,
             position: GapPosition::Start,
-        }]
-    } else {
-        Vec::new()
-    };
+            after_ns: None,
+        });
+        gaps.push(Gap {
+            first_seq: st.count / 2,
+            count: lost_in_middle,
+            position: GapPosition::Middle,
+            after_ns: Some(st.span_ns / 2),
+        });
+    }
     let cpu = st.span_ns as f64 / 1e6;
     Repetition {
         latency: Some(rounded_summary(&h)),
@@ -245,12 +253,12 @@ fn stream_rep(st: &Stream, i: u64, h: LatencyHistogram, placement: &str) -> Repe
         loss: Some(LossSummary {
             expected: st.count,
             received,
-            lost: st.lost_at_start,
+            lost: st.lost_at_start + lost_in_middle,
             duplicated: 0,
             reordered: 0,
             gap_count: gaps.len() as u64,
             lost_at_start: st.lost_at_start,
-            lost_in_middle: 0,
+            lost_in_middle,
             lost_at_end: 0,
             gaps,
         }),

@@ -338,9 +338,18 @@ pub fn delivery(run: &RunResult) -> Vec<String> {
             (l.lost_in_middle, GapPosition::Middle),
             (l.lost_at_end, GapPosition::End),
         ] {
-            if n > 0 {
-                where_.push(format!("{} {}", grouped(n), cause(p)));
+            if n == 0 {
+                continue;
             }
+            let mut part = format!("{} {}", grouped(n), cause(p));
+            let first_mid = l.gaps.iter().find(|g| g.position == GapPosition::Middle);
+            if let (GapPosition::Middle, Some(g)) = (p, first_mid) {
+                part.push_str(&format!(", the first at seq {}", grouped(g.first_seq)));
+                if let Some(ns) = g.after_ns {
+                    part.push_str(&format!(" ({:.1} ms into the stream)", ns as f64 / 1e6));
+                }
+            }
+            where_.push(part);
         }
         let mut s = format!(
             "{}: {} of {} lost",

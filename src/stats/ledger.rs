@@ -4,11 +4,16 @@
 //! numbers as sorted ranges, so it can say exactly what was lost (holes), duplicated (seen
 //! twice) and reordered (arrived after a higher number), and where the holes fall.
 
+use crate::clock::now_ns;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// How many holes a summary lists one by one.
 pub const GAPS_LISTED: usize = 16;
+
+/// How many forward jumps a stream ledger remembers with their arrival times (enough to
+/// time every listed hole; more only cost memory).
+const JUMPS_KEPT: usize = 4 * GAPS_LISTED;
 
 /// The ledger of one stream (one sender).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -24,6 +29,13 @@ pub struct StreamLedger {
     duplicates: u64,
     /// Arrivals of a new number lower than the highest seen so far.
     reordered: u64,
+    /// Clock (ns) at the first arrival.
+    #[serde(default)]
+    first_ns: Option<u64>,
+    /// Forward jumps: a number that arrived with numbers missing just below it, and the
+    /// clock (ns) at its arrival; the first [`JUMPS_KEPT`], in arrival order.
+    #[serde(default)]
+    jumps: Vec<(u64, u64)>,
 }
 
 impl StreamLedger {
@@ -32,33 +44,47 @@ impl StreamLedger {
         Self::default()
     }
 
-    /// Records the arrival of `seq`.
+    /// Records the arrival of `seq` now. The clock is read only off the common path: at
+    /// the first arrival and at a number that does not follow the one before.
     #[inline]
     pub fn record(&mut self, seq: u64) {
-        self.arrivals += 1;
-        let (start, end) = self.run;
-        if seq == end && (end > start || self.ranges.is_empty()) {
-            // The common case: the next number in order.
-            if end == start {
-                self.run = (seq, seq + 1);
-            } else {
-                self.run.1 = end + 1;
-            }
-            return;
-        }
-        self.record_slow(seq);
+        self.record_with(seq, now_ns);
     }
 
-    fn record_slow(&mut self, seq: u64) {
+    /// Records the arrival of `seq`, with `clock` giving the time (ns) when one is needed.
+    #[inline]
+    pub fn record_with(&mut self, seq: u64, clock: impl FnOnce() -> u64) {
+        self.arrivals += 1;
+        let (start, end) = self.run;
+        if seq == end && end > start {
+            // The common case: the next number in order.
+            self.run.1 = end + 1;
+            return;
+        }
+        self.record_slow(seq, clock());
+    }
+
+    #[cold]
+    fn record_slow(&mut self, seq: u64, now: u64) {
+        if self.first_ns.is_none() {
+            self.first_ns = Some(now);
+        }
         let highest = self.highest();
         if self.contains(seq) {
             self.duplicates += 1;
             return;
         }
-        if let Some(h) = highest {
-            if seq < h {
-                self.reordered += 1;
+        match highest {
+            Some(h) if seq < h => self.reordered += 1,
+            Some(h) if seq > h + 1 && self.jumps.len() < JUMPS_KEPT => {
+                self.jumps.push((seq, now));
             }
+            _ => {}
+        }
+        if self.run.1 == self.run.0 && self.ranges.is_empty() {
+            // The first arrival.
+            self.run = (seq, seq + 1);
+            return;
         }
         self.flush_run();
         self.insert(seq);
@@ -163,6 +189,24 @@ impl StreamLedger {
         self.arrivals += other.arrivals;
         self.duplicates += other.duplicates + overlap;
         self.reordered += other.reordered;
+        self.first_ns = match (self.first_ns, other.first_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.jumps.extend_from_slice(&other.jumps);
+        self.jumps.sort_unstable_by_key(|&(_, t)| t);
+        self.jumps.truncate(JUMPS_KEPT);
+    }
+
+    /// When the number after a hole ending at `seq` arrived, ns after the first arrival
+    /// (None if it came in order behind another or was not remembered).
+    fn arrival_after_hole(&self, seq: u64) -> Option<u64> {
+        let first = self.first_ns?;
+        self.jumps
+            .iter()
+            .filter(|&&(s, _)| s == seq)
+            .map(|&(_, t)| t.saturating_sub(first))
+            .min()
     }
 
     /// The figures of this stream. With `expected`, numbers `[0, expected)` should all have
@@ -188,16 +232,22 @@ impl StreamLedger {
         let gaps = holes
             .iter()
             .take(GAPS_LISTED)
-            .map(|&(s, e)| Gap {
-                first_seq: s,
-                count: e - s,
-                position: if s == 0 {
+            .map(|&(s, e)| {
+                let position = if s == 0 {
                     GapPosition::Start
                 } else if e == end {
                     GapPosition::End
                 } else {
                     GapPosition::Middle
-                },
+                };
+                Gap {
+                    first_seq: s,
+                    count: e - s,
+                    position,
+                    after_ns: (position == GapPosition::Middle)
+                        .then(|| self.arrival_after_hole(e))
+                        .flatten(),
+                }
             })
             .collect();
         let sum_where = |p: GapPosition| {
@@ -281,6 +331,11 @@ pub struct Gap {
     pub count: u64,
     /// Start, middle or end of the stream.
     pub position: GapPosition,
+    /// For a hole in the middle: when the first number after it arrived, ns after the
+    /// stream's first arrival (None at the start or end, or when that number arrived out
+    /// of order).
+    #[serde(default)]
+    pub after_ns: Option<u64>,
 }
 
 /// What a ledger says about a stream (or, merged, about many).
@@ -457,11 +512,20 @@ mod tests {
         assert!(s.is_clean());
     }
 
+    /// A ledger fed `seqs`, the k-th arriving at 1,000 x k + 500 ns.
+    fn timed_ledger_of(seqs: &[u64]) -> StreamLedger {
+        let mut l = StreamLedger::new();
+        for (k, &s) in seqs.iter().enumerate() {
+            l.record_with(s, || 1_000 * k as u64 + 500);
+        }
+        l
+    }
+
     #[test]
     fn gaps_at_start_middle_end() {
         // 0..5 lost (start), 20..23 lost (middle), 90..100 lost (end).
         let seqs: Vec<u64> = (5..20).chain(23..90).collect();
-        let s = ledger_of(&seqs).summary(Some(100));
+        let s = timed_ledger_of(&seqs).summary(Some(100));
         assert_eq!(s.received, 82);
         assert_eq!(s.lost, 18);
         assert_eq!(
@@ -475,20 +539,61 @@ mod tests {
                 Gap {
                     first_seq: 0,
                     count: 5,
-                    position: GapPosition::Start
+                    position: GapPosition::Start,
+                    after_ns: None,
                 },
                 Gap {
                     first_seq: 20,
                     count: 3,
-                    position: GapPosition::Middle
+                    position: GapPosition::Middle,
+                    // 23 is the 16th arrival (k = 15), the first (k = 0) was 15,000 ns before.
+                    after_ns: Some(15_000),
                 },
                 Gap {
                     first_seq: 90,
                     count: 10,
-                    position: GapPosition::End
+                    position: GapPosition::End,
+                    after_ns: None,
                 },
             ]
         );
+    }
+
+    #[test]
+    fn the_clock_is_read_only_off_the_in_order_path() {
+        use std::cell::Cell;
+        let reads = Cell::new(0);
+        let mut l = StreamLedger::new();
+        for s in (0..1000).chain(1005..2000) {
+            l.record_with(s, || {
+                reads.set(reads.get() + 1);
+                s
+            });
+        }
+        // The first arrival and the jump over 1000..1005.
+        assert_eq!(reads.get(), 2);
+    }
+
+    #[test]
+    fn a_hole_filled_out_of_order_has_no_time_and_merge_keeps_times() {
+        // 3 and 4 arrive late: no hole at all.
+        let s = timed_ledger_of(&[0, 1, 2, 5, 6, 3, 4]).summary(Some(7));
+        assert!(s.gaps.is_empty());
+        // Two receivers of one stream: the merged hole is timed from the earliest first
+        // arrival of either.
+        let a = timed_ledger_of(&[0, 1, 2]); // first arrival at 500 ns
+        let mut b = StreamLedger::new();
+        b.record_with(3, || 10_000);
+        b.record_with(8, || 20_000);
+        let mut m = a.clone();
+        m.merge(&b);
+        let s = m.summary(Some(9));
+        assert_eq!(s.lost, 4);
+        assert_eq!(s.gaps[0].first_seq, 4);
+        assert_eq!(s.gaps[0].after_ns, Some(19_500));
+        // Times survive serialisation (child processes send their ledgers as JSON).
+        let back: StreamLedger = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(back.summary(Some(9)), s);
     }
 
     #[test]
@@ -537,7 +642,13 @@ mod tests {
         let merged = la.summary(Some(100));
         assert_eq!(merged.received, whole.received);
         assert_eq!(merged.lost, whole.lost);
-        assert_eq!(merged.gaps, whole.gaps);
+        // The same holes (their times differ: each ledger read the clock itself).
+        let holes = |v: &[Gap]| {
+            v.iter()
+                .map(|g| (g.first_seq, g.count, g.position))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(holes(&merged.gaps), holes(&whole.gaps));
         assert_eq!(merged.duplicated, 0);
     }
 
