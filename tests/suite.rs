@@ -48,7 +48,7 @@ fn check_transport(transport: &str) {
     );
     assert_eq!(v["status"], "complete");
     let cases = v["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 6, "one case per pattern");
+    assert_eq!(cases.len(), 7, "one case per pattern");
     let placement = if transport == "inproc" {
         "thread"
     } else {
@@ -59,9 +59,11 @@ fn check_transport(transport: &str) {
         assert_eq!(c["transport"], transport);
         let reps = c["repetitions"].as_array().unwrap();
         assert_eq!(reps.len(), 2);
+        // Fan-in: three senders, each its own stream of 300, into one receiver.
+        let senders = if c["pattern"] == "fanin" { 3 } else { 1 };
         for r in reps {
             let roles = r["roles"].as_array().unwrap();
-            assert_eq!(roles.len(), 2, "{}", c["id"]);
+            assert_eq!(roles.len(), 1 + senders, "{}", c["id"]);
             for role in roles {
                 assert_eq!(role["placement"], placement);
                 assert!(role["peak_rss_kib"].as_u64().unwrap() > 0);
@@ -78,8 +80,11 @@ fn check_transport(transport: &str) {
             assert!(s["msgs_per_sec"]["median"].as_f64().unwrap() > 0.0);
             assert!(s["send_msgs_per_sec"]["median"].as_f64().unwrap() > 0.0);
             for r in reps {
-                assert_eq!(r["loss"]["received"], 300, "{}", c["id"]);
-                assert_eq!(r["delivered"]["messages"], 300);
+                assert_eq!(r["loss"]["expected"], 300 * senders, "{}", c["id"]);
+                assert_eq!(r["loss"]["received"], 300 * senders, "{}", c["id"]);
+                assert_eq!(r["loss"]["lost"], 0, "{}", c["id"]);
+                assert_eq!(r["delivered"]["messages"], 300 * senders);
+                assert_eq!(r["send"]["messages"], 300 * senders);
             }
             assert_eq!(c["loop_mode"], "closed");
         } else {

@@ -22,7 +22,8 @@ pub struct RunArgs {
     /// The whole sweep: sizes 2 B .. 64 KiB in powers of two.
     #[arg(long)]
     pub full: bool,
-    /// Patterns, comma-separated: reqrep, dealerrouter, pair-lat, pushpull, pubsub, pair-thr.
+    /// Patterns, comma-separated: reqrep, dealerrouter, pair-lat, pushpull, pubsub, pair-thr, fanin
+    /// (three PUSH senders into one PULL).
     #[arg(long, value_name = "LIST")]
     pub patterns: Option<String>,
     /// Transports, comma-separated: inproc, ipc, tcp.

@@ -50,17 +50,23 @@ pub enum Pattern {
     PubSub,
     /// PAIR throughput.
     PairThr,
+    /// Fan-in throughput: [`FANIN_SENDERS`] PUSH senders, each its own stream, into one PULL.
+    FanIn,
 }
+
+/// Senders of the fan-in pattern.
+pub const FANIN_SENDERS: u32 = 3;
 
 impl Pattern {
     /// Every pattern, latency ones first.
-    pub const ALL: [Pattern; 6] = [
+    pub const ALL: [Pattern; 7] = [
         Pattern::ReqRep,
         Pattern::DealerRouter,
         Pattern::PairLat,
         Pattern::PushPull,
         Pattern::PubSub,
         Pattern::PairThr,
+        Pattern::FanIn,
     ];
 
     /// The name used on the command line, in workload files and in case ids.
@@ -72,6 +78,7 @@ impl Pattern {
             Pattern::PushPull => "pushpull",
             Pattern::PubSub => "pubsub",
             Pattern::PairThr => "pair-thr",
+            Pattern::FanIn => "fanin",
         }
     }
 
@@ -95,7 +102,15 @@ impl Pattern {
         )
     }
 
-    /// The two roles: the first binds, the second connects.
+    /// How many connecting roles (senders or clients) the pattern has.
+    pub fn connectors(self) -> u32 {
+        match self {
+            Pattern::FanIn => FANIN_SENDERS,
+            _ => 1,
+        }
+    }
+
+    /// The two roles: the first binds, the second connects ([`Pattern::connectors`] times).
     pub fn roles(self) -> [RoleKind; 2] {
         if self.is_latency() {
             [RoleKind::Server, RoleKind::Client]
@@ -112,8 +127,8 @@ impl Pattern {
             (Pattern::ReqRep, _) => zmq::REP,
             (Pattern::DealerRouter, Client) => zmq::DEALER,
             (Pattern::DealerRouter, _) => zmq::ROUTER,
-            (Pattern::PushPull, Sender) => zmq::PUSH,
-            (Pattern::PushPull, _) => zmq::PULL,
+            (Pattern::PushPull | Pattern::FanIn, Sender) => zmq::PUSH,
+            (Pattern::PushPull | Pattern::FanIn, _) => zmq::PULL,
             // XPUB is a PUB on the wire that also sees the subscription arrive.
             (Pattern::PubSub, Sender) => zmq::XPUB,
             (Pattern::PubSub, _) => zmq::SUB,
@@ -145,6 +160,16 @@ pub struct RoleSpec {
     pub stamp_every: u64,
     /// Longest wait for the peer, per message, ms.
     pub timeout_ms: u64,
+    /// Sender: the stream id written in every header.
+    #[serde(default)]
+    pub stream_id: u32,
+    /// Receiver: how many senders (streams) to take `count` messages from each.
+    #[serde(default = "one_stream")]
+    pub streams: u32,
+}
+
+fn one_stream() -> u32 {
+    1
 }
 
 impl RoleSpec {

@@ -17,13 +17,17 @@ pub(super) fn run(
 ) -> Result<RoleReport> {
     let (mut s, ep) = open(ctx, spec, ctl)?;
     ctl.wait_start(spec.timeout())?;
+    // With several senders (fan-in), `count` and `warmup` are per sender.
+    let streams = u64::from(spec.streams.max(1));
+    let total = spec.count * streams;
     let wait = Waiting {
         endpoint: ep.as_str(),
         peer: "the sender role",
         timeout: spec.timeout(),
-        expected: spec.count,
+        expected: total,
         unit: "messages",
     };
+    let mut ends = 0u64;
     let header = spec.size >= HEADER_LEN;
     let mut ledger = Ledger::new();
     let mut hist = LatencyHistogram::new();
@@ -44,14 +48,14 @@ pub(super) fn run(
         seen += 1;
         if !header {
             // Too small for the header: count, as libzmq's local_thr does.
-            if seen <= spec.warmup {
+            if seen <= spec.warmup * streams {
                 continue;
             }
             if received == 0 {
                 start = now_ns();
             }
             received += 1;
-            if received == spec.count {
+            if received == total {
                 break;
             }
             continue;
@@ -84,7 +88,10 @@ pub(super) fn run(
         if stamped {
             hist.record(now.saturating_sub(h.send_ns));
         }
-        if h.flags & FLAG_END != 0 || received == spec.count {
+        if h.flags & FLAG_END != 0 {
+            ends += 1;
+        }
+        if ends == streams || received == total {
             break;
         }
     }

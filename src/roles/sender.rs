@@ -49,7 +49,7 @@ pub(super) fn run(
         if header {
             let h = Header {
                 flags: FLAG_WARMUP,
-                stream_id: 0,
+                stream_id: spec.stream_id,
                 sequence: i,
                 send_ns: 0,
             };
@@ -77,7 +77,7 @@ pub(super) fn run(
         if header {
             let h = Header {
                 flags: flags | if i == last { FLAG_END } else { 0 },
-                stream_id: 0,
+                stream_id: spec.stream_id,
                 sequence: i,
                 send_ns: stamp,
             };

@@ -161,8 +161,10 @@ fn bind_endpoint(t: Transport) -> String {
     }
 }
 
-fn role_specs(spec: &CaseSpec, settings: &Settings) -> [RoleSpec; 2] {
+/// The binding role, then the connecting ones (one, or one per sender of a fan-in).
+fn role_specs(spec: &CaseSpec, settings: &Settings) -> (RoleSpec, Vec<RoleSpec>) {
     let [binder, connector] = spec.pattern.roles();
+    let n = spec.pattern.connectors();
     let base = RoleSpec {
         role: binder,
         pattern: spec.pattern,
@@ -178,13 +180,19 @@ fn role_specs(spec: &CaseSpec, settings: &Settings) -> [RoleSpec; 2] {
             settings.stamp_every
         },
         timeout_ms: settings.timeout.as_millis() as u64,
+        stream_id: 0,
+        streams: n,
     };
-    let conn = RoleSpec {
-        role: connector,
-        bind: false,
-        ..base.clone()
-    };
-    [base, conn]
+    let conns = (0..n)
+        .map(|id| RoleSpec {
+            role: connector,
+            bind: false,
+            stream_id: id,
+            streams: 1,
+            ..base.clone()
+        })
+        .collect();
+    (base, conns)
 }
 
 fn place(
@@ -201,24 +209,29 @@ fn place(
     }
 }
 
-/// One repetition: place both roles, barrier, run, collect.
+/// One repetition: place the roles (the binding one first), barrier, run, collect.
 fn repetition(spec: &CaseSpec, settings: &Settings) -> Result<Vec<RoleReport>> {
     let ctx = zmq::Context::new();
     let deadline = Instant::now() + settings.case_timeout;
-    let [binder, mut connector] = role_specs(spec, settings);
-    let mut a = place(&ctx, spec, binder, settings)?;
-    let bound = a.ready(deadline)?;
-    connector.endpoint = bound;
-    let mut b = place(&ctx, spec, connector, settings)?;
-    b.ready(deadline)?;
-    a.start()?;
-    b.start()?;
-    let ra = a.finish(deadline);
-    let rb = b.finish(deadline);
-    Ok(vec![ra?, rb?])
+    let (binder, connectors) = role_specs(spec, settings);
+    let mut placed = vec![place(&ctx, spec, binder, settings)?];
+    let bound = placed[0].ready(deadline)?;
+    for mut c in connectors {
+        c.endpoint = bound.clone();
+        let mut p = place(&ctx, spec, c, settings)?;
+        p.ready(deadline)?;
+        placed.push(p);
+    }
+    for p in &mut placed {
+        p.start()?;
+    }
+    // Every role is waited for (each within the deadline) before an error is returned.
+    let reports: Vec<Result<RoleReport>> =
+        placed.into_iter().map(|mut p| p.finish(deadline)).collect();
+    reports.into_iter().collect()
 }
 
-fn merge_reports(reports: &[RoleReport]) -> Repetition {
+fn merge_reports(spec: &CaseSpec, reports: &[RoleReport]) -> Repetition {
     let mut latency: Option<LatencyHistogram> = None;
     let mut delay: Option<LatencyHistogram> = None;
     let mut send: Option<Throughput> = None;
@@ -241,7 +254,14 @@ fn merge_reports(reports: &[RoleReport]) -> Repetition {
             ledger.get_or_insert_with(Ledger::new).merge(l);
         }
     }
-    let expected = send.map(|s| s.messages);
+    // Each sender's stream should have `count` messages; a stream of which nothing
+    // arrived is counted whole as lost.
+    if let Some(l) = &mut ledger {
+        for id in 0..spec.pattern.connectors() {
+            l.expect_stream(id);
+        }
+    }
+    let expected = send.map(|_| spec.count);
     Repetition {
         latency: latency.as_ref().map(|h| h.summary()),
         latency_histogram: latency,
@@ -265,7 +285,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         }
         obs.repetition(r + 1, spec.repetitions);
         match repetition(spec, settings) {
-            Ok(reports) => reps.push(merge_reports(&reports)),
+            Ok(reports) => reps.push(merge_reports(spec, &reports)),
             Err(e) => {
                 error = Some(format!("repetition {} of {}: {e}", r + 1, spec.repetitions));
                 break;

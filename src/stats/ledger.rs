@@ -427,6 +427,14 @@ impl Ledger {
         }
     }
 
+    /// Makes stream `id` part of the ledger even if none of its numbers arrived, so a
+    /// summary with an expected count counts it as lost.
+    pub fn expect_stream(&mut self, id: u32) {
+        if !matches!(&self.hot, Some((h, _)) if *h == id) {
+            self.streams.entry(id).or_default();
+        }
+    }
+
     /// Every stream's ledger, by id.
     pub fn streams(&self) -> BTreeMap<u32, &StreamLedger> {
         let mut all: BTreeMap<u32, &StreamLedger> =
@@ -650,6 +658,25 @@ mod tests {
         };
         assert_eq!(holes(&merged.gaps), holes(&whole.gaps));
         assert_eq!(merged.duplicated, 0);
+    }
+
+    #[test]
+    fn an_expected_stream_that_never_arrived_is_lost_whole() {
+        // Fan-in of three senders: stream 1 sent nothing that arrived.
+        let mut l = Ledger::new();
+        for s in 0..10 {
+            l.record(0, s);
+            l.record(2, s);
+        }
+        for id in 0..3 {
+            l.expect_stream(id);
+        }
+        let s = l.summary(Some(10));
+        assert_eq!((s.expected, s.received, s.lost), (30, 20, 10));
+        assert_eq!(s.lost_at_start, 10);
+        // Expecting a stream that is there changes nothing.
+        l.expect_stream(2);
+        assert_eq!(l.summary(Some(10)), s);
     }
 
     #[test]
