@@ -19,6 +19,23 @@ fn json_of(o: &Output) -> Value {
     serde_json::from_str(line).expect("valid JSON")
 }
 
+/// The report holds to schema/fanout-report.schema.json, and the schema is strict enough to
+/// refuse the same report with an unknown field or a wrong type.
+fn check_schema(r: &Value) {
+    let v = schema_validator("fanout-report.schema.json");
+    let e = schema_errors(&v, r);
+    assert!(e.is_empty(), "the report breaks its schema: {e:#?}");
+    let mut extra = r.clone();
+    extra["surprise"] = Value::Bool(true);
+    assert!(
+        !schema_errors(&v, &extra).is_empty(),
+        "unknown field accepted"
+    );
+    let mut wrong = r.clone();
+    wrong["delivery"]["lost"] = Value::String("none".into());
+    assert!(!schema_errors(&v, &wrong).is_empty(), "wrong type accepted");
+}
+
 fn u(v: &Value, path: &str) -> u64 {
     v.pointer(path)
         .and_then(Value::as_u64)
@@ -87,6 +104,7 @@ fn fanout_run(transport: &str) {
     );
     assert_eq!(o.code, Some(0), "{o:?}");
     let r = json_of(&o);
+    check_schema(&r);
     assert_eq!(r["transport"], Value::String(transport.into()));
     check_complete(&r, 300, 10);
     assert_eq!(u(&r, "/publisher/messages"), 10);
@@ -160,11 +178,17 @@ fn pub_and_sub_cluster_as_two_commands() {
         );
         assert_eq!(p.code, Some(0), "{p:?}");
         let pr = json_of(&p);
+        let pub_schema = schema_validator_of(
+            &serde_json::json!({ "$ref": "urn:zmqperf:schema:fanout-report:1#/$defs/publisher" }),
+        );
+        let e = schema_errors(&pub_schema, &pr);
+        assert!(e.is_empty(), "pub --json breaks its schema: {e:#?}");
         assert_eq!(u(&pr, "/messages"), 12);
         assert_eq!(u(&pr, "/subscribers"), 10);
         let o = subs.finish();
         assert_eq!(o.code, Some(0), "{o:?}");
         let r = json_of(&o);
+        check_schema(&r);
         assert_eq!(r["command"], Value::String("sub-cluster".into()));
         check_complete(&r, 10, 12);
     });

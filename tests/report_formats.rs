@@ -5,6 +5,9 @@
 //! review the diff of tests/snapshots/. To look at the HTML in a browser:
 //! `ZMQPERF_REPORT_HTML=/tmp/report.html cargo test --test report_formats html_to_file`.
 
+mod common;
+
+use common::{schema_errors, schema_validator};
 use serde_json::Value;
 use std::path::PathBuf;
 use zmqperf::model::{CaseResult, Kind, RunResult};
@@ -52,16 +55,11 @@ fn snapshot(name: &str, actual: &str) {
 }
 
 fn validator() -> jsonschema::Validator {
-    let text = std::fs::read_to_string(manifest_path("schema/run-result.schema.json"))
-        .expect("read schema/run-result.schema.json");
-    let schema: Value = serde_json::from_str(&text).expect("schema is JSON");
-    jsonschema::validator_for(&schema).expect("schema compiles")
+    schema_validator("run-result.schema.json")
 }
 
 fn errors(v: &jsonschema::Validator, instance: &Value) -> Vec<String> {
-    v.iter_errors(instance)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect()
+    schema_errors(v, instance)
 }
 
 fn json_of(run: &RunResult) -> Value {

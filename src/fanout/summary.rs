@@ -11,6 +11,9 @@ use crate::stats::ledger::{Gap, GAPS_LISTED};
 use crate::stats::{GapPosition, LatencyHistogram, LatencySummary, LossSummary};
 use serde::Serialize;
 
+/// Version of the JSON fan-out report (`schema/fanout-report.schema.json`).
+pub const FANOUT_SCHEMA_VERSION: u32 = 1;
+
 /// How many subscribers with losses the report names.
 pub const WORST_LISTED: usize = 5;
 
@@ -47,6 +50,8 @@ pub struct ProcessSummary {
 /// The whole fan-out report (`--json` prints it).
 #[derive(Debug, Clone, Serialize)]
 pub struct FanoutReport {
+    /// Always [`FANOUT_SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
     /// The command: "fanout" or "sub-cluster".
     pub command: String,
     /// Endpoint the subscribers connected to.
@@ -199,6 +204,7 @@ pub fn merge(
         }
     };
     FanoutReport {
+        schema_version: FANOUT_SCHEMA_VERSION,
         command: command.to_string(),
         endpoint: endpoint.to_string(),
         transport,

@@ -226,3 +226,50 @@ pub fn field(out: &str, key: &str) -> String {
         .unwrap()
         .to_string()
 }
+
+/// Serves the project's own schemas by their ids (`urn:zmqperf:schema:NAME:VERSION` is
+/// `schema/NAME.schema.json`), so one schema can refer to another without a network.
+struct SchemaFolder;
+
+impl jsonschema::Retrieve for SchemaFolder {
+    fn retrieve(
+        &self,
+        uri: &jsonschema::Uri<String>,
+    ) -> Result<serde_json::Value, Box<dyn std::error::Error + Send + Sync>> {
+        let id = uri.as_str();
+        let name = id
+            .strip_prefix("urn:zmqperf:schema:")
+            .and_then(|rest| rest.split(':').next())
+            .ok_or_else(|| format!("not one of zmqperf's schemas: {id}"))?;
+        Ok(read_schema(&format!("{name}.schema.json")))
+    }
+}
+
+fn read_schema(file: &str) -> serde_json::Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("schema")
+        .join(file);
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// A validator for `schema/FILE`, resolving references to the other schemas there.
+pub fn schema_validator(file: &str) -> jsonschema::Validator {
+    schema_validator_of(&read_schema(file))
+}
+
+/// A validator for `schema` (which may refer to the project's schemas by id).
+pub fn schema_validator_of(schema: &serde_json::Value) -> jsonschema::Validator {
+    jsonschema::options()
+        .with_retriever(SchemaFolder)
+        .build(schema)
+        .unwrap_or_else(|e| panic!("schema does not compile: {e}"))
+}
+
+/// Every way `instance` breaks the schema, one line each (empty when valid).
+pub fn schema_errors(v: &jsonschema::Validator, instance: &serde_json::Value) -> Vec<String> {
+    v.iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
