@@ -7,17 +7,16 @@
 //! it failed. The parent may write `STOP` on its stdin. The parent ends the child (by its
 //! handle, never by name) if it outlives its deadline.
 
+use crate::child::ChildProc;
 use crate::clock::now_ns;
 use crate::compat::PeerWatch;
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{zmq_err, Error, Result};
 use crate::header::FLAG_END;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use super::net;
@@ -193,48 +192,25 @@ fn wait_for_stop(timeout: Duration) {
 
 /// The parent's handle on a sender process.
 pub struct SenderProcess {
-    child: Child,
+    proc: ChildProc,
     lines: Receiver<String>,
-    stdin: Option<ChildStdin>,
-    stderr: Option<thread::JoinHandle<String>>,
 }
 
 impl SenderProcess {
     /// Starts `exe diagnose __sender '<spec>'`.
     pub fn spawn(exe: &Path, spec: &SenderSpec) -> Result<SenderProcess> {
         let json = serde_json::to_string(spec).expect("specs serialise");
-        let mut child = Command::new(exe)
-            .args(["diagnose", "__sender"])
-            .arg(json)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| Error::Io {
-                op: format!("starting the sender process ({})", exe.display()),
-                source: e,
-            })?;
-        let out = child.stdout.take().expect("piped");
         let (tx, rx) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut err = child.stderr.take().expect("piped");
-        let stderr = thread::spawn(move || {
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            s
-        });
-        Ok(SenderProcess {
-            stdin: child.stdin.take(),
-            child,
-            lines: rx,
-            stderr: Some(stderr),
-        })
+        let proc = ChildProc::spawn(
+            exe,
+            &["diagnose", "__sender", &json],
+            &[],
+            "the sender process",
+            tx,
+            Some,
+            None,
+        )?;
+        Ok(SenderProcess { proc, lines: rx })
     }
 
     /// Waits until `deadline` for the line starting with `word` and returns the rest of it.
@@ -290,59 +266,25 @@ impl SenderProcess {
 
     /// Writes a line to the sender's stdin (ignored if it has gone).
     pub fn tell(&mut self, line: &str) {
-        if let Some(s) = self.stdin.as_mut() {
-            let _ = writeln!(s, "{line}").and_then(|_| s.flush());
-        }
+        let _ = self.proc.write_line(line);
     }
 
     /// Whether the process has ended.
     pub fn exited(&mut self) -> bool {
-        !matches!(self.child.try_wait(), Ok(None))
+        self.proc.exited()
     }
 
     /// Waits until `deadline` for the process to end; ends it (by its handle) if it does
     /// not. True if it ended by itself.
     pub fn wait(&mut self, deadline: Instant) -> bool {
-        loop {
-            if self.exited() {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                self.kill();
-                return false;
-            }
-            thread::sleep(Duration::from_millis(2));
-        }
+        self.proc.wait_until(deadline)
     }
 
     fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.proc.kill();
     }
 
     fn exit_reason(&mut self) -> String {
-        let status = self
-            .child
-            .wait()
-            .map(|s| s.to_string())
-            .unwrap_or_else(|e| e.to_string());
-        let err = self
-            .stderr
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default();
-        match err.lines().last() {
-            Some(l) => format!("{status}: {l}"),
-            None => status,
-        }
-    }
-}
-
-impl Drop for SenderProcess {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
+        self.proc.exit_reason()
     }
 }

@@ -4,12 +4,10 @@
 
 use super::publisher::PubResult;
 use super::subscribers::{ChildReport, ChildSpec};
+use crate::child::ChildProc;
 use crate::error::{Error, Result};
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::thread;
 use std::time::{Duration, Instant};
 
 /// The hidden command a subscriber process runs.
@@ -31,11 +29,9 @@ pub enum Event {
 }
 
 struct Member {
-    child: Child,
-    /// Held open until the child is released (or the parent is gone): it then closes its
-    /// sockets and exits.
-    stdin: Option<ChildStdin>,
-    stderr: Option<thread::JoinHandle<String>>,
+    /// Its stdin is held open until the child is released (or the parent is gone): it then
+    /// closes its sockets and exits.
+    proc: ChildProc,
     report: Option<ChildReport>,
 }
 
@@ -52,57 +48,29 @@ impl Cluster {
         };
         for spec in specs {
             let json = serde_json::to_string(spec).expect("specs serialise");
-            let mut child = Command::new(exe)
-                .arg(CHILD_COMMAND)
-                .arg(json)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| Error::Io {
-                    op: format!(
-                        "starting subscriber process {} ({})",
-                        spec.process,
-                        exe.display()
-                    ),
-                    source: e,
-                })?;
             let n = spec.process;
-            let out = child.stdout.take().expect("piped");
-            let tx = events.clone();
-            thread::spawn(move || {
-                for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
-                    let ev = if line == "READY" {
-                        Event::Ready(n)
+            let proc = ChildProc::spawn(
+                exe,
+                &[CHILD_COMMAND, &json],
+                &[],
+                &format!("subscriber process {n}"),
+                events.clone(),
+                move |line| {
+                    if line == "READY" {
+                        Some(Event::Ready(n))
                     } else if let Some(json) = line.strip_prefix("REPORT ") {
-                        match serde_json::from_str(json) {
+                        Some(match serde_json::from_str(json) {
                             Ok(r) => Event::Report(n, Box::new(r)),
                             Err(e) => Event::Failed(n, format!("unreadable report: {e}")),
-                        }
-                    } else if let Some(msg) = line.strip_prefix("ERROR ") {
-                        Event::Failed(n, msg.to_string())
+                        })
                     } else {
-                        continue;
-                    };
-                    if tx.send(ev).is_err() {
-                        return;
+                        line.strip_prefix("ERROR ")
+                            .map(|msg| Event::Failed(n, msg.to_string()))
                     }
-                }
-                let _ = tx.send(Event::Closed(n));
-            });
-            let mut err = child.stderr.take().expect("piped");
-            let stderr = thread::spawn(move || {
-                let mut s = String::new();
-                let _ = err.read_to_string(&mut s);
-                s
-            });
-            let stdin = child.stdin.take();
-            cluster.members.push(Member {
-                child,
-                stdin,
-                stderr: Some(stderr),
-                report: None,
-            });
+                },
+                Some(Event::Closed(n)),
+            )?;
+            cluster.members.push(Member { proc, report: None });
         }
         Ok(cluster)
     }
@@ -128,10 +96,10 @@ impl Cluster {
                 if m.report.is_some() {
                     return Ok(None);
                 }
-                let why = exit_reason(m);
+                let why = m.proc.exit_reason();
                 Err(Error::Protocol(format!(
                     "subscriber process {n} (pid {}) died without a report: {why}",
-                    m.child.id()
+                    m.proc.id()
                 )))
             }
             other @ Event::Publisher(_) => Ok(Some(other)),
@@ -196,17 +164,14 @@ impl Cluster {
     /// Lets every process close its sockets and exit (closes their stdin).
     pub fn release(&mut self) {
         for m in &mut self.members {
-            m.stdin = None;
+            m.proc.close_stdin();
         }
     }
 
     /// Stops every process still running (each by its own handle) and reaps it.
     pub fn kill_all(&mut self) {
         for m in &mut self.members {
-            if matches!(m.child.try_wait(), Ok(None)) {
-                let _ = m.child.kill();
-            }
-            let _ = m.child.wait();
+            m.proc.kill();
         }
     }
 
@@ -219,8 +184,9 @@ impl Cluster {
             .filter_map(|m| m.report.take())
             .collect();
         // Reap the processes; they exit right after their report.
+        let until = Instant::now() + Duration::from_secs(5);
         for m in &mut self.members {
-            wait_briefly(&mut m.child, Duration::from_secs(5));
+            m.proc.wait_until(until);
         }
         reports
     }
@@ -230,23 +196,4 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         self.kill_all();
     }
-}
-
-/// Waits up to `limit` for a child to exit, then stops it.
-fn wait_briefly(child: &mut Child, limit: Duration) {
-    let until = Instant::now() + limit;
-    while Instant::now() < until {
-        if !matches!(child.try_wait(), Ok(None)) {
-            return;
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// The exit status and the last lines of stderr of a process that died.
-fn exit_reason(m: &mut Member) -> String {
-    wait_briefly(&mut m.child, Duration::from_secs(2));
-    crate::runner::place::exit_reason(&mut m.child, m.stderr.take())
 }

@@ -3,11 +3,11 @@
 //! start, report) goes over channels or the child's stdin and stdout, never over the
 //! measured sockets.
 
+use crate::child::ChildProc;
 use crate::error::{Error, Result};
 use crate::roles::{run_role, Control, RoleReport, RoleSpec, CHILD_ENV};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -25,9 +25,9 @@ pub enum Event {
 pub struct Placed {
     name: String,
     events: Receiver<Event>,
-    start: Box<dyn FnMut() -> std::io::Result<()> + Send>,
-    child: Option<Child>,
-    stderr: Option<thread::JoinHandle<String>>,
+    /// On a thread: the start signal's channel; in a child process: None (its stdin).
+    start: Option<Sender<()>>,
+    child: Option<ChildProc>,
 }
 
 impl Placed {
@@ -47,7 +47,14 @@ impl Placed {
 
     /// Sends the start signal.
     pub fn start(&mut self) -> Result<()> {
-        (self.start)().map_err(|e| Error::Io {
+        let sent = match (&self.start, &mut self.child) {
+            (Some(tx), _) => tx
+                .send(())
+                .map_err(|_| std::io::Error::other("the role thread has ended")),
+            (None, Some(c)) => c.write_line("START"),
+            (None, None) => Err(std::io::Error::other("nowhere to send it")),
+        };
+        sent.map_err(|e| Error::Io {
             op: format!("starting {}", self.name),
             source: e,
         })
@@ -83,7 +90,7 @@ impl Placed {
 
     fn exit_reason(&mut self) -> String {
         match self.child.as_mut() {
-            Some(child) => exit_reason(child, self.stderr.take()),
+            Some(child) => child.exit_reason(),
             None => "its thread ended without a report".into(),
         }
     }
@@ -91,37 +98,8 @@ impl Placed {
     /// Ends a child process (only the one this runner started, by its handle).
     pub fn kill(&mut self) {
         if let Some(c) = self.child.as_mut() {
-            let _ = c.kill();
-            let _ = c.wait();
+            c.kill();
         }
-    }
-}
-
-impl Drop for Placed {
-    fn drop(&mut self) {
-        if let Some(c) = self.child.as_mut() {
-            if matches!(c.try_wait(), Ok(None)) {
-                let _ = c.kill();
-            }
-            let _ = c.wait();
-        }
-    }
-}
-
-/// How a child process ended: its exit status and the last lines it wrote on stderr
-/// (collected by `stderr`, a thread reading the pipe to its end).
-pub(crate) fn exit_reason(child: &mut Child, stderr: Option<thread::JoinHandle<String>>) -> String {
-    let status = child
-        .wait()
-        .map(|s| s.to_string())
-        .unwrap_or_else(|e| e.to_string());
-    let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
-    let tail: Vec<&str> = err.lines().rev().take(3).collect();
-    let tail: Vec<&str> = tail.into_iter().rev().collect();
-    if tail.is_empty() {
-        status
-    } else {
-        format!("{status}: {}", tail.join(" / "))
     }
 }
 
@@ -160,69 +138,40 @@ pub fn on_thread(ctx: &zmq::Context, spec: RoleSpec, name: String) -> Placed {
     Placed {
         name,
         events: erx,
-        start: Box::new(move || {
-            stx.send(())
-                .map_err(|_| std::io::Error::other("the role thread has ended"))
-        }),
+        start: Some(stx),
         child: None,
-        stderr: None,
     }
 }
 
 /// Starts a role in a child process: `exe __role '<spec as JSON>'`.
 pub fn in_process(exe: &Path, spec: &RoleSpec, name: String) -> Result<Placed> {
     let json = serde_json::to_string(spec).expect("specs serialise");
-    let mut child = Command::new(exe)
-        .arg("__role")
-        .arg(json)
-        .env(CHILD_ENV, "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::Io {
-            op: format!("starting {} ({})", name, exe.display()),
-            source: e,
-        })?;
     let (etx, erx) = mpsc::channel();
-    let out = child.stdout.take().expect("piped");
-    thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
-            let ev = if let Some(ep) = line.strip_prefix("READY ") {
-                Event::Ready(ep.to_string())
+    let child = ChildProc::spawn(
+        exe,
+        &["__role", &json],
+        &[(CHILD_ENV, "1")],
+        &name,
+        etx,
+        |line| {
+            if let Some(ep) = line.strip_prefix("READY ") {
+                Some(Event::Ready(ep.to_string()))
             } else if let Some(json) = line.strip_prefix("REPORT ") {
-                Event::Done(Box::new(
+                Some(Event::Done(Box::new(
                     serde_json::from_str(json).map_err(|e| format!("unreadable report: {e}")),
-                ))
-            } else if let Some(err) = line.strip_prefix("ERROR ") {
-                Event::Done(Box::new(Err(err.to_string())))
+                )))
             } else {
-                continue;
-            };
-            if etx.send(ev).is_err() {
-                break;
+                line.strip_prefix("ERROR ")
+                    .map(|err| Event::Done(Box::new(Err(err.to_string()))))
             }
-        }
-    });
-    let mut err = child.stderr.take().expect("piped");
-    let stderr = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let mut stdin: Option<ChildStdin> = child.stdin.take();
+        },
+        None,
+    )?;
     Ok(Placed {
         name,
         events: erx,
-        start: Box::new(move || {
-            let s = stdin
-                .as_mut()
-                .ok_or_else(|| std::io::Error::other("no stdin"))?;
-            s.write_all(b"START\n")?;
-            s.flush()
-        }),
+        start: None,
         child: Some(child),
-        stderr: Some(stderr),
     })
 }
 
