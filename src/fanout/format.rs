@@ -7,6 +7,7 @@ use super::publisher::PubResult;
 use super::subscribers::{StopReason, SubReport};
 use super::summary::FanoutReport;
 use super::ProcessUsage;
+use crate::report::first_middle_hole;
 use std::fmt::Write;
 
 /// `n` with its noun: `1 process`, `8 processes`.
@@ -76,12 +77,16 @@ fn sub_loss(s: &SubReport) -> String {
     if l.lost > 0 {
         let _ = write!(
             t,
-            " ({} lost: {} at the start, {} in the middle, {} at the end)",
+            " ({} lost: {} at the start, {} in the middle, {} at the end",
             grouped(l.lost),
             l.lost_at_start,
             l.lost_in_middle,
             l.lost_at_end
         );
+        if let Some(first) = first_middle_hole(l) {
+            let _ = write!(t, "; in the middle {first}");
+        }
+        t.push(')');
     }
     if l.duplicated > 0 || l.reordered > 0 {
         let _ = write!(
@@ -277,6 +282,42 @@ pub fn text(r: &FanoutReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subscriber_with_a_hole_says_where_and_when() {
+        use crate::stats::ledger::Gap;
+        use crate::stats::{GapPosition, LossSummary};
+        let s = SubReport {
+            process: 3,
+            sub: 17,
+            loss: LossSummary {
+                expected: 100,
+                received: 90,
+                lost: 10,
+                gap_count: 1,
+                lost_in_middle: 10,
+                gaps: vec![Gap {
+                    first_seq: 40,
+                    count: 10,
+                    position: GapPosition::Middle,
+                    after_ns: Some(2_500_000),
+                }],
+                ..Default::default()
+            },
+            ended: true,
+            warmup: 0,
+            latency_count: 90,
+            latency_min_ns: 1,
+            latency_max_ns: 2,
+            latency_mean_ns: 1.5,
+            delivered_per_sec: 10.0,
+        };
+        assert_eq!(
+            sub_loss(&s),
+            "proc 3 sub 17 got 90 of 100 (10 lost: 0 at the start, 10 in the middle, 0 at the \
+             end; in the middle the first at seq 40 (2.5 ms into the stream))"
+        );
+    }
 
     #[test]
     fn numbers_read_well() {

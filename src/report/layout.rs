@@ -320,6 +320,17 @@ fn cause(p: GapPosition) -> &'static str {
     }
 }
 
+/// Where the first hole in the middle of a stream begins and, when known, when the stream
+/// went on after it: `the first at seq 500,000 (94.0 ms into the stream)`.
+pub fn first_middle_hole(l: &LossSummary) -> Option<String> {
+    let g = l.gaps.iter().find(|g| g.position == GapPosition::Middle)?;
+    let mut s = format!("the first at seq {}", grouped(g.first_seq));
+    if let Some(ns) = g.after_ns {
+        s.push_str(&format!(" ({:.1} ms into the stream)", ns as f64 / 1e6));
+    }
+    Some(s)
+}
+
 /// One sentence per case whose stream lost, duplicated or reordered messages; a single
 /// `no loss` sentence when streams were checked and all were clean; nothing when no case
 /// kept a ledger.
@@ -342,12 +353,8 @@ pub fn delivery(run: &RunResult) -> Vec<String> {
                 continue;
             }
             let mut part = format!("{} {}", grouped(n), cause(p));
-            let first_mid = l.gaps.iter().find(|g| g.position == GapPosition::Middle);
-            if let (GapPosition::Middle, Some(g)) = (p, first_mid) {
-                part.push_str(&format!(", the first at seq {}", grouped(g.first_seq)));
-                if let Some(ns) = g.after_ns {
-                    part.push_str(&format!(" ({:.1} ms into the stream)", ns as f64 / 1e6));
-                }
+            if let (GapPosition::Middle, Some(first)) = (p, first_middle_hole(&l)) {
+                part.push_str(&format!(", {first}"));
             }
             where_.push(part);
         }

@@ -8,6 +8,7 @@ pub mod fixture;
 pub mod html;
 pub mod json;
 mod layout;
+pub use layout::first_middle_hole;
 pub mod markdown;
 pub(crate) mod numbers;
 mod svg;
