@@ -589,7 +589,7 @@ mod tests {
         assert_eq!(a, sample_run());
         assert_eq!(a.cases.len(), 9);
         let pubsub = &a.cases[6];
-        assert_eq!(pubsub.summary.lost, 1797);
+        assert_eq!(pubsub.summary.lost, 1797 + 250);
         assert!(a
             .cases
             .iter()

@@ -352,10 +352,10 @@ mod tests {
     #[test]
     fn default_suite_covers_every_pattern_and_transport() {
         let p = from_selection(Scope::Default, &Selection::default());
-        assert_eq!(p.len(), 6 * 3 * 2);
+        assert_eq!(p.len(), 7 * 3 * 2);
         assert!(p.iter().all(|c| c.repetitions == 3));
         let full = from_selection(Scope::Full, &Selection::default());
-        assert_eq!(full.len(), 6 * 3 * 16);
+        assert_eq!(full.len(), 7 * 3 * 16);
         assert_eq!(full.iter().map(|c| c.size).min(), Some(2));
         assert_eq!(full.iter().map(|c| c.size).max(), Some(65_536));
     }
