@@ -2,12 +2,12 @@
 //! lines in ms, then the percentiles, delivery in total and per subscriber, the slowest
 //! subscriber, and CPU and memory per process.
 
-use super::limits::grouped;
 use super::publisher::PubResult;
 use super::subscribers::{StopReason, SubReport};
 use super::summary::FanoutReport;
 use super::ProcessUsage;
 use crate::report::first_middle_hole;
+use crate::report::numbers::grouped;
 use std::fmt::Write;
 
 /// `n` with its noun: `1 process`, `8 processes`.

@@ -5,6 +5,7 @@
 //! with made-up limits; [`ensure`] applies it to this process.
 
 use crate::error::{Error, Result};
+use crate::report::numbers::grouped;
 
 /// Descriptors a process holds besides its measured sockets: stdio, the control pipes,
 /// libzmq's own (context mailbox, reaper, io thread poller) and the binary's files.
@@ -149,19 +150,6 @@ pub fn ensure(need: &FdNeed) -> Result<FdLimits> {
         soft,
         hard: limits.hard,
     })
-}
-
-/// An integer with thousands separators, as the messages and reports show counts.
-pub(crate) fn grouped(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

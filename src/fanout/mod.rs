@@ -128,7 +128,7 @@ impl ClusterConfig {
             who: "each subscriber process".into(),
             what: format!(
                 "{} SUB sockets",
-                limits::grouped(self.subs_per_process as u64)
+                crate::report::numbers::grouped(self.subs_per_process as u64)
             ),
             flag: self.subs_flag.to_string(),
             value: self.subs_per_process.to_string(),
@@ -145,7 +145,7 @@ pub fn publisher_fd_need(subscribers: u64, flag: &str, value: &str) -> FdNeed {
     FdNeed {
         fds: limits::publisher_fds(subscribers),
         who: "the publisher".into(),
-        what: format!("{} subscriber connections", limits::grouped(subscribers)),
+        what: format!("{} subscriber connections", crate::report::numbers::grouped(subscribers)),
         flag: flag.to_string(),
         value: value.to_string(),
         fewer: "fewer subscribers, or the publisher and the subscribers on different hosts with their own limits".into(),
