@@ -9,12 +9,11 @@
 
 use super::child::{Quit, SenderProcess, SenderSpec};
 use super::net;
-use super::stream::Tally;
+use super::stream::{receive_until_quiet, Tally};
 use super::{messages, ms, ns_to_ms, Config, FindingDraft, Part};
 use crate::endpoint::Transport;
 use crate::error::Result;
 use crate::model::{Finding, Severity, TimedGap};
-use crate::msg::RawMsg;
 use crate::report::numbers::grouped;
 use std::time::{Duration, Instant};
 
@@ -88,22 +87,10 @@ fn quit_run(cfg: &Config, t: Transport, p: Pattern, quit: Quit, n: u64) -> Resul
         // Read only once the sender has closed: what it threw away is certain to be gone.
         closed_ns = child.expect("CLOSED ", deadline)?.parse().ok();
     }
-    let mut tally = Tally::new();
-    let mut msg = RawMsg::new();
-    let mut quiet_since = Instant::now();
-    while Instant::now() < deadline {
-        match net::recv(&mut rx, &mut msg)? {
-            Some(h) => {
-                quiet_since = Instant::now();
-                if tally.record_now(&h) {
-                    break;
-                }
-            }
-            // Nothing more can come once the sender is gone and the line has been quiet.
-            None if child.exited() && quiet_since.elapsed() > Duration::from_millis(200) => break,
-            None => {}
-        }
-    }
+    // Nothing more can come once the sender is gone and the line has been quiet.
+    let tally = receive_until_quiet(&mut rx, deadline, Duration::from_millis(200), || {
+        child.exited()
+    })?;
     // Hang up: the sender that waits for its peer may now go.
     drop(rx);
     if closed_ns.is_none() {

@@ -15,7 +15,7 @@
 
 use super::child::{Quit, SenderProcess, SenderSpec};
 use super::net::{self, SIZE};
-use super::stream::Tally;
+use super::stream::{receive_until_quiet, Tally};
 use super::{messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
 use crate::clock::now_ns;
 use crate::endpoint::Transport;
@@ -347,21 +347,7 @@ fn memory_run(cfg: &Config, t: Transport, hwm: i32, n: u64, size: usize) -> Resu
         let _ = rx.get_events();
     })?;
     // Only now does the subscriber read: everything it did not take was queued or dropped.
-    let mut tally = Tally::new();
-    let mut msg = RawMsg::new();
-    let mut quiet_since = Instant::now();
-    while Instant::now() < deadline {
-        match net::recv(&mut rx, &mut msg)? {
-            Some(h) => {
-                quiet_since = Instant::now();
-                if tally.record_now(&h) {
-                    break;
-                }
-            }
-            None if quiet_since.elapsed() > Duration::from_millis(300) => break,
-            None => {}
-        }
-    }
+    let tally = receive_until_quiet(&mut rx, deadline, Duration::from_millis(300), || true)?;
     child.tell("STOP");
     child.wait(Instant::now() + cfg.timeout);
     Ok(MemoryRun {
