@@ -178,13 +178,7 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
         ));
     }
     let mut run = runner::new_run(command, None);
-    let mut store = if a.no_history {
-        None
-    } else {
-        let mut s = zmqperf::store::Store::open(a.db.path())?;
-        s.begin_run(&run)?;
-        Some(s)
-    };
+    let mut store = a.db.begin(a.no_history, &run)?;
     catch_ctrl_c();
     let started = Instant::now();
     let mut store_error = None;

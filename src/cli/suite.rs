@@ -82,6 +82,20 @@ impl DbArgs {
         );
     }
 
+    /// The history with `run` begun in it, or None with `--no-history`.
+    pub fn begin(
+        &self,
+        no_history: bool,
+        run: &zmqperf::model::RunResult,
+    ) -> Result<Option<zmqperf::store::Store>> {
+        if no_history {
+            return Ok(None);
+        }
+        let mut s = zmqperf::store::Store::open(self.path())?;
+        s.begin_run(run)?;
+        Ok(Some(s))
+    }
+
     /// The database path in force.
     pub fn path(&self) -> std::path::PathBuf {
         self.db
@@ -317,13 +331,7 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
     let (plan, workload, settings) = plan(a)?;
     zmqperf::report::Format::parse(&a.out.format)?;
     let mut run = runner::new_run(command, workload);
-    let mut store = if a.no_history {
-        None
-    } else {
-        let mut s = zmqperf::store::Store::open(a.db.path())?;
-        s.begin_run(&run)?;
-        Some(s)
-    };
+    let mut store = a.db.begin(a.no_history, &run)?;
     catch_ctrl_c();
     let mut store_error = None;
     {

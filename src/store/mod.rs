@@ -500,6 +500,37 @@ impl Store {
         }
     }
 
+    /// The rows of `table` ("cases" or "findings") of run `id`, in recorded order, each
+    /// decoded from its JSON (`what` names one in an error: "case", "finding").
+    fn parts_of<T: serde::de::DeserializeOwned>(
+        &self,
+        id: &str,
+        table: &str,
+        what: &str,
+    ) -> Result<Vec<T>, StoreError> {
+        let sql_err = |e| StoreError::sqlite(&self.path, format!("reading run {id}"), e);
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT position, data FROM {table} WHERE run_id = ?1 ORDER BY position"
+            ))
+            .map_err(sql_err)?;
+        let rows: Vec<(i64, String)> = stmt
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(sql_err)?
+            .collect::<Result<_, _>>()
+            .map_err(sql_err)?;
+        rows.into_iter()
+            .map(|(pos, data)| {
+                serde_json::from_str(&data).map_err(|e| StoreError::Corrupt {
+                    path: self.path.clone(),
+                    what: format!("{what} #{} of run {id}", pos + 1),
+                    reason: e.to_string(),
+                })
+            })
+            .collect()
+    }
+
     /// The run `selector` names (see [`Store::resolve`]), with its cases in the order they
     /// ran. A run whose writer died without recording its end reads "interrupted".
     pub fn load_run(&self, selector: &str) -> Result<RunResult, StoreError> {
@@ -548,38 +579,8 @@ impl Store {
             .map(|w| serde_json::from_str(&w))
             .transpose()
             .map_err(|e| corrupt(format!("the workload of run {id}"), e))?;
-        let mut stmt = self
-            .conn
-            .prepare("SELECT position, data FROM cases WHERE run_id = ?1 ORDER BY position")
-            .map_err(sql_err)?;
-        let rows: Vec<(i64, String)> = stmt
-            .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(sql_err)?
-            .collect::<Result<_, _>>()
-            .map_err(sql_err)?;
-        let cases = rows
-            .into_iter()
-            .map(|(pos, data)| {
-                serde_json::from_str(&data)
-                    .map_err(|e| corrupt(format!("case #{} of run {id}", pos + 1), e))
-            })
-            .collect::<Result<Vec<CaseResult>, _>>()?;
-        let mut stmt = self
-            .conn
-            .prepare("SELECT position, data FROM findings WHERE run_id = ?1 ORDER BY position")
-            .map_err(sql_err)?;
-        let rows: Vec<(i64, String)> = stmt
-            .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(sql_err)?
-            .collect::<Result<_, _>>()
-            .map_err(sql_err)?;
-        let findings = rows
-            .into_iter()
-            .map(|(pos, data)| {
-                serde_json::from_str(&data)
-                    .map_err(|e| corrupt(format!("finding #{} of run {id}", pos + 1), e))
-            })
-            .collect::<Result<Vec<Finding>, _>>()?;
+        let cases: Vec<CaseResult> = self.parts_of(&id, "cases", "case")?;
+        let findings: Vec<Finding> = self.parts_of(&id, "findings", "finding")?;
         Ok(RunResult {
             schema_version,
             run_id: id,
