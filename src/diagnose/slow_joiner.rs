@@ -112,6 +112,26 @@ fn stream(s: &mut zmq::Socket, n: u64) -> Result<u64> {
     Ok(origin)
 }
 
+/// The end of a remedy: sends the stream once the publisher is ready (`connected` is when
+/// it connected) and collects what the subscriber got.
+fn stream_and_collect(
+    s: &mut zmq::Socket,
+    n: u64,
+    rx: JoinHandle<Result<Tally>>,
+    connected: u64,
+    probes: u64,
+) -> Result<Outcome> {
+    let origin_ns = stream(s, n)?;
+    Ok(Outcome {
+        sent: n + 1,
+        tally: join(rx)?,
+        origin_ns,
+        ready_ns: origin_ns - connected,
+        subscription_ns: None,
+        probes,
+    })
+}
+
 /// The problem: connect and publish at once; `n` more messages once the subscription is in.
 fn no_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
     let ctx = zmq::Context::new();
@@ -169,15 +189,7 @@ fn fixed_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
     net::connect(&s, &ep)?;
     let connected = now_ns();
     thread::sleep(FIXED_WAIT);
-    let origin_ns = stream(&mut s, n)?;
-    Ok(Outcome {
-        sent: n + 1,
-        tally: join(rx)?,
-        origin_ns,
-        ready_ns: origin_ns - connected,
-        subscription_ns: None,
-        probes: 0,
-    })
+    stream_and_collect(&mut s, n, rx, connected, 0)
 }
 
 /// Remedy: probe messages until the subscriber answers on a second socket.
@@ -212,15 +224,7 @@ fn handshake(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
             )));
         }
     }
-    let origin_ns = stream(&mut s, n)?;
-    Ok(Outcome {
-        sent: n + 1,
-        tally: join(rx)?,
-        origin_ns,
-        ready_ns: origin_ns - connected,
-        subscription_ns: None,
-        probes,
-    })
+    stream_and_collect(&mut s, n, rx, connected, probes)
 }
 
 /// Remedy: an XPUB that publishes once it has received the subscription.
@@ -235,15 +239,7 @@ fn xpub_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
         op: "waiting for the subscription".into(),
         source: e,
     })?;
-    let origin_ns = stream(&mut s, n)?;
-    Ok(Outcome {
-        sent: n + 1,
-        tally: join(rx)?,
-        origin_ns,
-        ready_ns: origin_ns - connected,
-        subscription_ns: None,
-        probes: 0,
-    })
+    stream_and_collect(&mut s, n, rx, connected, 0)
 }
 
 /// Runs the slow-joiner experiment and its remedies over `t`.
