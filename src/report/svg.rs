@@ -478,6 +478,28 @@ fn open(out: &mut String, id: &str, title: &str, w: f64, h: f64) {
     );
 }
 
+/// The ticks of a horizontal axis drawn `width` wide from `left`, under a plot whose bottom
+/// edge is at `bottom`: a mark at every tick, a label where there is room.
+fn x_ticks(out: &mut String, axis: &Axis, left: f64, width: f64, bottom: f64) {
+    let stride = label_stride(&axis.ticks, width, axis.lo, axis.hi, true);
+    for (i, (t, label)) in axis.ticks.iter().enumerate() {
+        let x = left + (t - axis.lo) / (axis.hi - axis.lo) * width;
+        let _ = write!(
+            out,
+            "<line x1=\"{x:.1}\" y1=\"{bottom:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#333\"/>",
+            bottom + 5.0
+        );
+        if i % stride == 0 {
+            let _ = write!(
+                out,
+                "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                bottom + 19.0,
+                esc(label)
+            );
+        }
+    }
+}
+
 /// How many tick labels to skip so neighbours do not touch: every `k`-th is drawn. Labels
 /// of a horizontal axis need their width, those of a vertical axis their height.
 fn label_stride(
@@ -640,23 +662,7 @@ impl LineChart {
             "<path d=\"M{ml:.1} {mt:.1}V{bottom:.1}H{:.1}\" stroke=\"#333\" fill=\"none\"/>",
             ml + PLOT_W
         );
-        let stride = label_stride(&self.x.ticks, PLOT_W, self.x.lo, self.x.hi, true);
-        for (i, (t, label)) in self.x.ticks.iter().enumerate() {
-            let x = ml + (t - self.x.lo) / (self.x.hi - self.x.lo) * PLOT_W;
-            let _ = write!(
-                out,
-                "<line x1=\"{x:.1}\" y1=\"{bottom:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#333\"/>",
-                bottom + 5.0
-            );
-            if i % stride == 0 {
-                let _ = write!(
-                    out,
-                    "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                    bottom + 19.0,
-                    esc(label)
-                );
-            }
-        }
+        x_ticks(out, &self.x, ml, PLOT_W, bottom);
         let stride = label_stride(&self.y.ticks, PLOT_H, self.y.lo, self.y.hi, false);
         for (i, (t, label)) in self.y.ticks.iter().enumerate() {
             let y = bottom - (t - self.y.lo) / (self.y.hi - self.y.lo) * PLOT_H;
@@ -820,24 +826,7 @@ impl BarChart {
             "<path d=\"M{ml:.1} {mt:.1}V{bottom:.1}H{:.1}\" stroke=\"#333\" fill=\"none\"/>",
             ml + plot_w
         );
-        let stride = label_stride(&x.ticks, plot_w, x.lo, x.hi, true);
-        for (i, (t, label)) in x.ticks.iter().enumerate() {
-            let xx = px(*t);
-            let _ = write!(
-                out,
-                "<line x1=\"{xx:.1}\" y1=\"{bottom:.1}\" x2=\"{xx:.1}\" y2=\"{:.1}\" \
-                 stroke=\"#333\"/>",
-                bottom + 5.0
-            );
-            if i % stride == 0 {
-                let _ = write!(
-                    out,
-                    "<text x=\"{xx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                    bottom + 19.0,
-                    esc(label)
-                );
-            }
-        }
+        x_ticks(&mut out, &x, ml, plot_w, bottom);
         let _ = write!(
             out,
             "<text class=\"alabel\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
