@@ -8,14 +8,7 @@ use common::*;
 const T: u64 = 30;
 
 fn fails(args: &[&str], code: i32, needle: &str) {
-    let o = run(zp(args), T);
-    assert_eq!(o.code, Some(code), "{args:?}: {o:?}");
-    assert!(
-        o.stderr.contains(needle),
-        "{args:?}: stderr lacks '{needle}': {}",
-        o.stderr
-    );
-    assert!(!o.stderr.contains("panicked"), "{args:?}: {}", o.stderr);
+    fails_within(T, args, code, needle);
 }
 
 #[test]

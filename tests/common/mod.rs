@@ -273,3 +273,16 @@ pub fn schema_errors(v: &jsonschema::Validator, instance: &serde_json::Value) ->
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect()
 }
+
+/// Runs `zmqperf args` (at most `secs`) and asserts it exits with `code`, says `needle` on
+/// stderr, and did not panic.
+pub fn fails_within(secs: u64, args: &[&str], code: i32, needle: &str) {
+    let o = run(zp(args), secs);
+    assert_eq!(o.code, Some(code), "{args:?}: {o:?}");
+    assert!(
+        o.stderr.contains(needle),
+        "{args:?}: stderr lacks '{needle}': {}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("panicked"), "{args:?}: {}", o.stderr);
+}
