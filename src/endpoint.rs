@@ -1,27 +1,10 @@
 //! ZeroMQ endpoints (`tcp://host:port`, `ipc://path`, `inproc://name`), checked before use.
 
 use crate::error::{Error, Result};
-use serde::{Deserialize, Serialize};
+
 use std::fmt;
 
-/// The transports zmqperf measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Transport {
-    Tcp,
-    Ipc,
-    Inproc,
-}
-
-impl fmt::Display for Transport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Transport::Tcp => "tcp",
-            Transport::Ipc => "ipc",
-            Transport::Inproc => "inproc",
-        })
-    }
-}
+pub use crate::transport::Transport;
 
 /// Whether an endpoint will be bound or connected; `*` ports are valid only for binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,6 +15,7 @@ pub mod fanout;
 pub mod header;
 pub mod model;
 pub mod msg;
+pub mod net;
 pub mod parse;
 pub mod progress;
 pub mod report;
@@ -22,6 +23,8 @@ pub mod roles;
 pub mod runner;
 pub mod stats;
 pub mod store;
+pub mod topology;
+pub mod transport;
 
 pub use error::{Error, Result};
 

@@ -2,8 +2,8 @@
 //! show. Every field here is part of the JSON report (schema/run-result.schema.json).
 //! A run holds measured cases (`zmqperf run`), findings (`zmqperf diagnose`), or both.
 
-use crate::endpoint::Transport;
 use crate::stats::{GapPosition, LatencyHistogram, LatencySummary, LossSummary, Throughput};
+use crate::transport::Transport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -207,6 +207,65 @@ pub struct CaseResult {
     pub error: Option<String>,
     /// Wall time of the case, seconds.
     pub wall_s: f64,
+    /// Each node of the topology, over all its replicas and repetitions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeResult>,
+    /// Each measured edge (a stream from a source to a sink, or a ping's round trips), over
+    /// all repetitions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edges: Vec<EdgeResult>,
+}
+
+/// One node of a case's topology: its replicas merged, over all repetitions.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NodeResult {
+    /// The node's name in the topology.
+    pub name: String,
+    /// Its role: source, sink, echo, ping, proxy.
+    pub role: String,
+    /// Replicas.
+    pub replicas: u32,
+    /// Where its replicas ran: thread or process.
+    pub placement: String,
+    /// CPU time (user + system) of all replicas over all repetitions, ms.
+    pub cpu_ms: f64,
+    /// Largest peak resident memory of a replica's process, KiB.
+    pub peak_rss_kib: u64,
+    /// Sources: admission rate, msg/s (all replicas, median over repetitions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_msgs_per_sec: Option<f64>,
+    /// Sinks: delivered rate, msg/s (all replicas, median over repetitions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_msgs_per_sec: Option<f64>,
+    /// Proxies: messages forwarded over all repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarded: Option<u64>,
+    /// Replicas that ended cut short (idle for the timeout), with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cut_short: Vec<String>,
+}
+
+/// One edge: a source replica's stream as one sink (or a load-balanced group of sink
+/// replicas) received it, or a ping's round trips to its echo; over all repetitions.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EdgeResult {
+    /// The sending replica (`pub`, `src[2]`).
+    pub from: String,
+    /// The receiving replica, or the node when its replicas share the stream.
+    pub to: String,
+    /// Messages (or round trips) that arrived.
+    pub messages: u64,
+    /// Payload bytes that arrived.
+    pub bytes: u64,
+    /// Delivered messages per second (median over repetitions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msgs_per_sec: Option<f64>,
+    /// The loss ledger of the stream on this edge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<LossSummary>,
+    /// Latency end to end on this edge (across proxies), merged over repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencySummary>,
 }
 
 impl CaseResult {

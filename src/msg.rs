@@ -131,6 +131,13 @@ impl RawMsg {
         unsafe { std::slice::from_raw_parts(self.data_ptr(), n) }
     }
 
+    /// Whether more frames of the same message follow this one (after a receive).
+    #[inline]
+    pub fn more(&self) -> bool {
+        // SAFETY: the message is initialised; zmq_msg_more only reads its flags.
+        unsafe { zmq_sys::zmq_msg_more(&self.msg) != 0 }
+    }
+
     /// The whole content. Only for messages whose content was written.
     pub fn bytes(&mut self) -> &[u8] {
         self.prefix(self.len())

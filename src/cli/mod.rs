@@ -118,12 +118,52 @@ enum Cmd {
         /// The process's spec as JSON.
         spec: String,
     },
-    /// Plays one role of a case in a child process (used by `run`).
-    #[command(name = "__role", hide = true)]
-    Role {
-        /// The role's spec as JSON.
+    /// Plays one node of a topology in a child process (used by `run`; speaks the control
+    /// protocol of docs/control-protocol.md).
+    #[command(name = "__node", hide = true)]
+    Node {
+        /// The node's spec as JSON.
         spec: String,
     },
+    /// Check a topology file before running it: print its graph, or each mistake with the
+    /// node and field at fault.
+    #[command(subcommand)]
+    Topology(TopologyCmd),
+}
+
+#[derive(Subcommand)]
+enum TopologyCmd {
+    /// Validate a topology file (TOML or JSON) and print its nodes, links and streams.
+    #[command(
+        after_help = "Examples:\n  zmqperf topology check topologies/fanin.toml\n  zmqperf topology check my-graph.json\n\nExit 3 names the file, node and field of the first mistake."
+    )]
+    Check {
+        /// The topology file.
+        file: String,
+    },
+}
+
+/// `zmqperf topology check FILE`.
+fn topology_check(path: &str) -> Result<()> {
+    use zmqperf::topology::{check::check, load::load};
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        op: format!("reading topology file {path}"),
+        source: e,
+    })?;
+    let variants = load(path, &text)?;
+    for v in &variants {
+        let g = check(path, &v.topology)?;
+        if !v.label.is_empty() {
+            println!("variant {}", v.label);
+        }
+        print!("{}", g.describe());
+    }
+    println!(
+        "{path}: ok ({} variant{})",
+        variants.len(),
+        if variants.len() == 1 { "" } else { "s" }
+    );
+    Ok(())
 }
 
 const RUN_EXAMPLES: &str = "\
@@ -133,7 +173,9 @@ Examples:
   zmqperf run --full                           # sizes 2 B .. 64 KiB
   zmqperf run --patterns reqrep,pushpull --transports tcp --sizes 64,1KiB,64KiB
   zmqperf run --patterns pushpull --rate 10000,100000    # open loop
-  zmqperf run workload.toml                    # cases and sweeps from a file";
+  zmqperf run workload.toml                    # cases and sweeps from a file
+  zmqperf run my-graph.json                    # a topology file (nodes and sockets, docs/topology.md)
+  zmqperf run topologies/fanout.toml --transports ipc";
 
 #[derive(Args)]
 struct Common {
@@ -362,13 +404,14 @@ fn announce(command: &str, requested: &Endpoint, bound: &str) {
 /// Runs the parsed command line, returning the exit code of a command that succeeded
 /// (0) or found what it was asked to flag.
 pub fn run(cli: Cli) -> Result<()> {
-    if let Cmd::Role { spec } = &cli.cmd {
+    if let Cmd::Node { spec } = &cli.cmd {
         std::process::exit(zmqperf::runner::place::child_main(spec));
     }
     if let Cmd::Subs { spec } = &cli.cmd {
         std::process::exit(zmqperf::fanout::child_main(spec));
     }
     match &cli.cmd {
+        Cmd::Topology(TopologyCmd::Check { file }) => return topology_check(file),
         Cmd::Pub(a) => return fanout::run_pub(a),
         Cmd::SubCluster(a) => return fanout::run_sub_cluster(a),
         Cmd::Fanout(a) => return fanout::run_fanout(a),
@@ -560,7 +603,8 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Run(_)
         | Cmd::Diagnose(_)
-        | Cmd::Role { .. }
+        | Cmd::Node { .. }
+        | Cmd::Topology(_)
         | Cmd::Subs { .. }
         | Cmd::Pub(_)
         | Cmd::SubCluster(_)

@@ -7,9 +7,9 @@ use std::time::Instant;
 use zmqperf::error::{Error, Result};
 use zmqperf::model::{CaseResult, Workload};
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
-use zmqperf::roles::Pattern;
 use zmqperf::runner::plan::{self, Scope, Selection};
 use zmqperf::runner::{self, CaseSpec, Observer, Settings};
+use zmqperf::topology::builtin;
 
 /// Options of `zmqperf run`.
 #[derive(Args)]
@@ -150,21 +150,6 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
         stamp_every: parse_count("--stamp-every", &a.stamp_every)?,
         floor: !a.no_floor,
     };
-    if let Some(path) = &a.workload {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-            op: format!("reading workload file {path}"),
-            source: e,
-        })?;
-        let plan = plan::from_file(path, &text)?;
-        return Ok((
-            plan,
-            Some(Workload {
-                path: path.clone(),
-                text,
-            }),
-            settings,
-        ));
-    }
     let scope = if a.quick {
         Scope::Quick
     } else if a.full {
@@ -173,7 +158,7 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
         Scope::Default
     };
     let sel = Selection {
-        patterns: list(&a.patterns, Pattern::parse)?,
+        patterns: list(&a.patterns, builtin::parse_name)?,
         transports: list(&a.transports, plan::parse_transport)?,
         sizes: list(&a.sizes, |s| parse_size("--sizes", s))?,
         count: a
@@ -203,12 +188,27 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
                 .ok_or_else(|| Error::invalid("--rate", r, "a rate in msg/s above 0, e.g. 10000"))
         })?,
     };
+    if let Some(path) = &a.workload {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            op: format!("reading workload file {path}"),
+            source: e,
+        })?;
+        let plan = plan::from_file_with(path, &text, &sel)?;
+        return Ok((
+            plan,
+            Some(Workload {
+                path: path.clone(),
+                text,
+            }),
+            settings,
+        ));
+    }
     Ok((plan::from_selection(scope, &sel), None, settings))
 }
 
 /// Estimated seconds a case takes, from the time of the ones done so far per unit.
 fn weight(c: &CaseSpec) -> f64 {
-    let per = if c.pattern.is_latency() { 60e-6 } else { 1e-6 } * (1.0 + c.size as f64 / 8192.0);
+    let per = if c.is_latency() { 60e-6 } else { 1e-6 } * (1.0 + c.size as f64 / 8192.0);
     let base = if c.transport == zmqperf::endpoint::Transport::Inproc {
         0.01
     } else {
@@ -273,7 +273,7 @@ impl Observer for Progress<'_> {
             "[{}/{}] {} {} {} B{rate}",
             index + 1,
             total,
-            spec.pattern.name(),
+            spec.pattern(),
             spec.transport,
             spec.size
         );

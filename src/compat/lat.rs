@@ -1,11 +1,11 @@
 //! The latency pair: local_lat (REP, echoes) and remote_lat (REQ, measures round trips).
 
-use super::{check_size, open_socket, PeerWatch, Waiting};
 use crate::clock::{measure_timer_cost, now_ns, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_TIMESTAMP, HEADER_LEN};
 use crate::msg::RawMsg;
+use crate::net::{check_size, open_socket, PeerWatch, Waiting};
 use crate::progress::Progress;
 use crate::stats::{LatencyHistogram, LatencySummary, LossSummary, StreamLedger};
 use serde::Serialize;
@@ -103,7 +103,9 @@ pub fn local_lat(
     cfg: &LatConfig,
     on_ready: impl FnOnce(&str),
 ) -> Result<EchoResult> {
-    let (mut s, bound) = open_socket(ctx, zmq::REP, &cfg.endpoint, cfg.side, cfg.timeout)?;
+    let (mut s, bound) = open_socket(ctx, zmq::REP, &cfg.endpoint, cfg.side, cfg.timeout, |_| {
+        Ok(())
+    })?;
     let watch = PeerWatch::new(ctx, &s, &cfg.endpoint)?;
     on_ready(&bound);
     let wait = Waiting {
@@ -163,7 +165,10 @@ pub fn local_lat(
 /// measures them.
 pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> {
     let timer = measure_timer_cost(100_000);
-    let (mut s, endpoint) = open_socket(ctx, zmq::REQ, &cfg.endpoint, cfg.side, cfg.timeout)?;
+    let (mut s, endpoint) =
+        open_socket(ctx, zmq::REQ, &cfg.endpoint, cfg.side, cfg.timeout, |_| {
+            Ok(())
+        })?;
     let wait = Waiting {
         endpoint: &endpoint,
         peer: "local_lat",

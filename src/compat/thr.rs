@@ -1,12 +1,12 @@
 //! The throughput pair: local_thr (PULL or SUB, binds, measures) and remote_thr
 //! (PUSH or PUB, connects, sends).
 
-use super::{check_size, open_socket, PeerWatch, Waiting};
 use crate::clock::{measure_timer_cost, now_ns, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{zmq_err, Error, Result};
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, HEADER_LEN};
 use crate::msg::{set_int_option, RawMsg};
+use crate::net::{check_size, open_socket, PeerWatch, Waiting};
 use crate::progress::Progress;
 use crate::stats::{LatencyHistogram, LatencySummary, Ledger, LossSummary, Throughput};
 use serde::Serialize;
@@ -129,7 +129,7 @@ pub fn local_thr(
         Pattern::PushPull => zmq::PULL,
         Pattern::PubSub => zmq::SUB,
     };
-    let (mut s, bound) = open_socket(ctx, kind, &cfg.endpoint, cfg.side, cfg.timeout)?;
+    let (mut s, bound) = open_socket(ctx, kind, &cfg.endpoint, cfg.side, cfg.timeout, |_| Ok(()))?;
     if let Some(hwm) = cfg.hwm {
         s.set_rcvhwm(hwm).map_err(zmq_err("setting ZMQ_RCVHWM"))?;
     }
@@ -226,7 +226,8 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
         // XPUB is PUB on the wire; it also tells us when the subscription has arrived.
         (Pattern::PubSub, false) => zmq::XPUB,
     };
-    let (mut s, endpoint) = open_socket(ctx, kind, &cfg.endpoint, cfg.side, cfg.timeout)?;
+    let (mut s, endpoint) =
+        open_socket(ctx, kind, &cfg.endpoint, cfg.side, cfg.timeout, |_| Ok(()))?;
     let watch = PeerWatch::new(ctx, &s, &cfg.endpoint)?;
     if let Some(hwm) = cfg.hwm {
         s.set_sndhwm(hwm).map_err(zmq_err("setting ZMQ_SNDHWM"))?;

@@ -9,10 +9,10 @@
 
 use crate::child::ChildProc;
 use crate::clock::now_ns;
-use crate::compat::PeerWatch;
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{zmq_err, Error, Result};
 use crate::header::FLAG_END;
+use crate::net::PeerWatch;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;

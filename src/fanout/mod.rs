@@ -66,7 +66,7 @@ pub struct ProcessUsage {
 impl ProcessUsage {
     /// The figures of the calling process so far.
     pub fn of_this_process(name: &str) -> ProcessUsage {
-        let u = crate::roles::usage(crate::roles::RoleKind::Receiver, "process");
+        let u = crate::roles::usage("receiver", "process");
         ProcessUsage {
             name: name.to_string(),
             pid: std::process::id(),

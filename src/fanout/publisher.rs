@@ -144,7 +144,7 @@ impl Publisher {
         sock.set_backlog(backlog)
             .map_err(zmq_err("setting ZMQ_BACKLOG"))?;
         sock.bind(cfg.endpoint.as_str())
-            .map_err(|e| crate::compat::bind_error(&cfg.endpoint, e))?;
+            .map_err(|e| crate::net::bind_error(&cfg.endpoint, e))?;
         let endpoint = sock
             .get_last_endpoint()
             .ok()

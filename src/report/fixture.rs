@@ -200,6 +200,8 @@ fn latency_case(
             base_ns.iter().sum::<u64>() as f64 * 2.0 * count as f64 / 1e9 + 0.3,
             3,
         ),
+        nodes: Vec::new(),
+        edges: Vec::new(),
     }
 }
 
@@ -315,6 +317,8 @@ fn throughput_case(
         warnings: Vec::new(),
         error: None,
         wall_s: round(spans_ns.iter().sum::<u64>() as f64 / 1e9 + 0.4, 3),
+        nodes: Vec::new(),
+        edges: Vec::new(),
     }
 }
 
@@ -359,6 +363,8 @@ fn open_loop_case(size: usize, rate: f64, seed: u64) -> CaseResult {
         warnings: Vec::new(),
         error: None,
         wall_s: round(3.0 * span as f64 / 1e9 + 0.5, 3),
+        nodes: Vec::new(),
+        edges: Vec::new(),
     }
 }
 
@@ -468,6 +474,8 @@ pub fn sample_run() -> RunResult {
                 .to_string(),
         ),
         wall_s: 5.214,
+        nodes: Vec::new(),
+        edges: Vec::new(),
     });
 
     RunResult {

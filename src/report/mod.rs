@@ -180,6 +180,8 @@ mod tests {
                 warnings: Vec::new(),
                 error: None,
                 wall_s: 0.0,
+                nodes: Vec::new(),
+                edges: Vec::new(),
             });
         }
         for f in Format::ALL {

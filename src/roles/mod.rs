@@ -1,242 +1,317 @@
-//! Roles: the parts of a topology that own sockets and measure. One file per role; each
-//! runs the same whether the runner placed it on a thread or in a child process.
+//! Roles: the parts of a topology that own sockets and measure. One file per role, one
+//! dispatch enum ([`Role`]); a role runs the same whether the runner placed it on a thread
+//! or in a child process, and knows nothing about where it is.
 //!
-//! A role binds or connects, says `ready` (with the endpoint it bound) on its control
+//! A role opens its sockets, says `ready` (with the endpoints it bound) on its control
 //! channel, waits for `start` (the start barrier), runs, and returns a [`RoleReport`].
+//! Roles that do not end by themselves (sink, echo, proxy) end when everything they expect
+//! has arrived, when the runner says `stop` (then they drain what is queued), or after
+//! being idle for the timeout (then they report what they have, marked as cut short).
 
-mod client;
-mod receiver;
-mod sender;
-mod server;
+mod echo;
+mod ping;
+mod proxy;
+mod sink;
+mod source;
 
 use crate::clock::now_ns;
 use crate::endpoint::{Endpoint, Side};
-use crate::error::{Error, Result};
+use crate::error::{zmq_err, Error, Result};
 use crate::model::RoleUsage;
+use crate::msg::RawMsg;
+use crate::net::{apply_options, open_socket};
 use crate::stats::{LatencyHistogram, Ledger, Throughput};
+pub use crate::topology::Role;
+use crate::topology::{SocketOptions, SocketType};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// Set in the environment of a child process that plays a role.
+/// Set in the environment of a child process that plays a node.
 pub const CHILD_ENV: &str = "ZMQPERF_ROLE_CHILD";
 
-/// Which role to play.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum RoleKind {
-    /// Sends requests and times the round trips (REQ, DEALER or PAIR).
-    Client,
-    /// Echoes requests (REP, ROUTER or PAIR).
-    Server,
-    /// Sends a stream (PUSH, PUB or PAIR), at full speed or at a fixed rate.
-    Sender,
-    /// Receives a stream (PULL, SUB or PAIR) and keeps the ledger.
-    Receiver,
+/// How often a waiting passive role looks for the runner's stop.
+pub const STOP_POLL: Duration = Duration::from_millis(100);
+
+/// A socket as the runner resolved it: concrete endpoints, options.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SockPlan {
+    /// Its type.
+    pub kind: SocketType,
+    /// Endpoints to bind (wildcards allowed).
+    pub bind: Vec<String>,
+    /// Endpoints to connect to.
+    pub connect: Vec<String>,
+    /// Options from the topology.
+    pub options: SocketOptions,
 }
 
-/// The socket pattern of a case.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    /// REQ/REP latency.
-    ReqRep,
-    /// DEALER/ROUTER latency.
-    DealerRouter,
-    /// PAIR latency.
-    PairLat,
-    /// PUSH/PULL throughput.
-    PushPull,
-    /// PUB/SUB throughput.
-    PubSub,
-    /// PAIR throughput.
-    PairThr,
-    /// Fan-in throughput: [`FANIN_SENDERS`] PUSH senders, each its own stream, into one PULL.
-    FanIn,
-}
-
-/// Senders of the fan-in pattern.
-pub const FANIN_SENDERS: u32 = 3;
-
-impl Pattern {
-    /// Every pattern, latency ones first.
-    pub const ALL: [Pattern; 7] = [
-        Pattern::ReqRep,
-        Pattern::DealerRouter,
-        Pattern::PairLat,
-        Pattern::PushPull,
-        Pattern::PubSub,
-        Pattern::PairThr,
-        Pattern::FanIn,
-    ];
-
-    /// The name used on the command line, in workload files and in case ids.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::ReqRep => "reqrep",
-            Pattern::DealerRouter => "dealerrouter",
-            Pattern::PairLat => "pair-lat",
-            Pattern::PushPull => "pushpull",
-            Pattern::PubSub => "pubsub",
-            Pattern::PairThr => "pair-thr",
-            Pattern::FanIn => "fanin",
-        }
-    }
-
-    /// Parses a pattern name, naming the valid ones on error.
-    pub fn parse(s: &str) -> Result<Pattern> {
-        Pattern::ALL
-            .iter()
-            .copied()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = Pattern::ALL.iter().map(|p| p.name()).collect();
-                Error::invalid("pattern", s, format!("use one of {}", names.join(", ")))
-            })
-    }
-
-    /// Whether the pattern measures round trips.
-    pub fn is_latency(self) -> bool {
-        matches!(
-            self,
-            Pattern::ReqRep | Pattern::DealerRouter | Pattern::PairLat
-        )
-    }
-
-    /// How many connecting roles (senders or clients) the pattern has.
-    pub fn connectors(self) -> u32 {
-        match self {
-            Pattern::FanIn => FANIN_SENDERS,
-            _ => 1,
-        }
-    }
-
-    /// The two roles: the first binds, the second connects ([`Pattern::connectors`] times).
-    pub fn roles(self) -> [RoleKind; 2] {
-        if self.is_latency() {
-            [RoleKind::Server, RoleKind::Client]
-        } else {
-            [RoleKind::Receiver, RoleKind::Sender]
-        }
-    }
-
-    /// The socket type a role uses in this pattern.
-    pub fn socket(self, role: RoleKind) -> zmq::SocketType {
-        use RoleKind::*;
-        match (self, role) {
-            (Pattern::ReqRep, Client) => zmq::REQ,
-            (Pattern::ReqRep, _) => zmq::REP,
-            (Pattern::DealerRouter, Client) => zmq::DEALER,
-            (Pattern::DealerRouter, _) => zmq::ROUTER,
-            (Pattern::PushPull | Pattern::FanIn, Sender) => zmq::PUSH,
-            (Pattern::PushPull | Pattern::FanIn, _) => zmq::PULL,
-            // XPUB is a PUB on the wire that also sees the subscription arrive.
-            (Pattern::PubSub, Sender) => zmq::XPUB,
-            (Pattern::PubSub, _) => zmq::SUB,
-            (Pattern::PairLat | Pattern::PairThr, _) => zmq::PAIR,
-        }
-    }
-}
-
-/// Everything a role needs to run; serialised to a child process as JSON.
+/// Everything a node replica needs to run; sent to a child process as JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RoleSpec {
-    /// The role.
-    pub role: RoleKind,
-    /// The pattern.
-    pub pattern: Pattern,
-    /// Endpoint to bind (may hold a wildcard) or connect to.
-    pub endpoint: String,
-    /// Bind (true) or connect.
-    pub bind: bool,
+pub struct NodeSpec {
+    /// The replica's name: the node's, or `name[i]` for replicas.
+    pub name: String,
+    /// What it does.
+    pub role: Role,
+    /// Its sockets (a proxy: receiving side, then sending side).
+    pub sockets: Vec<SockPlan>,
     /// Payload bytes per message.
     pub size: usize,
-    /// Measured round trips or messages.
+    /// Source: messages; ping: round trips.
     pub count: u64,
-    /// Unmeasured round trips or messages first.
+    /// Unmeasured messages or round trips first.
     pub warmup: u64,
-    /// Sender: messages per second (open loop), None for as fast as possible.
+    /// Source: messages per second (open loop), None for as fast as possible.
     pub rate: Option<f64>,
-    /// Sender: time-stamp every n-th message at full speed (every message in open loop).
+    /// Source: time-stamp every n-th message at full speed (every message in open loop).
     pub stamp_every: u64,
-    /// Longest wait for the peer, per message, ms.
+    /// Longest wait for a peer, and longest idle time of a passive role, ms.
     pub timeout_ms: u64,
-    /// Sender: the stream id written in every header.
+    /// Source: the stream id written in every header.
     #[serde(default)]
     pub stream_id: u32,
-    /// Receiver: how many senders (streams) to take `count` messages from each.
-    #[serde(default = "one_stream")]
-    pub streams: u32,
+    /// Sink: the streams it expects, each with its message count.
+    #[serde(default)]
+    pub streams: Vec<(u32, u64)>,
+    /// Sink or echo: ends by itself once everything expected has arrived (false: it gets a
+    /// share of a load-balanced stream, so only the runner's stop ends it).
+    #[serde(default)]
+    pub ends_itself: bool,
+    /// Echo: requests to expect (warm-up included) when it ends by itself.
+    #[serde(default)]
+    pub expect: u64,
+    /// Source or echo: peers to see disconnect before closing (the last sender keeps its
+    /// connection until the receivers hang up, so no tail is lost).
+    #[serde(default)]
+    pub peers: u32,
+    /// Source on PUB/XPUB: subscriptions to wait for before sending (no slow joiner).
+    #[serde(default)]
+    pub subscriptions: u32,
+    /// Ping on DEALER talking to REP: an empty delimiter frame first.
+    #[serde(default)]
+    pub delimiter: bool,
 }
 
-fn one_stream() -> u32 {
-    1
-}
-
-impl RoleSpec {
+impl NodeSpec {
     /// The per-message timeout.
     pub fn timeout(&self) -> Duration {
         Duration::from_millis(self.timeout_ms)
     }
-
-    pub(crate) fn endpoint(&self) -> Result<Endpoint> {
-        Endpoint::parse(
-            &self.endpoint,
-            if self.bind { Side::Bind } else { Side::Connect },
-        )
-    }
 }
 
-/// What a role measured, mergeable with the reports of other roles.
+/// What a node replica measured, mergeable with the reports of others.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct RoleReport {
-    /// Latency samples (client: round trip / 2; receiver: send or due time to receipt).
+    /// Latency samples (ping: round trip / 2; sink: send or due time to receipt).
     pub latency: Option<LatencyHistogram>,
-    /// Sender in open loop: actual minus due send time.
+    /// Sink: the latency of each stream (by stream id).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stream_latency: Vec<(u32, LatencyHistogram)>,
+    /// Source in open loop: actual minus due send time.
     pub send_delay: Option<LatencyHistogram>,
-    /// Sender's admission rate.
+    /// Source's admission rate.
     pub send: Option<Throughput>,
-    /// Receiver's delivered rate.
+    /// Sink's delivered rate.
     pub delivered: Option<Throughput>,
-    /// Receiver's ledger.
+    /// Sink's ledger, per stream.
     pub ledger: Option<Ledger>,
+    /// Proxy: messages forwarded (both directions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarded: Option<u64>,
+    /// Why a passive role ended before everything arrived (idle for the timeout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_short: Option<String>,
     /// CPU and memory.
     pub usage: Option<RoleUsage>,
 }
 
 /// The role's side of the control channel.
 pub trait Control {
-    /// Tells the runner the role is bound or connected (with the endpoint actually bound).
-    fn ready(&mut self, endpoint: &str) -> Result<()>;
+    /// Tells the runner the node's sockets are bound and connected (with the endpoints
+    /// actually bound, in socket then bind order).
+    fn ready(&mut self, endpoints: &[String]) -> Result<()>;
     /// Waits for the runner's start signal (the start barrier).
     fn wait_start(&mut self, timeout: Duration) -> Result<()>;
+    /// Tells the runner a source's last message has left.
+    fn sent(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// Whether the runner has asked a passive role to stop (never blocks).
+    fn stop_requested(&mut self) -> bool;
 }
 
-/// Runs a role to its end.
-pub fn run_role(ctx: &zmq::Context, spec: &RoleSpec, ctl: &mut dyn Control) -> Result<RoleReport> {
+/// Runs a node replica to its end.
+pub fn run_node(ctx: &zmq::Context, spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> {
     match spec.role {
-        RoleKind::Client => client::run(ctx, spec, ctl),
-        RoleKind::Server => server::run(ctx, spec, ctl),
-        RoleKind::Sender => sender::run(ctx, spec, ctl),
-        RoleKind::Receiver => receiver::run(ctx, spec, ctl),
+        Role::Ping => ping::run(ctx, spec, ctl),
+        Role::Echo => echo::run(ctx, spec, ctl),
+        Role::Source => source::run(ctx, spec, ctl),
+        Role::Sink => sink::run(ctx, spec, ctl),
+        Role::Proxy => proxy::run(ctx, spec, ctl),
     }
 }
 
-/// Opens the role's socket and tells the runner it is ready.
-pub(crate) fn open(
+/// An opened socket with the endpoint it is measured on (for error messages).
+pub(crate) struct Opened {
+    pub sock: zmq::Socket,
+    pub endpoint: Endpoint,
+    pub bound: Vec<String>,
+}
+
+/// Opens one planned socket: options, then binds, then connects. A PUB that must count its
+/// subscribers is opened as an XPUB (the same on the wire) that passes every subscription.
+pub(crate) fn open_one(
     ctx: &zmq::Context,
-    spec: &RoleSpec,
-    ctl: &mut dyn Control,
-) -> Result<(zmq::Socket, Endpoint)> {
-    let ep = spec.endpoint()?;
-    let side = if spec.bind { Side::Bind } else { Side::Connect };
-    let kind = spec.pattern.socket(spec.role);
-    let (s, actual) = crate::compat::open_socket(ctx, kind, &ep, side, spec.timeout())?;
-    if kind == zmq::SUB {
-        s.set_subscribe(b"")
-            .map_err(crate::error::zmq_err("subscribing"))?;
+    plan: &SockPlan,
+    spec: &NodeSpec,
+    recv_timeout: Duration,
+) -> Result<Opened> {
+    let mut kind = plan.kind;
+    if spec.subscriptions > 0 && kind == SocketType::Pub {
+        kind = SocketType::Xpub;
     }
-    ctl.ready(&actual)?;
-    Ok((s, ep))
+    let mut bound = Vec::new();
+    let mut first: Option<(zmq::Socket, Endpoint)> = None;
+    let sides = plan
+        .bind
+        .iter()
+        .map(|e| (e, Side::Bind))
+        .chain(plan.connect.iter().map(|e| (e, Side::Connect)));
+    for (raw, side) in sides {
+        let ep = Endpoint::parse(raw, side)?;
+        match &mut first {
+            None => {
+                let (s, actual) = open_socket(ctx, kind.zmq(), &ep, side, spec.timeout(), |s| {
+                    configure(s, kind, plan, spec, recv_timeout)
+                })?;
+                if side == Side::Bind {
+                    bound.push(actual);
+                }
+                first = Some((s, ep));
+            }
+            Some((s, _)) => match side {
+                Side::Bind => {
+                    s.bind(raw).map_err(|e| crate::net::bind_error(&ep, e))?;
+                    bound.push(
+                        s.get_last_endpoint()
+                            .ok()
+                            .and_then(|r| r.ok())
+                            .unwrap_or_else(|| raw.clone()),
+                    );
+                }
+                Side::Connect => s.connect(raw).map_err(|e| Error::Endpoint {
+                    endpoint: raw.clone(),
+                    reason: format!("cannot connect ({e})"),
+                })?,
+            },
+        }
+    }
+    let (sock, endpoint) = first
+        .ok_or_else(|| Error::Protocol(format!("node {}: a socket with no endpoint", spec.name)))?;
+    Ok(Opened {
+        sock,
+        endpoint,
+        bound,
+    })
+}
+
+fn configure(
+    s: &mut zmq::Socket,
+    kind: SocketType,
+    plan: &SockPlan,
+    spec: &NodeSpec,
+    recv_timeout: Duration,
+) -> Result<()> {
+    let ms = recv_timeout.as_millis().min(i32::MAX as u128) as i32;
+    s.set_rcvtimeo(ms)
+        .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
+    apply_options(s, plan.kind, &plan.options)?;
+    if kind == SocketType::Xpub && spec.subscriptions > 0 {
+        crate::net::set_xpub_verbose(s)?;
+    }
+    Ok(())
+}
+
+/// Opens every socket of a node and tells the runner it is ready.
+pub(crate) fn open_all(
+    ctx: &zmq::Context,
+    spec: &NodeSpec,
+    ctl: &mut dyn Control,
+    recv_timeout: Duration,
+) -> Result<Vec<Opened>> {
+    let opened: Vec<Opened> = spec
+        .sockets
+        .iter()
+        .map(|p| open_one(ctx, p, spec, recv_timeout))
+        .collect::<Result<_>>()?;
+    let bound: Vec<String> = opened.iter().flat_map(|o| o.bound.clone()).collect();
+    ctl.ready(&bound)?;
+    Ok(opened)
+}
+
+/// How a passive role's wait for the next message ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// A message arrived.
+    Got,
+    /// The runner said stop and the queue is drained.
+    Stopped,
+    /// Nothing arrived for the whole timeout.
+    Idle,
+}
+
+/// A passive role's receive: waits in slices of [`STOP_POLL`], looking for the runner's
+/// stop between them; after the stop, drains until a slice passes with nothing.
+pub(crate) struct Patience {
+    limit: Duration,
+    idle: Duration,
+    stopping: bool,
+}
+
+impl Patience {
+    pub fn new(limit: Duration) -> Self {
+        Patience {
+            limit,
+            idle: Duration::ZERO,
+            stopping: false,
+        }
+    }
+
+    /// Receives into `msg`; zmq errors other than a timeout are returned.
+    #[inline]
+    pub fn recv(
+        &mut self,
+        msg: &mut RawMsg,
+        s: &mut zmq::Socket,
+        ctl: &mut dyn Control,
+    ) -> std::result::Result<Next, zmq::Error> {
+        loop {
+            match msg.recv(s, 0) {
+                Ok(()) => {
+                    self.idle = Duration::ZERO;
+                    return Ok(Next::Got);
+                }
+                Err(zmq::Error::EAGAIN) => {
+                    if self.stopping {
+                        return Ok(Next::Stopped);
+                    }
+                    if ctl.stop_requested() {
+                        self.stopping = true;
+                        continue;
+                    }
+                    self.idle += STOP_POLL;
+                    if self.idle >= self.limit {
+                        return Ok(Next::Idle);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// How long the role had been idle (for the cut-short note).
+    pub fn idle(&self) -> Duration {
+        self.idle
+    }
 }
 
 /// Peak resident set of this process, KiB, from /proc/self/status (VmHWM). Unlike
@@ -252,8 +327,17 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// "thread" or "process": a child process plays one node, the runner's threads the others.
+pub(crate) fn placement() -> &'static str {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        "process"
+    } else {
+        "thread"
+    }
+}
+
 /// CPU time of the calling thread (or process) and the process's peak RSS.
-pub fn usage(role: RoleKind, placement: &str) -> RoleUsage {
+pub fn usage(role: &str, placement: &str) -> RoleUsage {
     let who = if placement == "thread" {
         libc::RUSAGE_THREAD
     } else {
@@ -264,12 +348,29 @@ pub fn usage(role: RoleKind, placement: &str) -> RoleUsage {
     unsafe { libc::getrusage(who, &mut ru) };
     let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
     RoleUsage {
-        role: format!("{role:?}").to_lowercase(),
+        role: role.to_string(),
         placement: placement.to_string(),
         cpu_user_ms: ms(ru.ru_utime),
         cpu_sys_ms: ms(ru.ru_stime),
         peak_rss_kib: peak_rss_kib(),
     }
+}
+
+/// This node's usage now.
+pub(crate) fn node_usage(spec: &NodeSpec) -> RoleUsage {
+    usage(&legacy_role_name(spec.role), placement())
+}
+
+/// The names results have always used for the roles (client, server, sender, receiver).
+pub fn legacy_role_name(r: Role) -> String {
+    match r {
+        Role::Ping => "client",
+        Role::Echo => "server",
+        Role::Source => "sender",
+        Role::Sink => "receiver",
+        Role::Proxy => "proxy",
+    }
+    .to_string()
 }
 
 /// Waits until the monotonic clock reaches `due_ns`: sleeps while far, spins when close.

@@ -1,31 +1,38 @@
-//! The runner: turns a plan of cases into results. For each case it places the roles
-//! (threads for inproc, child processes for ipc and tcp), starts them behind a barrier,
-//! collects their reports, repeats, and summarises with medians, confidence intervals and
-//! warnings. A role that dies or hangs fails its case with the reason; the suite goes on.
+//! The runner: turns a plan of cases into results. Every case is a topology with its
+//! parameters; for each repetition the engine places its nodes (threads or child processes,
+//! per node), starts them behind a barrier and collects their reports; the runner repeats,
+//! merges nodes and edges, and summarises with medians, confidence intervals and warnings.
+//! A node that dies or hangs fails its case with the reason; the suite goes on.
 
+pub mod control;
+pub mod engine;
 pub mod env;
 pub mod floor;
+pub mod merge;
 pub mod place;
 pub mod plan;
 
 use crate::endpoint::Transport;
-use crate::error::Result;
 use crate::model::{
     CaseResult, CaseSummary, Estimate, Kind, LoopMode, Repetition, RunResult, SCHEMA_VERSION,
 };
-use crate::roles::{Pattern, RoleReport, RoleSpec};
-use crate::stats::{estimate, LatencyHistogram, Ledger, Throughput};
-use place::Placed;
+use crate::stats::estimate;
+use crate::topology::check::{check, Graph};
+use crate::topology::{Role, Topology};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-/// One case to run.
+/// One case to run: a topology and its parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseSpec {
-    /// Socket pattern.
-    pub pattern: Pattern,
+    /// The topology (a built-in shape, or a user's file).
+    pub topology: Topology,
+    /// Where the topology came from, for errors (a file path or `built-in NAME`).
+    pub origin: String,
+    /// The swept values that made this case, beyond size, transport and rate.
+    pub label: String,
     /// Transport.
     pub transport: Transport,
     /// Payload bytes.
@@ -41,20 +48,34 @@ pub struct CaseSpec {
 }
 
 impl CaseSpec {
+    /// The pattern column: the topology's name, with the swept node values if any.
+    pub fn pattern(&self) -> String {
+        if self.label.is_empty() {
+            self.topology.name.clone()
+        } else {
+            format!("{}[{}]", self.topology.name, self.label)
+        }
+    }
+
     /// The case's stable id.
     pub fn id(&self) -> String {
         CaseResult::make_id(
             self.kind(),
-            self.pattern.name(),
+            &self.pattern(),
             self.transport,
             self.size,
             self.rate,
         )
     }
 
+    /// Whether the topology measures round trips (it has a ping).
+    pub fn is_latency(&self) -> bool {
+        self.topology.nodes.iter().any(|n| n.role == Role::Ping)
+    }
+
     /// Latency or throughput.
     pub fn kind(&self) -> Kind {
-        if self.pattern.is_latency() {
+        if self.is_latency() {
             Kind::Latency
         } else {
             Kind::Throughput
@@ -146,152 +167,45 @@ pub fn run_suite(
     run.finished_at = Some(env::rfc3339(SystemTime::now()));
 }
 
-static ENDPOINT_N: AtomicUsize = AtomicUsize::new(0);
-
-fn bind_endpoint(t: Transport) -> String {
-    let n = ENDPOINT_N.fetch_add(1, Ordering::Relaxed);
-    match t {
-        Transport::Tcp => "tcp://127.0.0.1:*".into(),
-        Transport::Ipc => format!(
-            "ipc://{}/zmqperf-{}-{n}.sock",
-            std::env::temp_dir().display(),
-            std::process::id()
-        ),
-        Transport::Inproc => format!("inproc://zmqperf-case-{n}"),
-    }
-}
-
-/// The binding role, then the connecting ones (one, or one per sender of a fan-in).
-fn role_specs(spec: &CaseSpec, settings: &Settings) -> (RoleSpec, Vec<RoleSpec>) {
-    let [binder, connector] = spec.pattern.roles();
-    let n = spec.pattern.connectors();
-    let base = RoleSpec {
-        role: binder,
-        pattern: spec.pattern,
-        endpoint: bind_endpoint(spec.transport),
-        bind: true,
-        size: spec.size,
-        count: spec.count,
-        warmup: spec.warmup,
-        rate: spec.rate,
-        stamp_every: if spec.rate.is_some() {
-            1
-        } else {
-            settings.stamp_every
-        },
-        timeout_ms: settings.timeout.as_millis() as u64,
-        stream_id: 0,
-        streams: n,
-    };
-    let conns = (0..n)
-        .map(|id| RoleSpec {
-            role: connector,
-            bind: false,
-            stream_id: id,
-            streams: 1,
-            ..base.clone()
-        })
-        .collect();
-    (base, conns)
-}
-
-fn place(
-    ctx: &zmq::Context,
-    spec: &CaseSpec,
-    role: RoleSpec,
-    settings: &Settings,
-) -> Result<Placed> {
-    let name = format!("the {:?} role", role.role).to_lowercase();
-    if spec.transport == Transport::Inproc {
-        Ok(place::on_thread(ctx, role, name))
-    } else {
-        place::in_process(&settings.exe, &role, name)
-    }
-}
-
-/// One repetition: place the roles (the binding one first), barrier, run, collect.
-fn repetition(spec: &CaseSpec, settings: &Settings) -> Result<Vec<RoleReport>> {
-    let ctx = zmq::Context::new();
-    let deadline = Instant::now() + settings.case_timeout;
-    let (binder, connectors) = role_specs(spec, settings);
-    let mut placed = vec![place(&ctx, spec, binder, settings)?];
-    let bound = placed[0].ready(deadline)?;
-    for mut c in connectors {
-        c.endpoint = bound.clone();
-        let mut p = place(&ctx, spec, c, settings)?;
-        p.ready(deadline)?;
-        placed.push(p);
-    }
-    for p in &mut placed {
-        p.start()?;
-    }
-    // Every role is waited for (each within the deadline) before an error is returned.
-    let reports: Vec<Result<RoleReport>> =
-        placed.into_iter().map(|mut p| p.finish(deadline)).collect();
-    reports.into_iter().collect()
-}
-
-fn merge_reports(spec: &CaseSpec, reports: &[RoleReport]) -> Repetition {
-    let mut latency: Option<LatencyHistogram> = None;
-    let mut delay: Option<LatencyHistogram> = None;
-    let mut send: Option<Throughput> = None;
-    let mut delivered: Option<Throughput> = None;
-    let mut ledger: Option<Ledger> = None;
-    for r in reports {
-        if let Some(h) = &r.latency {
-            latency.get_or_insert_with(LatencyHistogram::new).merge(h);
-        }
-        if let Some(h) = &r.send_delay {
-            delay.get_or_insert_with(LatencyHistogram::new).merge(h);
-        }
-        if let Some(t) = &r.send {
-            send.get_or_insert_with(Throughput::default).merge(t);
-        }
-        if let Some(t) = &r.delivered {
-            delivered.get_or_insert_with(Throughput::default).merge(t);
-        }
-        if let Some(l) = &r.ledger {
-            ledger.get_or_insert_with(Ledger::new).merge(l);
-        }
-    }
-    // Each sender's stream should have `count` messages; a stream of which nothing
-    // arrived is counted whole as lost.
-    if let Some(l) = &mut ledger {
-        for id in 0..spec.pattern.connectors() {
-            l.expect_stream(id);
-        }
-    }
-    let expected = send.map(|_| spec.count);
-    Repetition {
-        latency: latency.as_ref().map(|h| h.summary()),
-        latency_histogram: latency,
-        send_delay: delay.as_ref().map(|h| h.summary()),
-        send,
-        delivered,
-        loss: ledger.map(|l| l.summary(expected)),
-        roles: reports.iter().filter_map(|r| r.usage.clone()).collect(),
-    }
-}
-
 /// Runs one case: its repetitions, the raw-socket floor, the summary and the warnings.
 pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) -> CaseResult {
     let started = Instant::now();
     let mut reps = Vec::new();
+    let mut edge_reps = Vec::new();
+    let mut node_reps = Vec::new();
     let mut error = None;
+    let graph: Option<Graph> = match check(&spec.origin, &spec.topology) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            error = Some(e.to_string());
+            None
+        }
+    };
     for r in 0..spec.repetitions {
+        let Some(g) = &graph else { break };
         if interrupted() {
             error = Some("interrupted".to_string());
             break;
         }
         obs.repetition(r + 1, spec.repetitions);
-        match repetition(spec, settings) {
-            Ok(reports) => reps.push(merge_reports(spec, &reports)),
+        match engine::repetition(g, spec, settings) {
+            Ok(reports) => {
+                let edges = merge::edges(g, &reports);
+                reps.push(merge::repetition(&reports, &edges));
+                edge_reps.push(edges);
+                node_reps.push(reports);
+            }
             Err(e) => {
                 error = Some(format!("repetition {} of {}: {e}", r + 1, spec.repetitions));
                 break;
             }
         }
     }
+    let edges = merge::case_edges(&edge_reps);
+    let nodes = graph
+        .as_ref()
+        .map(|g| merge::case_nodes(g, &node_reps))
+        .unwrap_or_default();
     let floor = if settings.floor && spec.kind() == Kind::Latency && error.is_none() {
         let n = spec.count.min(5_000);
         match spec.transport {
@@ -311,7 +225,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
     CaseResult {
         id: spec.id(),
         kind: spec.kind(),
-        pattern: spec.pattern.name().to_string(),
+        pattern: spec.pattern(),
         transport: spec.transport,
         message_size: spec.size,
         count: spec.count,
@@ -328,6 +242,8 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         warnings,
         error,
         wall_s: started.elapsed().as_secs_f64(),
+        nodes,
+        edges,
     }
 }
 

@@ -1,187 +1,216 @@
-//! Placing roles: on threads of this process (inproc) or in child processes (ipc, tcp),
-//! the same binary re-executed with the hidden `__role` command. Control traffic (ready,
-//! start, report) goes over channels or the child's stdin and stdout, never over the
-//! measured sockets.
+//! Placing nodes, behind one trait ([`Placed`]): on a thread of the runner (sharing its
+//! context, needed for inproc) or in a child process (the same binary re-executed with the
+//! hidden `__node` command). Both speak the control protocol of [`super::control`]; a peer
+//! in another language or an agent on another host is one more implementation.
 
+use super::control::{ToNode, ToRunner, VERSION};
 use crate::child::ChildProc;
 use crate::error::{Error, Result};
-use crate::roles::{run_role, Control, RoleReport, RoleSpec, CHILD_ENV};
-use std::io::Write;
+use crate::roles::{run_node, Control, NodeSpec, RoleReport, CHILD_ENV};
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// What a role tells the runner.
+/// What a node tells the runner.
 #[derive(Debug)]
 pub enum Event {
-    /// Bound or connected, with the endpoint actually bound.
-    Ready(String),
+    /// Bound and connected, with the endpoints actually bound.
+    Ready(Vec<String>),
+    /// A source's or ping's last message has left.
+    Sent,
     /// Done: its report, or why it failed.
     Done(Box<std::result::Result<RoleReport, String>>),
 }
 
-/// A role started somewhere, driven by the runner.
-pub struct Placed {
-    name: String,
-    events: Receiver<Event>,
-    /// On a thread: the start signal's channel; in a child process: None (its stdin).
-    start: Option<Sender<()>>,
-    child: Option<ChildProc>,
+/// A node started somewhere, driven by the runner.
+pub trait Placed {
+    /// The node's name, for errors.
+    fn name(&self) -> &str;
+    /// Sends a control message.
+    fn send(&mut self, m: ToNode) -> Result<()>;
+    /// The next event, waiting until `deadline`.
+    fn next(&mut self, deadline: Instant) -> Result<Event>;
+    /// Ends it at once (a child process by its own handle).
+    fn kill(&mut self);
 }
 
-impl Placed {
-    /// Waits for the role's ready message until `deadline`.
-    pub fn ready(&mut self, deadline: Instant) -> Result<String> {
-        match self.next(deadline)? {
-            Event::Ready(ep) => Ok(ep),
-            Event::Done(r) => match *r {
-                Err(e) => Err(Error::Protocol(format!("{} failed: {e}", self.name))),
-                Ok(_) => Err(Error::Protocol(format!(
-                    "{} ended before it was ready",
-                    self.name
-                ))),
-            },
-        }
+fn recv(events: &Receiver<Event>, name: &str, deadline: Instant) -> Result<Option<Event>> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    match events.recv_timeout(left) {
+        Ok(ev) => Ok(Some(ev)),
+        Err(RecvTimeoutError::Timeout) => Err(Error::Protocol(format!(
+            "{name} did not answer in time and was stopped (a hang, or a count too large for --case-timeout)"
+        ))),
+        Err(RecvTimeoutError::Disconnected) => Ok(None),
+    }
+}
+
+/// A node on a thread of this process.
+struct OnThread {
+    name: String,
+    events: Receiver<Event>,
+    control: Sender<ToNode>,
+}
+
+impl Placed for OnThread {
+    fn name(&self) -> &str {
+        &self.name
     }
 
-    /// Sends the start signal.
-    pub fn start(&mut self) -> Result<()> {
-        let sent = match (&self.start, &mut self.child) {
-            (Some(tx), _) => tx
-                .send(())
-                .map_err(|_| std::io::Error::other("the role thread has ended")),
-            (None, Some(c)) => c.write_line("START"),
-            (None, None) => Err(std::io::Error::other("nowhere to send it")),
-        };
-        sent.map_err(|e| Error::Io {
-            op: format!("starting {}", self.name),
-            source: e,
+    fn send(&mut self, m: ToNode) -> Result<()> {
+        self.control.send(m).map_err(|_| Error::Io {
+            op: format!("telling {}", self.name),
+            source: std::io::Error::other("its thread has ended"),
         })
     }
 
-    /// Waits for the role's report until `deadline`.
-    pub fn finish(&mut self, deadline: Instant) -> Result<RoleReport> {
-        match self.next(deadline)? {
-            Event::Done(r) => {
-                (*r).map_err(|e| Error::Protocol(format!("{} failed: {e}", self.name)))
-            }
-            Event::Ready(_) => Err(Error::Protocol(format!("{} said ready twice", self.name))),
-        }
-    }
-
     fn next(&mut self, deadline: Instant) -> Result<Event> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match self.events.recv_timeout(left) {
-            Ok(ev) => Ok(ev),
-            Err(RecvTimeoutError::Timeout) => {
-                self.kill();
-                Err(Error::Protocol(format!(
-                    "{} did not answer in time and was stopped (a hang, or a count too large for --case-timeout)",
-                    self.name
-                )))
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                let why = self.exit_reason();
-                Err(Error::Protocol(format!("{} died: {why}", self.name)))
-            }
-        }
+        recv(&self.events, &self.name, deadline)?.ok_or_else(|| {
+            Error::Protocol(format!(
+                "{} died: its thread ended without a report",
+                self.name
+            ))
+        })
     }
 
-    fn exit_reason(&mut self) -> String {
-        match self.child.as_mut() {
-            Some(child) => child.exit_reason(),
-            None => "its thread ended without a report".into(),
-        }
-    }
-
-    /// Ends a child process (only the one this runner started, by its handle).
-    pub fn kill(&mut self) {
-        if let Some(c) = self.child.as_mut() {
-            c.kill();
-        }
+    fn kill(&mut self) {
+        // A thread cannot be stopped from outside; its sockets' timeouts end it.
     }
 }
 
 struct ThreadControl {
     events: Sender<Event>,
-    start: Receiver<()>,
+    control: Receiver<ToNode>,
+    stop: bool,
 }
 
 impl Control for ThreadControl {
-    fn ready(&mut self, endpoint: &str) -> Result<()> {
+    fn ready(&mut self, endpoints: &[String]) -> Result<()> {
         self.events
-            .send(Event::Ready(endpoint.to_string()))
+            .send(Event::Ready(endpoints.to_vec()))
             .map_err(|_| Error::Protocol("the runner went away".into()))
     }
 
     fn wait_start(&mut self, timeout: Duration) -> Result<()> {
-        self.start
-            .recv_timeout(timeout)
-            .map_err(|_| Error::Protocol("no start signal from the runner".into()))
+        match self.control.recv_timeout(timeout) {
+            Ok(ToNode::Start { .. }) => Ok(()),
+            Ok(ToNode::Stop { .. }) => Err(Error::Protocol("stopped before the start".into())),
+            Err(_) => Err(Error::Protocol("no start signal from the runner".into())),
+        }
+    }
+
+    fn sent(&mut self) -> Result<()> {
+        let _ = self.events.send(Event::Sent);
+        Ok(())
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        if let Ok(ToNode::Stop { .. }) = self.control.try_recv() {
+            self.stop = true;
+        }
+        self.stop
     }
 }
 
-/// Starts a role on a thread of this process, sharing `ctx` (needed for inproc).
-pub fn on_thread(ctx: &zmq::Context, spec: RoleSpec, name: String) -> Placed {
+/// Starts a node on a thread of this process, sharing `ctx`.
+pub fn on_thread(ctx: &zmq::Context, spec: NodeSpec) -> Box<dyn Placed> {
     let (etx, erx) = mpsc::channel();
-    let (stx, srx) = mpsc::channel();
+    let (ctx_tx, ctx_rx) = mpsc::channel();
     let ctx = ctx.clone();
+    let name = format!("node {}", spec.name);
     thread::spawn(move || {
         let mut ctl = ThreadControl {
             events: etx.clone(),
-            start: srx,
+            control: ctx_rx,
+            stop: false,
         };
-        let r = run_role(&ctx, &spec, &mut ctl).map_err(|e| e.to_string());
+        let r = run_node(&ctx, &spec, &mut ctl).map_err(|e| e.to_string());
         let _ = etx.send(Event::Done(Box::new(r)));
     });
-    Placed {
+    Box::new(OnThread {
         name,
         events: erx,
-        start: Some(stx),
-        child: None,
-    }
-}
-
-/// Starts a role in a child process: `exe __role '<spec as JSON>'`.
-pub fn in_process(exe: &Path, spec: &RoleSpec, name: String) -> Result<Placed> {
-    let json = serde_json::to_string(spec).expect("specs serialise");
-    let (etx, erx) = mpsc::channel();
-    let child = ChildProc::spawn(
-        exe,
-        &["__role", &json],
-        &[(CHILD_ENV, "1")],
-        &name,
-        etx,
-        |line| {
-            if let Some(ep) = line.strip_prefix("READY ") {
-                Some(Event::Ready(ep.to_string()))
-            } else if let Some(json) = line.strip_prefix("REPORT ") {
-                Some(Event::Done(Box::new(
-                    serde_json::from_str(json).map_err(|e| format!("unreadable report: {e}")),
-                )))
-            } else {
-                line.strip_prefix("ERROR ")
-                    .map(|err| Event::Done(Box::new(Err(err.to_string()))))
-            }
-        },
-        None,
-    )?;
-    Ok(Placed {
-        name,
-        events: erx,
-        start: None,
-        child: Some(child),
+        control: ctx_tx,
     })
 }
 
-/// The child's side: speaks the line protocol on stdin and stdout.
-pub struct StdioControl;
+/// A node in a child process.
+struct InProcess {
+    name: String,
+    events: Receiver<Event>,
+    child: ChildProc,
+}
 
-impl Control for StdioControl {
-    fn ready(&mut self, endpoint: &str) -> Result<()> {
+impl Placed for InProcess {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn send(&mut self, m: ToNode) -> Result<()> {
+        self.child.write_line(&m.line()).map_err(|e| Error::Io {
+            op: format!("telling {}", self.name),
+            source: e,
+        })
+    }
+
+    fn next(&mut self, deadline: Instant) -> Result<Event> {
+        match recv(&self.events, &self.name, deadline) {
+            Ok(Some(ev)) => Ok(ev),
+            Ok(None) => {
+                let why = self.child.exit_reason();
+                Err(Error::Protocol(format!("{} died: {why}", self.name)))
+            }
+            Err(e) => {
+                self.child.kill();
+                Err(e)
+            }
+        }
+    }
+
+    fn kill(&mut self) {
+        self.child.kill();
+    }
+}
+
+/// Starts a node in a child process: `exe __node '<spec as JSON>'`.
+pub fn in_process(exe: &Path, spec: &NodeSpec) -> Result<Box<dyn Placed>> {
+    let json = serde_json::to_string(spec).expect("specs serialise");
+    let (etx, erx) = mpsc::channel();
+    let name = format!("node {}", spec.name);
+    let child = ChildProc::spawn(
+        exe,
+        &["__node", &json],
+        &[(CHILD_ENV, "1")],
+        &name,
+        etx,
+        |line| match ToRunner::parse(&line)? {
+            ToRunner::Ready { endpoints, .. } => Some(Event::Ready(endpoints)),
+            ToRunner::Sent { .. } => Some(Event::Sent),
+            ToRunner::Report { report, .. } => Some(Event::Done(Box::new(Ok(*report)))),
+            ToRunner::Error { message, .. } => Some(Event::Done(Box::new(Err(message)))),
+        },
+        None,
+    )?;
+    Ok(Box::new(InProcess {
+        name,
+        events: erx,
+        child,
+    }))
+}
+
+/// The child's side: control lines on stdin and stdout. Reads stdin itself (not through a
+/// buffered reader) so that a poll of the descriptor never misses a line already read.
+struct StdioControl {
+    pending: Vec<u8>,
+    stop: bool,
+}
+
+impl StdioControl {
+    fn say(&self, m: &ToRunner) -> Result<()> {
+        use std::io::Write;
         let mut out = std::io::stdout().lock();
-        writeln!(out, "READY {endpoint}")
+        writeln!(out, "{}", m.line())
             .and_then(|_| out.flush())
             .map_err(|e| Error::Io {
                 op: "telling the runner".into(),
@@ -189,56 +218,95 @@ impl Control for StdioControl {
             })
     }
 
-    fn wait_start(&mut self, timeout: Duration) -> Result<()> {
-        let mut fds = libc::pollfd {
-            fd: 0,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-        // SAFETY: one pollfd we own, for stdin.
-        let n = unsafe { libc::poll(&mut fds, 1, ms) };
-        if n <= 0 {
-            return Err(Error::Protocol("no start signal from the runner".into()));
+    /// The next whole line from the runner, waiting up to `ms` (0: do not wait).
+    fn line(&mut self, ms: i32) -> Option<ToNode> {
+        loop {
+            if let Some(nl) = self.pending.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=nl).collect();
+                return serde_json::from_slice(&line).ok();
+            }
+            let mut fds = libc::pollfd {
+                fd: 0,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one pollfd we own, for stdin.
+            if unsafe { libc::poll(&mut fds, 1, ms) } <= 0 {
+                return None;
+            }
+            let mut buf = [0u8; 4096];
+            // SAFETY: reading into a buffer we own, at most its length.
+            let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                // The runner closed our input: take it as a stop.
+                return Some(ToNode::Stop { v: VERSION });
+            }
+            self.pending.extend_from_slice(&buf[..n as usize]);
         }
-        let mut line = String::new();
-        std::io::stdin()
-            .read_line(&mut line)
-            .map_err(|e| Error::Io {
-                op: "reading the start signal".into(),
-                source: e,
-            })?;
-        if line.trim() != "START" {
-            return Err(Error::Protocol(format!(
-                "expected START, got '{}'",
-                line.trim()
-            )));
-        }
-        Ok(())
     }
 }
 
-/// The hidden `__role` command: plays one role and prints its report.
+impl Control for StdioControl {
+    fn ready(&mut self, endpoints: &[String]) -> Result<()> {
+        self.say(&ToRunner::Ready {
+            v: VERSION,
+            endpoints: endpoints.to_vec(),
+        })
+    }
+
+    fn wait_start(&mut self, timeout: Duration) -> Result<()> {
+        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+        match self.line(ms) {
+            Some(ToNode::Start { .. }) => Ok(()),
+            Some(other) => Err(Error::Protocol(format!("expected start, got {other:?}"))),
+            None => Err(Error::Protocol("no start signal from the runner".into())),
+        }
+    }
+
+    fn sent(&mut self) -> Result<()> {
+        self.say(&ToRunner::Sent { v: VERSION })
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        if !self.stop {
+            self.stop = matches!(self.line(0), Some(ToNode::Stop { .. }));
+        }
+        self.stop
+    }
+}
+
+/// The hidden `__node` command: plays one node and prints its report.
 pub fn child_main(spec_json: &str) -> i32 {
-    let spec: RoleSpec = match serde_json::from_str(spec_json) {
+    let mut ctl = StdioControl {
+        pending: Vec::new(),
+        stop: false,
+    };
+    let spec: NodeSpec = match serde_json::from_str(spec_json) {
         Ok(s) => s,
         Err(e) => {
-            println!("ERROR bad role spec: {e}");
+            let _ = ctl.say(&ToRunner::Error {
+                v: VERSION,
+                message: format!("bad node spec: {e}"),
+                exit_code: 2,
+            });
             return 2;
         }
     };
     let ctx = zmq::Context::new();
-    let r = run_role(&ctx, &spec, &mut StdioControl);
-    match r {
+    match run_node(&ctx, &spec, &mut ctl) {
         Ok(report) => {
-            println!(
-                "REPORT {}",
-                serde_json::to_string(&report).expect("reports serialise")
-            );
+            let _ = ctl.say(&ToRunner::Report {
+                v: VERSION,
+                report: Box::new(report),
+            });
             0
         }
         Err(e) => {
-            println!("ERROR {e}");
+            let _ = ctl.say(&ToRunner::Error {
+                v: VERSION,
+                message: e.to_string(),
+                exit_code: e.exit_code(),
+            });
             e.exit_code()
         }
     }

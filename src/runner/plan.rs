@@ -5,7 +5,9 @@ use super::CaseSpec;
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
 use crate::parse::{parse_count, parse_size};
-use crate::roles::Pattern;
+use crate::topology::builtin;
+use crate::topology::load::{self as topo_load, PARAMS};
+use crate::topology::{Role, Topology};
 use serde::Deserialize;
 
 /// How much to run.
@@ -22,8 +24,8 @@ pub enum Scope {
 /// What the options of `zmqperf run` select (None: the scope's default).
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
-    /// Patterns.
-    pub patterns: Option<Vec<Pattern>>,
+    /// Patterns: names of built-in topologies.
+    pub patterns: Option<Vec<&'static str>>,
     /// Transports.
     pub transports: Option<Vec<Transport>>,
     /// Message sizes.
@@ -56,12 +58,40 @@ pub fn default_count(latency: bool, size: usize, scope: Scope) -> u64 {
     }
 }
 
+fn is_latency(t: &Topology) -> bool {
+    t.nodes.iter().any(|n| n.role == Role::Ping)
+}
+
+/// A case of a built-in topology.
+#[allow(clippy::too_many_arguments)]
+fn builtin_case(
+    name: &str,
+    transport: Transport,
+    size: usize,
+    count: u64,
+    warmup: u64,
+    repetitions: u32,
+    rate: Option<f64>,
+) -> CaseSpec {
+    CaseSpec {
+        topology: builtin::get(name).expect("built-in topologies load"),
+        origin: format!("built-in {name}"),
+        label: String::new(),
+        transport,
+        size,
+        count,
+        warmup,
+        repetitions,
+        rate,
+    }
+}
+
 /// The plan for `zmqperf run` without a workload file.
 pub fn from_selection(scope: Scope, sel: &Selection) -> Vec<CaseSpec> {
     let patterns = sel
         .patterns
         .clone()
-        .unwrap_or_else(|| Pattern::ALL.to_vec());
+        .unwrap_or_else(|| builtin::SUITE.to_vec());
     let transports = sel
         .transports
         .clone()
@@ -76,25 +106,26 @@ pub fn from_selection(scope: Scope, sel: &Selection) -> Vec<CaseSpec> {
         .unwrap_or(if scope == Scope::Quick { 2 } else { 3 });
     let mut plan = Vec::new();
     for &pattern in &patterns {
+        let latency = is_latency(&builtin::get(pattern).expect("built-in topologies load"));
         for &transport in &transports {
             for &size in &sizes {
-                let rates: Vec<Option<f64>> = match (&sel.rates, pattern.is_latency()) {
+                let rates: Vec<Option<f64>> = match (&sel.rates, latency) {
                     (Some(r), false) => r.iter().map(|x| Some(*x)).collect(),
                     _ => vec![None],
                 };
                 for rate in rates {
                     let count = sel
                         .count
-                        .unwrap_or_else(|| default_count(pattern.is_latency(), size, scope));
-                    plan.push(CaseSpec {
+                        .unwrap_or_else(|| default_count(latency, size, scope));
+                    plan.push(builtin_case(
                         pattern,
                         transport,
                         size,
                         count,
-                        warmup: sel.warmup.unwrap_or((count / 10).clamp(1, 1000)),
-                        repetitions: reps,
+                        sel.warmup.unwrap_or((count / 10).clamp(1, 1000)),
+                        reps,
                         rate,
-                    });
+                    ));
                 }
             }
         }
@@ -192,7 +223,8 @@ fn file_case(
     rate: Option<f64>,
 ) -> Result<CaseSpec> {
     let pattern =
-        Pattern::parse(pattern).map_err(|e| in_file(path, &format!("{at}.pattern"), e))?;
+        builtin::parse_name(pattern).map_err(|e| in_file(path, &format!("{at}.pattern"), e))?;
+    let latency = is_latency(&builtin::get(pattern)?);
     let transport =
         parse_transport(transport).map_err(|e| in_file(path, &format!("{at}.transport"), e))?;
     let size =
@@ -201,7 +233,7 @@ fn file_case(
         Some(c) => {
             parse_count("count", &c.text()).map_err(|e| in_file(path, &format!("{at}.count"), e))?
         }
-        None => default_count(pattern.is_latency(), size, Scope::Default),
+        None => default_count(latency, size, Scope::Default),
     };
     let warmup = match warmup {
         Some(w) if w.text() == "0" => 0,
@@ -217,7 +249,7 @@ fn file_case(
                 Error::invalid("rate", &r.to_string(), "must be above 0 msg/s"),
             ));
         }
-        if pattern.is_latency() {
+        if latency {
             return Err(in_file(
                 path,
                 &format!("{at}.rate"),
@@ -236,19 +268,123 @@ fn file_case(
             Error::invalid("repetitions", "0", "must be at least 1"),
         ));
     }
-    Ok(CaseSpec {
+    Ok(builtin_case(
         pattern,
         transport,
         size,
         count,
         warmup,
-        repetitions: repetitions.unwrap_or(3),
+        repetitions.unwrap_or(3),
         rate,
-    })
+    ))
 }
 
-/// Reads a workload file (`.toml` or `.json`); errors name the file and the field or line.
+/// Reads a workload file or a topology file (`.toml` or `.json`); errors name the file and
+/// the field or line. `sel` overrides a topology file's own parameters.
 pub fn from_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
+    from_file_with(path, text, &Selection::default())
+}
+
+/// [`from_file`] with the command line's overrides for topology files.
+pub fn from_file_with(path: &str, text: &str, sel: &Selection) -> Result<Vec<CaseSpec>> {
+    if topo_load::is_topology(&topo_load::parse(path, text)?) {
+        return from_topology_file(path, text, sel);
+    }
+    workload_file(path, text)
+}
+
+fn json_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The cases of a topology file: one per sweep variant, its parameters from the file, the
+/// command line, then the defaults.
+fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Result<Vec<CaseSpec>> {
+    let mut plan = Vec::new();
+    for v in topo_load::load(path, text)? {
+        let t = v.topology;
+        let p = &t.params;
+        let at = |f: &str| format!("topology file {path}: params.{f}");
+        let transport = match (&sel.transports, &p.transport) {
+            (Some(ts), _) => ts[0],
+            (None, Some(s)) => {
+                parse_transport(s).map_err(|e| in_file(path, "params.transport", e))?
+            }
+            (None, None) => literal_transport(&t).unwrap_or(Transport::Tcp),
+        };
+        let size = match (&sel.sizes, &p.size) {
+            (Some(s), _) => s[0],
+            (None, Some(v)) => parse_size(&at("size"), &json_text(v))?,
+            (None, None) => 64,
+        };
+        let latency = is_latency(&t);
+        let count = match (sel.count, &p.count) {
+            (Some(c), _) => c,
+            (None, Some(v)) => parse_count(&at("count"), &json_text(v))?,
+            (None, None) => default_count(latency, size, Scope::Default),
+        };
+        let warmup = match (sel.warmup, &p.warmup) {
+            (Some(w), _) => w,
+            (None, Some(v)) if json_text(v) == "0" => 0,
+            (None, Some(v)) => parse_count(&at("warmup"), &json_text(v))?,
+            (None, None) => (count / 10).clamp(1, 1000),
+        };
+        let rate = sel
+            .rates
+            .as_ref()
+            .and_then(|r| r.first().copied())
+            .or(p.rate);
+        let label: Vec<&str> = v
+            .label
+            .split(' ')
+            .filter(|kv| {
+                let k = kv.split('=').next().unwrap_or("");
+                !k.is_empty()
+                    && !["size", "transport", "rate"].contains(&k)
+                    && (k.contains('.') || PARAMS.contains(&k))
+            })
+            .collect();
+        let name = if t.name.is_empty() {
+            std::path::Path::new(path)
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_else(|| "topology".into())
+        } else {
+            t.name.clone()
+        };
+        let mut topology = t.clone();
+        topology.name = name;
+        plan.push(CaseSpec {
+            topology,
+            origin: path.to_string(),
+            label: label.join(" "),
+            transport,
+            size,
+            count,
+            warmup,
+            repetitions: sel.repetitions.or(p.repetitions).unwrap_or(3),
+            rate,
+        });
+    }
+    Ok(plan)
+}
+
+/// The transport of a topology's first literal endpoint, if it has one.
+fn literal_transport(t: &Topology) -> Option<Transport> {
+    t.nodes
+        .iter()
+        .flat_map(|n| n.all_sockets())
+        .flat_map(|s| s.bind.iter().chain(&s.connect))
+        .find_map(|e| {
+            let scheme = e.split_once("://")?.0;
+            parse_transport(scheme).ok()
+        })
+}
+
+fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
     let parsed: FileWorkload = if path.ends_with(".json") {
         serde_json::from_str(text).map_err(|e| {
             Error::invalid(
@@ -300,9 +436,8 @@ pub fn from_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
                 for (si, size) in s.sizes.iter().enumerate() {
                     for rate in &rates {
                         let at = format!("sweep[{i}]");
-                        let rate = rate.filter(|_| {
-                            !Pattern::parse(p).map(|p| p.is_latency()).unwrap_or(false)
-                        });
+                        let rate = rate
+                            .filter(|_| !builtin::get(p).map(|t| is_latency(&t)).unwrap_or(false));
                         let spec = file_case(
                             path,
                             &at,
@@ -378,7 +513,7 @@ size = 32
 "#;
         let p = from_file("w.toml", text).unwrap();
         assert_eq!(p.len(), 1 + 2 * 2 * 2 * 2);
-        assert_eq!(p[0].pattern, Pattern::ReqRep);
+        assert_eq!(p[0].pattern(), "reqrep");
         assert!(p[1..]
             .iter()
             .all(|c| c.count == 10_000 && c.repetitions == 2 && c.rate.is_some()));
@@ -392,7 +527,7 @@ size = 32
             r#"{"case": [{"pattern": "pair-lat", "transport": "tcp", "size": 100}]}"#,
         )
         .unwrap();
-        assert_eq!(p[0].pattern, Pattern::PairLat);
+        assert_eq!(p[0].pattern(), "pair-lat");
     }
 
     #[test]

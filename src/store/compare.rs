@@ -528,6 +528,8 @@ mod tests {
             warnings: Vec::new(),
             error: None,
             wall_s: 1.5,
+            nodes: Vec::new(),
+            edges: Vec::new(),
         }
     }
 

@@ -96,6 +96,8 @@ fn case(size: usize, error: Option<&str>) -> CaseResult {
         warnings: vec!["spread 12% over repetitions".into()],
         error: error.map(String::from),
         wall_s: 2.75,
+        nodes: Vec::new(),
+        edges: Vec::new(),
     }
 }
 

@@ -1,29 +1,32 @@
-//! The client role: sends a request, waits for the echo, times the round trip
-//! (REQ, DEALER or PAIR). Records round trip / 2, libzmq's one-way latency.
+//! The ping role: a closed-loop client (REQ, DEALER or PAIR) that sends a request, waits
+//! for the echo and times the round trip. Records round trip / 2, libzmq's one-way latency.
 
-use super::{open, usage, Control, RoleReport, RoleSpec};
+use super::{node_usage, open_all, Control, NodeSpec, RoleReport};
 use crate::clock::now_ns;
-use crate::compat::{check_size, Waiting};
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
+use crate::net::{check_size, Waiting};
 use crate::stats::LatencyHistogram;
 
 pub(super) fn run(
     ctx: &zmq::Context,
-    spec: &RoleSpec,
+    spec: &NodeSpec,
     ctl: &mut dyn Control,
 ) -> Result<RoleReport> {
-    let (mut s, ep) = open(ctx, spec, ctl)?;
+    let mut opened = open_all(ctx, spec, ctl, spec.timeout())?;
+    let o = &mut opened[0];
     ctl.wait_start(spec.timeout())?;
     let wait = Waiting {
-        endpoint: ep.as_str(),
-        peer: "the echo role",
+        endpoint: o.endpoint.as_str(),
+        peer: "the echo node",
         timeout: spec.timeout(),
         expected: spec.count + spec.warmup,
         unit: "round trips",
     };
+    let s = &mut o.sock;
     let mut msg = RawMsg::zeroed(spec.size)?;
+    let mut delim = RawMsg::new();
     let header = spec.size >= HEADER_LEN;
     let mut hist = LatencyHistogram::new();
     let total = spec.warmup + spec.count;
@@ -33,15 +36,25 @@ pub(super) fn run(
         if header {
             let h = Header {
                 flags: FLAG_TIMESTAMP | if warm { FLAG_WARMUP } else { 0 },
-                stream_id: 0,
+                stream_id: spec.stream_id,
                 sequence: i,
                 send_ns: t0,
             };
             msg.write_array(&h.to_bytes());
         }
-        msg.send(&mut s, 0)
+        if spec.delimiter {
+            delim
+                .send(s, zmq::SNDMORE)
+                .map_err(|e| wait.error(e, i, String::new()))?;
+        }
+        msg.send(s, 0)
             .map_err(|e| wait.error(e, i, String::new()))?;
-        msg.recv(&mut s, 0)
+        if spec.delimiter {
+            delim
+                .recv(s, 0)
+                .map_err(|e| wait.error(e, i, String::new()))?;
+        }
+        msg.recv(s, 0)
             .map_err(|e| wait.error(e, i, String::new()))?;
         let t1 = now_ns();
         check_size(&msg, spec.size, i)?;
@@ -59,18 +72,10 @@ pub(super) fn run(
             hist.record((t1 - t0) / 2);
         }
     }
+    ctl.sent()?;
     Ok(RoleReport {
         latency: Some(hist),
-        usage: Some(usage(spec.role, placement())),
+        usage: Some(node_usage(spec)),
         ..Default::default()
     })
-}
-
-/// "thread" or "process": a child process plays one role, the runner's threads play inproc.
-pub(super) fn placement() -> &'static str {
-    if std::env::var_os(super::CHILD_ENV).is_some() {
-        "process"
-    } else {
-        "thread"
-    }
 }

@@ -1,44 +1,40 @@
-//! The sender role: a stream of messages with the measurement header (PUSH, XPUB or PAIR),
-//! as fast as the socket takes them (closed loop) or on a fixed schedule (open loop).
+//! The source role: a stream of messages with the measurement header (PUSH, PUB, XPUB,
+//! PAIR or DEALER), as fast as the socket takes them (closed loop) or on a fixed schedule
+//! (open loop).
 //!
 //! In open loop, message i is due at start + i / rate; its header carries the due time, so
-//! the receiver's latency counts from when the message should have left (no coordinated
+//! the sink's latency counts from when the message should have left (no coordinated
 //! omission), and the delay between due and actual send is recorded apart.
 
-use super::client::placement;
-use super::{open, usage, wait_until, Control, RoleReport, RoleSpec};
+use super::{node_usage, open_all, wait_until, Control, NodeSpec, RoleReport};
 use crate::clock::now_ns;
-use crate::compat::{PeerWatch, Waiting};
 use crate::error::Result;
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
-use crate::msg::{set_int_option, RawMsg};
+use crate::msg::RawMsg;
+use crate::net::{PeerWatch, Waiting};
 use crate::stats::{LatencyHistogram, Throughput};
-
-const ZMQ_XPUB_NODROP: i32 = 69;
 
 pub(super) fn run(
     ctx: &zmq::Context,
-    spec: &RoleSpec,
+    spec: &NodeSpec,
     ctl: &mut dyn Control,
 ) -> Result<RoleReport> {
-    let (mut s, ep) = open(ctx, spec, ctl)?;
-    let watch = PeerWatch::new(ctx, &s, &ep)?;
+    let mut opened = open_all(ctx, spec, ctl, spec.timeout())?;
+    let o = &mut opened[0];
+    let watch = PeerWatch::new(ctx, &o.sock, &o.endpoint)?;
     let wait = Waiting {
-        endpoint: ep.as_str(),
-        peer: "the receiver role",
+        endpoint: o.endpoint.as_str(),
+        peer: "the receiving node",
         timeout: spec.timeout(),
         expected: spec.count,
         unit: "messages",
     };
-    let xpub = spec.pattern.socket(spec.role) == zmq::XPUB;
-    if xpub {
-        set_int_option(&mut s, ZMQ_XPUB_NODROP, 1)?;
-    }
+    let s = &mut o.sock;
     ctl.wait_start(spec.timeout())?;
-    if xpub {
-        // No slow joiner: the first message leaves once the subscription is in.
-        let mut sub = RawMsg::new();
-        sub.recv(&mut s, 0)
+    // No slow joiner: the first message leaves once every subscription is in.
+    let mut sub = RawMsg::new();
+    for _ in 0..spec.subscriptions {
+        sub.recv(s, 0)
             .map_err(|e| wait.error(e, 0, String::new()))?;
     }
     let header = spec.size >= HEADER_LEN;
@@ -55,12 +51,11 @@ pub(super) fn run(
             };
             m.write_array(&h.to_bytes());
         }
-        m.send(&mut s, 0)
-            .map_err(|e| wait.error(e, 0, String::new()))?;
+        m.send(s, 0).map_err(|e| wait.error(e, 0, String::new()))?;
     }
     let interval_ns = spec.rate.map(|r| 1e9 / r);
     let mut delay = LatencyHistogram::new();
-    let last = spec.count - 1;
+    let last = spec.count.saturating_sub(1);
     let start = now_ns();
     for i in 0..spec.count {
         let (flags, stamp) = match interval_ns {
@@ -83,7 +78,7 @@ pub(super) fn run(
             };
             m.write_array(&h.to_bytes());
         }
-        m.send(&mut s, 0).map_err(|e| {
+        m.send(s, 0).map_err(|e| {
             wait.error(
                 e,
                 i,
@@ -92,8 +87,9 @@ pub(super) fn run(
         })?;
     }
     let end = now_ns();
+    ctl.sent()?;
     if let Some(w) = watch {
-        w.wait_gone(spec.timeout());
+        w.wait_gone_n(spec.peers.max(1), spec.timeout());
     }
     Ok(RoleReport {
         send_delay: interval_ns.map(|_| delay),
@@ -103,7 +99,7 @@ pub(super) fn run(
             start_ns: start,
             end_ns: end,
         }),
-        usage: Some(usage(spec.role, placement())),
+        usage: Some(node_usage(spec)),
         ..Default::default()
     })
 }

@@ -1,0 +1,88 @@
+//! Socket options from a topology, applied in one place, and fresh endpoints for `auto`
+//! binds.
+
+use crate::error::{zmq_err, Result};
+use crate::msg::set_int_option;
+use crate::topology::{SocketOptions, SocketType};
+use crate::transport::Transport;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const ZMQ_XPUB_VERBOSE: i32 = 40;
+const ZMQ_XPUB_NODROP: i32 = 69;
+const ZMQ_ROUTER_MANDATORY: i32 = 33;
+const ZMQ_CONFLATE: i32 = 54;
+
+/// Applies the options a topology gave a socket (before it binds or connects).
+pub fn apply(s: &mut zmq::Socket, kind: SocketType, o: &SocketOptions) -> Result<()> {
+    let int = |s: &mut zmq::Socket, opt: i32, v: i32| set_int_option(s, opt, v);
+    if let Some(v) = o.sndhwm {
+        s.set_sndhwm(v).map_err(zmq_err("setting ZMQ_SNDHWM"))?;
+    }
+    if let Some(v) = o.rcvhwm {
+        s.set_rcvhwm(v).map_err(zmq_err("setting ZMQ_RCVHWM"))?;
+    }
+    if let Some(v) = o.linger {
+        s.set_linger(v).map_err(zmq_err("setting ZMQ_LINGER"))?;
+    }
+    if let Some(v) = o.sndbuf {
+        s.set_sndbuf(v).map_err(zmq_err("setting ZMQ_SNDBUF"))?;
+    }
+    if let Some(v) = o.rcvbuf {
+        s.set_rcvbuf(v).map_err(zmq_err("setting ZMQ_RCVBUF"))?;
+    }
+    if let Some(v) = o.immediate {
+        s.set_immediate(v)
+            .map_err(zmq_err("setting ZMQ_IMMEDIATE"))?;
+    }
+    if let Some(v) = o.conflate {
+        int(s, ZMQ_CONFLATE, v as i32)?;
+    }
+    if matches!(kind, SocketType::Sub | SocketType::Xsub) {
+        for t in o.subscribe.iter().flatten() {
+            if kind == SocketType::Sub {
+                s.set_subscribe(t.as_bytes())
+                    .map_err(zmq_err("subscribing"))?;
+            }
+        }
+    }
+    if let Some(v) = o.xpub_verbose {
+        int(s, ZMQ_XPUB_VERBOSE, v as i32)?;
+    }
+    if let Some(v) = o.xpub_nodrop {
+        int(s, ZMQ_XPUB_NODROP, v as i32)?;
+    }
+    if let Some(v) = o.router_mandatory {
+        int(s, ZMQ_ROUTER_MANDATORY, v as i32)?;
+    }
+    if let Some(id) = &o.routing_id {
+        s.set_identity(id.as_bytes())
+            .map_err(zmq_err("setting ZMQ_ROUTING_ID"))?;
+    }
+    if let Some(v) = o.tcp_keepalive {
+        s.set_tcp_keepalive(v)
+            .map_err(zmq_err("setting ZMQ_TCP_KEEPALIVE"))?;
+    }
+    Ok(())
+}
+
+/// Makes an XPUB pass every subscription on, so a source can count its subscribers.
+pub fn set_xpub_verbose(s: &mut zmq::Socket) -> Result<()> {
+    set_int_option(s, ZMQ_XPUB_VERBOSE, 1)
+}
+
+static ENDPOINT_N: AtomicUsize = AtomicUsize::new(0);
+
+/// A fresh loopback endpoint to bind on `t`: `tcp://127.0.0.1:*`, an ipc socket file in
+/// the temp folder, or a new inproc name.
+pub fn auto_endpoint(t: Transport) -> String {
+    let n = ENDPOINT_N.fetch_add(1, Ordering::Relaxed);
+    match t {
+        Transport::Tcp => "tcp://127.0.0.1:*".into(),
+        Transport::Ipc => format!(
+            "ipc://{}/zmqperf-{}-{n}.sock",
+            std::env::temp_dir().display(),
+            std::process::id()
+        ),
+        Transport::Inproc => format!("inproc://zmqperf-node-{}-{n}", std::process::id()),
+    }
+}

@@ -1,0 +1,89 @@
+//! The proxy role: forwards every frame between its two sockets untouched, in both
+//! directions the socket types allow (data one way; subscriptions or replies the other),
+//! so the measurement header passes through and latency stays end to end across hops.
+
+use super::{node_usage, open_all, Control, NodeSpec, RoleReport, STOP_POLL};
+use crate::error::{zmq_err, Result};
+use crate::msg::RawMsg;
+
+/// Messages moved per wake-up before polling again.
+const BATCH: u32 = 1024;
+
+pub(super) fn run(
+    ctx: &zmq::Context,
+    spec: &NodeSpec,
+    ctl: &mut dyn Control,
+) -> Result<RoleReport> {
+    let opened = open_all(ctx, spec, ctl, STOP_POLL)?;
+    ctl.wait_start(spec.timeout())?;
+    let mut socks: Vec<zmq::Socket> = opened.into_iter().map(|o| o.sock).collect();
+    let (mut front, mut back) = {
+        let b = socks.pop().expect("two sockets");
+        (socks.pop().expect("two sockets"), b)
+    };
+    let mut msg = RawMsg::new();
+    let mut forwarded = 0u64;
+    let mut stopping = false;
+    let mut idle_slices = 0u64;
+    let slice = STOP_POLL.as_millis() as i64;
+    loop {
+        let (fr, br) = {
+            let mut items = [
+                front.as_poll_item(zmq::POLLIN),
+                back.as_poll_item(zmq::POLLIN),
+            ];
+            let n = zmq::poll(&mut items, slice).map_err(zmq_err("zmq_poll"))?;
+            if n == 0 {
+                if stopping {
+                    break;
+                }
+                stopping = ctl.stop_requested();
+                idle_slices += 1;
+                if !stopping
+                    && idle_slices as u128 * STOP_POLL.as_millis() >= spec.timeout().as_millis() * 4
+                {
+                    // Nothing in either direction for four timeouts and no stop: give up.
+                    break;
+                }
+                continue;
+            }
+            (items[0].is_readable(), items[1].is_readable())
+        };
+        idle_slices = 0;
+        if fr {
+            forwarded += pass(&mut msg, &mut front, &mut back)?;
+        }
+        if br {
+            forwarded += pass(&mut msg, &mut back, &mut front)?;
+        }
+    }
+    Ok(RoleReport {
+        forwarded: Some(forwarded),
+        usage: Some(node_usage(spec)),
+        ..Default::default()
+    })
+}
+
+/// Moves up to [`BATCH`] whole messages from `from` to `to`; returns how many.
+fn pass(msg: &mut RawMsg, from: &mut zmq::Socket, to: &mut zmq::Socket) -> Result<u64> {
+    let mut n = 0;
+    while n < BATCH as u64 {
+        match msg.recv(from, zmq::DONTWAIT) {
+            Ok(()) => {}
+            Err(zmq::Error::EAGAIN) => break,
+            Err(e) => return Err(zmq_err("receiving in the proxy")(e)),
+        }
+        loop {
+            let more = msg.more();
+            msg.send(to, if more { zmq::SNDMORE } else { 0 })
+                .map_err(zmq_err("forwarding in the proxy"))?;
+            if !more {
+                break;
+            }
+            msg.recv(from, 0)
+                .map_err(zmq_err("receiving in the proxy"))?;
+        }
+        n += 1;
+    }
+    Ok(n)
+}

@@ -1,0 +1,167 @@
+//! The sink role: takes streams (PULL, SUB, XSUB, PAIR, DEALER or ROUTER), keeps the loss
+//! ledger and the one-way latency of the time-stamped messages of each stream, and ends
+//! when every stream it expects has ended, when the runner stops it (a share of a
+//! load-balanced stream), or after being idle for the timeout (cut short: it reports what
+//! arrived).
+
+use super::{node_usage, open_all, Control, Next, NodeSpec, Patience, RoleReport, STOP_POLL};
+use crate::clock::now_ns;
+use crate::error::{Error, Result};
+use crate::header::{Header, FLAG_END, FLAG_WARMUP, HEADER_LEN};
+use crate::msg::RawMsg;
+use crate::net::{check_size, Waiting};
+use crate::stats::{LatencyHistogram, Ledger, Throughput};
+use crate::topology::SocketType;
+
+pub(super) fn run(
+    ctx: &zmq::Context,
+    spec: &NodeSpec,
+    ctl: &mut dyn Control,
+) -> Result<RoleReport> {
+    let mut opened = open_all(ctx, spec, ctl, STOP_POLL)?;
+    let o = &mut opened[0];
+    ctl.wait_start(spec.timeout())?;
+    let total: u64 = spec.streams.iter().map(|(_, n)| n).sum();
+    let warm_total: u64 = spec.warmup * spec.streams.len() as u64;
+    let wait = Waiting {
+        endpoint: o.endpoint.as_str(),
+        peer: "the sending node",
+        timeout: spec.timeout(),
+        expected: total,
+        unit: "messages",
+    };
+    let routed = spec.sockets[0].kind == SocketType::Router;
+    let s = &mut o.sock;
+    // Stream id -> index of its latency histogram.
+    let top = spec.streams.iter().map(|(id, _)| *id).max().unwrap_or(0) as usize;
+    let mut slot = vec![usize::MAX; top + 1];
+    for (i, (id, _)) in spec.streams.iter().enumerate() {
+        slot[*id as usize] = i;
+    }
+    let mut hists: Vec<LatencyHistogram> = spec
+        .streams
+        .iter()
+        .map(|_| LatencyHistogram::new())
+        .collect();
+    let mut patience = Patience::new(spec.timeout());
+    let mut ends = 0usize;
+    let header = spec.size >= HEADER_LEN;
+    let mut ledger = Ledger::new();
+    let mut msg = RawMsg::new();
+    let mut id = RawMsg::new();
+    let mut received = 0u64;
+    let mut seen = 0u64;
+    let mut start = 0;
+    let mut cut_short = None;
+    loop {
+        let first = if routed { &mut id } else { &mut msg };
+        let next = patience
+            .recv(first, s, ctl)
+            .map_err(|e| wait.error(e, received, String::new()))?;
+        match next {
+            Next::Got => {}
+            Next::Stopped => break,
+            Next::Idle if received == 0 && spec.ends_itself => {
+                return Err(wait.error(zmq::Error::EAGAIN, 0, String::new()))
+            }
+            Next::Idle => {
+                let lost = ledger.summary(None).lost;
+                cut_short = Some(format!(
+                    "idle: nothing for {:.1} s after {received} of {total} messages ({lost} missing by sequence number so far)",
+                    patience.idle().as_secs_f64()
+                ));
+                break;
+            }
+        }
+        if routed {
+            msg.recv(s, 0)
+                .map_err(|e| wait.error(e, received, String::new()))?;
+        }
+        if spec.size > 0 {
+            check_size(&msg, spec.size, seen)?;
+        }
+        seen += 1;
+        if !header {
+            // Too small for the header: count, as libzmq's local_thr does.
+            if seen <= warm_total {
+                continue;
+            }
+            if received == 0 {
+                start = now_ns();
+            }
+            received += 1;
+            if spec.ends_itself && received == total {
+                break;
+            }
+            continue;
+        }
+        let h = match Header::decode(msg.prefix(HEADER_LEN)) {
+            Ok(Some(h)) => h,
+            Ok(None) => {
+                return Err(Error::Protocol(
+                    "a message without the measurement header".into(),
+                ))
+            }
+            Err(e) => return Err(Error::Protocol(e.to_string())),
+        };
+        if h.flags & FLAG_WARMUP != 0 {
+            continue;
+        }
+        // The clock is read only where a figure needs it (as in local_thr): on the first
+        // message and on the time-stamped ones.
+        let stamped = h.has_timestamp();
+        let now = if stamped || received == 0 {
+            now_ns()
+        } else {
+            0
+        };
+        if received == 0 {
+            start = now;
+        }
+        received += 1;
+        ledger.record(h.stream_id, h.sequence);
+        if stamped {
+            if let Some(&i) = slot.get(h.stream_id as usize) {
+                if i != usize::MAX {
+                    hists[i].record(now.saturating_sub(h.send_ns));
+                }
+            }
+        }
+        if h.flags & FLAG_END != 0 {
+            ends += 1;
+        }
+        if spec.ends_itself && (ends == spec.streams.len() || received == total) {
+            break;
+        }
+    }
+    let end = if cut_short.is_some() || !spec.ends_itself {
+        // Rate over the time messages were arriving, not the idle wait or the drain.
+        now_ns()
+            .saturating_sub(patience.idle().as_nanos() as u64)
+            .max(start)
+    } else {
+        now_ns()
+    };
+    let mut all = LatencyHistogram::new();
+    for h in &hists {
+        all.merge(h);
+    }
+    Ok(RoleReport {
+        latency: header.then_some(all),
+        stream_latency: if header {
+            spec.streams.iter().map(|(id, _)| *id).zip(hists).collect()
+        } else {
+            Vec::new()
+        },
+        delivered: Some(Throughput {
+            messages: received,
+            payload_bytes: received * spec.size as u64,
+            start_ns: start,
+            end_ns: end,
+        }),
+        ledger: header.then_some(ledger),
+        cut_short,
+        usage: Some(node_usage(spec)),
+        ..Default::default()
+    })
+}

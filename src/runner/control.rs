@@ -1,0 +1,107 @@
+//! The control protocol between the runner and a node, version [`VERSION`]: JSON objects,
+//! one per line (over a child's stdin and stdout; over channels for threads, the same
+//! values). Documented in docs/control-protocol.md, with a JSON Schema in
+//! schema/control-protocol.schema.json. Measured traffic never travels here.
+
+use crate::roles::RoleReport;
+use serde::{Deserialize, Serialize};
+
+/// The protocol version every message carries.
+pub const VERSION: u32 = 1;
+
+/// A node's message to the runner.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ToRunner {
+    /// Sockets bound and connected; the endpoints actually bound, in socket then bind order.
+    Ready { v: u32, endpoints: Vec<String> },
+    /// A source or ping has sent its last message.
+    Sent { v: u32 },
+    /// The node ended; what it measured.
+    Report { v: u32, report: Box<RoleReport> },
+    /// The node failed; why, and the exit code the error carries.
+    Error {
+        v: u32,
+        message: String,
+        exit_code: i32,
+    },
+}
+
+/// The runner's message to a node.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ToNode {
+    /// The start barrier: every node is ready.
+    Start { v: u32 },
+    /// A passive node (sink, echo, proxy) should drain what is queued and report.
+    Stop { v: u32 },
+}
+
+impl ToRunner {
+    /// One line of the protocol.
+    pub fn line(&self) -> String {
+        serde_json::to_string(self).expect("control messages serialise")
+    }
+
+    /// Reads one line; None for a line that is not a control message of this version.
+    pub fn parse(line: &str) -> Option<ToRunner> {
+        // Read the envelope first and the report on its own: a report's histograms do not
+        // survive serde's buffering of internally tagged enums.
+        let mut v: serde_json::Value = serde_json::from_str(line).ok()?;
+        if v.get("v")?.as_u64()? != u64::from(VERSION) {
+            return None;
+        }
+        if v.get("type")?.as_str()? == "report" {
+            let report = serde_json::from_value(v.get_mut("report")?.take()).ok()?;
+            return Some(ToRunner::Report {
+                v: VERSION,
+                report: Box::new(report),
+            });
+        }
+        serde_json::from_value(v).ok()
+    }
+}
+
+impl ToNode {
+    /// One line of the protocol.
+    pub fn line(&self) -> String {
+        serde_json::to_string(self).expect("control messages serialise")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_round_trip_and_other_versions_are_refused() {
+        let r = ToRunner::Ready {
+            v: VERSION,
+            endpoints: vec!["tcp://127.0.0.1:5555".into()],
+        };
+        assert_eq!(
+            r.line(),
+            r#"{"type":"ready","v":1,"endpoints":["tcp://127.0.0.1:5555"]}"#
+        );
+        assert!(matches!(
+            ToRunner::parse(&r.line()),
+            Some(ToRunner::Ready { .. })
+        ));
+        assert!(ToRunner::parse(r#"{"type":"sent","v":2}"#).is_none());
+        assert!(ToRunner::parse("not json").is_none());
+        let rep = ToRunner::Report {
+            v: VERSION,
+            report: Box::new(RoleReport {
+                latency: Some(crate::stats::LatencyHistogram::new()),
+                ..Default::default()
+            }),
+        };
+        assert!(matches!(
+            ToRunner::parse(&rep.line()),
+            Some(ToRunner::Report { .. })
+        ));
+        assert_eq!(ToNode::Start { v: 1 }.line(), r#"{"type":"start","v":1}"#);
+        let e = ToRunner::parse(r#"{"type":"error","v":1,"message":"no peer","exit_code":6}"#);
+        assert!(matches!(e, Some(ToRunner::Error { exit_code: 6, .. })));
+    }
+}

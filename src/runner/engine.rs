@@ -1,0 +1,343 @@
+//! One repetition of a case: the topology's nodes expanded into replicas with their specs,
+//! placed in dependency order (each connects to endpoints already bound), started behind
+//! one barrier, ended in order (sources and pings end by themselves; sinks, echoes and
+//! proxies that cannot know their end are stopped once the senders are done), and their
+//! reports collected.
+
+use super::place::{in_process, on_thread, Event, Placed};
+use super::{CaseSpec, Settings};
+use crate::endpoint::Transport;
+use crate::error::{Error, Result};
+use crate::net::auto_endpoint;
+use crate::roles::{NodeSpec, RoleReport, SockPlan};
+use crate::runner::control::{ToNode, VERSION};
+use crate::topology::check::Graph;
+use crate::topology::{Placement, Role, SocketType};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// A replica of a node with what it needs.
+#[derive(Debug, Clone)]
+pub struct Replica {
+    /// The node's index in the topology.
+    pub node: usize,
+    /// Its spec (connect endpoints filled in when it is placed).
+    pub spec: NodeSpec,
+    /// Thread or process.
+    pub placement: Placement,
+}
+
+fn replica_name(name: &str, replicas: u32, i: u32) -> String {
+    if replicas > 1 {
+        format!("{name}[{i}]")
+    } else {
+        name.to_string()
+    }
+}
+
+fn value_u64(
+    v: &Option<serde_json::Value>,
+    what: &str,
+    parse: fn(&str, &str) -> Result<u64>,
+) -> Result<Option<u64>> {
+    match v {
+        None => Ok(None),
+        Some(serde_json::Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64()),
+        Some(serde_json::Value::String(s)) => parse(what, s).map(Some),
+        Some(other) => Err(Error::invalid(
+            what,
+            &other.to_string(),
+            "give a whole number",
+        )),
+    }
+}
+
+/// The node's own count and size, where it overrides the case's.
+fn node_count_size(g: &Graph, i: usize, case: &CaseSpec) -> Result<(u64, usize)> {
+    let n = &g.topology.nodes[i];
+    let at = |f: &str| format!("node '{}': {f}", n.name);
+    let count = value_u64(&n.count, &at("count"), crate::parse::parse_count)?.unwrap_or(case.count);
+    let size = value_u64(&n.size, &at("size"), |w, s| {
+        crate::parse::parse_size(w, s).map(|x| x as u64)
+    })?
+    .map(|s| s as usize)
+    .unwrap_or(case.size);
+    Ok((count, size))
+}
+
+/// Expands the topology into replicas, in placement order.
+pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<Replica>> {
+    let t = &g.topology;
+    // Stream ids: one per source replica, in node order.
+    let mut first_stream = vec![0u32; t.nodes.len()];
+    let mut next = 0u32;
+    for (i, n) in t.nodes.iter().enumerate() {
+        first_stream[i] = next;
+        if n.role == Role::Source {
+            next += n.replicas;
+        }
+    }
+    let flows = g.flows();
+    let mut out = Vec::new();
+    for &i in &g.order {
+        let n = &t.nodes[i];
+        let (count, size) = node_count_size(g, i, case)?;
+        let socks = n.all_sockets();
+        let peer_replicas =
+            |si: usize| -> u32 { g.peers((i, si)).iter().map(|p| t.nodes[p.0].replicas).sum() };
+        // Streams into a sink, and whether it gets a share of any.
+        let mut streams = Vec::new();
+        let mut shared = false;
+        let mut sizes = Vec::new();
+        for f in flows.iter().filter(|f| f.sink == i) {
+            let (c, s) = node_count_size(g, f.source, case)?;
+            sizes.push(s);
+            shared |= f.shared;
+            for r in 0..t.nodes[f.source].replicas {
+                streams.push((first_stream[f.source] + r, c));
+            }
+        }
+        let sink_size = if sizes
+            .iter()
+            .all(|&s| s == sizes.first().copied().unwrap_or(size))
+        {
+            sizes.first().copied().unwrap_or(size)
+        } else {
+            0
+        };
+        // What an echo answers.
+        let pings: Vec<usize> = g
+            .peers((i, 0))
+            .iter()
+            .map(|p| p.0)
+            .filter(|&p| t.nodes[p].role == Role::Ping)
+            .collect();
+        let mut expect = 0;
+        for &p in &pings {
+            let (c, _) = node_count_size(g, p, case)?;
+            expect += (c + case.warmup) * t.nodes[p].replicas as u64;
+        }
+        let subscriptions: u32 = if n.role == Role::Source
+            && matches!(g.types[i][0], SocketType::Pub | SocketType::Xpub)
+        {
+            g.peers((i, 0))
+                .iter()
+                .map(|p| {
+                    let topics = t.nodes[p.0].all_sockets()[p.1]
+                        .options
+                        .subscribe
+                        .as_ref()
+                        .map(|v| v.len().max(1))
+                        .unwrap_or(1) as u32;
+                    let per = if g.types[p.0][p.1] == SocketType::Sub {
+                        topics
+                    } else {
+                        1
+                    };
+                    per * t.nodes[p.0].replicas
+                })
+                .sum()
+        } else {
+            0
+        };
+        let delimiter = n.role == Role::Ping
+            && g.types[i][0] == SocketType::Dealer
+            && g.peers((i, 0))
+                .iter()
+                .any(|p| g.types[p.0][p.1] == SocketType::Rep);
+        let uses_inproc = socks.iter().any(|s| {
+            s.bind.iter().chain(&s.connect).any(|e| {
+                e.starts_with("inproc://")
+                    || (!e.contains("://") && case.transport == Transport::Inproc)
+            })
+        });
+        let placement = match n.placement {
+            Placement::Auto if uses_inproc => Placement::Thread,
+            Placement::Auto => Placement::Process,
+            p => p,
+        };
+        for r in 0..n.replicas {
+            let sockets = socks
+                .iter()
+                .map(|s| SockPlan {
+                    kind: SocketType::parse(&s.kind).expect("checked"),
+                    bind: s
+                        .bind
+                        .iter()
+                        .map(|b| {
+                            if b == "auto" {
+                                auto_endpoint(case.transport)
+                            } else {
+                                b.clone()
+                            }
+                        })
+                        .collect(),
+                    connect: Vec::new(),
+                    options: s.options.clone(),
+                })
+                .collect();
+            let rate = n.rate.or(case.rate);
+            out.push(Replica {
+                node: i,
+                placement,
+                spec: NodeSpec {
+                    name: replica_name(&n.name, n.replicas, r),
+                    role: n.role,
+                    sockets,
+                    size: if n.role == Role::Sink {
+                        sink_size
+                    } else {
+                        size
+                    },
+                    count,
+                    warmup: case.warmup,
+                    rate,
+                    stamp_every: if rate.is_some() {
+                        1
+                    } else {
+                        settings.stamp_every
+                    },
+                    timeout_ms: settings.timeout.as_millis() as u64,
+                    stream_id: first_stream[i] + r,
+                    streams: streams.clone(),
+                    ends_itself: match n.role {
+                        Role::Sink => !shared,
+                        Role::Echo => n.replicas == 1 && !pings.is_empty(),
+                        _ => false,
+                    },
+                    expect,
+                    peers: peer_replicas(0),
+                    subscriptions,
+                    delimiter,
+                },
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The connect endpoints of a replica: literal ones as written; a node name becomes every
+/// endpoint the named node's replicas bound on the socket the link chose.
+fn resolve_connects(g: &Graph, rep: &mut Replica, bound: &BTreeMap<(usize, usize), Vec<String>>) {
+    let n = &g.topology.nodes[rep.node];
+    for (si, s) in n.all_sockets().iter().enumerate() {
+        let mut eps = Vec::new();
+        for (ci, c) in s.connect.iter().enumerate() {
+            if c.contains("://") {
+                eps.push(c.clone());
+                continue;
+            }
+            if let Some(l) = g
+                .links
+                .iter()
+                .find(|l| l.conn == (rep.node, si) && l.entry == ci)
+            {
+                eps.extend(bound.get(&l.bind).cloned().unwrap_or_default());
+            }
+        }
+        rep.spec.sockets[si].connect = eps;
+    }
+}
+
+/// A replica's end: its report or why it failed (None while it runs).
+type Outcome = Option<std::result::Result<RoleReport, String>>;
+
+/// Waits for a replica's report (or, with `until_sent`, for its last message to leave).
+fn wait(p: &mut dyn Placed, slot: &mut Outcome, until_sent: bool, deadline: Instant) {
+    while slot.is_none() {
+        match p.next(deadline) {
+            Ok(Event::Done(r)) => *slot = Some(*r),
+            Ok(Event::Sent) if until_sent => return,
+            Ok(_) => {}
+            Err(e) => *slot = Some(Err(e.to_string())),
+        }
+    }
+}
+
+/// A repetition's outcome per replica.
+pub type Reports = Vec<(Replica, RoleReport)>;
+
+/// Runs one repetition: place, barrier, run, end in order, collect.
+pub fn repetition(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Reports> {
+    let ctx = zmq::Context::new();
+    let deadline = Instant::now() + settings.case_timeout;
+    let mut reps = replicas(g, case, settings)?;
+    let mut bound: BTreeMap<(usize, usize), Vec<String>> = BTreeMap::new();
+    let mut placed: Vec<Box<dyn Placed>> = Vec::new();
+    for rep in reps.iter_mut() {
+        resolve_connects(g, rep, &bound);
+        let mut p = match rep.placement {
+            Placement::Thread => on_thread(&ctx, rep.spec.clone()),
+            _ => in_process(&settings.exe, &rep.spec)?,
+        };
+        let eps = match p.next(deadline)? {
+            Event::Ready(eps) => eps,
+            Event::Done(r) => {
+                return Err(Error::Protocol(match *r {
+                    Err(e) => format!("{} failed: {e}", p.name()),
+                    Ok(_) => format!("{} ended before it was ready", p.name()),
+                }))
+            }
+            Event::Sent => {
+                return Err(Error::Protocol(format!(
+                    "{} sent before it was ready",
+                    p.name()
+                )))
+            }
+        };
+        let mut at = 0;
+        for (si, s) in rep.spec.sockets.iter().enumerate() {
+            let k = s.bind.len();
+            bound
+                .entry((rep.node, si))
+                .or_default()
+                .extend(eps.iter().skip(at).take(k).cloned());
+            at += k;
+        }
+        placed.push(p);
+    }
+    for p in placed.iter_mut() {
+        p.send(ToNode::Start { v: VERSION })?;
+    }
+    let mut done: Vec<Outcome> = vec![None; reps.len()];
+    // 1. Sources and pings send to their end.
+    for (i, p) in placed.iter_mut().enumerate() {
+        if reps[i].spec.role.is_active() {
+            wait(p.as_mut(), &mut done[i], true, deadline);
+        }
+    }
+    // 2. Sinks, then echoes, then proxies: those that end by themselves are waited for,
+    //    the others told to stop (and drain) first.
+    for r in [Role::Sink, Role::Echo, Role::Proxy] {
+        for (i, p) in placed.iter_mut().enumerate() {
+            if reps[i].spec.role != r || done[i].is_some() {
+                continue;
+            }
+            if !reps[i].spec.ends_itself {
+                let _ = p.send(ToNode::Stop { v: VERSION });
+            }
+            wait(p.as_mut(), &mut done[i], false, deadline);
+        }
+    }
+    // 3. The senders' final reports (after their receivers hung up).
+    for (i, p) in placed.iter_mut().enumerate() {
+        wait(p.as_mut(), &mut done[i], false, deadline);
+    }
+    let mut first_err: Option<Error> = None;
+    let mut out = Vec::new();
+    for (i, d) in done.into_iter().enumerate() {
+        match d.expect("every replica waited for") {
+            Ok(r) => out.push((reps[i].clone(), r)),
+            Err(e) => {
+                placed[i].kill();
+                if first_err.is_none() {
+                    first_err = Some(Error::Protocol(format!("{} failed: {e}", placed[i].name())));
+                }
+            }
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}

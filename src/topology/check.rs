@@ -1,0 +1,727 @@
+//! Validation of a topology before any socket opens, and what follows from its links: which
+//! node reaches which, where each source's stream arrives and whether a sink gets all of it
+//! (PUB copies) or a share (PUSH load-balances between peers).
+//!
+//! Every error names where the topology came from, the node and the field.
+
+use super::{Node, Placement, Role, SocketType, Topology};
+use crate::endpoint::{Endpoint, Side, Transport};
+use crate::error::{Error, Result};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A socket of a node: (node index, socket index).
+pub type SockRef = (usize, usize);
+
+/// A connection the runner will make: a connecting socket to a binding one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// The socket that connects.
+    pub conn: SockRef,
+    /// The socket that binds.
+    pub bind: SockRef,
+    /// Which of the connecting socket's `connect` entries made it.
+    pub entry: usize,
+}
+
+/// Where one source's stream arrives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flow {
+    /// The source node.
+    pub source: usize,
+    /// The sink node.
+    pub sink: usize,
+    /// Each replica of the sink gets a share of the stream (load-balanced), not all of it.
+    pub shared: bool,
+}
+
+/// A checked topology.
+#[derive(Debug, Clone)]
+pub struct Graph {
+    /// The topology, with SUB sockets' default subscription filled in.
+    pub topology: Topology,
+    /// Each node's socket types, in socket order.
+    pub types: Vec<Vec<SocketType>>,
+    /// The connections.
+    pub links: Vec<Link>,
+    /// Nodes in an order where every node comes after the nodes it connects to by name.
+    pub order: Vec<usize>,
+    /// What is allowed but probably not meant.
+    pub warnings: Vec<String>,
+}
+
+fn err(origin: &str, node: &str, field: &str, value: &str, reason: impl Into<String>) -> Error {
+    Error::invalid(
+        &format!("topology {origin}: node '{node}': {field}"),
+        value,
+        reason,
+    )
+}
+
+/// Whether an endpoint entry names a node rather than an address.
+fn is_address(s: &str) -> bool {
+    s.contains("://")
+}
+
+/// Checks a topology. `origin` names it in errors (a file path, or `built-in pubsub`).
+pub fn check(origin: &str, t: &Topology) -> Result<Graph> {
+    let mut t = t.clone();
+    let mut warnings = Vec::new();
+    if t.nodes.is_empty() {
+        return Err(Error::invalid(
+            &format!("topology {origin}"),
+            "",
+            "has no nodes; add at least a source and a sink (see docs/topology.md)",
+        ));
+    }
+    // Names.
+    let mut names = BTreeMap::new();
+    for (i, n) in t.nodes.iter().enumerate() {
+        if n.name.is_empty() || n.name.contains("://") || n.name.contains(['[', ']', ' ']) {
+            return Err(err(
+                origin,
+                &n.name,
+                "name",
+                &n.name,
+                "give each node a plain name (letters, digits, - or _)",
+            ));
+        }
+        if names.insert(n.name.clone(), i).is_some() {
+            return Err(err(
+                origin,
+                &n.name,
+                "name",
+                &n.name,
+                "two nodes have this name; names must be unique",
+            ));
+        }
+        if n.replicas == 0 {
+            return Err(err(origin, &n.name, "replicas", "0", "must be at least 1"));
+        }
+    }
+    // Sockets and their types.
+    let mut types = Vec::new();
+    for n in &t.nodes {
+        let socks = n.all_sockets();
+        let want = if n.role == Role::Proxy { 2 } else { 1 };
+        if socks.len() != want {
+            return Err(err(
+                origin,
+                &n.name,
+                if n.role == Role::Proxy {
+                    "sockets"
+                } else {
+                    "socket"
+                },
+                &socks.len().to_string(),
+                if n.role == Role::Proxy {
+                    "a proxy has two sockets: `sockets = [receiving side, sending side]`"
+                        .to_string()
+                } else {
+                    format!(
+                        "a {} has exactly one socket: `socket = {{ type = ..., bind = [...] }}`",
+                        n.role.name()
+                    )
+                },
+            ));
+        }
+        let mut ts = Vec::new();
+        for (si, s) in socks.iter().enumerate() {
+            let field = field_of(n, si, "type");
+            let ty = SocketType::parse(&s.kind).ok_or_else(|| {
+                let all: Vec<_> = SocketType::ALL.iter().map(|t| t.name()).collect();
+                err(
+                    origin,
+                    &n.name,
+                    &field,
+                    &s.kind,
+                    format!("not a socket type; use one of {}", all.join(", ")),
+                )
+            })?;
+            ts.push(ty);
+        }
+        check_role(origin, n, &ts)?;
+        types.push(ts);
+    }
+    // Endpoints.
+    let mut bound: BTreeMap<String, SockRef> = BTreeMap::new();
+    for (i, n) in t.nodes.iter().enumerate() {
+        for (si, s) in n.all_sockets().iter().enumerate() {
+            for (bi, b) in s.bind.iter().enumerate() {
+                let field = field_of(n, si, &format!("bind[{bi}]"));
+                if b == "auto" {
+                    continue;
+                }
+                let ep = Endpoint::parse(b, Side::Bind)
+                    .map_err(|e| err(origin, &n.name, &field, b, e.to_string()))?;
+                if n.replicas > 1 && !ep.is_wildcard() {
+                    return Err(err(origin, &n.name, &field, b, format!(
+                        "{} replicas cannot all bind one address; use `auto` or a wildcard port (tcp://127.0.0.1:*)",
+                        n.replicas
+                    )));
+                }
+                if !ep.is_wildcard() {
+                    if let Some((j, _)) = bound.insert(b.clone(), (i, si)) {
+                        return Err(err(origin, &n.name, &field, b, format!(
+                            "this endpoint is already bound by node '{}'; an endpoint can be bound once",
+                            t.nodes[j].name
+                        )));
+                    }
+                }
+                if ep.transport() == Transport::Inproc && n.placement == Placement::Process {
+                    return Err(err(origin, &n.name, "placement", "process", "inproc:// works only between threads of one process; use placement = \"thread\" or a tcp/ipc endpoint"));
+                }
+            }
+        }
+    }
+    // Links.
+    let mut links = Vec::new();
+    for (i, n) in t.nodes.iter().enumerate() {
+        for (si, s) in n.all_sockets().iter().enumerate() {
+            for (ci, c) in s.connect.iter().enumerate() {
+                let field = field_of(n, si, &format!("connect[{ci}]"));
+                if is_address(c) {
+                    let ep = Endpoint::parse(c, Side::Connect)
+                        .map_err(|e| err(origin, &n.name, &field, c, e.to_string()))?;
+                    if ep.transport() == Transport::Inproc && n.placement == Placement::Process {
+                        return Err(err(origin, &n.name, "placement", "process", "inproc:// works only between threads of one process; use placement = \"thread\" or a tcp/ipc endpoint"));
+                    }
+                    if let Some(&b) = bound.get(c) {
+                        links.push(Link {
+                            conn: (i, si),
+                            bind: b,
+                            entry: ci,
+                        });
+                    }
+                    continue;
+                }
+                let Some(&j) = names.get(c) else {
+                    let all: Vec<_> = t.nodes.iter().map(|n| n.name.as_str()).collect();
+                    return Err(err(origin, &n.name, &field, c, format!(
+                        "no node has this name and it is not an endpoint; name one of {} or write tcp://HOST:PORT",
+                        all.join(", ")
+                    )));
+                };
+                if j == i {
+                    return Err(err(
+                        origin,
+                        &n.name,
+                        &field,
+                        c,
+                        "a node cannot connect to itself",
+                    ));
+                }
+                // The named node's binding sockets that can talk to this one.
+                let cands: Vec<usize> = t.nodes[j]
+                    .all_sockets()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| !b.bind.is_empty())
+                    .map(|(k, _)| k)
+                    .collect();
+                if cands.is_empty() {
+                    return Err(err(origin, &n.name, &field, c, format!(
+                        "node '{c}' binds nothing; give it `bind = [\"auto\"]` or connect the other way round"
+                    )));
+                }
+                let fit: Vec<usize> = cands
+                    .iter()
+                    .copied()
+                    .filter(|&k| types[i][si].pairs_with(types[j][k]))
+                    .collect();
+                let Some(&k) = fit.first() else {
+                    let theirs: Vec<_> = cands.iter().map(|&k| types[j][k].name()).collect();
+                    return Err(err(
+                        origin,
+                        &n.name,
+                        &field,
+                        c,
+                        format!(
+                        "a {} socket cannot talk to {} (node '{c}'): ZMTP refuses that pair; {}",
+                        types[i][si].name(),
+                        theirs.join(" or "),
+                        peers_hint(types[i][si])
+                    ),
+                    ));
+                };
+                links.push(Link {
+                    conn: (i, si),
+                    bind: (j, k),
+                    entry: ci,
+                });
+            }
+        }
+    }
+    for l in &links {
+        let (a, b) = (types[l.conn.0][l.conn.1], types[l.bind.0][l.bind.1]);
+        if !a.pairs_with(b) {
+            let n = &t.nodes[l.conn.0];
+            return Err(err(
+                origin,
+                &n.name,
+                &field_of(n, l.conn.1, &format!("connect[{}]", l.entry)),
+                &n.all_sockets()[l.conn.1].connect[l.entry],
+                format!(
+                    "a {} socket cannot talk to {} (node '{}'): ZMTP refuses that pair; {}",
+                    a.name(),
+                    b.name(),
+                    t.nodes[l.bind.0].name,
+                    peers_hint(a)
+                ),
+            ));
+        }
+    }
+    // PAIR has one peer.
+    for (i, n) in t.nodes.iter().enumerate() {
+        for (si, ty) in types[i].iter().enumerate() {
+            if *ty != SocketType::Pair {
+                continue;
+            }
+            let peers: u64 = links
+                .iter()
+                .filter_map(|l| {
+                    if l.conn == (i, si) {
+                        Some(t.nodes[l.bind.0].replicas as u64)
+                    } else if l.bind == (i, si) {
+                        Some(t.nodes[l.conn.0].replicas as u64)
+                    } else {
+                        None
+                    }
+                })
+                .sum();
+            if peers > 1 || (n.replicas > 1 && links.iter().any(|l| l.bind == (i, si))) {
+                return Err(err(origin, &n.name, &field_of(n, si, "type"), "PAIR", format!(
+                    "a PAIR socket has exactly one peer, and this one would have {}; use PUSH/PULL, PUB/SUB or DEALER/ROUTER for more",
+                    peers.max(2)
+                )));
+            }
+        }
+    }
+    // Reachability.
+    if t.nodes.len() > 1 {
+        for (i, n) in t.nodes.iter().enumerate() {
+            let linked = links.iter().any(|l| l.conn.0 == i || l.bind.0 == i);
+            if linked {
+                continue;
+            }
+            let literal = n
+                .all_sockets()
+                .iter()
+                .any(|s| s.bind.iter().chain(&s.connect).any(|e| is_address(e)));
+            if literal {
+                warnings.push(format!(
+                    "node '{}' is linked to no other node; only a peer outside the topology can reach it",
+                    n.name
+                ));
+            } else {
+                return Err(err(origin, &n.name, "socket", "", "nobody reaches this node: no node connects to its binds and it connects to none; add `connect = [\"NODE\"]` on one side"));
+            }
+        }
+    }
+    // SUB without a subscription: subscribe to everything, and say so.
+    for (i, n) in t.nodes.iter_mut().enumerate() {
+        let name = n.name.clone();
+        let mut socks: Vec<&mut super::SocketSpec> =
+            n.socket.iter_mut().chain(n.sockets.iter_mut()).collect();
+        for (si, s) in socks.iter_mut().enumerate() {
+            if types[i][si] == SocketType::Sub && s.options.subscribe.is_none() {
+                warnings.push(format!(
+                    "node '{name}': its SUB socket has no `subscribe`; a SUB receives nothing without one, so it is subscribed to everything (\"\")"
+                ));
+                s.options.subscribe = Some(vec![String::new()]);
+            }
+        }
+    }
+    let order = placement_order(origin, &t)?;
+    Ok(Graph {
+        topology: t,
+        types,
+        links,
+        order,
+        warnings,
+    })
+}
+
+fn field_of(n: &Node, si: usize, f: &str) -> String {
+    if n.socket.is_some() && si == 0 {
+        format!("socket.{f}")
+    } else {
+        let k = if n.socket.is_some() { si - 1 } else { si };
+        format!("sockets[{k}].{f}")
+    }
+}
+
+fn peers_hint(t: SocketType) -> String {
+    let peers: Vec<_> = SocketType::ALL
+        .iter()
+        .filter(|o| t.pairs_with(**o))
+        .map(|o| o.name())
+        .collect();
+    format!("a {} socket talks to {}", t.name(), peers.join(", "))
+}
+
+fn check_role(origin: &str, n: &Node, ts: &[SocketType]) -> Result<()> {
+    use SocketType::*;
+    let ok = match n.role {
+        Role::Source => matches!(ts[0], Pub | Xpub | Push | Pair | Dealer),
+        Role::Sink => matches!(ts[0], Sub | Xsub | Pull | Pair | Dealer | Router),
+        Role::Ping => matches!(ts[0], Req | Dealer | Pair),
+        Role::Echo => matches!(ts[0], Rep | Router | Dealer | Pair),
+        Role::Proxy => ts[0].receives() && ts[1].sends(),
+    };
+    if ok {
+        return Ok(());
+    }
+    let want = match n.role {
+        Role::Source => "a sending socket: PUB, XPUB, PUSH, PAIR or DEALER",
+        Role::Sink => "a receiving socket: SUB, XSUB, PULL, PAIR, DEALER or ROUTER",
+        Role::Ping => "REQ, DEALER or PAIR",
+        Role::Echo => "REP, ROUTER, DEALER or PAIR",
+        Role::Proxy => "a receiving socket first (e.g. XSUB, PULL, ROUTER), then a sending one (e.g. XPUB, PUSH, DEALER)",
+    };
+    let got: Vec<_> = ts.iter().map(|t| t.name()).collect();
+    Err(err(
+        origin,
+        &n.name,
+        if n.role == Role::Proxy {
+            "sockets"
+        } else {
+            "socket.type"
+        },
+        &got.join(", "),
+        format!("a {} needs {want}", n.role.name()),
+    ))
+}
+
+/// Nodes ordered so that each comes after every node it connects to by name.
+fn placement_order(origin: &str, t: &Topology) -> Result<Vec<usize>> {
+    let idx: BTreeMap<&str, usize> = t
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), i))
+        .collect();
+    let deps: Vec<BTreeSet<usize>> = t
+        .nodes
+        .iter()
+        .map(|n| {
+            n.all_sockets()
+                .iter()
+                .flat_map(|s| s.connect.iter())
+                .filter_map(|c| idx.get(c.as_str()).copied())
+                .collect()
+        })
+        .collect();
+    let mut done = vec![false; t.nodes.len()];
+    let mut order = Vec::new();
+    while order.len() < t.nodes.len() {
+        let next = (0..t.nodes.len()).find(|&i| !done[i] && deps[i].iter().all(|&d| done[d]));
+        match next {
+            Some(i) => {
+                done[i] = true;
+                order.push(i);
+            }
+            None => {
+                let stuck: Vec<_> = (0..t.nodes.len())
+                    .filter(|&i| !done[i])
+                    .map(|i| t.nodes[i].name.as_str())
+                    .collect();
+                return Err(Error::invalid(
+                    &format!("topology {origin}"),
+                    &stuck.join(", "),
+                    "these nodes connect to each other in a circle by name; one of them must connect to a literal endpoint that the other binds",
+                ));
+            }
+        }
+    }
+    Ok(order)
+}
+
+impl Graph {
+    /// The sockets linked to `s`, with the replicas of each.
+    pub fn peers(&self, s: SockRef) -> Vec<SockRef> {
+        self.links
+            .iter()
+            .filter_map(|l| {
+                if l.conn == s {
+                    Some(l.bind)
+                } else if l.bind == s {
+                    Some(l.conn)
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+
+    fn replicas(&self, node: usize) -> u64 {
+        self.topology.nodes[node].replicas as u64
+    }
+
+    /// Where each source's stream arrives: followed through proxies; shared when a
+    /// non-copying socket on the way has more than one receiving peer.
+    pub fn flows(&self) -> Vec<Flow> {
+        let mut out = Vec::new();
+        for (src, n) in self.topology.nodes.iter().enumerate() {
+            if n.role != Role::Source {
+                continue;
+            }
+            // (socket that sends, shared so far)
+            let mut todo = vec![((src, 0usize), false)];
+            let mut seen = BTreeSet::new();
+            while let Some((s, shared)) = todo.pop() {
+                if !seen.insert((s, shared)) {
+                    continue;
+                }
+                let ty = self.types[s.0][s.1];
+                let receivers: Vec<SockRef> = self
+                    .peers(s)
+                    .into_iter()
+                    .filter(|p| {
+                        let role = self.topology.nodes[p.0].role;
+                        (role == Role::Sink || (role == Role::Proxy && p.1 == 0))
+                            && self.types[p.0][p.1].receives()
+                    })
+                    .collect();
+                let fan: u64 = receivers.iter().map(|p| self.replicas(p.0)).sum();
+                let split = shared || (!ty.copies() && fan > 1);
+                for p in receivers {
+                    match self.topology.nodes[p.0].role {
+                        Role::Sink => out.push(Flow {
+                            source: src,
+                            sink: p.0,
+                            shared: split,
+                        }),
+                        _ => todo.push(((p.0, 1), split || self.replicas(p.0) > 1)),
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|f| (f.source, f.sink));
+        out.dedup_by_key(|f| (f.source, f.sink));
+        out
+    }
+
+    /// The graph in words: one line per node, then one per link.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        let t = &self.topology;
+        s.push_str(&format!(
+            "topology {}: {} nodes, {} links\n",
+            if t.name.is_empty() {
+                "(unnamed)"
+            } else {
+                &t.name
+            },
+            t.nodes.len(),
+            self.links.len()
+        ));
+        for (i, n) in t.nodes.iter().enumerate() {
+            let socks: Vec<String> = n
+                .all_sockets()
+                .iter()
+                .enumerate()
+                .map(|(si, sp)| {
+                    let mut w = self.types[i][si].name().to_string();
+                    for b in &sp.bind {
+                        w.push_str(&format!(" bind {b}"));
+                    }
+                    for c in &sp.connect {
+                        w.push_str(&format!(" connect {c}"));
+                    }
+                    w
+                })
+                .collect();
+            let reps = if n.replicas > 1 {
+                format!(" x{}", n.replicas)
+            } else {
+                String::new()
+            };
+            s.push_str(&format!(
+                "  {:<12} {:<6}{reps}  {}\n",
+                n.name,
+                n.role.name(),
+                socks.join("; ")
+            ));
+        }
+        for l in &self.links {
+            let (a, b) = (&t.nodes[l.conn.0], &t.nodes[l.bind.0]);
+            s.push_str(&format!(
+                "  {} ({}) -> {} ({})\n",
+                a.name,
+                self.types[l.conn.0][l.conn.1].name(),
+                b.name,
+                self.types[l.bind.0][l.bind.1].name()
+            ));
+        }
+        for f in self.flows() {
+            s.push_str(&format!(
+                "  stream {} => {}{}\n",
+                t.nodes[f.source].name,
+                t.nodes[f.sink].name,
+                if f.shared {
+                    " (shared: each replica gets part)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        for w in &self.warnings {
+            s.push_str(&format!("warning: {w}\n"));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::load::load;
+
+    fn one(text: &str) -> Result<Graph> {
+        let v = load("t.json", text)?;
+        check("t.json", &v[0].topology)
+    }
+
+    fn node(name: &str, role: &str, sock: &str) -> String {
+        format!(r#"{{"name": "{name}", "role": "{role}", "socket": {sock}}}"#)
+    }
+
+    fn topo(nodes: &[String]) -> String {
+        format!(r#"{{"nodes": [{}]}}"#, nodes.join(","))
+    }
+
+    #[test]
+    fn the_ptmp_example_checks_and_flows_to_both_subscribers() {
+        let g = one(&topo(&[
+            node(
+                "pub",
+                "source",
+                r#"{"type": "PUB", "bind": ["tcp://127.0.0.1:*"]}"#,
+            ),
+            node("sub1", "sink", r#"{"type": "SUB", "connect": ["pub"]}"#),
+            node("sub2", "sink", r#"{"type": "SUB", "connect": ["pub"]}"#),
+        ]))
+        .unwrap();
+        assert_eq!(g.links.len(), 2);
+        assert_eq!(g.order[0], 0);
+        let f = g.flows();
+        assert_eq!(f.len(), 2);
+        assert!(f.iter().all(|f| !f.shared));
+        assert_eq!(g.warnings.len(), 2, "{:?}", g.warnings);
+        assert!(g.warnings[0].contains("sub1") && g.warnings[0].contains("subscribe"));
+    }
+
+    #[test]
+    fn push_to_two_pulls_is_shared_and_proxies_are_followed() {
+        let g = one(&topo(&[
+            node("src", "source", r#"{"type": "PUSH", "bind": ["auto"]}"#),
+            node("a", "sink", r#"{"type": "PULL", "connect": ["src"]}"#),
+            node("b", "sink", r#"{"type": "PULL", "connect": ["src"]}"#),
+        ]))
+        .unwrap();
+        assert!(g.flows().iter().all(|f| f.shared));
+        let text = r#"{"nodes": [
+          {"name": "w", "role": "source", "replicas": 3, "socket": {"type": "PUSH", "connect": ["col"]}},
+          {"name": "col", "role": "proxy", "sockets": [{"type": "PULL", "bind": ["auto"]}, {"type": "PUB", "bind": ["auto"]}]},
+          {"name": "r", "role": "sink", "replicas": 2, "socket": {"type": "SUB", "connect": ["col"], "subscribe": [""]}}
+        ]}"#;
+        let g = one(text).unwrap();
+        let f = g.flows();
+        assert_eq!(
+            f,
+            vec![Flow {
+                source: 0,
+                sink: 2,
+                shared: false
+            }]
+        );
+        assert_eq!(g.order, vec![1, 0, 2]);
+        assert!(
+            g.describe().contains("w (PUSH) -> col (PULL)"),
+            "{}",
+            g.describe()
+        );
+    }
+
+    #[test]
+    fn each_mistake_names_the_node_and_the_field() {
+        let cases: Vec<(String, &str)> = vec![
+            (
+                topo(&[
+                    node("a", "sink", r#"{"type": "SUBB", "bind": ["auto"]}"#),
+                    node("b", "source", r#"{"type": "PUB", "connect": ["a"]}"#),
+                ]),
+                "node 'a': socket.type",
+            ),
+            (
+                topo(&[
+                    node("r", "echo", r#"{"type": "PUSH", "bind": ["auto"]}"#),
+                    node("q", "ping", r#"{"type": "REQ", "connect": ["r"]}"#),
+                ]),
+                "node 'r': socket.type",
+            ),
+            (
+                topo(&[
+                    node("p", "sink", r#"{"type": "PULL", "bind": ["auto"]}"#),
+                    node("q", "ping", r#"{"type": "REQ", "connect": ["p"]}"#),
+                ]),
+                "ZMTP refuses",
+            ),
+            (
+                topo(&[
+                    node("a", "sink", r#"{"type": "PAIR", "bind": ["auto"]}"#),
+                    node("b", "source", r#"{"type": "PAIR", "connect": ["a"]}"#),
+                    node("c", "source", r#"{"type": "PAIR", "connect": ["a"]}"#),
+                ]),
+                "exactly one peer",
+            ),
+            (
+                topo(&[
+                    node(
+                        "a",
+                        "sink",
+                        r#"{"type": "PULL", "bind": ["tcp://127.0.0.1:5999"]}"#,
+                    ),
+                    node(
+                        "b",
+                        "sink",
+                        r#"{"type": "PULL", "bind": ["tcp://127.0.0.1:5999"]}"#,
+                    ),
+                    node("c", "source", r#"{"type": "PUSH", "connect": ["a", "b"]}"#),
+                ]),
+                "already bound by node 'a'",
+            ),
+            (
+                topo(&[
+                    node("a", "sink", r#"{"type": "PULL", "bind": ["auto"]}"#),
+                    node("b", "source", r#"{"type": "PUSH", "connect": ["a"]}"#),
+                    node("lonely", "sink", r#"{"type": "PULL", "bind": ["auto"]}"#),
+                ]),
+                "node 'lonely': socket",
+            ),
+            (
+                topo(&[
+                    node("a", "sink", r#"{"type": "PULL", "bind": ["auto"]}"#),
+                    node("b", "source", r#"{"type": "PUSH", "connect": ["nobody"]}"#),
+                ]),
+                "node 'b': socket.connect[0]",
+            ),
+            (
+                topo(&[
+                    node(
+                        "a",
+                        "sink",
+                        r#"{"type": "PULL", "bind": ["tcp://127.0.0.1"]}"#,
+                    ),
+                    node("b", "source", r#"{"type": "PUSH", "connect": ["a"]}"#),
+                ]),
+                "node 'a': socket.bind[0]",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = one(&text).unwrap_err().to_string();
+            assert!(e.contains("t.json"), "{e}");
+            assert!(e.contains(want), "want '{want}' in: {e}");
+        }
+    }
+}

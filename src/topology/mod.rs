@@ -1,0 +1,315 @@
+//! Topologies: every measurement is a socket graph. A topology is nodes (a role, a replica
+//! count, a placement hint) and their sockets (a libzmq type, `bind[]`, `connect[]`,
+//! options). The built-in shapes of the suite are shipped files read by the same code as a
+//! user's file ([`load`]); [`check`] validates a topology before any socket opens and works
+//! out how messages flow through it.
+
+pub mod builtin;
+pub mod check;
+pub mod load;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A socket graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    /// Its name: the pattern column of reports and the middle of case ids.
+    #[serde(default)]
+    pub name: String,
+    /// What it shows, in a sentence.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Case parameters the file sets (size, count, transport, ...); the command line may
+    /// override them.
+    #[serde(default)]
+    pub params: Params,
+    /// Cartesian sweeps: a parameter (`size`, or `NODE.FIELD` such as `sub.replicas` or
+    /// `pub.socket.sndhwm`) and the values it takes. Expanded by [`load`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sweep: BTreeMap<String, Vec<serde_json::Value>>,
+    /// The nodes.
+    #[serde(alias = "node")]
+    pub nodes: Vec<Node>,
+}
+
+/// Case parameters of a topology.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Payload bytes per message (`64`, `"1KiB"`).
+    pub size: Option<serde_json::Value>,
+    /// Messages per source, or round trips per ping.
+    pub count: Option<serde_json::Value>,
+    /// Unmeasured messages or round trips first.
+    pub warmup: Option<serde_json::Value>,
+    /// Sources: messages per second (open loop).
+    pub rate: Option<f64>,
+    /// Repetitions of the case.
+    pub repetitions: Option<u32>,
+    /// Transport of `auto` binds: tcp, ipc or inproc.
+    pub transport: Option<String>,
+}
+
+/// What a node does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Sends a stream with the measurement header (count, size, rate).
+    Source,
+    /// Receives streams and keeps a ledger and the latency of each.
+    Sink,
+    /// Sends every message it receives back where it came from.
+    Echo,
+    /// Closed-loop client: sends a request, waits for the echo, times the round trip.
+    Ping,
+    /// Forwards frames between its two sockets untouched (latency stays end to end).
+    Proxy,
+}
+
+impl Role {
+    /// Its name in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Source => "source",
+            Role::Sink => "sink",
+            Role::Echo => "echo",
+            Role::Ping => "ping",
+            Role::Proxy => "proxy",
+        }
+    }
+
+    /// Roles that end by themselves; the others end when the runner stops them or when
+    /// everything they expect has arrived.
+    pub fn is_active(self) -> bool {
+        matches!(self, Role::Source | Role::Ping)
+    }
+}
+
+/// Where a node runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    /// A thread of the runner (needed for inproc).
+    Thread,
+    /// A child process (the same binary re-executed).
+    Process,
+    /// Left to the runner: a thread if the node uses inproc, else a process.
+    #[default]
+    Auto,
+}
+
+/// A node: a role with its sockets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    /// Unique name; other nodes connect to it by this name.
+    pub name: String,
+    /// What it does.
+    pub role: Role,
+    /// Replicas of this node (e.g. 100 subscribers).
+    #[serde(default = "one")]
+    pub replicas: u32,
+    /// Where it runs.
+    #[serde(default)]
+    pub placement: Placement,
+    /// Its socket (a PTMP socket object is accepted verbatim).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<SocketSpec>,
+    /// Its sockets, for a proxy: the receiving side first, then the sending side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sockets: Vec<SocketSpec>,
+    /// Source: messages (ping: round trips), overriding the case's count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<serde_json::Value>,
+    /// Source or ping: payload size, overriding the case's size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<serde_json::Value>,
+    /// Source: messages per second, overriding the case's rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Node {
+    /// Its sockets, whichever way the file wrote them.
+    pub fn all_sockets(&self) -> Vec<&SocketSpec> {
+        self.socket.iter().chain(self.sockets.iter()).collect()
+    }
+}
+
+/// A socket: its type, where it binds and connects, and its options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SocketSpec {
+    /// A libzmq socket type name: PAIR, PUB, SUB, XPUB, XSUB, REQ, REP, DEALER, ROUTER,
+    /// PUSH, PULL (checked by [`check`], so the error names the node).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Endpoints to bind: `tcp://127.0.0.1:*`, `ipc:///path`, `inproc://name`, or `auto`
+    /// (a fresh endpoint on the case's transport).
+    #[serde(default)]
+    pub bind: Vec<String>,
+    /// Endpoints to connect to, or the names of nodes whose binds to connect to.
+    #[serde(default)]
+    pub connect: Vec<String>,
+    /// Options.
+    #[serde(flatten)]
+    pub options: SocketOptions,
+}
+
+/// Socket options a topology may set; anything else is an error naming the field.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SocketOptions {
+    /// ZMQ_SNDHWM, messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sndhwm: Option<i32>,
+    /// ZMQ_RCVHWM, messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcvhwm: Option<i32>,
+    /// ZMQ_LINGER, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linger: Option<i32>,
+    /// ZMQ_SNDBUF, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sndbuf: Option<i32>,
+    /// ZMQ_RCVBUF, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcvbuf: Option<i32>,
+    /// ZMQ_IMMEDIATE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub immediate: Option<bool>,
+    /// ZMQ_CONFLATE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflate: Option<bool>,
+    /// SUB/XSUB topics (prefixes); none on a SUB means everything, with a warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscribe: Option<Vec<String>>,
+    /// ZMQ_XPUB_VERBOSE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xpub_verbose: Option<bool>,
+    /// ZMQ_XPUB_NODROP: block at the high-water mark instead of dropping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xpub_nodrop: Option<bool>,
+    /// ZMQ_ROUTER_MANDATORY.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_mandatory: Option<bool>,
+    /// ZMQ_ROUTING_ID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing_id: Option<String>,
+    /// ZMQ_TCP_KEEPALIVE (-1 system default, 0 off, 1 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_keepalive: Option<i32>,
+}
+
+/// The socket types of libzmq that topologies may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum SocketType {
+    Pair,
+    Pub,
+    Sub,
+    Xpub,
+    Xsub,
+    Req,
+    Rep,
+    Dealer,
+    Router,
+    Push,
+    Pull,
+}
+
+impl SocketType {
+    /// Every type, as files name them.
+    pub const ALL: [SocketType; 11] = [
+        SocketType::Pair,
+        SocketType::Pub,
+        SocketType::Sub,
+        SocketType::Xpub,
+        SocketType::Xsub,
+        SocketType::Req,
+        SocketType::Rep,
+        SocketType::Dealer,
+        SocketType::Router,
+        SocketType::Push,
+        SocketType::Pull,
+    ];
+
+    /// The name files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            SocketType::Pair => "PAIR",
+            SocketType::Pub => "PUB",
+            SocketType::Sub => "SUB",
+            SocketType::Xpub => "XPUB",
+            SocketType::Xsub => "XSUB",
+            SocketType::Req => "REQ",
+            SocketType::Rep => "REP",
+            SocketType::Dealer => "DEALER",
+            SocketType::Router => "ROUTER",
+            SocketType::Push => "PUSH",
+            SocketType::Pull => "PULL",
+        }
+    }
+
+    /// Parses a name, in any case.
+    pub fn parse(s: &str) -> Option<SocketType> {
+        let up = s.to_ascii_uppercase();
+        SocketType::ALL.iter().copied().find(|t| t.name() == up)
+    }
+
+    /// The libzmq type.
+    pub fn zmq(self) -> zmq::SocketType {
+        match self {
+            SocketType::Pair => zmq::PAIR,
+            SocketType::Pub => zmq::PUB,
+            SocketType::Sub => zmq::SUB,
+            SocketType::Xpub => zmq::XPUB,
+            SocketType::Xsub => zmq::XSUB,
+            SocketType::Req => zmq::REQ,
+            SocketType::Rep => zmq::REP,
+            SocketType::Dealer => zmq::DEALER,
+            SocketType::Router => zmq::ROUTER,
+            SocketType::Push => zmq::PUSH,
+            SocketType::Pull => zmq::PULL,
+        }
+    }
+
+    /// Whether ZMTP lets a socket of this type talk to one of `other` (libzmq refuses the
+    /// handshake otherwise).
+    pub fn pairs_with(self, other: SocketType) -> bool {
+        use SocketType::*;
+        let ok = |a: SocketType, b: SocketType| {
+            matches!(
+                (a, b),
+                (Pair, Pair)
+                    | (Pub | Xpub, Sub | Xsub)
+                    | (Req | Dealer, Rep | Router)
+                    | (Dealer, Dealer)
+                    | (Router, Router)
+                    | (Push, Pull)
+            )
+        };
+        ok(self, other) || ok(other, self)
+    }
+
+    /// Whether data messages leave through a socket of this type.
+    pub fn sends(self) -> bool {
+        !matches!(self, SocketType::Sub | SocketType::Xsub | SocketType::Pull)
+    }
+
+    /// Whether data messages arrive on a socket of this type.
+    pub fn receives(self) -> bool {
+        !matches!(self, SocketType::Pub | SocketType::Xpub | SocketType::Push)
+    }
+
+    /// Whether each message goes to every peer (PUB) rather than one of them.
+    pub fn copies(self) -> bool {
+        matches!(self, SocketType::Pub | SocketType::Xpub)
+    }
+}
