@@ -45,6 +45,17 @@ pub struct SockPlan {
     pub options: SocketOptions,
 }
 
+impl SockPlan {
+    /// Whether this is the socket of `spec` that waits for subscriptions: the only socket
+    /// of a source, the sending side of a proxy.
+    pub fn publishes(&self, spec: &NodeSpec) -> bool {
+        match spec.role {
+            Role::Proxy => spec.sockets.get(1) == Some(self),
+            _ => true,
+        }
+    }
+}
+
 /// Everything a node replica needs to run; sent to a child process as JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NodeSpec {
@@ -166,7 +177,7 @@ pub(crate) fn open_one(
     recv_timeout: Duration,
 ) -> Result<Opened> {
     let mut kind = plan.kind;
-    if spec.subscriptions > 0 && kind == SocketType::Pub {
+    if spec.subscriptions > 0 && kind == SocketType::Pub && plan.publishes(spec) {
         kind = SocketType::Xpub;
     }
     let mut bound = Vec::new();
@@ -225,7 +236,7 @@ fn configure(
     s.set_rcvtimeo(ms)
         .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
     apply_options(s, plan.kind, &plan.options)?;
-    if kind == SocketType::Xpub && spec.subscriptions > 0 {
+    if kind == SocketType::Xpub && spec.subscriptions > 0 && plan.publishes(spec) {
         crate::net::set_xpub_verbose(s)?;
     }
     Ok(())

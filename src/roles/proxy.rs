@@ -22,6 +22,31 @@ pub(super) fn run(
         (socks.pop().expect("two sockets"), b)
     };
     let mut msg = RawMsg::new();
+    // A publishing side waits for its subscribers first (passing the subscriptions on to an
+    // XSUB front), so the proxy drops nothing for want of a subscription.
+    let front_sends = spec.sockets[0].kind.sends();
+    let give_up = std::time::Instant::now() + spec.timeout();
+    for got in 0..spec.subscriptions {
+        loop {
+            match msg.recv(&mut back, 0) {
+                Ok(()) => break,
+                Err(zmq::Error::EAGAIN) if std::time::Instant::now() < give_up => continue,
+                Err(zmq::Error::EAGAIN) => {
+                    return Err(crate::error::Error::Protocol(format!(
+                        "proxy {}: {got} of {} subscriptions arrived within {}",
+                        spec.name,
+                        spec.subscriptions,
+                        crate::error::fmt_duration(spec.timeout())
+                    )))
+                }
+                Err(e) => return Err(zmq_err("waiting for the subscribers behind the proxy")(e)),
+            }
+        }
+        if front_sends {
+            msg.send(&mut front, 0)
+                .map_err(zmq_err("passing a subscription on"))?;
+        }
+    }
     let mut forwarded = 0u64;
     let mut stopping = false;
     let mut idle_slices = 0u64;
@@ -53,8 +78,11 @@ pub(super) fn run(
         if fr {
             forwarded += pass(&mut msg, &mut front, &mut back)?;
         }
-        if br {
+        if br && front_sends {
             forwarded += pass(&mut msg, &mut back, &mut front)?;
+        } else if br {
+            // Subscriptions with nowhere to go (a PULL front): read and drop them.
+            while msg.recv(&mut back, zmq::DONTWAIT).is_ok() {}
         }
     }
     Ok(RoleReport {

@@ -117,10 +117,13 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
             let (c, _) = node_count_size(g, p, case)?;
             expect += (c + case.warmup) * t.nodes[p].replicas as u64;
         }
-        let subscriptions: u32 = if n.role == Role::Source
-            && matches!(g.types[i][0], SocketType::Pub | SocketType::Xpub)
+        // The socket that publishes (a source's, or a proxy's sending side) waits for its
+        // subscribers before the first message.
+        let out_sock = if n.role == Role::Proxy { 1 } else { 0 };
+        let subscriptions: u32 = if matches!(n.role, Role::Source | Role::Proxy)
+            && matches!(g.types[i][out_sock], SocketType::Pub | SocketType::Xpub)
         {
-            g.peers((i, 0))
+            g.peers((i, out_sock))
                 .iter()
                 .map(|p| {
                     let topics = t.nodes[p.0].all_sockets()[p.1]

@@ -217,11 +217,14 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         None
     };
     let summary = summarise(&reps);
-    let warnings = if error.is_none() {
+    let mut warnings = if error.is_none() {
         warnings(spec, &reps, &summary)
     } else {
         Vec::new()
     };
+    if let Some(g) = &graph {
+        warnings.extend(g.warnings.iter().cloned());
+    }
     CaseResult {
         id: spec.id(),
         kind: spec.kind(),

@@ -305,6 +305,8 @@ fn json_text(v: &serde_json::Value) -> String {
 fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Result<Vec<CaseSpec>> {
     let mut plan = Vec::new();
     for v in topo_load::load(path, text)? {
+        // Every mistake is found before any socket opens.
+        crate::topology::check::check(path, &v.topology)?;
         let t = v.topology;
         let p = &t.params;
         let at = |f: &str| format!("topology file {path}: params.{f}");
