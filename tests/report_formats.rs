@@ -132,12 +132,70 @@ fn schema_rejects_wrong_types_and_unknown_fields() {
         ("negative count", |j| {
             j["cases"][0]["count"] = Value::from(-1)
         }),
+        ("unknown field in an edge", |j| {
+            j["cases"][9]["edges"][1]["jitter_us"] = Value::from(3)
+        }),
+        ("an edge without its messages", |j| {
+            j["cases"][9]["edges"][0]
+                .as_object_mut()
+                .expect("object")
+                .remove("messages");
+        }),
+        ("unknown field in an edge's loss", |j| {
+            j["cases"][9]["edges"][1]["loss"]["late"] = Value::from(1)
+        }),
+        ("unknown field in a node", |j| {
+            j["cases"][9]["nodes"][0]["gpu_ms"] = Value::from(1)
+        }),
+        ("unknown node role", |j| {
+            j["cases"][9]["nodes"][0]["role"] = Value::from("broker")
+        }),
+        ("null edge latency", |j| {
+            j["cases"][9]["edges"][0]["latency"] = Value::Null
+        }),
     ];
     for (what, mutate) in mutations {
         let mut bad = good.clone();
         mutate(&mut bad);
         assert!(!v.is_valid(&bad), "the schema accepts {what}");
     }
+}
+
+#[test]
+fn json_with_nodes_and_edges_validates() {
+    let v = validator();
+    let json = json_of(&sample_run());
+    let case = &json["cases"][9];
+    assert_eq!(case["id"], "throughput/ptmp/tcp/64");
+    assert_eq!(case["nodes"].as_array().map(Vec::len), Some(3));
+    assert_eq!(case["edges"].as_array().map(Vec::len), Some(2));
+    assert_eq!(case["edges"][1]["loss"]["lost_in_middle"], 250);
+    // Cases without a topology leave both out, as reports written before them did.
+    assert!(json["cases"][0].get("nodes").is_none() && json["cases"][0].get("edges").is_none());
+    let errs = errors(&v, &json);
+    assert!(
+        errs.is_empty(),
+        "nodes and edges do not validate: {errs:#?}"
+    );
+
+    // Every optional figure of a node and an edge, present.
+    let mut full = json.clone();
+    let node = &mut full["cases"][9]["nodes"][0];
+    node["delivered_msgs_per_sec"] = Value::from(12.5);
+    node["forwarded"] = Value::from(1000);
+    node["cut_short"] = serde_json::json!(["pub: idle: nothing for 10.0 s"]);
+    let errs = errors(&v, &full);
+    assert!(errs.is_empty(), "a full node does not validate: {errs:#?}");
+    // And every one left out.
+    let mut bare = json;
+    for e in bare["cases"][9]["edges"].as_array_mut().expect("edges") {
+        let e = e.as_object_mut().expect("edge");
+        for k in ["msgs_per_sec", "loss", "latency"] {
+            e.remove(k);
+        }
+    }
+    let errs = errors(&v, &bare);
+    assert!(errs.is_empty(), "a bare edge does not validate: {errs:#?}");
 }
 
 #[test]
@@ -179,6 +237,167 @@ fn html_to_file_when_asked() {
     if let Ok(path) = std::env::var("ZMQPERF_REPORT_HTML") {
         std::fs::write(&path, render(&sample_run(), Format::Html)).expect("write the HTML");
     }
+}
+
+/// Renders a JSON report (e.g. of a live `zmqperf run --format json`) named by
+/// ZMQPERF_RENDER_JSON in the human formats, next to it (`.txt`, `.md`, `.html`), to look at
+/// them.
+#[test]
+fn json_file_to_human_formats_when_asked() {
+    let Ok(path) = std::env::var("ZMQPERF_RENDER_JSON") else {
+        return;
+    };
+    let text = std::fs::read_to_string(&path).expect("read the JSON report");
+    let run: RunResult = serde_json::from_str(&text).expect("a run result");
+    for f in [Format::Table, Format::Markdown, Format::Html] {
+        let out = format!("{path}.{}", f.extension());
+        std::fs::write(&out, render(&run, f)).expect("write the report");
+    }
+}
+
+/// The text of a section of the table report, from its heading to the next blank line.
+fn section<'a>(text: &'a str, heading: &str) -> &'a str {
+    let start = text
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("no section {heading:?} in:\n{text}"));
+    let rest = &text[start + 1..];
+    &rest[..rest.find("\n\n").unwrap_or(rest.len())]
+}
+
+#[test]
+fn edges_and_nodes_show_in_every_human_format() {
+    let run = sample_run();
+    let text = render(&run, Format::Table);
+    let edges = section(&text, "Edges");
+    let lossy = edges
+        .lines()
+        .find(|l| l.contains("pub -> sub2"))
+        .expect("the lossy edge");
+    for cell in [
+        "throughput/ptmp/tcp/64",
+        "599,750",
+        "250 of 600,000 (middle 250)",
+    ] {
+        assert!(lossy.contains(cell), "no {cell:?} in {lossy:?}");
+    }
+    let clean = edges
+        .lines()
+        .find(|l| l.contains("pub -> sub1"))
+        .expect("the clean edge");
+    assert!(
+        clean.contains("0 of 600,000") && !clean.contains("middle"),
+        "{clean}"
+    );
+    let nodes = section(&text, "Nodes");
+    for name in ["pub ", "sub1 ", "sub2 "] {
+        assert!(nodes.contains(name), "no node {name:?} in:\n{nodes}");
+    }
+    assert!(nodes.contains("source") && nodes.contains("sink") && nodes.contains("process"));
+    for l in text.lines() {
+        assert!(l.chars().count() <= 120, "line over 120 characters: {l}");
+    }
+
+    let md = render(&run, Format::Markdown);
+    assert!(md.contains("\n## Edges\n") && md.contains("\n## Nodes\n"));
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| throughput/ptmp/tcp/64 | pub -\\> sub2"))
+        .expect("the lossy edge's row");
+    assert!(row.contains("250 of 600,000 (middle 250)"), "{row}");
+    assert!(md.contains("| sub1 ") && md.contains("| sub2 "));
+
+    let html = render(&run, Format::Html);
+    assert!(html.contains("Topology of <code>throughput/ptmp/tcp/64</code>"));
+    for needle in [
+        ">pub<",
+        ">sub1<",
+        ">sub2<",
+        ">lost 250 of 600,000<",
+        ">(middle 250)<",
+    ] {
+        assert!(html.contains(needle), "no {needle:?} in the topology graph");
+    }
+    assert!(
+        html.contains("<td class=\"l\">pub -&gt; sub2</td>"),
+        "edge table, escaped"
+    );
+    assert!(html.contains("<td class=\"n warn\">250 of 600,000 (middle 250)</td>"));
+    // The graph sits under its group's table, before the edge table.
+    let table = html
+        .find("<h3>ptmp over tcp: throughput")
+        .expect("the group's table");
+    let graph = html.find("Topology of").expect("the graph");
+    let edge_table = html.find("<h2>Edges</h2>").expect("the edge table");
+    assert!(table < graph && graph < edge_table);
+}
+
+#[test]
+fn cases_without_nodes_or_edges_add_nothing() {
+    let mut run = sample_run();
+    let ptmp = run.cases.last_mut().expect("the topology case");
+    ptmp.nodes.clear();
+    ptmp.edges.clear();
+    let text = render(&run, Format::Table);
+    assert!(!text.contains("\nEdges\n") && !text.contains("\nNodes\n"));
+    let md = render(&run, Format::Markdown);
+    assert!(!md.contains("## Edges") && !md.contains("## Nodes"));
+    let html = render(&run, Format::Html);
+    assert!(!html.contains("Topology of") && !html.contains("<h2>Edges</h2>"));
+
+    // One clean edge and two nodes: nothing worth listing either.
+    let mut run = sample_run();
+    let ptmp = run.cases.last_mut().expect("the topology case");
+    ptmp.edges.truncate(1);
+    ptmp.nodes.truncate(2);
+    let text = render(&run, Format::Table);
+    assert!(!text.contains("\nEdges\n") && !text.contains("\nNodes\n"));
+    // The graph is still drawn.
+    assert!(render(&run, Format::Html).contains("Topology of"));
+}
+
+#[test]
+fn cut_short_nodes_are_listed_with_their_reasons() {
+    let mut run = sample_run();
+    let ptmp = run.cases.last_mut().expect("the topology case");
+    ptmp.nodes.truncate(2);
+    ptmp.edges.truncate(1);
+    let why = "sub1: idle: nothing for 10.0 s after 700 of 3000 messages";
+    ptmp.nodes[1].cut_short = vec![why.to_string(), why.to_string()];
+    ptmp.nodes[1].replicas = 4;
+    let text = render(&run, Format::Table);
+    let nodes = section(&text, "Nodes");
+    assert!(nodes.contains("sub1 x4"), "{nodes}");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!("- throughput/ptmp/tcp/64: {why} (2 times)")),
+        "{text}"
+    );
+    let md = render(&run, Format::Markdown);
+    assert!(
+        md.contains(&format!("- `throughput/ptmp/tcp/64`: {why} (2 times)")),
+        "{md}"
+    );
+    let html = render(&run, Format::Html);
+    assert!(html.contains("sink ×4"), "replicas in the graph");
+}
+
+#[test]
+fn wide_topology_tables_keep_within_120_columns() {
+    let mut run = sample_run();
+    let ptmp = run.cases.last_mut().expect("the topology case");
+    ptmp.id = "throughput/a-rather-long-topology-name/tcp/65536/100000".to_string();
+    let text = render(&run, Format::Table);
+    for l in text.lines() {
+        assert!(l.chars().count() <= 120, "line over 120 characters: {l}");
+    }
+    // The case id moves to a line of its own above its rows.
+    let edges = section(&text, "Edges");
+    assert!(
+        edges.contains(
+            "\n  throughput/a-rather-long-topology-name/tcp/65536/100000\n    pub -> sub1"
+        ),
+        "{edges}"
+    );
 }
 
 /// The lines of the table that follows the title line starting with `title`.

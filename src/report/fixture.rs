@@ -7,8 +7,9 @@
 
 use crate::endpoint::Transport;
 use crate::model::{
-    CaseResult, CaseSummary, Environment, Estimate, Finding, Floor, Kind, LoopMode, Measure,
-    Repetition, RoleUsage, RunResult, Severity, TimedGap, Workload, SCHEMA_VERSION,
+    CaseResult, CaseSummary, EdgeResult, Environment, Estimate, Finding, Floor, Kind, LoopMode,
+    Measure, NodeResult, Repetition, RoleUsage, RunResult, Severity, TimedGap, Workload,
+    SCHEMA_VERSION,
 };
 use crate::stats::ledger::Gap;
 use crate::stats::{
@@ -368,11 +369,174 @@ fn open_loop_case(size: usize, rate: f64, seed: u64) -> CaseResult {
     }
 }
 
+/// A topology case as `zmqperf run` writes it for a file of nodes: a PUB `pub` (a source)
+/// sending 200,000 messages of 64 B per repetition to two SUBs, `sub1` and `sub2` (sinks),
+/// each node in its own process. In the first repetition sub2 loses 250 messages in the
+/// middle of the stream (a high-water mark); sub1 gets every message. The repetitions'
+/// figures merge both sinks, as the runner's do; the edges and nodes are merged over the
+/// repetitions.
+fn topology_case(seed: u64) -> CaseResult {
+    let count = 200_000u64;
+    let size = 64usize;
+    let sinks = ["sub1", "sub2"];
+    let mut edge_hist = [LatencyHistogram::new(), LatencyHistogram::new()];
+    let mut edge_loss = [LossSummary::default(), LossSummary::default()];
+    let mut edge_rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut edge_msgs = [0u64; 2];
+    let mut send_rates = Vec::new();
+    // Per node (pub, sub1, sub2): CPU time over the repetitions, largest peak memory.
+    let mut cpu = [0.0f64; 3];
+    let mut rss = [0u64; 3];
+    let mut reps = Vec::new();
+    for i in 0..3u64 {
+        let start = T0 + i * 10_000_000_000;
+        let send_span = 81_000_000 + i * 1_500_000;
+        let send = Throughput {
+            messages: count,
+            payload_bytes: count * size as u64,
+            start_ns: start,
+            end_ns: start + send_span,
+        };
+        send_rates.push(send.msgs_per_sec());
+        let c = send_span as f64 / 1e6;
+        let sender = role("sender", "process", c * 0.86, c * 0.12, 9_344 + 128 * i);
+        cpu[0] += sender.cpu_user_ms + sender.cpu_sys_ms;
+        rss[0] = rss[0].max(sender.peak_rss_kib);
+        let mut roles = vec![sender];
+        let mut latency = LatencyHistogram::new();
+        let mut delivered: Option<Throughput> = None;
+        let mut loss = LossSummary::default();
+        for k in 0..sinks.len() {
+            let lost = if k == 1 && i == 0 { 250 } else { 0 };
+            let received = count - lost;
+            let span = send_span + 400_000 + k as u64 * 250_000 + i * 100_000;
+            let d = Throughput {
+                messages: received,
+                payload_bytes: received * size as u64,
+                start_ns: start + 25_000,
+                end_ns: start + 25_000 + span,
+            };
+            let gaps = if lost > 0 {
+                vec![Gap {
+                    first_seq: count / 2,
+                    count: lost,
+                    position: GapPosition::Middle,
+                    after_ns: Some(span / 2),
+                }]
+            } else {
+                Vec::new()
+            };
+            let l = LossSummary {
+                expected: count,
+                received,
+                lost,
+                duplicated: 0,
+                reordered: 0,
+                gap_count: gaps.len() as u64,
+                lost_at_start: 0,
+                lost_in_middle: lost,
+                lost_at_end: 0,
+                gaps,
+            };
+            let h = samples(
+                seed + 10 * k as u64 + i,
+                20_000,
+                21_000 + 1_500 * k as u64,
+                30_000,
+            );
+            latency.merge(&h);
+            edge_hist[k].merge(&h);
+            edge_loss[k].add(&l);
+            loss.add(&l);
+            edge_msgs[k] += received;
+            edge_rates[k].push(d.msgs_per_sec());
+            delivered.get_or_insert_with(Throughput::default).merge(&d);
+            let c = span as f64 / 1e6;
+            let receiver = role(
+                "receiver",
+                "process",
+                c * 0.74,
+                c * 0.21,
+                10_240 + 96 * i + 64 * k as u64,
+            );
+            cpu[k + 1] += receiver.cpu_user_ms + receiver.cpu_sys_ms;
+            rss[k + 1] = rss[k + 1].max(receiver.peak_rss_kib);
+            roles.push(receiver);
+        }
+        reps.push(Repetition {
+            latency: Some(rounded_summary(&latency)),
+            latency_histogram: Some(latency),
+            send_delay: None,
+            send: Some(send),
+            delivered,
+            loss: Some(loss),
+            roles,
+        });
+    }
+    let summary = summarise(&reps);
+    let median = |xs: &[f64]| est(xs).map(|e| e.median);
+    let node = |i: usize, name: &str, role: &str| NodeResult {
+        name: name.to_string(),
+        role: role.to_string(),
+        replicas: 1,
+        placement: "process".to_string(),
+        cpu_ms: round(cpu[i], 1),
+        peak_rss_kib: rss[i],
+        send_msgs_per_sec: None,
+        delivered_msgs_per_sec: None,
+        forwarded: None,
+        cut_short: Vec::new(),
+    };
+    let mut nodes = vec![NodeResult {
+        send_msgs_per_sec: median(&send_rates),
+        ..node(0, "pub", "source")
+    }];
+    let mut edges = Vec::new();
+    for (k, name) in sinks.iter().enumerate() {
+        nodes.push(NodeResult {
+            delivered_msgs_per_sec: median(&edge_rates[k]),
+            ..node(k + 1, name, "sink")
+        });
+        edges.push(EdgeResult {
+            from: "pub".to_string(),
+            to: name.to_string(),
+            messages: edge_msgs[k],
+            bytes: edge_msgs[k] * size as u64,
+            msgs_per_sec: median(&edge_rates[k]),
+            loss: Some(edge_loss[k].clone()),
+            latency: Some(rounded_summary(&edge_hist[k])),
+        });
+    }
+    CaseResult {
+        id: CaseResult::make_id(Kind::Throughput, "ptmp", Transport::Tcp, size, None),
+        kind: Kind::Throughput,
+        pattern: "ptmp".to_string(),
+        transport: Transport::Tcp,
+        message_size: size,
+        count,
+        rate: None,
+        loop_mode: LoopMode::Closed,
+        warmup: 20_000,
+        repetitions: reps,
+        summary,
+        floor: None,
+        warnings: vec![
+            "delivery: 250 lost (start 0, middle 250, end 0), 0 duplicated, 0 reordered"
+                .to_string(),
+        ],
+        error: None,
+        wall_s: 1.284,
+        nodes,
+        edges,
+    }
+}
+
 /// The sample run: latency reqrep/tcp at 64, 1024 and 65536 B, latency pair/ipc at 64 B,
 /// throughput pushpull/tcp at 64 and 1024 B, throughput pubsub/inproc at 64 B with 1,797
-/// messages lost at the start, pushpull/tcp 1024 B open loop at 10,000 msg/s, and a failed
-/// dealerrouter/tcp case. Two cases carry warnings; latency cases over tcp and ipc carry a
-/// raw-socket floor.
+/// messages lost at the start, pushpull/tcp 1024 B open loop at 10,000 msg/s, a failed
+/// dealerrouter/tcp case, and last a topology (`ptmp`: PUB `pub` to SUBs `sub1` and `sub2`,
+/// sub2 losing 250 in the middle) with its nodes and edges. Three cases carry warnings;
+/// latency cases over tcp and ipc carry a raw-socket floor.
 #[doc(hidden)]
 pub fn sample_run() -> RunResult {
     let mut cases = vec![
@@ -477,6 +641,7 @@ pub fn sample_run() -> RunResult {
         nodes: Vec::new(),
         edges: Vec::new(),
     });
+    cases.push(topology_case(91));
 
     RunResult {
         schema_version: SCHEMA_VERSION,
@@ -595,9 +760,32 @@ mod tests {
     fn deterministic_and_consistent() {
         let a = sample_run();
         assert_eq!(a, sample_run());
-        assert_eq!(a.cases.len(), 9);
+        assert_eq!(a.cases.len(), 10);
         let pubsub = &a.cases[6];
         assert_eq!(pubsub.summary.lost, 1797 + 250);
+        // The topology: its edges add up to its repetitions' figures.
+        let ptmp = &a.cases[9];
+        assert_eq!(ptmp.nodes.len(), 3);
+        assert_eq!(ptmp.edges.len(), 2);
+        assert_eq!(ptmp.summary.lost, 250);
+        let lost: u64 = ptmp
+            .edges
+            .iter()
+            .filter_map(|e| e.loss.as_ref())
+            .map(|l| l.lost)
+            .sum();
+        assert_eq!(lost, 250);
+        let delivered: u64 = ptmp
+            .repetitions
+            .iter()
+            .filter_map(|r| r.delivered)
+            .map(|d| d.messages)
+            .sum();
+        assert_eq!(
+            ptmp.edges.iter().map(|e| e.messages).sum::<u64>(),
+            delivered
+        );
+        assert_eq!(ptmp.edges[1].loss.as_ref().unwrap().lost_in_middle, 250);
         assert!(a
             .cases
             .iter()

@@ -1,15 +1,21 @@
 //! The HTML report: one self-contained page (inline CSS and SVG; no script, font or other
 //! file is fetched) to open in any browser. The environment first, then the findings of
 //! `zmqperf diagnose`, then charts of latency, throughput and bandwidth by message size,
-//! latency percentile spectra, delivery, and the same tables as the Markdown report.
+//! latency percentile spectra, delivery, and the same tables as the Markdown report, each
+//! topology case drawn as a graph of its nodes and edges under its group's table.
 
 use super::layout::{self, Grid, Group};
-use super::numbers;
 use super::svg::{self, esc, Axis, BarChart, Dash, Key, LineChart, Marker, Point, Scale, Series};
 use super::Reporter;
+use super::{graph, numbers};
 use crate::endpoint::Transport;
 use crate::model::{CaseResult, Estimate, Finding, Kind, Measure, RunResult};
 use std::fmt::Write;
+
+/// Styles of the topology graphs and tables, on pages that have them.
+const TOPOLOGY_CSS: &str = "td.warn { color: #a32a00; }
+h4 { font-size: 0.95em; margin: 16px 0 4px; }
+";
 
 /// Renders a run as one HTML page.
 pub struct Html;
@@ -556,6 +562,99 @@ fn grid(out: &mut String, g: &Grid) {
     out.push_str("</tbody></table></div>\n");
 }
 
+/// The graph of a topology case, under a heading naming the case.
+fn topology_figure(out: &mut String, run: &RunResult, c: &CaseResult) {
+    let n = run
+        .cases
+        .iter()
+        .position(|x| std::ptr::eq(x, c))
+        .unwrap_or(0);
+    let Some(svg) = graph::topology(&format!("topo{n}"), c) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "<h4 id=\"topology-{n}\">Topology of <code>{}</code></h4>",
+        esc(&c.id)
+    );
+    figure(
+        out,
+        &svg,
+        "Nodes by role: sources and pings on the left, proxies in the middle, sinks and \
+         echoes on the right; ×N counts a node's replicas. Each arrow carries the streams \
+         measured between two nodes over all repetitions: messages per second delivered \
+         (median over the repetitions), mean latency end to end, and loss; lossy arrows \
+         are orange.",
+    );
+}
+
+/// A table whose first `left` columns are text; the cells of `warn` rows' column
+/// `warn_col` are marked.
+fn plain_table<const N: usize>(
+    out: &mut String,
+    heads: &[&str; N],
+    rows: &[[String; N]],
+    left: usize,
+    warn: &[bool],
+    warn_col: usize,
+) {
+    out.push_str("<div class=\"tw\"><table><thead><tr>");
+    for (i, h) in heads.iter().enumerate() {
+        let class = if i < left { "l" } else { "n" };
+        let _ = write!(out, "<th class=\"{class}\">{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for (r, row) in rows.iter().enumerate() {
+        out.push_str("<tr>");
+        for (i, c) in row.iter().enumerate() {
+            let class = match (i < left, warn.get(r) == Some(&true) && i == warn_col) {
+                (true, _) => "l",
+                (false, true) => "n warn",
+                (false, false) => "n",
+            };
+            let _ = write!(out, "<td class=\"{class}\">{}</td>", esc(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+}
+
+/// The edges and nodes of the cases that list them, as in the other reports.
+fn topology_tables(out: &mut String, run: &RunResult) {
+    let edges = layout::edges(run);
+    if !edges.is_empty() {
+        out.push_str(
+            "<h2>Edges</h2>\n<p class=\"note\">Each stream from a sending replica to a \
+             receiver, over all repetitions: messages delivered, their rate (median over the \
+             repetitions), loss, and mean and 99th percentile latency end to end.</p>\n",
+        );
+        let lossy: Vec<bool> = run
+            .cases
+            .iter()
+            .filter(|c| layout::lists_edges(c))
+            .flat_map(|c| c.edges.iter().map(layout::edge_lossy))
+            .collect();
+        plain_table(out, &layout::EDGE_HEADS, &edges, 2, &lossy, 4);
+    }
+    let nodes = layout::nodes(run);
+    if !nodes.is_empty() {
+        out.push_str(
+            "<h2>Nodes</h2>\n<p class=\"note\">Each node with its replicas, over all \
+             repetitions: CPU time (user + system), largest peak memory of a replica, rates \
+             sent and delivered (medians over the repetitions) and messages forwarded.</p>\n",
+        );
+        plain_table(out, &layout::NODE_HEADS, &nodes, 4, &[], 0);
+        let cut = layout::cut_short(run);
+        if !cut.is_empty() {
+            out.push_str("<p>Cut short (idle for the timeout):</p>\n<ul class=\"items\">\n");
+            for (id, why) in cut {
+                let _ = writeln!(out, "<li><code>{}</code>: {}</li>", esc(id), esc(&why));
+            }
+            out.push_str("</ul>\n");
+        }
+    }
+}
+
 /// Text escaped for HTML, with command-line flags (`--count`) set as code so a line is
 /// never broken inside them.
 fn prose(s: &str) -> String {
@@ -713,8 +812,13 @@ impl Reporter for Html {
             out,
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n",
-            esc(&title)
+             <title>{}</title>\n<style>{CSS}{}</style>\n</head>\n<body>\n<main>\n",
+            esc(&title),
+            if run.cases.iter().any(|c| !c.nodes.is_empty()) {
+                TOPOLOGY_CSS
+            } else {
+                ""
+            }
         );
         let bad = if run.status == "complete" { "" } else { " bad" };
         let _ = writeln!(
@@ -853,9 +957,13 @@ fn cases(out: &mut String, run: &RunResult) {
                  (round trip / 2 for latency cases).</p>\n",
         );
     }
-    for g in &grids {
+    for (g, group) in grids.iter().zip(&groups) {
         grid(out, g);
+        for c in group.cases.iter().filter(|c| !c.nodes.is_empty()) {
+            topology_figure(out, run, c);
+        }
     }
+    topology_tables(out, run);
 
     let tagged = |v: Vec<(&str, &str)>| -> Vec<String> {
         v.into_iter()

@@ -1,6 +1,7 @@
 //! The Markdown report (GitHub flavour): the environment as a list, the findings of
-//! `zmqperf diagnose`, then the same tables as the terminal report as pipe tables, then
-//! warnings, failed cases, delivery and resources.
+//! `zmqperf diagnose`, then the same tables as the terminal report as pipe tables (with
+//! the edges and nodes of the topologies), then warnings, failed cases, delivery and
+//! resources.
 
 use super::layout::{self, Grid};
 use super::Reporter;
@@ -118,6 +119,49 @@ fn findings(out: &mut String, run: &RunResult) {
     }
 }
 
+/// Rows of fixed width as the rows `pipe_table` takes.
+fn rows<const N: usize>(rows: Vec<[String; N]>) -> Vec<Vec<String>> {
+    rows.into_iter().map(Vec::from).collect()
+}
+
+fn heads(heads: &[&str]) -> Vec<String> {
+    heads.iter().map(|h| h.to_string()).collect()
+}
+
+/// The edges and nodes of the cases that list them, each a section with a table; nothing
+/// when no case has them.
+fn topology(out: &mut String, run: &RunResult) {
+    let edges = layout::edges(run);
+    if !edges.is_empty() {
+        let _ = writeln!(out, "\n## Edges\n");
+        let _ = writeln!(
+            out,
+            "Each stream from a sending replica to a receiver, over all repetitions: messages \
+             delivered, their rate (median over the repetitions), loss, and mean and 99th \
+             percentile latency end to end.\n"
+        );
+        pipe_table(out, &heads(&layout::EDGE_HEADS), &rows(edges), 2);
+    }
+    let nodes = layout::nodes(run);
+    if !nodes.is_empty() {
+        let _ = writeln!(out, "\n## Nodes\n");
+        let _ = writeln!(
+            out,
+            "Each node with its replicas, over all repetitions: CPU time (user + system), \
+             largest peak memory of a replica, rates sent and delivered (medians over the \
+             repetitions) and messages forwarded.\n"
+        );
+        pipe_table(out, &heads(&layout::NODE_HEADS), &rows(nodes), 4);
+        let cut = layout::cut_short(run);
+        if !cut.is_empty() {
+            let _ = writeln!(out, "\nCut short (idle for the timeout):\n");
+            for (id, why) in cut {
+                let _ = writeln!(out, "- `{id}`: {}", esc(&why));
+            }
+        }
+    }
+}
+
 impl Reporter for Markdown {
     fn render(&self, run: &RunResult) -> String {
         let mut out = String::new();
@@ -151,6 +195,7 @@ impl Reporter for Markdown {
             out.push('\n');
             grid(&mut out, g);
         }
+        topology(&mut out, run);
 
         let list = |out: &mut String, title: &str, items: Vec<String>| {
             if !items.is_empty() {

@@ -5,6 +5,7 @@ pub mod compat;
 pub mod csv;
 #[doc(hidden)]
 pub mod fixture;
+mod graph;
 pub mod html;
 pub mod json;
 mod layout;

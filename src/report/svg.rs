@@ -465,7 +465,7 @@ fn legend(out: &mut String, keys: &[Key], x: f64, y: f64) {
 }
 
 /// Opening of an svg element with an accessible title.
-fn open(out: &mut String, id: &str, title: &str, w: f64, h: f64) {
+pub(super) fn open(out: &mut String, id: &str, title: &str, w: f64, h: f64) {
     let _ = write!(
         out,
         "<svg class=\"chart\" viewBox=\"0 0 {w:.0} {h:.0}\" width=\"{w:.0}\" height=\"{h:.0}\" \

@@ -1,7 +1,8 @@
 //! The terminal report: plain text (no colours), lines kept within 120 characters where
 //! the content allows. The environment first, then the findings of `zmqperf diagnose`, then
-//! one table per group of cases with the message sizes as columns, then warnings, failed
-//! cases, delivery and resource use.
+//! one table per group of cases with the message sizes as columns, the edges and nodes of
+//! the topologies worth a closer look, then warnings, failed cases, delivery and resource
+//! use.
 
 use super::layout::{self, Grid};
 use super::Reporter;
@@ -97,11 +98,11 @@ fn grid(out: &mut String, g: &Grid) {
 }
 
 /// A table with a header row; the first `left` columns are aligned left, the rest right.
-fn plain_table(out: &mut String, heads: &[&str], rows: &[[String; 6]], left: usize) {
+fn plain_table<R: AsRef<[String]>>(out: &mut String, heads: &[&str], rows: &[R], left: usize) {
     let w: Vec<usize> = (0..heads.len())
         .map(|i| {
             rows.iter()
-                .map(|r| width(&r[i]))
+                .map(|r| width(&r.as_ref()[i]))
                 .chain([width(heads[i])])
                 .max()
                 .unwrap_or(0)
@@ -123,7 +124,73 @@ fn plain_table(out: &mut String, heads: &[&str], rows: &[[String; 6]], left: usi
     };
     let _ = writeln!(out, "{}", line(&mut heads.iter().copied()));
     for r in rows {
-        let _ = writeln!(out, "{}", line(&mut r.iter().map(String::as_str)));
+        let _ = writeln!(out, "{}", line(&mut r.as_ref().iter().map(String::as_str)));
+    }
+}
+
+/// A table whose first column is the case id (empty on the rows after the first of a case,
+/// if the caller likes). When it would be wider than `WIDTH`, the case id moves out of the
+/// rows onto a line of its own above them, and the rows are indented under it.
+fn case_table<R: AsRef<[String]>>(out: &mut String, heads: &[&str], rows: &[R], left: usize) {
+    let mut whole = String::new();
+    plain_table(&mut whole, heads, rows, left);
+    if whole.lines().all(|l| width(l) <= WIDTH) {
+        out.push_str(&whole);
+        return;
+    }
+    let rest: Vec<&[String]> = rows.iter().map(|r| &r.as_ref()[1..]).collect();
+    let mut table = String::new();
+    plain_table(&mut table, &heads[1..], &rest, left.saturating_sub(1));
+    let mut lines = table.lines();
+    if let Some(head) = lines.next() {
+        let _ = writeln!(out, "{INDENT}{head}");
+    }
+    let mut case: Option<&str> = None;
+    for (r, line) in rows.iter().zip(lines) {
+        let id = r.as_ref()[0].as_str();
+        if !id.is_empty() && case != Some(id) {
+            let _ = writeln!(out, "{INDENT}{id}");
+            case = Some(id);
+        }
+        let _ = writeln!(out, "{INDENT}{line}");
+    }
+}
+
+/// The edges and nodes of the cases that list them, each a section; nothing when no case
+/// has them.
+fn topology(out: &mut String, run: &RunResult) {
+    let edges = layout::edges(run);
+    if !edges.is_empty() {
+        out.push('\n');
+        heading(out, "Edges", '-');
+        wrap(
+            out,
+            "",
+            "Each stream from a sending replica to a receiver, over all repetitions: messages \
+             delivered, their rate (median over the repetitions), loss, and mean and 99th \
+             percentile latency end to end.",
+        );
+        case_table(out, &layout::EDGE_HEADS, &edges, 2);
+    }
+    let nodes = layout::nodes(run);
+    if !nodes.is_empty() {
+        out.push('\n');
+        heading(out, "Nodes", '-');
+        wrap(
+            out,
+            "",
+            "Each node with its replicas, over all repetitions: CPU time (user + system), \
+             largest peak memory of a replica, rates sent and delivered (medians over the \
+             repetitions) and messages forwarded.",
+        );
+        case_table(out, &layout::NODE_HEADS, &nodes, 4);
+        let cut = layout::cut_short(run);
+        if !cut.is_empty() {
+            let _ = writeln!(out, "Cut short (idle for the timeout):");
+            for (id, why) in cut {
+                wrap(out, "- ", &format!("{id}: {why}"));
+            }
+        }
     }
 }
 
@@ -207,6 +274,7 @@ impl Reporter for Table {
             out.push('\n');
             grid(&mut out, g);
         }
+        topology(&mut out, run);
 
         let warnings = layout::warnings(run);
         if !warnings.is_empty() {
@@ -236,7 +304,7 @@ impl Reporter for Table {
         if !resources.is_empty() {
             out.push('\n');
             heading(&mut out, "Resources (last repetition of each case)", '-');
-            plain_table(&mut out, &layout::RESOURCE_HEADS, &resources, 3);
+            case_table(&mut out, &layout::RESOURCE_HEADS, &resources, 3);
         }
         out
     }
