@@ -53,6 +53,17 @@ pub enum Error {
         in_middle: u64,
         at_end: u64,
     },
+    /// A stream stopped before its end mark came: what arrived is printed first.
+    #[error("stream cut short: {detail}. {received} of {expected} messages arrived; lost at the start {at_start}, in the middle {in_middle}, at the end {at_end}. Likely cause: {cause}")]
+    CutShort {
+        detail: String,
+        received: u64,
+        expected: u64,
+        at_start: u64,
+        in_middle: u64,
+        at_end: u64,
+        cause: String,
+    },
     /// The peer broke the protocol in some other way.
     #[error("protocol error: {0}")]
     Protocol(String),
@@ -100,6 +111,7 @@ impl Error {
             Error::Store(e) => e.exit_code(),
             Error::Regressed(_) => 15,
             Error::Shortfall(_) => 16,
+            Error::CutShort { .. } => 17,
         }
     }
 

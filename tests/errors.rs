@@ -217,8 +217,16 @@ fn peer_stops_half_way() {
             T,
         );
         let o = l.finish();
-        assert_eq!(o.code, Some(7), "{o:?}");
+        // The stream is cut short: the figures of what arrived, then exit 17 with the cause.
+        assert_eq!(o.code, Some(17), "{o:?}");
+        assert!(o.stdout.contains("message count: 100\n"), "{}", o.stdout);
+        assert!(o.stderr.contains("cut short"), "{}", o.stderr);
         assert!(o.stderr.contains("100 of 200 messages"), "{}", o.stderr);
+        assert!(
+            o.stderr.contains("Likely cause: the sender stopped"),
+            "{}",
+            o.stderr
+        );
         assert_eq!(r.code, Some(0), "the sender finished its 100: {r:?}");
 
         // With the header, the sender's last message marks the end: the loss is counted.

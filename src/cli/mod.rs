@@ -27,7 +27,8 @@ Examples (two terminals, as with libzmq's perf tools):
 Exit codes: 0 ok, 2 usage, 3 bad value, 4 bad endpoint, 5 address in use,
 6 no peer within --timeout, 7 peer stopped part-way, 8 message of wrong size,
 9 protocol error, 10 ZeroMQ error, 11 I/O error, 12 messages lost (the figures
-are printed first).";
+are printed first), 17 stream cut short (the figures of what arrived are printed
+first).";
 
 /// zmqperf: how fast, how reliable, and why messages were lost.
 #[derive(Parser)]
@@ -525,6 +526,22 @@ pub fn run(cli: Cli) -> Result<()> {
                 out::throughput_lines(&r),
                 || out::receiver_detail(&r),
             );
+            if let Some(detail) = &r.cut_short {
+                let l = r.loss.clone().unwrap_or_default();
+                return Err(Error::CutShort {
+                    detail: detail.clone(),
+                    received: r.message_count,
+                    expected: cfg.count,
+                    at_start: l.lost_at_start,
+                    in_middle: l.lost_in_middle,
+                    at_end: if r.loss.is_some() {
+                        l.lost_at_end
+                    } else {
+                        cfg.count.saturating_sub(r.message_count)
+                    },
+                    cause: compat::cut_short_cause(cfg.pattern, r.loss.as_ref()),
+                });
+            }
             if let Some(l) = r.loss.as_ref().filter(|l| l.lost > 0) {
                 return Err(Error::Lost {
                     lost: l.lost,

@@ -1,28 +1,15 @@
 //! The latency pair: local_lat (REP, echoes) and remote_lat (REQ, measures round trips).
 
-use crate::clock::{measure_timer_cost, now_ns, TimerCost};
+use crate::clock::{measure_timer_cost, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
-use crate::error::{Error, Result};
-use crate::header::{Header, FLAG_TIMESTAMP, HEADER_LEN};
-use crate::msg::RawMsg;
-use crate::net::{check_size, open_socket, PeerWatch, Waiting};
-use crate::progress::Progress;
-use crate::stats::{LatencyHistogram, LatencySummary, LossSummary, StreamLedger};
+use crate::error::Result;
+use crate::roles::{run_here, HeaderUse, NodeSpec, Role, SockPlan};
+use crate::stats::{LatencyHistogram, LatencySummary, LossSummary};
+use crate::topology::{SocketOptions, SocketType};
 use serde::Serialize;
 use std::time::Duration;
 
-/// How the echo side answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EchoMode {
-    /// Send the received message object back; read the measurement header if there is one
-    /// (to check the sequence). libzmq's local_lat does the same, less the header check.
-    Inspect,
-    /// Send the received message object back without reading or copying its content.
-    ZeroCopy,
-    /// Copy the content into a new message and send that (what most applications do).
-    Copy,
-}
+pub use crate::roles::EchoMode;
 
 /// Settings of one side of the latency pair.
 #[derive(Debug, Clone)]
@@ -95,7 +82,35 @@ pub struct EchoResult {
     pub loss: Option<LossSummary>,
 }
 
-/// local_lat: binds a REP socket and echoes `count` messages of `size` bytes.
+/// The one socket of a compatible command, bound or connected as the user said.
+pub(super) fn socket(
+    kind: SocketType,
+    ep: &Endpoint,
+    side: Side,
+    options: SocketOptions,
+) -> SockPlan {
+    let e = vec![ep.as_str().to_string()];
+    let (bind, connect) = match side {
+        Side::Bind => (e, Vec::new()),
+        Side::Connect => (Vec::new(), e),
+    };
+    SockPlan {
+        kind,
+        bind,
+        connect,
+        options,
+    }
+}
+
+/// The endpoint to report: the one bound (with the real port), or the one connected to.
+pub(super) fn reported(bound: &[String], ep: &Endpoint) -> String {
+    bound
+        .first()
+        .cloned()
+        .unwrap_or_else(|| ep.as_str().to_string())
+}
+
+/// local_lat: binds a REP socket and echoes `count` messages (the echo role).
 ///
 /// `on_ready` gets the endpoint actually bound, before the first message is awaited.
 pub fn local_lat(
@@ -103,131 +118,72 @@ pub fn local_lat(
     cfg: &LatConfig,
     on_ready: impl FnOnce(&str),
 ) -> Result<EchoResult> {
-    let (mut s, bound) = open_socket(ctx, zmq::REP, &cfg.endpoint, cfg.side, cfg.timeout, |_| {
-        Ok(())
+    let sock = socket(
+        SocketType::Rep,
+        &cfg.endpoint,
+        cfg.side,
+        SocketOptions::default(),
+    );
+    let mut spec = NodeSpec::single("local_lat", Role::Echo, sock, cfg.timeout);
+    spec.size = cfg.size;
+    spec.expect = cfg.count;
+    spec.header = HeaderUse::Detect;
+    spec.echo = cfg.echo;
+    spec.peer_label = Some("remote_lat".into());
+    let mut endpoint = String::new();
+    let mut on_ready = Some(on_ready);
+    let r = run_here(ctx, &spec, |b| {
+        endpoint = reported(b, &cfg.endpoint);
+        if let Some(f) = on_ready.take() {
+            f(&endpoint);
+        }
     })?;
-    let watch = PeerWatch::new(ctx, &s, &cfg.endpoint)?;
-    on_ready(&bound);
-    let wait = Waiting {
-        endpoint: &bound,
-        peer: "remote_lat",
-        timeout: cfg.timeout,
-        expected: cfg.count,
-        unit: "round trips",
-    };
-    let mut msg = RawMsg::new();
-    let mut ledger = StreamLedger::new();
-    let mut header = false;
-    let mut start = 0;
-    for i in 0..cfg.count {
-        msg.recv(&mut s, 0)
-            .map_err(|e| wait.error(e, i, String::new()))?;
-        if i == 0 {
-            start = now_ns();
-        }
-        check_size(&msg, cfg.size, i)?;
-        match cfg.echo {
-            EchoMode::ZeroCopy => msg.send(&mut s, 0),
-            EchoMode::Inspect => {
-                if cfg.size >= HEADER_LEN && (i == 0 || header) {
-                    let h = Header::decode(msg.prefix(HEADER_LEN))
-                        .map_err(|e| Error::Protocol(e.to_string()))?;
-                    if let Some(h) = h {
-                        header = true;
-                        ledger.record(h.sequence);
-                    }
-                }
-                msg.send(&mut s, 0)
-            }
-            EchoMode::Copy => RawMsg::copy_of(msg.bytes())?.send(&mut s, 0),
-        }
-        .map_err(|e| wait.error(e, i + 1, " (the reply could not be sent)".into()))?;
-    }
-    let elapsed = now_ns() - start;
-    // Keep the last reply's connection up until remote_lat has it and hangs up.
-    if let Some(w) = watch {
-        w.wait_gone(cfg.timeout);
+    let rt = r.round_trips.unwrap_or_default();
+    if r.cut_short.is_some() {
+        return Err(crate::error::Error::PeerStopped {
+            endpoint,
+            done: rt.messages,
+            expected: cfg.count,
+            unit: "round trips".into(),
+            timeout: cfg.timeout,
+            detail: String::new(),
+        });
     }
     Ok(EchoResult {
         command: "local_lat",
-        endpoint: bound,
+        endpoint,
         message_size: cfg.size,
         roundtrip_count: cfg.count,
-        echoed: cfg.count,
+        echoed: rt.messages,
         echo: cfg.echo,
-        elapsed_ns: elapsed,
-        header,
-        loss: header.then(|| ledger.summary(Some(cfg.count))),
+        elapsed_ns: rt.elapsed_ns(),
+        header: r.header,
+        loss: r.ledger.map(|l| l.summary(Some(cfg.count))),
     })
 }
 
-/// remote_lat: connects a REQ socket, makes `count` round trips of `size` bytes and
-/// measures them.
+/// remote_lat: connects a REQ socket and times `count` round trips (the ping role).
 pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> {
     let timer = measure_timer_cost(100_000);
-    let (mut s, endpoint) =
-        open_socket(ctx, zmq::REQ, &cfg.endpoint, cfg.side, cfg.timeout, |_| {
-            Ok(())
-        })?;
-    let wait = Waiting {
-        endpoint: &endpoint,
-        peer: "local_lat",
-        timeout: cfg.timeout,
-        expected: cfg.count,
-        unit: "round trips",
-    };
-    let mut msg = RawMsg::zeroed(cfg.size)?;
-    let use_header = cfg.instrumented && cfg.size >= HEADER_LEN;
-    let mut hist = LatencyHistogram::new();
-    let mut header_back = use_header;
-    let mut progress = Progress::new("round trips", cfg.count);
-    let start = now_ns();
-    if cfg.instrumented {
-        for i in 0..cfg.count {
-            let t0 = now_ns();
-            if header_back {
-                let h = Header {
-                    flags: FLAG_TIMESTAMP,
-                    stream_id: 0,
-                    sequence: i,
-                    send_ns: t0,
-                };
-                msg.write_prefix(&h.to_bytes());
-            }
-            msg.send(&mut s, 0)
-                .map_err(|e| wait.error(e, i, String::new()))?;
-            msg.recv(&mut s, 0)
-                .map_err(|e| wait.error(e, i, String::new()))?;
-            let t1 = now_ns();
-            check_size(&msg, cfg.size, i)?;
-            if header_back {
-                match Header::decode(msg.prefix(HEADER_LEN)) {
-                    Ok(Some(h)) if h.sequence == i => {}
-                    Ok(Some(h)) => {
-                        return Err(Error::Protocol(format!(
-                            "reply #{i} carries sequence {}; the echo side answered out of order",
-                            h.sequence
-                        )))
-                    }
-                    // The echo side rewrote the payload: measure on without the check.
-                    _ => header_back = false,
-                }
-            }
-            hist.record(t1 - t0);
-            progress.tick(i);
-        }
+    let sock = socket(
+        SocketType::Req,
+        &cfg.endpoint,
+        cfg.side,
+        SocketOptions::default(),
+    );
+    let mut spec = NodeSpec::single("remote_lat", Role::Ping, sock, cfg.timeout);
+    spec.size = cfg.size;
+    spec.count = cfg.count;
+    spec.header = if cfg.instrumented {
+        HeaderUse::Detect
     } else {
-        for i in 0..cfg.count {
-            msg.send(&mut s, 0)
-                .map_err(|e| wait.error(e, i, String::new()))?;
-            msg.recv(&mut s, 0)
-                .map_err(|e| wait.error(e, i, String::new()))?;
-            check_size(&msg, cfg.size, i)?;
-            progress.tick(i);
-        }
-    }
-    progress.finish();
-    let elapsed = now_ns() - start;
+        HeaderUse::Never
+    };
+    spec.full_rtt = true;
+    spec.peer_label = Some("local_lat".into());
+    let mut endpoint = String::new();
+    let r = run_here(ctx, &spec, |b| endpoint = reported(b, &cfg.endpoint))?;
+    let elapsed = r.round_trips.map(|t| t.elapsed_ns()).unwrap_or(0);
     Ok(LatencyResult {
         command: "remote_lat",
         endpoint,
@@ -241,9 +197,9 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
         } else {
             "plain"
         },
-        header: use_header && header_back,
-        rtt: cfg.instrumented.then(|| hist.summary()),
-        rtt_histogram: cfg.instrumented.then_some(hist),
+        header: r.header,
+        rtt: r.rtt.as_ref().map(|h| h.summary()),
+        rtt_histogram: r.rtt,
         timer,
     })
 }

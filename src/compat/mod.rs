@@ -10,7 +10,9 @@ mod thr;
 
 pub use inproc::{inproc_lat, inproc_thr};
 pub use lat::{local_lat, remote_lat, EchoMode, EchoResult, LatConfig, LatencyResult};
-pub use thr::{local_thr, remote_thr, Pattern, ReceiverResult, SenderResult, ThrConfig};
+pub use thr::{
+    cut_short_cause, local_thr, remote_thr, Pattern, ReceiverResult, SenderResult, ThrConfig,
+};
 
 use std::time::Duration;
 

@@ -1,19 +1,15 @@
 //! The throughput pair: local_thr (PULL or SUB, binds, measures) and remote_thr
 //! (PUSH or PUB, connects, sends).
 
-use crate::clock::{measure_timer_cost, now_ns, TimerCost};
+use super::lat::{reported, socket};
+use crate::clock::{measure_timer_cost, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
-use crate::error::{zmq_err, Error, Result};
-use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, HEADER_LEN};
-use crate::msg::{set_int_option, RawMsg};
-use crate::net::{check_size, open_socket, PeerWatch, Waiting};
-use crate::progress::Progress;
-use crate::stats::{LatencyHistogram, LatencySummary, Ledger, LossSummary, Throughput};
+use crate::error::Result;
+use crate::roles::{run_here, HeaderUse, NodeSpec, Role};
+use crate::stats::{LatencyHistogram, LatencySummary, LossSummary, Throughput};
+use crate::topology::{SocketOptions, SocketType};
 use serde::Serialize;
 use std::time::Duration;
-
-/// ZMQ_XPUB_NODROP from zmq.h: block at the high-water mark instead of dropping.
-const ZMQ_XPUB_NODROP: i32 = 69;
 
 /// The socket pattern of the throughput pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -86,6 +82,9 @@ pub struct ReceiverResult {
     pub one_way_histogram: Option<LatencyHistogram>,
     /// The cost of reading the clock on this machine.
     pub timer: TimerCost,
+    /// Why the stream ended before its end mark came (nothing arrived for the timeout).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_short: Option<String>,
 }
 
 /// What remote_thr did.
@@ -116,176 +115,98 @@ pub struct SenderResult {
     pub peer_closed: Option<bool>,
 }
 
-/// local_thr: binds a PULL (or SUB) socket and receives `count` messages of `size` bytes.
+/// local_thr: binds a PULL (or SUB) socket and receives `count` messages of `size` bytes
+/// (the sink role, which finds out from the first message whether the sender is zmqperf).
 ///
-/// `on_ready` gets the endpoint actually bound, before the first message is awaited.
+/// `on_ready` gets the endpoint actually bound, before the first message is awaited. A
+/// stream that stops short ends after the timeout with what arrived (`cut_short`).
 pub fn local_thr(
     ctx: &zmq::Context,
     cfg: &ThrConfig,
     on_ready: impl FnOnce(&str),
 ) -> Result<ReceiverResult> {
     let timer = measure_timer_cost(100_000);
-    let kind = match cfg.pattern {
-        Pattern::PushPull => zmq::PULL,
-        Pattern::PubSub => zmq::SUB,
+    let (kind, subscribe) = match cfg.pattern {
+        Pattern::PushPull => (SocketType::Pull, None),
+        Pattern::PubSub => (SocketType::Sub, Some(vec![String::new()])),
     };
-    let (mut s, bound) = open_socket(ctx, kind, &cfg.endpoint, cfg.side, cfg.timeout, |_| Ok(()))?;
-    if let Some(hwm) = cfg.hwm {
-        s.set_rcvhwm(hwm).map_err(zmq_err("setting ZMQ_RCVHWM"))?;
-    }
-    if cfg.pattern == Pattern::PubSub {
-        s.set_subscribe(b"").map_err(zmq_err("subscribing"))?;
-    }
-    on_ready(&bound);
-    let wait = Waiting {
-        endpoint: &bound,
-        peer: "remote_thr",
-        timeout: cfg.timeout,
-        expected: cfg.count,
-        unit: "messages",
+    let options = SocketOptions {
+        rcvhwm: cfg.hwm,
+        subscribe,
+        ..Default::default()
     };
-    let mut ledger = Ledger::new();
-    let mut hist = LatencyHistogram::new();
-    let mut msg = RawMsg::new();
-    // Reads the header of one message; true when it marks the end of the stream.
-    let mut account = |msg: &mut RawMsg| -> Result<bool> {
-        let h =
-            Header::decode(msg.prefix(HEADER_LEN)).map_err(|e| Error::Protocol(e.to_string()))?;
-        let Some(h) = h else {
-            return Err(Error::Protocol(
-                "a message without the measurement header arrived in a stream that had one".into(),
-            ));
-        };
-        ledger.record(h.stream_id, h.sequence);
-        if h.has_timestamp() {
-            hist.record(now_ns().saturating_sub(h.send_ns));
+    let sock = socket(kind, &cfg.endpoint, cfg.side, options);
+    let mut spec = NodeSpec::single("local_thr", Role::Sink, sock, cfg.timeout);
+    spec.size = cfg.size;
+    spec.streams = vec![(cfg.stream_id, cfg.count)];
+    spec.header = HeaderUse::Detect;
+    spec.peer_label = Some("remote_thr".into());
+    let mut endpoint = String::new();
+    let mut on_ready = Some(on_ready);
+    let r = run_here(ctx, &spec, |b| {
+        endpoint = reported(b, &cfg.endpoint);
+        if let Some(f) = on_ready.take() {
+            f(&endpoint);
         }
-        Ok(h.flags & FLAG_END != 0)
-    };
-
-    msg.recv(&mut s, 0)
-        .map_err(|e| wait.error(e, 0, String::new()))?;
-    check_size(&msg, cfg.size, 0)?;
-    let header =
-        cfg.size >= HEADER_LEN && matches!(Header::decode(msg.prefix(HEADER_LEN)), Ok(Some(_)));
-    let start = now_ns();
-    let mut received = 1;
-    let mut progress = Progress::new("messages", cfg.count);
-    let mut ended = header && account(&mut msg)?;
-    while received < cfg.count && !ended {
-        if let Err(e) = msg.recv(&mut s, 0) {
-            let detail = if header {
-                let l = ledger.summary(None);
-                format!(" ({} lost so far by sequence number)", l.lost)
-            } else {
-                String::new()
-            };
-            return Err(wait.error(e, received, detail));
-        }
-        check_size(&msg, cfg.size, received)?;
-        received += 1;
-        progress.tick(received);
-        if header {
-            ended = account(&mut msg)?;
-        }
-    }
-    let end = now_ns();
-    progress.finish();
-    let elapsed_us = ((end - start) / 1000).max(1);
-    // libzmq's formula, with the count it was given: count / elapsed_us * 10^6.
+    })?;
+    let delivered = r.delivered.unwrap_or_default();
+    let received = delivered.messages;
+    let elapsed_us = (delivered.elapsed_ns() / 1000).max(1);
+    // libzmq's formula, with the count received: count / elapsed_us * 10^6.
     let msgs = (received as f64 / elapsed_us as f64 * 1_000_000.0) as u64;
+    let header = r.header;
     Ok(ReceiverResult {
         command: "local_thr",
-        endpoint: bound,
+        endpoint,
         transport: cfg.endpoint.transport(),
         pattern: cfg.pattern,
         message_size: cfg.size,
         message_count: received,
-        elapsed_ns: end - start,
+        elapsed_ns: delivered.elapsed_ns(),
         mean_throughput_msgs: msgs,
         mean_throughput_mbps: msgs as f64 * cfg.size as f64 * 8.0 / 1_000_000.0,
-        delivered: Throughput {
-            messages: received,
-            payload_bytes: received * cfg.size as u64,
-            start_ns: start,
-            end_ns: end,
-        },
+        delivered,
         header,
-        loss: header.then(|| ledger.summary(Some(cfg.count))),
-        one_way: header.then(|| hist.summary()),
-        one_way_histogram: header.then_some(hist),
+        loss: r
+            .ledger
+            .filter(|_| header)
+            .map(|l| l.summary(Some(cfg.count))),
+        one_way: r.latency.as_ref().filter(|_| header).map(|h| h.summary()),
+        one_way_histogram: r.latency.filter(|_| header),
         timer,
+        cut_short: r.cut_short,
     })
 }
 
-/// remote_thr: connects a PUSH (or PUB) socket and sends `count` messages of `size` bytes.
+/// remote_thr: connects a PUSH (or PUB) socket and sends `count` messages of `size` bytes
+/// (the source role).
 pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
     let kind = match (cfg.pattern, cfg.lossy) {
-        (Pattern::PushPull, _) => zmq::PUSH,
-        (Pattern::PubSub, true) => zmq::PUB,
+        (Pattern::PushPull, _) => SocketType::Push,
+        (Pattern::PubSub, true) => SocketType::Pub,
         // XPUB is PUB on the wire; it also tells us when the subscription has arrived.
-        (Pattern::PubSub, false) => zmq::XPUB,
+        (Pattern::PubSub, false) => SocketType::Xpub,
     };
-    let (mut s, endpoint) =
-        open_socket(ctx, kind, &cfg.endpoint, cfg.side, cfg.timeout, |_| Ok(()))?;
-    let watch = PeerWatch::new(ctx, &s, &cfg.endpoint)?;
-    if let Some(hwm) = cfg.hwm {
-        s.set_sndhwm(hwm).map_err(zmq_err("setting ZMQ_SNDHWM"))?;
-    }
-    let wait = Waiting {
-        endpoint: &endpoint,
-        peer: "local_thr",
-        timeout: cfg.timeout,
-        expected: cfg.count,
-        unit: "messages",
+    let options = SocketOptions {
+        sndhwm: cfg.hwm,
+        xpub_nodrop: (kind == SocketType::Xpub).then_some(true),
+        ..Default::default()
     };
-    let mut subscription_wait_ns = None;
-    if kind == zmq::XPUB {
-        set_int_option(&mut s, ZMQ_XPUB_NODROP, 1)?;
-        let t = now_ns();
-        let mut sub = RawMsg::new();
-        sub.recv(&mut s, 0)
-            .map_err(|e| wait.error(e, 0, String::new()))?;
-        subscription_wait_ns = Some(now_ns() - t);
-    }
-    let use_header = cfg.instrumented && cfg.size >= HEADER_LEN;
-    let every = cfg.stamp_every.max(1);
-    let last = cfg.count - 1;
-    let start = now_ns();
-    let mut m = RawMsg::new();
-    // Counts down to the next time-stamped message (no division on the hot path).
-    let mut until_stamp = 0u64;
-    for i in 0..cfg.count {
-        m.reset_uninit(cfg.size)?;
-        if use_header {
-            let mut h = Header {
-                flags: 0,
-                stream_id: cfg.stream_id,
-                sequence: i,
-                send_ns: 0,
-            };
-            if until_stamp == 0 || i == last {
-                h.flags |= FLAG_TIMESTAMP;
-                h.send_ns = now_ns();
-                until_stamp = every;
-            }
-            until_stamp -= 1;
-            if i == last {
-                h.flags |= FLAG_END;
-            }
-            m.write_array(&h.to_bytes());
-        }
-        m.send(&mut s, 0).map_err(|e| {
-            wait.error(
-                e,
-                i,
-                " (sending blocked: the receiver stopped taking messages)".into(),
-            )
-        })?;
-    }
-    let end = now_ns();
-    // Keep the connection up until the receiver has everything and hangs up.
-    let peer_closed = watch.map(|w| w.wait_gone(cfg.timeout));
+    let sock = socket(kind, &cfg.endpoint, cfg.side, options);
+    let mut spec = NodeSpec::single("remote_thr", Role::Source, sock, cfg.timeout);
+    spec.size = cfg.size;
+    spec.count = cfg.count;
+    spec.stamp_every = cfg.stamp_every;
+    spec.stream_id = cfg.stream_id;
+    spec.subscriptions = u32::from(kind == SocketType::Xpub);
+    spec.header = if cfg.instrumented {
+        HeaderUse::Always
+    } else {
+        HeaderUse::Never
+    };
+    spec.peer_label = Some("local_thr".into());
+    let mut endpoint = String::new();
+    let r = run_here(ctx, &spec, |b| endpoint = reported(b, &cfg.endpoint))?;
     Ok(SenderResult {
         command: "remote_thr",
         endpoint,
@@ -293,19 +214,34 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
         pattern: cfg.pattern,
         message_size: cfg.size,
         message_count: cfg.count,
-        send: Throughput {
-            messages: cfg.count,
-            payload_bytes: cfg.count * cfg.size as u64,
-            start_ns: start,
-            end_ns: end,
-        },
-        subscription_wait_ns,
+        send: r.send.unwrap_or_default(),
+        subscription_wait_ns: r.subscription_wait_ns,
         mode: if cfg.instrumented {
             "instrumented"
         } else {
             "plain"
         },
-        header: use_header,
-        peer_closed,
+        header: r.header,
+        peer_closed: r.peer_closed,
     })
+}
+
+/// The likely cause of a stream that stopped short, from where its holes are.
+pub fn cut_short_cause(pattern: Pattern, loss: Option<&LossSummary>) -> String {
+    let Some(l) = loss else {
+        return "the sender stopped early or was given a smaller count (without the header \
+                the holes cannot be placed)"
+            .into();
+    };
+    if l.lost_in_middle > 0 && pattern == Pattern::PubSub {
+        "the publisher outpaced this subscriber and dropped at its high-water mark; give \
+         remote_thr --hwm 0 (no limit) or leave out --lossy so it blocks instead"
+            .into()
+    } else if l.lost_in_middle > 0 {
+        "a high-water mark reached part-way; raise --hwm on both sides".into()
+    } else if l.lost_at_start > 0 {
+        "a slow joiner: the sender started before this side was connected".into()
+    } else {
+        "the sender stopped (or died) before its last message, or was given a smaller count".into()
+    }
 }

@@ -1,11 +1,19 @@
-//! The echo role: sends every message back where it came from, frames and all (REP,
-//! ROUTER, DEALER or PAIR), then keeps its connection until the clients hang up so the last
-//! reply is not lost.
+//! The echo role: sends every request back where it came from, frames and all (REP,
+//! ROUTER, DEALER or PAIR): the message itself (zero copy, libzmq's local_lat), a copy, or
+//! after reading its header into a ledger. Then it keeps its connection until the clients
+//! hang up so the last reply is not lost.
 
-use super::{node_usage, open_all, Control, Next, NodeSpec, Patience, RoleReport, STOP_POLL};
+use super::{
+    node_usage, open_all, Control, EchoMode, HeaderUse, Next, NodeSpec, Patience, RoleReport,
+    STOP_POLL,
+};
+use crate::clock::now_ns;
 use crate::error::{Error, Result};
+use crate::header::{Header, HEADER_LEN};
 use crate::msg::RawMsg;
-use crate::net::{PeerWatch, Waiting};
+use crate::net::{check_size, PeerWatch, Waiting};
+use crate::progress::Progress;
+use crate::stats::{Ledger, Throughput};
 
 pub(super) fn run(
     ctx: &zmq::Context,
@@ -18,21 +26,24 @@ pub(super) fn run(
     ctl.wait_start(spec.timeout())?;
     let wait = Waiting {
         endpoint: o.endpoint.as_str(),
-        peer: "the ping node",
+        peer: spec.peer_or("the ping node"),
         timeout: spec.timeout(),
         expected: spec.expect,
         unit: "round trips",
     };
     let s = &mut o.sock;
     let mut patience = Patience::new(spec.timeout());
+    let mut progress = Progress::new("round trips", spec.expect);
     // Frames of one request: the routing envelope (ROUTER, DEALER), then the payload.
     let mut frames: Vec<RawMsg> = Vec::new();
+    let mut ledger = Ledger::new();
+    // Inspect: whether requests carry the header (decided by the first one when detecting).
+    let mut header = spec.echo == EchoMode::Inspect && spec.size >= HEADER_LEN;
     let mut done = 0u64;
+    let mut start = 0;
     let mut cut_short = None;
-    loop {
-        if spec.ends_itself && done == spec.expect {
-            break;
-        }
+    let mut stopped = false;
+    while !(spec.ends_itself && done == spec.expect) {
         let mut n = 0;
         loop {
             if frames.len() == n {
@@ -50,7 +61,7 @@ pub(super) fn run(
             };
             match got {
                 Next::Got => {}
-                Next::Stopped => return finish(spec, watch, None, done),
+                Next::Stopped => stopped = true,
                 Next::Idle if done == 0 => {
                     return Err(wait.error(zmq::Error::EAGAIN, 0, String::new()))
                 }
@@ -58,9 +69,11 @@ pub(super) fn run(
                     cut_short = Some(format!(
                         "idle: no request for {:.1} s after {done} round trips",
                         patience.idle().as_secs_f64()
-                    ));
-                    break;
+                    ))
                 }
+            }
+            if stopped || cut_short.is_some() {
+                break;
             }
             let more = frames[n].more();
             n += 1;
@@ -68,35 +81,57 @@ pub(super) fn run(
                 break;
             }
         }
-        if cut_short.is_some() {
+        if stopped || cut_short.is_some() {
             break;
+        }
+        if done == 0 {
+            start = now_ns();
+        }
+        let payload = &mut frames[n - 1];
+        check_size(payload, spec.size, done)?;
+        if header {
+            match Header::decode(payload.prefix(HEADER_LEN)) {
+                Ok(Some(h)) => ledger.record(h.stream_id, h.sequence),
+                Ok(None) if spec.header == HeaderUse::Detect && done == 0 => header = false,
+                Ok(None) => {
+                    return Err(Error::Protocol(
+                        "a request without the measurement header".into(),
+                    ))
+                }
+                Err(e) => return Err(Error::Protocol(e.to_string())),
+            }
+        }
+        if spec.echo == EchoMode::Copy {
+            let copy = RawMsg::copy_of(payload.bytes())?;
+            frames[n - 1] = copy;
         }
         for (i, f) in frames[..n].iter_mut().enumerate() {
             let flags = if i + 1 < n { zmq::SNDMORE } else { 0 };
             f.send(s, flags)
-                .map_err(|e| wait.error(e, done, String::new()))?;
+                .map_err(|e| wait.error(e, done + 1, " (the reply could not be sent)".into()))?;
         }
         done += 1;
+        progress.tick(done);
     }
-    finish(spec, watch, cut_short, done)
-}
-
-fn finish(
-    spec: &NodeSpec,
-    watch: Option<PeerWatch>,
-    cut_short: Option<String>,
-    done: u64,
-) -> Result<RoleReport> {
+    let end = now_ns();
+    progress.finish();
     if spec.ends_itself && done < spec.expect && cut_short.is_none() {
         return Err(Error::Protocol(format!(
             "stopped after {done} of {} requests",
             spec.expect
         )));
     }
-    if let Some(w) = watch {
-        w.wait_gone_n(spec.peers.max(1), spec.timeout());
-    }
+    let peer_closed = watch.map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout()));
     Ok(RoleReport {
+        ledger: header.then_some(ledger),
+        round_trips: Some(Throughput {
+            messages: done,
+            payload_bytes: done * spec.size as u64,
+            start_ns: start,
+            end_ns: end,
+        }),
+        header,
+        peer_closed,
         cut_short,
         usage: Some(node_usage(spec)),
         ..Default::default()

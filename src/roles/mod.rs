@@ -100,6 +100,45 @@ pub struct NodeSpec {
     /// Ping on DEALER talking to REP: an empty delimiter frame first.
     #[serde(default)]
     pub delimiter: bool,
+    /// Whether messages carry the measurement header (both sides zmqperf), or whether the
+    /// receiving side finds out from the first message (a peer such as libzmq's C tools).
+    #[serde(default)]
+    pub header: HeaderUse,
+    /// Echo: how a message goes back.
+    #[serde(default)]
+    pub echo: EchoMode,
+    /// Ping: also keep the full round trips (libzmq's remote_lat figure).
+    #[serde(default)]
+    pub full_rtt: bool,
+    /// Who should be on the other side, for error messages (e.g. `remote_lat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_label: Option<String>,
+}
+
+/// How a role uses the measurement header.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HeaderUse {
+    /// Every message carries it (when it fits); one without is a protocol error.
+    #[default]
+    Always,
+    /// Sink, echo and ping: use it if the first message (or reply) carries it.
+    Detect,
+    /// Source and ping: no header and no clock per message (libzmq's plain loop).
+    Never,
+}
+
+/// How the echo role sends a request back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EchoMode {
+    /// Reads the header of each request (the ledger of the requests), then sends it back.
+    Inspect,
+    /// Sends the received message itself back, without reading it (libzmq's local_lat).
+    #[default]
+    ZeroCopy,
+    /// Sends a copy of the payload back (what a binding that copies does).
+    Copy,
 }
 
 impl NodeSpec {
@@ -131,6 +170,22 @@ pub struct RoleReport {
     /// Why a passive role ended before everything arrived (idle for the timeout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_short: Option<String>,
+    /// Whether the messages carried the measurement header.
+    #[serde(default)]
+    pub header: bool,
+    /// Ping: the full round trips, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<LatencyHistogram>,
+    /// Ping and echo: round trips done, from the first to the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trips: Option<Throughput>,
+    /// Source: time spent waiting for the subscriptions before sending, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription_wait_ns: Option<u64>,
+    /// Source and echo over tcp or ipc: whether every peer hung up within the timeout after
+    /// the last message (false: the tail may not have been delivered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_closed: Option<bool>,
     /// CPU and memory.
     pub usage: Option<RoleUsage>,
 }
@@ -148,6 +203,70 @@ pub trait Control {
     }
     /// Whether the runner has asked a passive role to stop (never blocks).
     fn stop_requested(&mut self) -> bool;
+}
+
+/// The control of a role run on the caller's own thread (the compatible commands): ready
+/// goes to a callback, the start is at once, no stop ever comes.
+struct Here<F: FnMut(&[String])> {
+    on_ready: F,
+}
+
+impl<F: FnMut(&[String])> Control for Here<F> {
+    fn ready(&mut self, endpoints: &[String]) -> Result<()> {
+        (self.on_ready)(endpoints);
+        Ok(())
+    }
+
+    fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
+        Ok(())
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        false
+    }
+}
+
+/// Runs a node on this thread; `on_ready` gets the endpoints bound before the run starts.
+pub fn run_here(
+    ctx: &zmq::Context,
+    spec: &NodeSpec,
+    on_ready: impl FnMut(&[String]),
+) -> Result<RoleReport> {
+    run_node(ctx, spec, &mut Here { on_ready })
+}
+
+impl NodeSpec {
+    /// A spec with nothing set but the role, its one socket and the timeout: the
+    /// compatible commands fill in the rest.
+    pub fn single(name: &str, role: Role, socket: SockPlan, timeout: Duration) -> NodeSpec {
+        NodeSpec {
+            name: name.to_string(),
+            role,
+            sockets: vec![socket],
+            size: 0,
+            count: 0,
+            warmup: 0,
+            rate: None,
+            stamp_every: 1,
+            timeout_ms: timeout.as_millis() as u64,
+            stream_id: 0,
+            streams: Vec::new(),
+            ends_itself: true,
+            expect: 0,
+            peers: 1,
+            subscriptions: 0,
+            delimiter: false,
+            header: HeaderUse::Always,
+            echo: EchoMode::ZeroCopy,
+            full_rtt: false,
+            peer_label: None,
+        }
+    }
+
+    /// The name of the peer for error messages, or `default`.
+    pub(crate) fn peer_or<'a>(&'a self, default: &'a str) -> &'a str {
+        self.peer_label.as_deref().unwrap_or(default)
+    }
 }
 
 /// Runs a node replica to its end.

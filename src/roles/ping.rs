@@ -1,13 +1,16 @@
 //! The ping role: a closed-loop client (REQ, DEALER or PAIR) that sends a request, waits
-//! for the echo and times the round trip. Records round trip / 2, libzmq's one-way latency.
+//! for the echo and times the round trip. Records round trip / 2, libzmq's one-way latency,
+//! and on request the full round trips (remote_lat's figure). In plain mode it reads no
+//! clock per round trip, as libzmq's own loop.
 
-use super::{node_usage, open_all, Control, NodeSpec, RoleReport};
+use super::{node_usage, open_all, Control, HeaderUse, NodeSpec, RoleReport};
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::{check_size, Waiting};
-use crate::stats::LatencyHistogram;
+use crate::progress::Progress;
+use crate::stats::{LatencyHistogram, Throughput};
 
 pub(super) fn run(
     ctx: &zmq::Context,
@@ -19,7 +22,7 @@ pub(super) fn run(
     ctl.wait_start(spec.timeout())?;
     let wait = Waiting {
         endpoint: o.endpoint.as_str(),
-        peer: "the echo node",
+        peer: spec.peer_or("the echo node"),
         timeout: spec.timeout(),
         expected: spec.count + spec.warmup,
         unit: "round trips",
@@ -27,12 +30,21 @@ pub(super) fn run(
     let s = &mut o.sock;
     let mut msg = RawMsg::zeroed(spec.size)?;
     let mut delim = RawMsg::new();
-    let header = spec.size >= HEADER_LEN;
+    let plain = spec.header == HeaderUse::Never;
+    // Whether replies still carry our header (an echo that rewrites the payload ends that
+    // when the header is only detected).
+    let mut header = spec.size >= HEADER_LEN && !plain;
     let mut hist = LatencyHistogram::new();
+    let mut rtt = LatencyHistogram::new();
+    let mut progress = Progress::new("round trips", spec.count);
     let total = spec.warmup + spec.count;
+    let mut start = now_ns();
     for i in 0..total {
         let warm = i < spec.warmup;
-        let t0 = now_ns();
+        if i == spec.warmup {
+            start = now_ns();
+        }
+        let t0 = if plain { 0 } else { now_ns() };
         if header {
             let h = Header {
                 flags: FLAG_TIMESTAMP | if warm { FLAG_WARMUP } else { 0 },
@@ -56,11 +68,23 @@ pub(super) fn run(
         }
         msg.recv(s, 0)
             .map_err(|e| wait.error(e, i, String::new()))?;
-        let t1 = now_ns();
         check_size(&msg, spec.size, i)?;
+        progress.tick(i);
+        if plain {
+            continue;
+        }
+        let t1 = now_ns();
         if header {
             match Header::decode(msg.prefix(HEADER_LEN)) {
                 Ok(Some(h)) if h.sequence == i => {}
+                Ok(Some(h)) => {
+                    return Err(Error::Protocol(format!(
+                        "reply #{i} carries sequence {}; the echo side answered out of order",
+                        h.sequence
+                    )))
+                }
+                // The echo side rewrote the payload: measure on without the check.
+                _ if spec.header == HeaderUse::Detect => header = false,
                 other => {
                     return Err(Error::Protocol(format!(
                         "reply #{i} does not carry request #{i}'s header ({other:?})"
@@ -70,11 +94,24 @@ pub(super) fn run(
         }
         if !warm {
             hist.record((t1 - t0) / 2);
+            if spec.full_rtt {
+                rtt.record(t1 - t0);
+            }
         }
     }
+    let end = now_ns();
+    progress.finish();
     ctl.sent()?;
     Ok(RoleReport {
-        latency: Some(hist),
+        latency: (!plain).then_some(hist),
+        rtt: (spec.full_rtt && !plain).then_some(rtt),
+        round_trips: Some(Throughput {
+            messages: spec.count,
+            payload_bytes: spec.count * spec.size as u64,
+            start_ns: start,
+            end_ns: end,
+        }),
+        header,
         usage: Some(node_usage(spec)),
         ..Default::default()
     })

@@ -4,12 +4,15 @@
 //! load-balanced stream), or after being idle for the timeout (cut short: it reports what
 //! arrived).
 
-use super::{node_usage, open_all, Control, Next, NodeSpec, Patience, RoleReport, STOP_POLL};
+use super::{
+    node_usage, open_all, Control, HeaderUse, Next, NodeSpec, Patience, RoleReport, STOP_POLL,
+};
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_END, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::{check_size, Waiting};
+use crate::progress::Progress;
 use crate::stats::{LatencyHistogram, Ledger, Throughput};
 use crate::topology::SocketType;
 
@@ -25,7 +28,7 @@ pub(super) fn run(
     let warm_total: u64 = spec.warmup * spec.streams.len() as u64;
     let wait = Waiting {
         endpoint: o.endpoint.as_str(),
-        peer: "the sending node",
+        peer: spec.peer_or("the sending node"),
         timeout: spec.timeout(),
         expected: total,
         unit: "messages",
@@ -38,14 +41,16 @@ pub(super) fn run(
     for (i, (id, _)) in spec.streams.iter().enumerate() {
         slot[*id as usize] = i;
     }
-    let mut hists: Vec<LatencyHistogram> = spec
-        .streams
-        .iter()
+    // One histogram per expected stream, and one more for streams nobody announced (a
+    // sender outside the topology, such as a compatible command's peer).
+    let mut hists: Vec<LatencyHistogram> = (0..=spec.streams.len())
         .map(|_| LatencyHistogram::new())
         .collect();
+    let other = spec.streams.len();
     let mut patience = Patience::new(spec.timeout());
     let mut ends = 0usize;
-    let header = spec.size >= HEADER_LEN;
+    let mut header = spec.size >= HEADER_LEN;
+    let mut progress = Progress::new("messages", total);
     let mut ledger = Ledger::new();
     let mut msg = RawMsg::new();
     let mut id = RawMsg::new();
@@ -60,14 +65,28 @@ pub(super) fn run(
             .map_err(|e| wait.error(e, received, String::new()))?;
         match next {
             Next::Got => {}
-            Next::Stopped => break,
+            Next::Stopped => {
+                if spec.ends_itself && ends < spec.streams.len() && received < total {
+                    cut_short = Some(format!(
+                        "the end of the stream never came: {received} of {total} messages arrived before the senders finished and the queue ran dry"
+                    ));
+                }
+                break;
+            }
             Next::Idle if received == 0 && spec.ends_itself => {
                 return Err(wait.error(zmq::Error::EAGAIN, 0, String::new()))
             }
             Next::Idle => {
-                let lost = ledger.summary(None).lost;
+                let holes = if header {
+                    format!(
+                        " ({} missing by sequence number so far)",
+                        ledger.summary(None).lost
+                    )
+                } else {
+                    String::new()
+                };
                 cut_short = Some(format!(
-                    "idle: nothing for {:.1} s after {received} of {total} messages ({lost} missing by sequence number so far)",
+                    "nothing arrived for {:.1} s after {received} of {total} messages{holes}",
                     patience.idle().as_secs_f64()
                 ));
                 break;
@@ -80,7 +99,12 @@ pub(super) fn run(
         if spec.size > 0 {
             check_size(&msg, spec.size, seen)?;
         }
+        if seen == 0 && header && spec.header == HeaderUse::Detect {
+            // A peer without the header (libzmq's C tools): count only.
+            header = matches!(Header::decode(msg.prefix(HEADER_LEN)), Ok(Some(_)));
+        }
         seen += 1;
+        progress.tick(seen);
         if !header {
             // Too small for the header: count, as libzmq's local_thr does.
             if seen <= warm_total {
@@ -121,11 +145,11 @@ pub(super) fn run(
         received += 1;
         ledger.record(h.stream_id, h.sequence);
         if stamped {
-            if let Some(&i) = slot.get(h.stream_id as usize) {
-                if i != usize::MAX {
-                    hists[i].record(now.saturating_sub(h.send_ns));
-                }
-            }
+            let i = match slot.get(h.stream_id as usize) {
+                Some(&i) if i != usize::MAX => i,
+                _ => other,
+            };
+            hists[i].record(now.saturating_sub(h.send_ns));
         }
         if h.flags & FLAG_END != 0 {
             ends += 1;
@@ -134,6 +158,7 @@ pub(super) fn run(
             break;
         }
     }
+    progress.finish();
     let end = if cut_short.is_some() || !spec.ends_itself {
         // Rate over the time messages were arriving, not the idle wait or the drain.
         now_ns()
@@ -149,7 +174,11 @@ pub(super) fn run(
     Ok(RoleReport {
         latency: header.then_some(all),
         stream_latency: if header {
-            spec.streams.iter().map(|(id, _)| *id).zip(hists).collect()
+            spec.streams
+                .iter()
+                .map(|(id, _)| *id)
+                .zip(hists)
+                .collect::<Vec<_>>()
         } else {
             Vec::new()
         },
@@ -161,6 +190,7 @@ pub(super) fn run(
         }),
         ledger: header.then_some(ledger),
         cut_short,
+        header,
         usage: Some(node_usage(spec)),
         ..Default::default()
     })

@@ -6,7 +6,7 @@
 //! the sink's latency counts from when the message should have left (no coordinated
 //! omission), and the delay between due and actual send is recorded apart.
 
-use super::{node_usage, open_all, wait_until, Control, NodeSpec, RoleReport};
+use super::{node_usage, open_all, wait_until, Control, HeaderUse, NodeSpec, RoleReport};
 use crate::clock::now_ns;
 use crate::error::Result;
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
@@ -24,7 +24,7 @@ pub(super) fn run(
     let watch = PeerWatch::new(ctx, &o.sock, &o.endpoint)?;
     let wait = Waiting {
         endpoint: o.endpoint.as_str(),
-        peer: "the receiving node",
+        peer: spec.peer_or("the receiving node"),
         timeout: spec.timeout(),
         expected: spec.count,
         unit: "messages",
@@ -33,11 +33,13 @@ pub(super) fn run(
     ctl.wait_start(spec.timeout())?;
     // No slow joiner: the first message leaves once every subscription is in.
     let mut sub = RawMsg::new();
+    let t_sub = now_ns();
     for _ in 0..spec.subscriptions {
         sub.recv(s, 0)
             .map_err(|e| wait.error(e, 0, String::new()))?;
     }
-    let header = spec.size >= HEADER_LEN;
+    let subscription_wait_ns = (spec.subscriptions > 0).then(|| now_ns() - t_sub);
+    let header = spec.size >= HEADER_LEN && spec.header != HeaderUse::Never;
     let every = spec.stamp_every.max(1);
     let mut m = RawMsg::new();
     for i in 0..spec.warmup {
@@ -57,19 +59,25 @@ pub(super) fn run(
     let mut delay = LatencyHistogram::new();
     let last = spec.count.saturating_sub(1);
     let start = now_ns();
+    // Counts down to the next time-stamped message (no division on the hot path).
+    let mut until_stamp = 0u64;
     for i in 0..spec.count {
-        let (flags, stamp) = match interval_ns {
-            Some(iv) => {
-                let due = start + (i as f64 * iv) as u64;
-                wait_until(due);
-                delay.record(now_ns() - due);
-                (FLAG_TIMESTAMP, due)
-            }
-            None if i % every == 0 || i == last => (FLAG_TIMESTAMP, now_ns()),
-            None => (0, 0),
-        };
         m.reset_uninit(spec.size)?;
         if header {
+            let (flags, stamp) = match interval_ns {
+                Some(iv) => {
+                    let due = start + (i as f64 * iv) as u64;
+                    wait_until(due);
+                    delay.record(now_ns() - due);
+                    (FLAG_TIMESTAMP, due)
+                }
+                None if until_stamp == 0 || i == last => {
+                    until_stamp = every;
+                    (FLAG_TIMESTAMP, now_ns())
+                }
+                None => (0, 0),
+            };
+            until_stamp = until_stamp.wrapping_sub(1);
             let h = Header {
                 flags: flags | if i == last { FLAG_END } else { 0 },
                 stream_id: spec.stream_id,
@@ -77,6 +85,10 @@ pub(super) fn run(
                 send_ns: stamp,
             };
             m.write_array(&h.to_bytes());
+        } else if let Some(iv) = interval_ns {
+            let due = start + (i as f64 * iv) as u64;
+            wait_until(due);
+            delay.record(now_ns() - due);
         }
         m.send(s, 0).map_err(|e| {
             wait.error(
@@ -88,10 +100,12 @@ pub(super) fn run(
     }
     let end = now_ns();
     ctl.sent()?;
-    if let Some(w) = watch {
-        w.wait_gone_n(spec.peers.max(1), spec.timeout());
-    }
+    // Keep the connection up until the receivers have everything and hang up.
+    let peer_closed = watch.map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout()));
     Ok(RoleReport {
+        header,
+        subscription_wait_ns,
+        peer_closed,
         send_delay: interval_ns.map(|_| delay),
         send: Some(Throughput {
             messages: spec.count,

@@ -38,6 +38,27 @@ pub enum ToNode {
 }
 
 impl ToRunner {
+    /// Reads one line, saying what is wrong with one that is not a message of this version.
+    pub fn read(line: &str) -> std::result::Result<ToRunner, String> {
+        if let Some(m) = ToRunner::parse(line) {
+            return Ok(m);
+        }
+        let shown: String = line.chars().take(120).collect();
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(v) => match v.get("v").and_then(|x| x.as_u64()) {
+                Some(n) if n != u64::from(VERSION) => Err(format!(
+                    "it speaks control protocol version {n}; this runner speaks version {VERSION} (docs/control-protocol.md)"
+                )),
+                _ => Err(format!(
+                    "it wrote a control line this runner cannot read: {shown} (docs/control-protocol.md)"
+                )),
+            },
+            Err(_) => Err(format!(
+                "it wrote a line that is not a control message: {shown} (a node's stdout carries only the protocol's JSON lines; write anything else to stderr)"
+            )),
+        }
+    }
+
     /// One line of the protocol.
     pub fn line(&self) -> String {
         serde_json::to_string(self).expect("control messages serialise")
@@ -63,6 +84,13 @@ impl ToRunner {
 }
 
 impl ToNode {
+    /// Reads one line from the runner; None unless it is a message of this version.
+    pub fn parse(line: &[u8]) -> Option<ToNode> {
+        let m: ToNode = serde_json::from_slice(line).ok()?;
+        let (ToNode::Start { v } | ToNode::Stop { v }) = m;
+        (v == VERSION).then_some(m)
+    }
+
     /// One line of the protocol.
     pub fn line(&self) -> String {
         serde_json::to_string(self).expect("control messages serialise")
@@ -89,6 +117,20 @@ mod tests {
         ));
         assert!(ToRunner::parse(r#"{"type":"sent","v":2}"#).is_none());
         assert!(ToRunner::parse("not json").is_none());
+        assert!(ToRunner::read("not json")
+            .unwrap_err()
+            .contains("not a control message"));
+        assert!(ToRunner::read(r#"{"type":"sent","v":2}"#)
+            .unwrap_err()
+            .contains("version 2"));
+        assert!(ToRunner::read(r#"{"type":"bogus","v":1}"#)
+            .unwrap_err()
+            .contains("cannot read"));
+        assert_eq!(
+            ToNode::parse(br#"{"type":"stop","v":1}"#),
+            Some(ToNode::Stop { v: 1 })
+        );
+        assert_eq!(ToNode::parse(br#"{"type":"stop","v":9}"#), None);
         let rep = ToRunner::Report {
             v: VERSION,
             report: Box::new(RoleReport {

@@ -9,7 +9,7 @@ use super::{CaseSpec, Settings};
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
 use crate::net::auto_endpoint;
-use crate::roles::{NodeSpec, RoleReport, SockPlan};
+use crate::roles::{EchoMode, HeaderUse, NodeSpec, RoleReport, SockPlan};
 use crate::runner::control::{ToNode, VERSION};
 use crate::topology::check::Graph;
 use crate::topology::{Placement, Role, SocketType};
@@ -212,6 +212,10 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     peers: peer_replicas(0),
                     subscriptions,
                     delimiter,
+                    header: HeaderUse::Always,
+                    echo: EchoMode::ZeroCopy,
+                    full_rtt: false,
+                    peer_label: None,
                 },
             });
         }
@@ -316,7 +320,10 @@ pub fn repetition(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Rep
             if reps[i].spec.role != r || done[i].is_some() {
                 continue;
             }
-            if !reps[i].spec.ends_itself {
+            // A sink that ends by itself is told too: it takes the stop only after a quiet
+            // spell, so a stream whose end mark was dropped (a PUB at its high-water mark)
+            // ends with what arrived instead of waiting out the whole timeout.
+            if !reps[i].spec.ends_itself || r == Role::Sink {
                 let _ = p.send(ToNode::Stop { v: VERSION });
             }
             wait(p.as_mut(), &mut done[i], false, deadline);

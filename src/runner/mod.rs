@@ -202,10 +202,10 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         }
     }
     let edges = merge::case_edges(&edge_reps);
-    let nodes = graph
-        .as_ref()
-        .map(|g| merge::case_nodes(g, &node_reps))
-        .unwrap_or_default();
+    let nodes = match &graph {
+        Some(g) if !node_reps.is_empty() => merge::case_nodes(g, &node_reps),
+        _ => Vec::new(),
+    };
     let floor = if settings.floor && spec.kind() == Kind::Latency && error.is_none() {
         let n = spec.count.min(5_000);
         match spec.transport {

@@ -184,11 +184,12 @@ pub fn in_process(exe: &Path, spec: &NodeSpec) -> Result<Box<dyn Placed>> {
         &[(CHILD_ENV, "1")],
         &name,
         etx,
-        |line| match ToRunner::parse(&line)? {
-            ToRunner::Ready { endpoints, .. } => Some(Event::Ready(endpoints)),
-            ToRunner::Sent { .. } => Some(Event::Sent),
-            ToRunner::Report { report, .. } => Some(Event::Done(Box::new(Ok(*report)))),
-            ToRunner::Error { message, .. } => Some(Event::Done(Box::new(Err(message)))),
+        |line| match ToRunner::read(&line) {
+            Ok(ToRunner::Ready { endpoints, .. }) => Some(Event::Ready(endpoints)),
+            Ok(ToRunner::Sent { .. }) => Some(Event::Sent),
+            Ok(ToRunner::Report { report, .. }) => Some(Event::Done(Box::new(Ok(*report)))),
+            Ok(ToRunner::Error { message, .. }) => Some(Event::Done(Box::new(Err(message)))),
+            Err(why) => Some(Event::Done(Box::new(Err(why)))),
         },
         None,
     )?;
@@ -223,7 +224,16 @@ impl StdioControl {
         loop {
             if let Some(nl) = self.pending.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = self.pending.drain(..=nl).collect();
-                return serde_json::from_slice(&line).ok();
+                match ToNode::parse(&line) {
+                    Some(m) => return Some(m),
+                    None => {
+                        eprintln!(
+                            "zmqperf node: ignored a line from the runner that is not a control message of version {VERSION}: {}",
+                            String::from_utf8_lossy(&line).trim_end()
+                        );
+                        continue;
+                    }
+                }
             }
             let mut fds = libc::pollfd {
                 fd: 0,

@@ -310,35 +310,24 @@ fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Result<Vec<Cas
         let t = v.topology;
         let p = &t.params;
         let at = |f: &str| format!("topology file {path}: params.{f}");
-        let transport = match (&sel.transports, &p.transport) {
-            (Some(ts), _) => ts[0],
+        // The command line's values replace the file's, and each list is swept.
+        let transports = match (&sel.transports, &p.transport) {
+            (Some(ts), _) => ts.clone(),
             (None, Some(s)) => {
-                parse_transport(s).map_err(|e| in_file(path, "params.transport", e))?
+                vec![parse_transport(s).map_err(|e| in_file(path, "params.transport", e))?]
             }
-            (None, None) => literal_transport(&t).unwrap_or(Transport::Tcp),
+            (None, None) => vec![literal_transport(&t).unwrap_or(Transport::Tcp)],
         };
-        let size = match (&sel.sizes, &p.size) {
-            (Some(s), _) => s[0],
-            (None, Some(v)) => parse_size(&at("size"), &json_text(v))?,
-            (None, None) => 64,
+        let sizes = match (&sel.sizes, &p.size) {
+            (Some(s), _) => s.clone(),
+            (None, Some(v)) => vec![parse_size(&at("size"), &json_text(v))?],
+            (None, None) => vec![64],
+        };
+        let rates: Vec<Option<f64>> = match &sel.rates {
+            Some(r) => r.iter().map(|x| Some(*x)).collect(),
+            None => vec![p.rate],
         };
         let latency = is_latency(&t);
-        let count = match (sel.count, &p.count) {
-            (Some(c), _) => c,
-            (None, Some(v)) => parse_count(&at("count"), &json_text(v))?,
-            (None, None) => default_count(latency, size, Scope::Default),
-        };
-        let warmup = match (sel.warmup, &p.warmup) {
-            (Some(w), _) => w,
-            (None, Some(v)) if json_text(v) == "0" => 0,
-            (None, Some(v)) => parse_count(&at("warmup"), &json_text(v))?,
-            (None, None) => (count / 10).clamp(1, 1000),
-        };
-        let rate = sel
-            .rates
-            .as_ref()
-            .and_then(|r| r.first().copied())
-            .or(p.rate);
         let label: Vec<&str> = v
             .label
             .split(' ')
@@ -359,17 +348,38 @@ fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Result<Vec<Cas
         };
         let mut topology = t.clone();
         topology.name = name;
-        plan.push(CaseSpec {
-            topology,
-            origin: path.to_string(),
-            label: label.join(" "),
-            transport,
-            size,
-            count,
-            warmup,
-            repetitions: sel.repetitions.or(p.repetitions).unwrap_or(3),
-            rate,
-        });
+        for &transport in &transports {
+            for &size in &sizes {
+                for &rate in &rates {
+                    let count = match (sel.count, &p.count) {
+                        (Some(c), _) => c,
+                        (None, Some(v)) => parse_count(&at("count"), &json_text(v))?,
+                        (None, None) => default_count(latency, size, Scope::Default),
+                    };
+                    let warmup = match (sel.warmup, &p.warmup) {
+                        (Some(w), _) => w,
+                        (None, Some(v)) if json_text(v) == "0" => 0,
+                        (None, Some(v)) => parse_count(&at("warmup"), &json_text(v))?,
+                        (None, None) => (count / 10).clamp(1, 1000),
+                    };
+                    let case = CaseSpec {
+                        topology: topology.clone(),
+                        origin: path.to_string(),
+                        label: label.join(" "),
+                        transport,
+                        size,
+                        count,
+                        warmup,
+                        repetitions: sel.repetitions.or(p.repetitions).unwrap_or(3),
+                        rate: rate.filter(|_| !latency),
+                    };
+                    // A file's sweep and the command line can name the same case twice.
+                    if !plan.iter().any(|c: &CaseSpec| c.id() == case.id()) {
+                        plan.push(case);
+                    }
+                }
+            }
+        }
     }
     Ok(plan)
 }
