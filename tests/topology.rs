@@ -184,3 +184,52 @@ fn topology_check_prints_the_graph_and_each_mistake_fails_before_any_socket() {
         }
     });
 }
+
+#[test]
+fn a_swarm_of_subscribers_in_two_processes_gets_every_message() {
+    with_watchdog(T, || {
+        let text = r#"
+name = "swarm"
+[params]
+count = 500
+repetitions = 1
+transport = "ipc"
+[[node]]
+name = "pub"
+role = "source"
+socket = { type = "XPUB", bind = ["auto"], xpub_nodrop = true }
+[[node]]
+name = "subs"
+role = "swarm"
+replicas = 2
+subs = 40
+socket = { type = "SUB", connect = ["pub"], subscribe = [""] }
+"#;
+        let f = write("swarm.toml", text);
+        let v = run_json(&f, &[]);
+        let case = &v["cases"][0];
+        assert!(case["error"].is_null(), "{}", case["error"]);
+        let e = edges(case);
+        let names: Vec<(&str, &str)> = e.iter().map(|(a, b, _)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(names, vec![("pub", "subs[0]"), ("pub", "subs[1]")]);
+        for (_, _, edge) in &e {
+            // 40 subscribers x 500 messages each, all delivered.
+            assert_eq!(edge["messages"], 20_000, "{edge}");
+            assert_eq!(edge["loss"]["expected"], 20_000);
+            assert_eq!(edge["loss"]["lost"], 0);
+            // Every time-stamped message, at each of the 40 subscribers.
+            let stamped = edge["latency"]["count"].as_u64().unwrap();
+            assert!(stamped >= 40 && stamped % 40 == 0, "{stamped}");
+        }
+        let swarm = case["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == "subs")
+            .unwrap();
+        assert_eq!(
+            (swarm["role"].as_str(), swarm["placement"].as_str()),
+            (Some("swarm"), Some("process"))
+        );
+    });
+}

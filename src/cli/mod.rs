@@ -113,12 +113,6 @@ enum Cmd {
     /// Fan-out on one host: a publisher and -c x -s subscribers, over tcp or ipc.
     #[command(disable_help_flag = true, after_help = fanout::FANOUT_EXAMPLES)]
     Fanout(fanout::FanoutArgs),
-    /// Runs one subscriber process of a sub-cluster (used by `sub-cluster` and `fanout`).
-    #[command(name = "__subs", hide = true)]
-    Subs {
-        /// The process's spec as JSON.
-        spec: String,
-    },
     /// Plays one node of a topology in a child process (used by `run`; speaks the control
     /// protocol of docs/control-protocol.md).
     #[command(name = "__node", hide = true)]
@@ -408,9 +402,6 @@ pub fn run(cli: Cli) -> Result<()> {
     if let Cmd::Node { spec } = &cli.cmd {
         std::process::exit(zmqperf::runner::place::child_main(spec));
     }
-    if let Cmd::Subs { spec } = &cli.cmd {
-        std::process::exit(zmqperf::fanout::child_main(spec));
-    }
     match &cli.cmd {
         Cmd::Topology(TopologyCmd::Check { file }) => return topology_check(file),
         Cmd::Pub(a) => return fanout::run_pub(a),
@@ -622,7 +613,6 @@ pub fn run(cli: Cli) -> Result<()> {
         | Cmd::Diagnose(_)
         | Cmd::Node { .. }
         | Cmd::Topology(_)
-        | Cmd::Subs { .. }
         | Cmd::Pub(_)
         | Cmd::SubCluster(_)
         | Cmd::Fanout(_)

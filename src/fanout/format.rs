@@ -3,11 +3,11 @@
 //! subscriber, and CPU and memory per process.
 
 use super::publisher::PubResult;
-use super::subscribers::{StopReason, SubReport};
 use super::summary::FanoutReport;
 use super::ProcessUsage;
 use crate::report::first_middle_hole;
 use crate::report::numbers::grouped;
+use crate::roles::swarm::{StopReason, SubReport};
 use std::fmt::Write;
 
 /// `n` with its noun: `1 process`, `8 processes`.

@@ -13,26 +13,22 @@
 
 mod cluster;
 mod format;
-pub mod limits;
-mod poller;
 mod publisher;
-mod subscribers;
 mod summary;
 
-pub use cluster::CHILD_COMMAND;
+pub use crate::net::limits;
+pub use crate::roles::swarm::{ChildReport, ProcessUsage, StopReason, SubReport, SwarmSpec};
 pub use format::{publisher_text, sub_name, text};
 pub use publisher::{PubConfig, PubResult, Publisher};
-pub use subscribers::{
-    child_main, run_child, ChildControl, ChildReport, ChildSpec, StopReason, SubReport,
-};
 pub use summary::{merge, FanoutReport, ProcessSummary, RateSpread};
 
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
-use cluster::{Cluster, Event};
+use crate::roles::{NodeSpec, Role, SockPlan};
+use crate::topology::{SocketOptions, SocketType};
+use cluster::{Cluster, Event, Heard};
 use limits::FdNeed;
 use publisher::dur_ns;
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -47,35 +43,6 @@ pub const MAX_PROCESSES: u32 = 1024;
 
 /// Most SUB sockets in one subscriber process.
 pub const MAX_SUBS_PER_PROCESS: u32 = 100_000;
-
-/// CPU time and peak memory of one process of the run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ProcessUsage {
-    /// Which process: "publisher", "subscribers 3".
-    pub name: String,
-    /// Its process id.
-    pub pid: u32,
-    /// User CPU time, ms (all its threads, libzmq's io threads included).
-    pub cpu_user_ms: f64,
-    /// System CPU time, ms.
-    pub cpu_sys_ms: f64,
-    /// Peak resident memory, KiB (VmHWM).
-    pub peak_rss_kib: u64,
-}
-
-impl ProcessUsage {
-    /// The figures of the calling process so far.
-    pub fn of_this_process(name: &str) -> ProcessUsage {
-        let u = crate::roles::usage("receiver", "process");
-        ProcessUsage {
-            name: name.to_string(),
-            pid: std::process::id(),
-            cpu_user_ms: u.cpu_user_ms,
-            cpu_sys_ms: u.cpu_sys_ms,
-            peak_rss_kib: u.peak_rss_kib,
-        }
-    }
-}
 
 /// Settings of a sub-cluster: `processes` processes of `subs_per_process` SUB sockets each.
 #[derive(Debug, Clone)]
@@ -106,17 +73,34 @@ impl ClusterConfig {
         self.processes as u64 * self.subs_per_process as u64
     }
 
-    fn specs(&self, endpoint: &str, watch_stdin: bool) -> Vec<ChildSpec> {
+    /// One swarm node per process, connecting to `endpoint`.
+    fn specs(&self, endpoint: &str) -> Vec<NodeSpec> {
         (0..self.processes)
-            .map(|process| ChildSpec {
-                endpoint: endpoint.to_string(),
-                process,
-                subs: self.subs_per_process,
-                first_timeout_ms: self.first_timeout.as_millis() as u64,
-                idle_ms: self.idle.as_millis() as u64,
-                expect: self.expect,
-                hwm: self.hwm,
-                watch_stdin,
+            .map(|process| {
+                let sock = SockPlan {
+                    kind: SocketType::Sub,
+                    bind: Vec::new(),
+                    connect: vec![endpoint.to_string()],
+                    options: SocketOptions {
+                        rcvhwm: self.hwm,
+                        subscribe: Some(vec![String::new()]),
+                        ..Default::default()
+                    },
+                };
+                let mut spec = NodeSpec::single(
+                    &format!("subscribers {process}"),
+                    Role::Swarm,
+                    sock,
+                    self.first_timeout,
+                );
+                spec.swarm = Some(SwarmSpec {
+                    process,
+                    subs: self.subs_per_process,
+                    first_timeout_ms: self.first_timeout.as_millis() as u64,
+                    idle_ms: self.idle.as_millis() as u64,
+                    expect: self.expect,
+                });
+                spec
             })
             .collect()
     }
@@ -208,10 +192,8 @@ pub fn publish(cfg: PubConfig, note: &mut dyn FnMut(String)) -> Result<PubResult
 pub fn sub_cluster(cfg: &ClusterConfig, note: &mut dyn FnMut(String)) -> Result<FanoutReport> {
     check_counts(cfg.processes, cfg.subs_per_process, cfg.subs_flag)?;
     limits::ensure(&cfg.fd_need())?;
-    let (tx, rx) = mpsc::channel();
-    let specs = cfg.specs(cfg.endpoint.as_str(), true);
-    let mut cluster = Cluster::spawn(&cfg.exe, &specs, &tx)?;
-    drop(tx);
+    let specs = cfg.specs(cfg.endpoint.as_str());
+    let mut cluster = Cluster::spawn(&cfg.exe, &specs)?;
     // The processes end with the stream, or after `idle` without messages, or `first_timeout`
     // without any: this deadline only catches a hang.
     let deadline = far(cfg
@@ -222,8 +204,8 @@ pub fn sub_cluster(cfg: &ClusterConfig, note: &mut dyn FnMut(String)) -> Result<
     let total = cfg.processes;
     let subscribers = cfg.subscribers();
     let endpoint = cfg.endpoint.to_string();
-    cluster.collect(&rx, deadline, &mut |ev| {
-        if let Event::Ready(_) = ev {
+    cluster.collect(None, deadline, &mut |ev| {
+        if let Heard::Ready = ev {
             ready += 1;
             if ready == total {
                 note(format!(
@@ -233,7 +215,7 @@ pub fn sub_cluster(cfg: &ClusterConfig, note: &mut dyn FnMut(String)) -> Result<
         }
         Ok(())
     })?;
-    let reports = cluster.into_reports();
+    let reports = cluster.into_reports()?;
     if reports.iter().all(|r| r.stop == StopReason::NothingArrived) {
         return Err(Error::PeerAbsent {
             endpoint: cfg.endpoint.to_string(),
@@ -317,8 +299,8 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
         cfg.subs_per_process
     ));
     let (tx, rx) = mpsc::channel();
-    let specs = cluster_cfg.specs(&endpoint, true);
-    let mut cluster = Cluster::spawn(&cfg.exe, &specs, &tx)?;
+    let specs = cluster_cfg.specs(&endpoint);
+    let mut cluster = Cluster::spawn(&cfg.exe, &specs)?;
     let abort = Arc::new(AtomicBool::new(false));
     let pub_thread = {
         let abort = abort.clone();
@@ -344,12 +326,12 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
         .saturating_add(cluster_cfg.idle)
         .saturating_add(Duration::from_secs(60)));
     let mut pub_result: Option<PubResult> = None;
-    let collected = cluster.collect(&rx, deadline, &mut |ev| match ev {
-        Event::Publisher(r) => {
+    let collected = cluster.collect(Some(&rx), deadline, &mut |ev| match ev {
+        Heard::Publisher(r) => {
             pub_result = Some((*r)?);
             Ok(())
         }
-        _ => Ok(()),
+        Heard::Ready => Ok(()),
     });
     if let Err(e) = collected {
         abort.store(true, Ordering::Relaxed);
@@ -362,7 +344,6 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok(Event::Publisher(r)) => pub_result = Some((*r)?),
-            Ok(_) => {}
             Err(_) => {
                 abort.store(true, Ordering::Relaxed);
                 let _ = pub_thread.join();
@@ -373,7 +354,7 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
         }
     }
     let _ = pub_thread.join();
-    let reports = cluster.into_reports();
+    let reports = cluster.into_reports()?;
     let transport = p.endpoint.transport();
     Ok(merge(
         "fanout",
@@ -423,13 +404,19 @@ mod tests {
             exe: PathBuf::from("/bin/true"),
             subs_flag: "-n",
         };
-        let specs = cfg.specs("tcp://127.0.0.1:2002", true);
+        let specs = cfg.specs("tcp://127.0.0.1:2002");
         assert_eq!(specs.len(), 3);
-        assert_eq!(specs[2].process, 2);
+        let sw: Vec<&SwarmSpec> = specs.iter().map(|s| s.swarm.as_ref().unwrap()).collect();
+        assert_eq!(sw[2].process, 2);
         assert_eq!(
-            (specs[0].subs, specs[0].idle_ms, specs[0].first_timeout_ms),
+            (sw[0].subs, sw[0].idle_ms, sw[0].first_timeout_ms),
             (7, 1500, 2000)
         );
+        assert_eq!(
+            specs[0].sockets[0].connect,
+            vec!["tcp://127.0.0.1:2002".to_string()]
+        );
+        assert_eq!(specs[0].role, Role::Swarm);
         assert_eq!(cfg.subscribers(), 21);
         assert_eq!(cfg.fd_need().fds, 7 * 3 + 64);
     }

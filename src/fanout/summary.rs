@@ -3,10 +3,10 @@
 //! histograms merge exactly), the slowest subscriber, and CPU and memory per process.
 
 use super::publisher::PubResult;
-use super::subscribers::{ChildReport, StopReason, SubReport};
 use super::ProcessUsage;
 use crate::endpoint::Transport;
 use crate::error::Error;
+use crate::roles::swarm::{ChildReport, StopReason, SubReport};
 use crate::stats::ledger::{Gap, GAPS_LISTED};
 use crate::stats::{GapPosition, LatencyHistogram, LatencySummary, LossSummary};
 use serde::Serialize;
@@ -242,7 +242,7 @@ impl FanoutReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fanout::subscribers::SubReport;
+    use crate::roles::swarm::SubReport;
 
     fn sub(process: u32, sub: u32, expected: u64, received: u64, mean: f64) -> SubReport {
         let mut l = crate::stats::StreamLedger::new();

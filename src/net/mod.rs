@@ -2,6 +2,7 @@
 //! the errors of a failed bind or wait, the size check, and the watch for a peer's
 //! disconnection. Roles, the compatible commands and the experiments open sockets here.
 
+pub mod limits;
 mod options;
 
 pub use options::{apply as apply_options, auto_endpoint, set_xpub_verbose};

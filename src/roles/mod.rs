@@ -13,6 +13,7 @@ mod ping;
 mod proxy;
 mod sink;
 mod source;
+pub mod swarm;
 
 use crate::clock::now_ns;
 use crate::endpoint::{Endpoint, Side};
@@ -110,6 +111,9 @@ pub struct NodeSpec {
     /// Ping: also keep the full round trips (libzmq's remote_lat figure).
     #[serde(default)]
     pub full_rtt: bool,
+    /// Swarm: its subscribers and timeouts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<swarm::SwarmSpec>,
     /// Who should be on the other side, for error messages (e.g. `remote_lat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_label: Option<String>,
@@ -173,6 +177,9 @@ pub struct RoleReport {
     /// Whether the messages carried the measurement header.
     #[serde(default)]
     pub header: bool,
+    /// Swarm: every subscriber's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<Box<swarm::ChildReport>>,
     /// Ping: the full round trips, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt: Option<LatencyHistogram>,
@@ -259,6 +266,7 @@ impl NodeSpec {
             header: HeaderUse::Always,
             echo: EchoMode::ZeroCopy,
             full_rtt: false,
+            swarm: None,
             peer_label: None,
         }
     }
@@ -277,6 +285,7 @@ pub fn run_node(ctx: &zmq::Context, spec: &NodeSpec, ctl: &mut dyn Control) -> R
         Role::Source => source::run(ctx, spec, ctl),
         Role::Sink => sink::run(ctx, spec, ctl),
         Role::Proxy => proxy::run(ctx, spec, ctl),
+        Role::Swarm => swarm::run(spec, ctl),
     }
 }
 
@@ -499,6 +508,7 @@ pub fn legacy_role_name(r: Role) -> String {
         Role::Source => "sender",
         Role::Sink => "receiver",
         Role::Proxy => "proxy",
+        Role::Swarm => "receiver",
     }
     .to_string()
 }

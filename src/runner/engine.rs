@@ -9,6 +9,7 @@ use super::{CaseSpec, Settings};
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
 use crate::net::auto_endpoint;
+use crate::roles::swarm::SwarmSpec;
 use crate::roles::{EchoMode, HeaderUse, NodeSpec, RoleReport, SockPlan};
 use crate::runner::control::{ToNode, VERSION};
 use crate::topology::check::Graph;
@@ -90,6 +91,7 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
         let mut shared = false;
         let mut sizes = Vec::new();
         for f in flows.iter().filter(|f| f.sink == i) {
+            // (A swarm takes one stream: the first that reaches it.)
             let (c, s) = node_count_size(g, f.source, case)?;
             sizes.push(s);
             shared |= f.shared;
@@ -137,7 +139,7 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     } else {
                         1
                     };
-                    per * t.nodes[p.0].replicas
+                    per * t.nodes[p.0].replicas * t.nodes[p.0].subs.unwrap_or(1)
                 })
                 .sum()
         } else {
@@ -154,6 +156,13 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     || (!e.contains("://") && case.transport == Transport::Inproc)
             })
         });
+        if n.role == Role::Swarm && uses_inproc {
+            return Err(Error::invalid(
+                &format!("topology {}: node '{}': socket.connect", case.origin, n.name),
+                "inproc",
+                "a swarm opens its own ZeroMQ context, which inproc:// cannot cross; run it over ipc or tcp (--transports ipc)",
+            ));
+        }
         let placement = match n.placement {
             Placement::Auto if uses_inproc => Placement::Thread,
             Placement::Auto => Placement::Process,
@@ -215,6 +224,13 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     header: HeaderUse::Always,
                     echo: EchoMode::ZeroCopy,
                     full_rtt: false,
+                    swarm: (n.role == Role::Swarm).then(|| SwarmSpec {
+                        process: r,
+                        subs: n.subs.unwrap_or(1),
+                        first_timeout_ms: settings.timeout.as_millis() as u64,
+                        idle_ms: settings.timeout.as_millis() as u64,
+                        expect: streams.first().map(|(_, c)| *c),
+                    }),
                     peer_label: None,
                 },
             });
@@ -315,9 +331,15 @@ pub fn repetition(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Rep
     }
     // 2. Sinks, then echoes, then proxies: those that end by themselves are waited for,
     //    the others told to stop (and drain) first.
-    for r in [Role::Sink, Role::Echo, Role::Proxy] {
+    for r in [Role::Swarm, Role::Sink, Role::Echo, Role::Proxy] {
         for (i, p) in placed.iter_mut().enumerate() {
             if reps[i].spec.role != r || done[i].is_some() {
+                continue;
+            }
+            if r == Role::Swarm {
+                // A swarm ends its measurement by itself, then holds its sockets until
+                // every swarm is done.
+                wait(p.as_mut(), &mut done[i], true, deadline);
                 continue;
             }
             // A sink that ends by itself is told too: it takes the stop only after a quiet
@@ -327,6 +349,11 @@ pub fn repetition(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Rep
                 let _ = p.send(ToNode::Stop { v: VERSION });
             }
             wait(p.as_mut(), &mut done[i], false, deadline);
+        }
+    }
+    for (i, p) in placed.iter_mut().enumerate() {
+        if reps[i].spec.role == Role::Swarm && done[i].is_none() {
+            let _ = p.send(ToNode::Stop { v: VERSION });
         }
     }
     // 3. The senders' final reports (after their receivers hung up).

@@ -4,6 +4,7 @@
 
 use super::engine::Reports;
 use crate::model::{EdgeResult, NodeResult, Repetition};
+use crate::roles::swarm::ChildReport;
 use crate::roles::Role;
 use crate::stats::{LatencyHistogram, LossSummary, StreamLedger, Throughput};
 use crate::topology::check::Graph;
@@ -41,6 +42,17 @@ pub fn edges(g: &Graph, reports: &Reports) -> Vec<EdgeRep> {
                 sinks.iter().map(|s| vec![*s]).collect()
             };
             for group in groups {
+                if let [(rep, rr)] = group.as_slice() {
+                    if let Some(sw) = &rr.swarm {
+                        out.push(swarm_edge(
+                            &src.spec.name,
+                            &rep.spec.name,
+                            rep.spec.size,
+                            sw,
+                        ));
+                        continue;
+                    }
+                }
                 let mut ledger = StreamLedger::new();
                 let mut hist: Option<LatencyHistogram> = None;
                 let mut thr: Option<Throughput> = None;
@@ -116,6 +128,24 @@ pub fn edges(g: &Graph, reports: &Reports) -> Vec<EdgeRep> {
         });
     }
     out
+}
+
+/// A swarm's edge: its subscribers' ledgers summed, its one latency histogram.
+fn swarm_edge(from: &str, to: &str, size: usize, sw: &ChildReport) -> EdgeRep {
+    let mut loss = LossSummary::default();
+    for s in &sw.subscribers {
+        loss.add(&s.loss);
+    }
+    let rates: Vec<f64> = sw.subscribers.iter().map(|s| s.delivered_per_sec).collect();
+    EdgeRep {
+        from: from.to_string(),
+        to: to.to_string(),
+        messages: loss.received,
+        bytes: loss.received * size as u64,
+        rate: Some(rates.iter().sum()),
+        loss: Some(loss),
+        latency: Some(sw.latency.clone()),
+    }
 }
 
 /// One repetition's headline figures: the latency of the pings (or of the sinks), the

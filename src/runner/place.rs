@@ -31,8 +31,18 @@ pub trait Placed {
     fn send(&mut self, m: ToNode) -> Result<()>;
     /// The next event, waiting until `deadline`.
     fn next(&mut self, deadline: Instant) -> Result<Event>;
+    /// The next event if one is waiting (never blocks); an error if the node is gone.
+    fn try_next(&mut self) -> Result<Option<Event>>;
     /// Ends it at once (a child process by its own handle).
     fn kill(&mut self);
+}
+
+fn try_recv(events: &Receiver<Event>) -> std::result::Result<Option<Event>, ()> {
+    match events.try_recv() {
+        Ok(ev) => Ok(Some(ev)),
+        Err(mpsc::TryRecvError::Empty) => Ok(None),
+        Err(mpsc::TryRecvError::Disconnected) => Err(()),
+    }
 }
 
 fn recv(events: &Receiver<Event>, name: &str, deadline: Instant) -> Result<Option<Event>> {
@@ -67,6 +77,15 @@ impl Placed for OnThread {
 
     fn next(&mut self, deadline: Instant) -> Result<Event> {
         recv(&self.events, &self.name, deadline)?.ok_or_else(|| {
+            Error::Protocol(format!(
+                "{} died: its thread ended without a report",
+                self.name
+            ))
+        })
+    }
+
+    fn try_next(&mut self) -> Result<Option<Event>> {
+        try_recv(&self.events).map_err(|_| {
             Error::Protocol(format!(
                 "{} died: its thread ended without a report",
                 self.name
@@ -164,6 +183,20 @@ impl Placed for InProcess {
             Err(e) => {
                 self.child.kill();
                 Err(e)
+            }
+        }
+    }
+
+    fn try_next(&mut self) -> Result<Option<Event>> {
+        match try_recv(&self.events) {
+            Ok(ev) => Ok(ev),
+            Err(()) => {
+                let why = self.child.exit_reason();
+                Err(Error::Protocol(format!(
+                    "{} (pid {}) died: {why}",
+                    self.name,
+                    self.child.id()
+                )))
             }
         }
     }

@@ -97,6 +97,28 @@ pub fn check(origin: &str, t: &Topology) -> Result<Graph> {
         if n.replicas == 0 {
             return Err(err(origin, &n.name, "replicas", "0", "must be at least 1"));
         }
+        match (n.role, n.subs) {
+            (Role::Swarm, Some(0)) => {
+                return Err(err(
+                    origin,
+                    &n.name,
+                    "subs",
+                    "0",
+                    "a swarm has at least 1 SUB socket",
+                ))
+            }
+            (Role::Swarm, _) => {}
+            (_, Some(v)) => {
+                return Err(err(
+                    origin,
+                    &n.name,
+                    "subs",
+                    &v.to_string(),
+                    "only a swarm has `subs`; use replicas for other roles",
+                ))
+            }
+            _ => {}
+        }
     }
     // Sockets and their types.
     let mut types = Vec::new();
@@ -367,6 +389,7 @@ fn check_role(origin: &str, n: &Node, ts: &[SocketType]) -> Result<()> {
         Role::Ping => matches!(ts[0], Req | Dealer | Pair),
         Role::Echo => matches!(ts[0], Rep | Router | Dealer | Pair),
         Role::Proxy => ts[0].receives() && ts[1].sends(),
+        Role::Swarm => ts[0] == Sub,
     };
     if ok {
         return Ok(());
@@ -377,6 +400,7 @@ fn check_role(origin: &str, n: &Node, ts: &[SocketType]) -> Result<()> {
         Role::Ping => "REQ, DEALER or PAIR",
         Role::Echo => "REP, ROUTER, DEALER or PAIR",
         Role::Proxy => "a receiving socket first (e.g. XSUB, PULL, ROUTER), then a sending one (e.g. XPUB, PUSH, DEALER)",
+        Role::Swarm => "a SUB socket (the swarm opens `subs` of them)",
     };
     let got: Vec<_> = ts.iter().map(|t| t.name()).collect();
     Err(err(
@@ -478,7 +502,8 @@ impl Graph {
                     .into_iter()
                     .filter(|p| {
                         let role = self.topology.nodes[p.0].role;
-                        (role == Role::Sink || (role == Role::Proxy && p.1 == 0))
+                        (matches!(role, Role::Sink | Role::Swarm)
+                            || (role == Role::Proxy && p.1 == 0))
                             && self.types[p.0][p.1].receives()
                     })
                     .collect();
@@ -486,7 +511,7 @@ impl Graph {
                 let split = shared || (!ty.copies() && fan > 1);
                 for p in receivers {
                     match self.topology.nodes[p.0].role {
-                        Role::Sink => out.push(Flow {
+                        Role::Sink | Role::Swarm => out.push(Flow {
                             source: src,
                             sink: p.0,
                             shared: split,

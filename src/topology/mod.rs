@@ -66,6 +66,8 @@ pub enum Role {
     Ping,
     /// Forwards frames between its two sockets untouched (latency stays end to end).
     Proxy,
+    /// Many SUB sockets in one process on one epoll set (a fan-out's subscribers).
+    Swarm,
 }
 
 impl Role {
@@ -77,6 +79,7 @@ impl Role {
             Role::Echo => "echo",
             Role::Ping => "ping",
             Role::Proxy => "proxy",
+            Role::Swarm => "swarm",
         }
     }
 
@@ -129,6 +132,9 @@ pub struct Node {
     /// Source: messages per second, overriding the case's rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
+    /// Swarm: SUB sockets in each replica (process), all on one epoll set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subs: Option<u32>,
 }
 
 fn one() -> u32 {

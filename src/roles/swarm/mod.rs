@@ -1,0 +1,253 @@
+//! The swarm role: many SUB sockets in one process (a fan-out's subscribers), watched
+//! together by one thread (epoll over their ZMQ_FDs), each with its own loss ledger and
+//! latency figures, and one latency histogram for the whole swarm.
+//!
+//! Its measurement ends when every subscriber has seen the end of the stream, when nothing
+//! arrived for the idle time (or for the first-message timeout), or when the runner says
+//! stop. It then says `sent` (its measurement is over) and keeps its sockets open until the
+//! runner's stop, so that no teardown competes with the delivery to other swarms.
+
+mod context;
+mod poller;
+mod state;
+
+pub use state::{ChildReport, ProcessUsage, StopReason, SubReport};
+
+use super::{Control, NodeSpec, RoleReport};
+use crate::clock::now_ns;
+use crate::error::{zmq_err, Error, Result};
+use crate::header::{Header, HEADER_LEN};
+use crate::msg::RawMsg;
+use crate::net::limits;
+use crate::stats::LatencyHistogram;
+use context::BigContext;
+use poller::Poller;
+use serde::{Deserialize, Serialize};
+use state::SubState;
+
+/// The poller token of stdin (the runner's pipe), beyond any socket index.
+const STDIN_TOKEN: u64 = u64::MAX;
+
+/// Longest a swarm keeps its sockets open after its measurement, waiting for the stop.
+const RELEASE_TIMEOUT_NS: u64 = 60_000_000_000;
+
+/// What a swarm does beyond its socket (in [`NodeSpec::swarm`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SwarmSpec {
+    /// Index of this swarm (process) in its cluster, from 0.
+    pub process: u32,
+    /// SUB sockets in this swarm.
+    pub subs: u32,
+    /// Longest wait for the first message, ms.
+    pub first_timeout_ms: u64,
+    /// After the first message, stop when nothing arrives for this long, ms.
+    pub idle_ms: u64,
+    /// Messages each subscriber should get, when known (otherwise taken from the end of
+    /// the stream).
+    pub expect: Option<u64>,
+}
+
+fn open_subscribers(
+    ctx: &BigContext,
+    spec: &NodeSpec,
+    sw: &SwarmSpec,
+) -> Result<Vec<Option<zmq::Socket>>> {
+    let plan = &spec.sockets[0];
+    let mut socks = Vec::with_capacity(sw.subs as usize);
+    for i in 0..sw.subs {
+        let mut s = ctx.sub_socket().map_err(|e| {
+            let hint = if e == zmq::Error::EMFILE {
+                format!(
+                    "; the open-file limit is too low for {} subscribers per process: raise it (`ulimit -n`) or use fewer per process",
+                    sw.subs
+                )
+            } else {
+                String::new()
+            };
+            Error::Zmq {
+                op: format!("opening subscriber {i} of {} in process {}{hint}", sw.subs, sw.process),
+                source: e,
+            }
+        })?;
+        s.set_linger(0).map_err(zmq_err("setting ZMQ_LINGER"))?;
+        crate::net::apply_options(&mut s, plan.kind, &plan.options)?;
+        for ep in &plan.connect {
+            s.connect(ep).map_err(|e| Error::Endpoint {
+                endpoint: ep.clone(),
+                reason: format!("cannot connect ({e}); check the host name and port"),
+            })?;
+        }
+        socks.push(Some(s));
+    }
+    Ok(socks)
+}
+
+/// Raises the open-file limit for `subs` sockets, or says how to.
+fn ensure_files(sw: &SwarmSpec) -> Result<()> {
+    limits::ensure(&limits::FdNeed {
+        fds: limits::subscriber_fds(sw.subs as u64),
+        who: "each subscriber process".into(),
+        what: format!("{} SUB sockets", sw.subs),
+        flag: "subscribers per process".into(),
+        value: sw.subs.to_string(),
+        fewer: "fewer subscribers per process and more processes".into(),
+    })
+    .map(|_| ())
+}
+
+/// Runs a swarm: opens and connects its SUB sockets, says ready, receives until the end,
+/// says its measurement is over, holds its sockets until the stop, and reports.
+pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> {
+    let sw = spec.swarm.as_ref().ok_or_else(|| {
+        Error::Protocol(format!(
+            "node {}: a swarm without its swarm settings",
+            spec.name
+        ))
+    })?;
+    let in_process = super::placement() == "process";
+    if in_process {
+        ensure_files(sw)?;
+    }
+    let t0 = now_ns();
+    let n = sw.subs as usize;
+    let ctx = BigContext::new((sw.subs as i32).saturating_add(64))?;
+    let mut socks = open_subscribers(&ctx, spec, sw)?;
+    let connect_ns = now_ns() - t0;
+    ctl.ready(&[])?;
+    ctl.wait_start(std::time::Duration::from_millis(sw.first_timeout_ms))?;
+
+    let mut states = vec![SubState::default(); n];
+    let mut hist = LatencyHistogram::new();
+    let poller_err = |e: std::io::Error| Error::Io {
+        op: "watching the subscriber sockets (epoll)".into(),
+        source: e,
+    };
+    let mut poller = Poller::new(n + 1).map_err(poller_err)?;
+    let mut fds = Vec::with_capacity(n);
+    for (i, s) in socks.iter().enumerate() {
+        let fd = s
+            .as_ref()
+            .map(|s| s.get_fd())
+            .transpose()
+            .map_err(zmq_err("reading ZMQ_FD"))?
+            .unwrap_or(-1);
+        poller.add(fd, i as u64).map_err(poller_err)?;
+        fds.push(fd);
+    }
+    if in_process {
+        // The runner's pipe: a stop (or its end) wakes the swarm.
+        let _ = poller.add(0, STDIN_TOKEN);
+    }
+    // Every socket is looked at once first: messages may have arrived before the watch.
+    let mut woken: Vec<u64> = (0..n as u64).collect();
+    let mut open = n;
+    let mut msg = RawMsg::new();
+    let first_deadline = now_ns().saturating_add(sw.first_timeout_ms.saturating_mul(1_000_000));
+    let idle_ns = sw.idle_ms.saturating_mul(1_000_000);
+    let mut last_activity: Option<u64> = None;
+    let stop = loop {
+        for &token in &woken {
+            if token == STDIN_TOKEN {
+                continue;
+            }
+            let i = token as usize;
+            let Some(sock) = socks.get_mut(i).and_then(|s| s.as_mut()) else {
+                continue;
+            };
+            let mut ended = false;
+            loop {
+                match msg.recv(sock, zmq::DONTWAIT) {
+                    Ok(()) => {}
+                    Err(zmq::Error::EAGAIN) => break,
+                    Err(zmq::Error::EINTR) => continue,
+                    Err(e) => return Err(zmq_err("receiving")(e)),
+                }
+                let now = now_ns();
+                let h = match Header::decode(msg.prefix(HEADER_LEN)) {
+                    Ok(Some(h)) => h,
+                    Ok(None) => {
+                        return Err(Error::Protocol(format!(
+                            "subscriber {i} of process {} got a message of {} B without the measurement header: sub-cluster measures the messages of `zmqperf pub`",
+                            sw.process,
+                            msg.len()
+                        )))
+                    }
+                    Err(e) => return Err(Error::Protocol(e.to_string())),
+                };
+                let lat = states[i].record(&h, now).map_err(Error::Protocol)?;
+                if let Some(ns) = lat {
+                    hist.record(ns);
+                }
+                last_activity = Some(now);
+                if states[i].ended() {
+                    ended = true;
+                    break;
+                }
+            }
+            if ended {
+                // Done; the socket stays open until the runner's stop.
+                poller.remove(fds[i]);
+                open -= 1;
+            }
+        }
+        if (woken.contains(&STDIN_TOKEN) || !in_process) && ctl.stop_requested() {
+            break StopReason::ParentGone;
+        }
+        if open == 0 {
+            break StopReason::AllEnded;
+        }
+        let now = now_ns();
+        let deadline = last_activity.map_or(first_deadline, |t| t.saturating_add(idle_ns));
+        if now >= deadline {
+            break if last_activity.is_some() {
+                StopReason::Idle
+            } else {
+                StopReason::NothingArrived
+            };
+        }
+        let wait_ms = ((deadline - now) / 1_000_000).clamp(1, 100) as i32;
+        poller.wait(wait_ms, &mut woken).map_err(poller_err)?;
+    };
+    let expected = sw
+        .expect
+        .or_else(|| {
+            states
+                .iter()
+                .filter_map(|s| s.end_seq().map(|e| e + 1))
+                .max()
+        })
+        .or_else(|| states.iter().filter_map(SubState::stream_length).max())
+        .unwrap_or(0);
+    let subscribers = states
+        .iter()
+        .enumerate()
+        .map(|(i, s)| s.report(sw.process, i as u32, expected))
+        .collect();
+    let report = ChildReport {
+        process: sw.process,
+        pid: std::process::id(),
+        stop,
+        connect_ns,
+        subscribers,
+        latency: hist.clone(),
+        usage: ProcessUsage::of_this_process(&format!("subscribers {}", sw.process)),
+    };
+    // The measurement is over; the sockets stay open until the runner's stop, so that
+    // closing them cannot slow the delivery to other swarms still receiving.
+    ctl.sent()?;
+    if stop != StopReason::ParentGone {
+        let give_up = now_ns().saturating_add(RELEASE_TIMEOUT_NS);
+        while !ctl.stop_requested() && now_ns() < give_up {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+    // Closing tells the publisher the subscribers are done.
+    drop(socks);
+    drop(ctx);
+    Ok(RoleReport {
+        latency: Some(hist),
+        usage: Some(super::node_usage(spec)),
+        swarm: Some(Box::new(report)),
+        ..Default::default()
+    })
+}

@@ -1,0 +1,289 @@
+//! What the swarm measures per subscriber: the running state of each SUB socket (ledger,
+//! latency figures, end of stream), and the reports it turns into.
+
+use crate::header::{Header, FLAG_END, FLAG_WARMUP};
+use crate::stats::{LatencyHistogram, LossSummary, StreamLedger};
+use serde::{Deserialize, Serialize};
+
+/// CPU time and peak memory of one process of the run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProcessUsage {
+    /// Which process: "publisher", "subscribers 3".
+    pub name: String,
+    /// Its process id.
+    pub pid: u32,
+    /// User CPU time, ms (all its threads, libzmq's io threads included).
+    pub cpu_user_ms: f64,
+    /// System CPU time, ms.
+    pub cpu_sys_ms: f64,
+    /// Peak resident memory, KiB (VmHWM).
+    pub peak_rss_kib: u64,
+}
+
+impl ProcessUsage {
+    /// The figures of the calling process so far.
+    pub fn of_this_process(name: &str) -> ProcessUsage {
+        let u = crate::roles::usage("receiver", "process");
+        ProcessUsage {
+            name: name.to_string(),
+            pid: std::process::id(),
+            cpu_user_ms: u.cpu_user_ms,
+            cpu_sys_ms: u.cpu_sys_ms,
+            peak_rss_kib: u.peak_rss_kib,
+        }
+    }
+}
+
+/// What one subscriber received.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SubReport {
+    /// Index of its process, from 0.
+    pub process: u32,
+    /// Index of the subscriber in its process, from 0.
+    pub sub: u32,
+    /// Expected, received, lost (and where), duplicated and reordered messages.
+    pub loss: LossSummary,
+    /// Whether the end-of-stream message arrived.
+    pub ended: bool,
+    /// Warm-up messages received (not counted anywhere else).
+    pub warmup: u64,
+    /// Latency samples (messages with a send time).
+    pub latency_count: u64,
+    /// Smallest latency, ns.
+    pub latency_min_ns: u64,
+    /// Largest latency, ns.
+    pub latency_max_ns: u64,
+    /// Mean latency, ns.
+    pub latency_mean_ns: f64,
+    /// Delivered rate: messages received / (receipt of the last - send of the first), msg/s.
+    pub delivered_per_sec: f64,
+}
+
+/// Why a subscriber process stopped.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// Every subscriber saw the end of the stream.
+    AllEnded,
+    /// Nothing arrived for the idle time after the first message.
+    Idle,
+    /// No message arrived within the first-message timeout.
+    NothingArrived,
+    /// The runner (or the parent process) said stop, or went away.
+    ParentGone,
+}
+
+/// What one swarm (subscriber process) reports.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChildReport {
+    /// Index of the process in the cluster.
+    pub process: u32,
+    /// Its process id.
+    pub pid: u32,
+    /// Why it stopped.
+    pub stop: StopReason,
+    /// Time to open and connect all its sockets, ns.
+    pub connect_ns: u64,
+    /// Every subscriber's figures.
+    pub subscribers: Vec<SubReport>,
+    /// Latency of every message received by any of its subscribers.
+    pub latency: LatencyHistogram,
+    /// CPU time and peak RSS.
+    pub usage: ProcessUsage,
+}
+
+/// Running figures of one subscriber.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SubState {
+    ledger: StreamLedger,
+    stream: Option<u32>,
+    count: u64,
+    sum_ns: u128,
+    min_ns: u64,
+    max_ns: u64,
+    first_send_ns: Option<u64>,
+    last_recv_ns: u64,
+    end_seq: Option<u64>,
+    warmup: u64,
+}
+
+impl SubState {
+    /// Records one message received at `now`; returns its latency (if stamped) and whether
+    /// it ended the stream. A message of another stream is a protocol error.
+    #[inline]
+    pub(crate) fn record(
+        &mut self,
+        h: &Header,
+        now: u64,
+    ) -> std::result::Result<Option<u64>, String> {
+        match self.stream {
+            None => self.stream = Some(h.stream_id),
+            Some(s) if s != h.stream_id => {
+                return Err(format!(
+                    "messages of two streams arrived (ids {s} and {}): two publishers on one endpoint, or a publisher restarted while the subscribers ran",
+                    h.stream_id
+                ))
+            }
+            Some(_) => {}
+        }
+        if h.flags & FLAG_WARMUP != 0 {
+            self.warmup += 1;
+            return Ok(None);
+        }
+        self.ledger.record(h.sequence);
+        self.last_recv_ns = now;
+        let mut latency = None;
+        if h.has_timestamp() {
+            let ns = now.saturating_sub(h.send_ns);
+            if self.count == 0 {
+                self.min_ns = ns;
+            }
+            self.count += 1;
+            self.sum_ns += ns as u128;
+            self.min_ns = self.min_ns.min(ns);
+            self.max_ns = self.max_ns.max(ns);
+            self.first_send_ns.get_or_insert(h.send_ns);
+            latency = Some(ns);
+        }
+        if h.flags & FLAG_END != 0 {
+            self.end_seq = Some(h.sequence);
+        }
+        Ok(latency)
+    }
+
+    /// The sequence number of the end-of-stream message, once it arrived.
+    pub(crate) fn end_seq(&self) -> Option<u64> {
+        self.end_seq
+    }
+
+    /// Whether the end-of-stream message arrived.
+    pub(crate) fn ended(&self) -> bool {
+        self.end_seq.is_some()
+    }
+
+    /// How many messages the stream had, as far as this subscriber can tell.
+    pub(crate) fn stream_length(&self) -> Option<u64> {
+        if let Some(s) = self.end_seq {
+            return Some(s + 1);
+        }
+        let l = self.ledger.summary(None);
+        (l.received > 0).then_some(l.expected)
+    }
+
+    /// The subscriber's report, with `expected` messages due.
+    pub(crate) fn report(&self, process: u32, sub: u32, expected: u64) -> SubReport {
+        // An empty ledger reports the whole stream as one hole at the start.
+        let loss = self.ledger.summary(Some(expected));
+        let span = self
+            .first_send_ns
+            .map(|s| self.last_recv_ns.saturating_sub(s))
+            .unwrap_or(0);
+        SubReport {
+            process,
+            sub,
+            ended: self.ended(),
+            warmup: self.warmup,
+            latency_count: self.count,
+            latency_min_ns: self.min_ns,
+            latency_max_ns: self.max_ns,
+            latency_mean_ns: if self.count == 0 {
+                0.0
+            } else {
+                self.sum_ns as f64 / self.count as f64
+            },
+            delivered_per_sec: if span == 0 {
+                0.0
+            } else {
+                loss.received as f64 * 1e9 / span as f64
+            },
+            loss,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::header::FLAG_TIMESTAMP;
+
+    fn h(seq: u64, send_ns: u64, end: bool) -> Header {
+        Header {
+            flags: FLAG_TIMESTAMP | if end { FLAG_END } else { 0 },
+            stream_id: 7,
+            sequence: seq,
+            send_ns,
+        }
+    }
+
+    #[test]
+    fn a_full_stream_is_clean_with_its_latency() {
+        let mut s = SubState::default();
+        for i in 0..10u64 {
+            let lat = s
+                .record(&h(i, 1_000 * i, i == 9), 1_000 * i + 500 + i)
+                .unwrap();
+            assert_eq!(lat, Some(500 + i));
+        }
+        assert!(s.ended());
+        let r = s.report(2, 5, 10);
+        assert_eq!((r.process, r.sub), (2, 5));
+        assert_eq!((r.loss.expected, r.loss.received, r.loss.lost), (10, 10, 0));
+        assert_eq!(r.latency_count, 10);
+        assert_eq!((r.latency_min_ns, r.latency_max_ns), (500, 509));
+        assert!((r.latency_mean_ns - 504.5).abs() < 1e-9);
+        // 10 messages from the first send (0) to the last receipt (9509 ns).
+        assert!((r.delivered_per_sec - 10.0 * 1e9 / 9509.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn losses_are_placed_and_a_silent_subscriber_lost_all() {
+        let mut s = SubState::default();
+        for i in [2u64, 3, 5] {
+            s.record(&h(i, 0, false), 10).unwrap();
+        }
+        let r = s.report(0, 0, 8);
+        assert_eq!(r.loss.lost, 5);
+        assert_eq!(
+            (
+                r.loss.lost_at_start,
+                r.loss.lost_in_middle,
+                r.loss.lost_at_end
+            ),
+            (2, 1, 2)
+        );
+        assert!(!r.ended);
+        let silent = SubState::default().report(0, 1, 8);
+        assert_eq!((silent.loss.lost, silent.loss.lost_at_start), (8, 8));
+        assert_eq!(silent.latency_count, 0);
+    }
+
+    #[test]
+    fn warm_up_messages_are_not_counted() {
+        let mut s = SubState::default();
+        let mut w = h(0, 5, false);
+        w.flags = FLAG_WARMUP;
+        assert_eq!(s.record(&w, 10).unwrap(), None);
+        s.record(&h(0, 5, true), 10).unwrap();
+        let r = s.report(0, 0, 1);
+        assert_eq!((r.warmup, r.loss.received, r.latency_count), (1, 1, 1));
+    }
+
+    #[test]
+    fn another_stream_is_refused() {
+        let mut s = SubState::default();
+        s.record(&h(0, 0, false), 1).unwrap();
+        let mut other = h(1, 0, false);
+        other.stream_id = 8;
+        assert!(s.record(&other, 2).unwrap_err().contains("two streams"));
+    }
+
+    #[test]
+    fn stream_length_comes_from_the_end_or_the_highest() {
+        let mut s = SubState::default();
+        assert_eq!(s.stream_length(), None);
+        s.record(&h(4, 0, false), 1).unwrap();
+        assert_eq!(s.stream_length(), Some(5));
+        s.record(&h(6, 0, true), 1).unwrap();
+        assert_eq!(s.stream_length(), Some(7));
+    }
+}
