@@ -328,3 +328,59 @@ fn dash_h_is_the_endpoint_and_help_is_long() {
         }
     });
 }
+
+#[test]
+fn fanout_runs_are_recorded_and_compare_with_each_other() {
+    with_watchdog(T, || {
+        let db =
+            std::env::temp_dir().join(format!("zmqperf-fanout-hist-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&db);
+        let db = db.display().to_string();
+        for _ in 0..2 {
+            let o = run(
+                zp(&[
+                    "fanout", "-c", "2", "-s", "15", "-t", "10", "-n", "1", "-p", "4", "--db", &db,
+                ]),
+                T,
+            );
+            assert_eq!(o.code, Some(0), "{o:?}");
+            assert!(o.stderr.contains("recorded in"), "{}", o.stderr);
+        }
+        let o = run(zp(&["show", "last", "--db", &db, "--format", "json"]), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        let case = &v["cases"][0];
+        assert_eq!(case["pattern"], "fanout[2x15]");
+        assert_eq!(case["summary"]["lost"], 0);
+        assert_eq!(case["repetitions"][0]["loss"]["expected"], 2 * 15 * 4);
+        let edges = case["edges"].as_array().unwrap();
+        assert_eq!(edges.len(), 2);
+        assert!(edges.iter().all(|e| e["messages"] == 15 * 4), "{edges:?}");
+        let o = run(zp(&["compare", "last~1", "last", "--db", &db]), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(o.stdout.contains("fanout[2x15]"), "{}", o.stdout);
+        // --no-history leaves the history alone.
+        let o = run(
+            zp(&[
+                "fanout",
+                "-c",
+                "1",
+                "-s",
+                "5",
+                "-t",
+                "10",
+                "-n",
+                "1",
+                "-p",
+                "2",
+                "--db",
+                &db,
+                "--no-history",
+            ]),
+            T,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(!o.stderr.contains("recorded in"), "{}", o.stderr);
+        let _ = std::fs::remove_file(&db);
+    });
+}

@@ -2,6 +2,7 @@
 //! the flags of seed 002's Node harness (`-t -n -p -h`, `-c -n`), turned into validated
 //! library configs, run, and printed.
 
+use super::suite::DbArgs;
 use clap::{ArgAction, Args, ValueEnum};
 use std::sync::Arc;
 use std::time::Duration;
@@ -162,6 +163,11 @@ pub struct SubClusterArgs {
     /// Print the whole report as one JSON object.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Do not record this run in the history.
+    #[arg(long)]
+    pub no_history: bool,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -217,6 +223,11 @@ pub struct FanoutArgs {
     /// Print the whole report as one JSON object.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Do not record this run in the history.
+    #[arg(long)]
+    pub no_history: bool,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -352,6 +363,26 @@ fn note(line: String) {
     eprintln!("zmqperf: {line}");
 }
 
+/// Records a fan-out report as a run of one case in the history (unless `--no-history`),
+/// so `zmqperf show` and `zmqperf compare` work on it.
+fn record(db: &DbArgs, no_history: bool, r: &FanoutReport, wall_s: f64) -> Result<()> {
+    if no_history {
+        return Ok(());
+    }
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let mut run = zmqperf::runner::new_run(command, None);
+    let case = fanout::to_case(r, wall_s);
+    let Some(mut store) = db.begin(false, &run)? else {
+        return Ok(());
+    };
+    store.add_case(&run.run_id, &case)?;
+    run.status = "complete".into();
+    run.finished_at = Some(zmqperf::runner::env::rfc3339(std::time::SystemTime::now()));
+    store.finish_run(&run.run_id, &run.status, run.finished_at.as_deref())?;
+    db.announce(&run.run_id);
+    Ok(())
+}
+
 fn emit(r: &FanoutReport, json: bool) -> Result<()> {
     if json {
         println!("{}", serde_json::to_string(r).expect("reports serialise"));
@@ -414,7 +445,9 @@ pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
         exe: exe()?,
         subs_flag: "-n",
     };
+    let started = std::time::Instant::now();
     let r = fanout::sub_cluster(&cfg, &mut |l| note(format!("sub-cluster: {l}")))?;
+    record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64())?;
     emit(&r, a.json)
 }
 
@@ -469,9 +502,12 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
         hwm,
         exe: exe()?,
     };
+    let started = std::time::Instant::now();
     let r = fanout::fanout(&cfg, Arc::new(|l: String| note(format!("fanout: {l}"))));
     if let Some(p) = ipc_file {
         let _ = std::fs::remove_file(p);
     }
-    emit(&r?, a.json)
+    let r = r?;
+    record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64())?;
+    emit(&r, a.json)
 }

@@ -14,12 +14,14 @@
 mod cluster;
 mod format;
 mod publisher;
+mod record;
 mod summary;
 
 pub use crate::net::limits;
 pub use crate::roles::swarm::{ChildReport, ProcessUsage, StopReason, SubReport, SwarmSpec};
 pub use format::{publisher_text, sub_name, text};
 pub use publisher::{PubConfig, PubResult, Publisher};
+pub use record::to_case;
 pub use summary::{merge, FanoutReport, ProcessSummary, RateSpread};
 
 use crate::endpoint::Endpoint;

@@ -30,9 +30,15 @@ pub fn with_watchdog<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send 
     }
 }
 
-/// The zmqperf binary under test.
+/// The zmqperf binary under test. Its history goes to a file of this test process in the
+/// temp folder (a test may point ZMQPERF_DB elsewhere), never to the user's.
 pub fn zmqperf() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_zmqperf"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_zmqperf"));
+    c.env(
+        "ZMQPERF_DB",
+        std::env::temp_dir().join(format!("zmqperf-tests-{}.db", std::process::id())),
+    );
+    c
 }
 
 /// A child process with its output collected, killed (by its PID) if it outlives its deadline.

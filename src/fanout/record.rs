@@ -1,0 +1,104 @@
+//! A fan-out run as a case of the history: the figures `compare` judges (latency over all
+//! deliveries, loss), the publisher and every subscriber process as nodes, and one edge per
+//! subscriber process.
+
+use super::FanoutReport;
+use crate::model::{CaseResult, EdgeResult, Kind, LoopMode, NodeResult, Repetition};
+use crate::stats::LossSummary;
+
+/// The case of a fan-out (or sub-cluster) report. Its pattern names the shape
+/// (`fanout[8x1000]`), so that runs of the same shape compare with each other.
+pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
+    let size = r.publisher.as_ref().map(|p| p.message_size).unwrap_or(0);
+    let pattern = format!("{}[{}x{}]", r.command, r.processes, r.subs_per_process);
+    let rep = Repetition {
+        latency: (r.latency.count > 0).then_some(r.latency),
+        latency_histogram: (r.latency.count > 0).then(|| r.latency_histogram.clone()),
+        send_delay: r.publisher.as_ref().and_then(|p| p.send_delay),
+        send: r.publisher.as_ref().map(|p| p.send),
+        delivered: None,
+        loss: Some(r.delivery.clone()),
+        roles: Vec::new(),
+    };
+    let reps = vec![rep];
+    let summary = crate::runner::summarise(&reps);
+    let mut nodes = Vec::new();
+    if let Some(p) = &r.publisher {
+        nodes.push(NodeResult {
+            name: "pub".into(),
+            role: "source".into(),
+            replicas: 1,
+            placement: "thread".into(),
+            cpu_ms: p.usage.cpu_user_ms + p.usage.cpu_sys_ms,
+            peak_rss_kib: p.usage.peak_rss_kib,
+            send_msgs_per_sec: Some(p.send.msgs_per_sec()),
+            delivered_msgs_per_sec: None,
+            forwarded: None,
+            cut_short: Vec::new(),
+        });
+    }
+    let mut edges = Vec::new();
+    for proc in &r.process_list {
+        let name = format!("subs[{}]", proc.process);
+        nodes.push(NodeResult {
+            name: name.clone(),
+            role: "swarm".into(),
+            replicas: 1,
+            placement: "process".into(),
+            cpu_ms: proc.usage.cpu_user_ms + proc.usage.cpu_sys_ms,
+            peak_rss_kib: proc.usage.peak_rss_kib,
+            send_msgs_per_sec: None,
+            delivered_msgs_per_sec: None,
+            forwarded: None,
+            cut_short: Vec::new(),
+        });
+        let mut loss = LossSummary::default();
+        for s in r
+            .per_subscriber
+            .iter()
+            .filter(|s| s.process == proc.process)
+        {
+            loss.add(&s.loss);
+        }
+        edges.push(EdgeResult {
+            from: "pub".into(),
+            to: name,
+            messages: loss.received,
+            bytes: loss.received * size as u64,
+            msgs_per_sec: None,
+            loss: Some(loss),
+            latency: None,
+        });
+    }
+    let mut warnings = Vec::new();
+    if !r.delivery.is_clean() {
+        warnings.push(format!(
+            "delivery: {} lost (start {}, middle {}, end {}), {} duplicated, {} reordered",
+            r.delivery.lost,
+            r.delivery.lost_at_start,
+            r.delivery.lost_in_middle,
+            r.delivery.lost_at_end,
+            r.delivery.duplicated,
+            r.delivery.reordered
+        ));
+    }
+    CaseResult {
+        id: CaseResult::make_id(Kind::Throughput, &pattern, r.transport, size, None),
+        kind: Kind::Throughput,
+        pattern,
+        transport: r.transport,
+        message_size: size,
+        count: r.expected_per_subscriber,
+        rate: None,
+        loop_mode: LoopMode::Open,
+        warmup: r.publisher.as_ref().map(|p| p.warmup_ticks).unwrap_or(0),
+        repetitions: reps,
+        summary,
+        floor: None,
+        warnings,
+        error: None,
+        wall_s,
+        nodes,
+        edges,
+    }
+}
