@@ -4,8 +4,8 @@
 //! collects their reports. Each is stopped by its own handle, only those it started, when
 //! one fails or the run overruns.
 
-use super::publisher::PubResult;
 use crate::error::{Error, Result};
+use crate::roles::publisher::PubResult;
 use crate::roles::swarm::ChildReport;
 use crate::roles::NodeSpec;
 use crate::runner::control::{ToNode, VERSION};

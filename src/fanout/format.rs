@@ -2,11 +2,11 @@
 //! lines in ms, then the percentiles, delivery in total and per subscriber, the slowest
 //! subscriber, and CPU and memory per process.
 
-use super::publisher::PubResult;
 use super::summary::FanoutReport;
 use super::ProcessUsage;
 use crate::report::first_middle_hole;
 use crate::report::numbers::grouped;
+use crate::roles::publisher::PubResult;
 use crate::roles::swarm::{StopReason, SubReport};
 use std::fmt::Write;
 

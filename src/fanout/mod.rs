@@ -13,14 +13,13 @@
 
 mod cluster;
 mod format;
-mod publisher;
 mod record;
 mod summary;
 
 pub use crate::net::limits;
+pub use crate::roles::publisher::{dur_ns, PubConfig, PubResult, Publisher};
 pub use crate::roles::swarm::{ChildReport, ProcessUsage, StopReason, SubReport, SwarmSpec};
 pub use format::{publisher_text, sub_name, text};
-pub use publisher::{PubConfig, PubResult, Publisher};
 pub use record::to_case;
 pub use summary::{merge, FanoutReport, ProcessSummary, RateSpread};
 
@@ -30,7 +29,6 @@ use crate::roles::{NodeSpec, Role, SockPlan};
 use crate::topology::{SocketOptions, SocketType};
 use cluster::{Cluster, Event, Heard};
 use limits::FdNeed;
-use publisher::dur_ns;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};

@@ -2,10 +2,10 @@
 //! report: delivery in total and per subscriber, the latency over all subscribers (the
 //! histograms merge exactly), the slowest subscriber, and CPU and memory per process.
 
-use super::publisher::PubResult;
 use super::ProcessUsage;
 use crate::endpoint::Transport;
 use crate::error::Error;
+use crate::roles::publisher::PubResult;
 use crate::roles::swarm::{ChildReport, StopReason, SubReport};
 use crate::stats::ledger::{Gap, GAPS_LISTED};
 use crate::stats::{GapPosition, LatencyHistogram, LatencySummary, LossSummary};

@@ -11,6 +11,7 @@
 mod echo;
 mod ping;
 mod proxy;
+pub mod publisher;
 mod sink;
 mod source;
 pub mod swarm;

@@ -1,12 +1,13 @@
-//! The publisher: one XPUB socket that waits for its subscribers, then sends `passes` ticks
+//! The fan-out publisher, a source on a tick schedule: one XPUB socket that waits for its
+//! subscribers, then sends `passes` ticks
 //! of `per_tick` messages, tick i at start + i x interval (no drift), every message carrying
 //! the measurement header stamped at its send call. XPUB_NODROP makes it wait at the
 //! high-water mark rather than drop; XPUB_VERBOSER lets it count every subscriber that
 //! joins and leaves.
 
-use super::ProcessUsage;
+use super::swarm::ProcessUsage;
 use crate::clock::now_ns;
-use crate::endpoint::{Endpoint, Transport};
+use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{zmq_err, Error, Result};
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP};
 use crate::msg::{set_int_option, RawMsg};
@@ -122,34 +123,35 @@ impl Publisher {
             ctx.set_io_threads(cfg.io_threads)
                 .map_err(zmq_err("setting ZMQ_IO_THREADS"))?;
         }
-        let mut sock = ctx.socket(zmq::XPUB).map_err(zmq_err("zmq_socket"))?;
-        sock.set_rcvtimeo(SLICE_MS)
-            .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
-        sock.set_sndtimeo(SLICE_MS)
-            .map_err(zmq_err("setting ZMQ_SNDTIMEO"))?;
-        sock.set_linger(1000)
-            .map_err(zmq_err("setting ZMQ_LINGER"))?;
-        // Before bind, so no subscriber can slip in while the options are still default.
-        let counts_leaving = set_int_option(&mut sock, ZMQ_XPUB_VERBOSER, 1).is_ok();
-        if !counts_leaving {
-            set_int_option(&mut sock, ZMQ_XPUB_VERBOSE, 1)?;
-        }
-        set_int_option(&mut sock, ZMQ_XPUB_NODROP, 1)?;
-        if let Some(h) = cfg.hwm {
-            sock.set_sndhwm(h).map_err(zmq_err("setting ZMQ_SNDHWM"))?;
-        }
-        // Thousands of subscribers connect at once; libzmq's backlog of 100 would turn most
-        // of them away for a reconnect interval. The kernel caps it at somaxconn.
-        let backlog = cfg.subscribers.unwrap_or(4096).clamp(100, 65_535) as i32;
-        sock.set_backlog(backlog)
-            .map_err(zmq_err("setting ZMQ_BACKLOG"))?;
-        sock.bind(cfg.endpoint.as_str())
-            .map_err(|e| crate::net::bind_error(&cfg.endpoint, e))?;
-        let endpoint = sock
-            .get_last_endpoint()
-            .ok()
-            .and_then(|r| r.ok())
-            .unwrap_or_else(|| cfg.endpoint.as_str().to_string());
+        let mut counts_leaving = false;
+        let timeout = Duration::from_millis(SLICE_MS as u64);
+        // The options go on before the bind, so no subscriber can slip in while they are
+        // still the defaults.
+        let (sock, endpoint) = crate::net::open_socket(
+            &ctx,
+            zmq::XPUB,
+            &cfg.endpoint,
+            Side::Bind,
+            timeout,
+            |sock| {
+                sock.set_linger(1000)
+                    .map_err(zmq_err("setting ZMQ_LINGER"))?;
+                counts_leaving = set_int_option(sock, ZMQ_XPUB_VERBOSER, 1).is_ok();
+                if !counts_leaving {
+                    set_int_option(sock, ZMQ_XPUB_VERBOSE, 1)?;
+                }
+                set_int_option(sock, ZMQ_XPUB_NODROP, 1)?;
+                if let Some(h) = cfg.hwm {
+                    sock.set_sndhwm(h).map_err(zmq_err("setting ZMQ_SNDHWM"))?;
+                }
+                // Thousands of subscribers connect at once; libzmq's backlog of 100 would
+                // turn most of them away for a reconnect interval. The kernel caps it at
+                // somaxconn.
+                let backlog = cfg.subscribers.unwrap_or(4096).clamp(100, 65_535) as i32;
+                sock.set_backlog(backlog)
+                    .map_err(zmq_err("setting ZMQ_BACKLOG"))
+            },
+        )?;
         Ok(Publisher {
             sock,
             _ctx: ctx,
@@ -396,6 +398,6 @@ impl Publisher {
 }
 
 /// A duration in ns, saturating.
-pub(crate) fn dur_ns(d: Duration) -> u64 {
+pub fn dur_ns(d: Duration) -> u64 {
     d.as_nanos().min(u64::MAX as u128) as u64
 }
