@@ -1,0 +1,410 @@
+//! The libzmq-compatible commands (local_lat, remote_lat, local_thr, remote_thr,
+//! inproc_lat, inproc_thr): their arguments, checked at this boundary, and their printing.
+
+use clap::{Args, ValueEnum};
+use std::time::Duration;
+use zmqperf::compat::{self, EchoMode, LatConfig, Pattern, ThrConfig};
+use zmqperf::endpoint::{Endpoint, Side, Transport};
+use zmqperf::error::{Error, Result};
+use zmqperf::parse::{parse_count, parse_duration, parse_size};
+use zmqperf::report::compat as out;
+
+#[derive(Args)]
+pub(super) struct Common {
+    /// Longest wait for the peer, per message (e.g. 500ms, 30s, 2m).
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    timeout: String,
+    /// Print one JSON object with every figure instead of the compatible lines.
+    #[arg(long)]
+    json: bool,
+    /// After the compatible lines, print the full distribution, rates and timer cost.
+    #[arg(long)]
+    detail: bool,
+}
+
+#[derive(Args)]
+pub(super) struct EchoOpts {
+    /// Echo the received message object without reading or copying its content.
+    #[arg(long, conflicts_with = "copy")]
+    zero_copy: bool,
+    /// Copy the content into a new message before echoing (as most applications do).
+    #[arg(long)]
+    copy: bool,
+}
+
+#[derive(Args)]
+pub(super) struct LocalLat {
+    /// Endpoint to bind, e.g. tcp://127.0.0.1:5555 (tcp://127.0.0.1:* picks a free port).
+    bind_to: String,
+    /// Message size in bytes (64, 1KiB, 64MiB).
+    message_size: String,
+    /// Round trips to serve (100_000, 1M).
+    roundtrip_count: String,
+    #[command(flatten)]
+    echo: EchoOpts,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+pub(super) struct RemoteLat {
+    /// Endpoint to connect to, e.g. tcp://127.0.0.1:5555.
+    connect_to: String,
+    /// Message size in bytes (64, 1KiB, 64MiB).
+    message_size: String,
+    /// Round trips to make (100_000, 1M).
+    roundtrip_count: String,
+    /// Plain mode: no measurement header and no per-round-trip clock readings (libzmq's loop).
+    #[arg(long)]
+    plain: bool,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(super) enum PatternArg {
+    /// PUSH sends, PULL receives (libzmq's tools).
+    Pushpull,
+    /// PUB sends, SUB receives (SUB binds, PUB connects).
+    Pubsub,
+}
+
+#[derive(Args)]
+pub(super) struct ThrOpts {
+    /// Socket pattern of the pair.
+    #[arg(long, value_enum, default_value = "pushpull")]
+    pattern: PatternArg,
+    /// High-water mark of the measured socket, in messages (libzmq's default is 1000; 0 = none).
+    #[arg(long)]
+    hwm: Option<i32>,
+}
+
+#[derive(Args)]
+pub(super) struct LocalThr {
+    /// Endpoint to bind, e.g. tcp://127.0.0.1:5556 (tcp://127.0.0.1:* picks a free port).
+    bind_to: String,
+    /// Message size in bytes (64, 1KiB, 64MiB).
+    message_size: String,
+    /// Messages to receive (1_000_000, 1M).
+    message_count: String,
+    /// libzmq's optional <enable_curve>: only 0 is accepted for now.
+    enable_curve: Option<String>,
+    #[command(flatten)]
+    thr: ThrOpts,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+pub(super) struct SendOpts {
+    /// Plain mode: send bytes without the measurement header (libzmq's loop).
+    #[arg(long)]
+    plain: bool,
+    /// Put the send time in every N-th message (and the last); the others carry only
+    /// their sequence number. 1 stamps every message.
+    #[arg(long, default_value = "16", value_name = "N")]
+    stamp_every: String,
+}
+
+#[derive(Args)]
+pub(super) struct RemoteThr {
+    /// Endpoint to connect to, e.g. tcp://127.0.0.1:5556.
+    connect_to: String,
+    /// Message size in bytes (64, 1KiB, 64MiB).
+    message_size: String,
+    /// Messages to send (1_000_000, 1M).
+    message_count: String,
+    /// libzmq's optional <enable_curve>: only 0 is accepted for now.
+    enable_curve: Option<String>,
+    #[command(flatten)]
+    thr: ThrOpts,
+    /// PUB/SUB: act as a plain PUB (start at once, drop at the high-water mark) instead of
+    /// waiting for the subscription and blocking at the high-water mark.
+    #[arg(long)]
+    lossy: bool,
+    #[command(flatten)]
+    send: SendOpts,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+pub(super) struct InprocLat {
+    /// Message size in bytes (64, 1KiB, 64MiB).
+    message_size: String,
+    /// Round trips (100_000, 1M).
+    roundtrip_count: String,
+    /// Plain mode: no measurement header and no per-round-trip clock readings.
+    #[arg(long)]
+    plain: bool,
+    #[command(flatten)]
+    echo: EchoOpts,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+pub(super) struct InprocThr {
+    /// Message size in bytes (64, 1KiB, 64MiB).
+    message_size: String,
+    /// Messages (1_000_000, 1M).
+    message_count: String,
+    #[command(flatten)]
+    send: SendOpts,
+    #[command(flatten)]
+    common: Common,
+}
+
+fn endpoint(s: &str, side: Side, alternative: &str) -> Result<Endpoint> {
+    let ep = Endpoint::parse(s, side)?;
+    if ep.transport() == Transport::Inproc {
+        return Err(Error::Endpoint {
+            endpoint: s.to_string(),
+            reason: format!(
+                "inproc:// only reaches sockets in the same process; use `zmqperf {alternative}`, or ipc:// or tcp:// between two processes"
+            ),
+        });
+    }
+    Ok(ep)
+}
+
+fn echo_mode(e: &EchoOpts) -> EchoMode {
+    if e.zero_copy {
+        EchoMode::ZeroCopy
+    } else if e.copy {
+        EchoMode::Copy
+    } else {
+        EchoMode::Inspect
+    }
+}
+
+fn timeout(c: &Common) -> Result<Duration> {
+    parse_duration("--timeout", &c.timeout)
+}
+
+fn curve(arg: &Option<String>) -> Result<()> {
+    match arg.as_deref() {
+        None | Some("0") => Ok(()),
+        Some(v) => Err(Error::invalid(
+            "<enable_curve>",
+            v,
+            "CURVE encryption is not supported by zmqperf yet; pass 0 or leave the argument out",
+        )),
+    }
+}
+
+fn pattern(p: PatternArg) -> Pattern {
+    match p {
+        PatternArg::Pushpull => Pattern::PushPull,
+        PatternArg::Pubsub => Pattern::PubSub,
+    }
+}
+
+fn hwm(v: Option<i32>) -> Result<Option<i32>> {
+    match v {
+        Some(h) if h < 0 => Err(Error::invalid(
+            "--hwm",
+            &h.to_string(),
+            "must be 0 (no limit) or more",
+        )),
+        other => Ok(other),
+    }
+}
+
+fn print(
+    c: &Common,
+    json: impl FnOnce() -> String,
+    lines: String,
+    detail: impl FnOnce() -> String,
+) {
+    if c.json {
+        println!("{}", json());
+    } else {
+        print!("{lines}");
+        if c.detail {
+            print!("{}", detail());
+        }
+    }
+}
+
+pub(super) fn announce(command: &str, requested: &Endpoint, bound: &str) {
+    if requested.is_wildcard() {
+        eprintln!("zmqperf: {command} listening on {bound}");
+    }
+}
+
+/// `zmqperf local_lat`.
+pub(super) fn local_lat(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
+    let ep = endpoint(&a.bind_to, Side::Bind, "inproc_lat")?;
+    let cfg = LatConfig {
+        size: parse_size("<message-size>", &a.message_size)?,
+        count: parse_count("<roundtrip-count>", &a.roundtrip_count)?,
+        timeout: timeout(&a.common)?,
+        side: Side::Bind,
+        instrumented: false,
+        echo: echo_mode(&a.echo),
+        endpoint: ep.clone(),
+    };
+    let r = compat::local_lat(ctx, &cfg, |b| announce("local_lat", &ep, b))?;
+    print(
+        &a.common,
+        || out::json(&r),
+        String::new(),
+        || out::echo_detail(&r),
+    );
+
+    Ok(())
+}
+
+/// `zmqperf remote_lat`.
+pub(super) fn remote_lat(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
+    let cfg = LatConfig {
+        endpoint: endpoint(&a.connect_to, Side::Connect, "inproc_lat")?,
+        size: parse_size("<message-size>", &a.message_size)?,
+        count: parse_count("<roundtrip-count>", &a.roundtrip_count)?,
+        timeout: timeout(&a.common)?,
+        side: Side::Connect,
+        instrumented: !a.plain,
+        echo: EchoMode::Inspect,
+    };
+    let r = compat::remote_lat(ctx, &cfg)?;
+    print(
+        &a.common,
+        || out::json(&r),
+        out::latency_lines(&r),
+        || out::latency_detail(&r),
+    );
+
+    Ok(())
+}
+
+/// `zmqperf local_thr`.
+pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
+    let ep = endpoint(&a.bind_to, Side::Bind, "inproc_thr")?;
+    let cfg = ThrConfig {
+        size: parse_size("<message-size>", &a.message_size)?,
+        count: parse_count("<message-count>", &a.message_count)?,
+        timeout: timeout(&a.common)?,
+        side: Side::Bind,
+        pattern: pattern(a.thr.pattern),
+        instrumented: false,
+        stamp_every: 1,
+        hwm: hwm(a.thr.hwm)?,
+        lossy: false,
+        stream_id: 0,
+        endpoint: ep.clone(),
+    };
+    curve(&a.enable_curve)?;
+    let r = compat::local_thr(ctx, &cfg, |b| announce("local_thr", &ep, b))?;
+    print(
+        &a.common,
+        || out::json(&r),
+        out::throughput_lines(&r),
+        || out::receiver_detail(&r),
+    );
+    if let Some(detail) = &r.cut_short {
+        let l = r.loss.clone().unwrap_or_default();
+        return Err(Error::CutShort {
+            detail: detail.clone(),
+            received: r.message_count,
+            expected: cfg.count,
+            at_start: l.lost_at_start,
+            in_middle: l.lost_in_middle,
+            at_end: if r.loss.is_some() {
+                l.lost_at_end
+            } else {
+                cfg.count.saturating_sub(r.message_count)
+            },
+            cause: compat::cut_short_cause(cfg.pattern, r.loss.as_ref()),
+        });
+    }
+    if let Some(l) = r.loss.as_ref().filter(|l| l.lost > 0) {
+        return Err(Error::Lost {
+            lost: l.lost,
+            expected: l.expected,
+            at_start: l.lost_at_start,
+            in_middle: l.lost_in_middle,
+            at_end: l.lost_at_end,
+        });
+    }
+
+    Ok(())
+}
+
+/// `zmqperf remote_thr`.
+pub(super) fn remote_thr(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
+    let cfg = ThrConfig {
+        endpoint: endpoint(&a.connect_to, Side::Connect, "inproc_thr")?,
+        size: parse_size("<message-size>", &a.message_size)?,
+        count: parse_count("<message-count>", &a.message_count)?,
+        timeout: timeout(&a.common)?,
+        side: Side::Connect,
+        pattern: pattern(a.thr.pattern),
+        instrumented: !a.send.plain,
+        stamp_every: parse_count("--stamp-every", &a.send.stamp_every)?,
+        hwm: hwm(a.thr.hwm)?,
+        lossy: a.lossy,
+        stream_id: std::process::id(),
+    };
+    curve(&a.enable_curve)?;
+    let r = compat::remote_thr(ctx, &cfg)?;
+    print(
+        &a.common,
+        || out::json(&r),
+        String::new(),
+        || out::sender_detail(&r),
+    );
+    if r.peer_closed == Some(false) {
+        eprintln!(
+            "zmqperf: warning: the receiver did not hang up within {} of the last message; closing anyway, so messages still queued may be lost (a receiver expecting fewer messages, or still running?)",
+            zmqperf::error::fmt_duration(cfg.timeout)
+        );
+    }
+
+    Ok(())
+}
+
+/// `zmqperf inproc_lat`.
+pub(super) fn inproc_lat(a: &InprocLat) -> Result<()> {
+    let r = compat::inproc_lat(
+        parse_size("<message-size>", &a.message_size)?,
+        parse_count("<roundtrip-count>", &a.roundtrip_count)?,
+        timeout(&a.common)?,
+        !a.plain,
+        echo_mode(&a.echo),
+    )?;
+    print(
+        &a.common,
+        || out::json(&r),
+        out::latency_lines(&r),
+        || out::latency_detail(&r),
+    );
+
+    Ok(())
+}
+
+/// `zmqperf inproc_thr`.
+pub(super) fn inproc_thr(a: &InprocThr) -> Result<()> {
+    let (r, s) = compat::inproc_thr(
+        parse_size("<message-size>", &a.message_size)?,
+        parse_count("<message-count>", &a.message_count)?,
+        timeout(&a.common)?,
+        !a.send.plain,
+        parse_count("--stamp-every", &a.send.stamp_every)?,
+    )?;
+    print(
+        &a.common,
+        || {
+            let mut v = serde_json::to_value(
+                serde_json::from_str::<serde_json::Value>(&out::json(&r)).expect("valid"),
+            )
+            .expect("valid");
+            v["sender"] = serde_json::to_value(&s).expect("serialisable");
+            v.to_string()
+        },
+        out::throughput_lines(&r),
+        || format!("{}{}", out::receiver_detail(&r), out::sender_detail(&s)),
+    );
+
+    Ok(())
+}

@@ -1,0 +1,231 @@
+//! Plans: the default suite, the options of `zmqperf run`, and workload files (TOML or
+//! JSON) that list cases and cartesian sweeps.
+
+mod topology;
+mod workload;
+
+use super::CaseSpec;
+use crate::endpoint::Transport;
+use crate::error::{Error, Result};
+use crate::topology::builtin;
+use crate::topology::load as topo_load;
+use crate::topology::{Role, Topology};
+
+/// How much to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// One size, two repetitions: a smoke test in seconds.
+    Quick,
+    /// The default suite: 64 B and 1 KiB, three repetitions, about a minute.
+    Default,
+    /// The whole sweep: 2 B to 64 KiB in powers of two.
+    Full,
+}
+
+/// What the options of `zmqperf run` select (None: the scope's default).
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Patterns: names of built-in topologies.
+    pub patterns: Option<Vec<&'static str>>,
+    /// Transports.
+    pub transports: Option<Vec<Transport>>,
+    /// Message sizes.
+    pub sizes: Option<Vec<usize>>,
+    /// Round trips or messages per repetition.
+    pub count: Option<u64>,
+    /// Warm-up per repetition.
+    pub warmup: Option<u64>,
+    /// Repetitions.
+    pub repetitions: Option<u32>,
+    /// Open-loop rates for the throughput patterns.
+    pub rates: Option<Vec<f64>>,
+}
+
+/// The default count for a kind and size: enough for a steady figure, short on 2 cores.
+pub fn default_count(latency: bool, size: usize, scope: Scope) -> u64 {
+    let n: u64 = match (latency, size) {
+        (true, s) if s <= 4096 => 2_000,
+        (true, s) if s <= 65_536 => 1_000,
+        (true, _) => 100,
+        (false, s) if s <= 256 => 200_000,
+        (false, s) if s <= 4096 => 100_000,
+        (false, s) if s <= 65_536 => 10_000,
+        (false, _) => 500,
+    };
+    if scope == Scope::Quick {
+        n / 2
+    } else {
+        n
+    }
+}
+
+pub(super) fn is_latency(t: &Topology) -> bool {
+    t.nodes.iter().any(|n| n.role == Role::Ping)
+}
+
+/// A case of a built-in topology.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn builtin_case(
+    name: &str,
+    transport: Transport,
+    size: usize,
+    count: u64,
+    warmup: u64,
+    repetitions: u32,
+    rate: Option<f64>,
+) -> CaseSpec {
+    CaseSpec {
+        topology: builtin::get(name).expect("built-in topologies load"),
+        origin: format!("built-in {name}"),
+        label: String::new(),
+        transport,
+        size,
+        count,
+        warmup,
+        repetitions,
+        rate,
+    }
+}
+
+/// The plan for `zmqperf run` without a workload file.
+pub fn from_selection(scope: Scope, sel: &Selection) -> Vec<CaseSpec> {
+    let patterns = sel
+        .patterns
+        .clone()
+        .unwrap_or_else(|| builtin::SUITE.to_vec());
+    let transports = sel
+        .transports
+        .clone()
+        .unwrap_or_else(|| vec![Transport::Inproc, Transport::Ipc, Transport::Tcp]);
+    let sizes = sel.sizes.clone().unwrap_or_else(|| match scope {
+        Scope::Quick => vec![64],
+        Scope::Default => vec![64, 1024],
+        Scope::Full => (1..=16).map(|p| 1usize << p).collect(),
+    });
+    let reps = sel
+        .repetitions
+        .unwrap_or(if scope == Scope::Quick { 2 } else { 3 });
+    let mut plan = Vec::new();
+    for &pattern in &patterns {
+        let latency = is_latency(&builtin::get(pattern).expect("built-in topologies load"));
+        for &transport in &transports {
+            for &size in &sizes {
+                let rates: Vec<Option<f64>> = match (&sel.rates, latency) {
+                    (Some(r), false) => r.iter().map(|x| Some(*x)).collect(),
+                    _ => vec![None],
+                };
+                for rate in rates {
+                    let count = sel
+                        .count
+                        .unwrap_or_else(|| default_count(latency, size, scope));
+                    plan.push(builtin_case(
+                        pattern,
+                        transport,
+                        size,
+                        count,
+                        sel.warmup.unwrap_or((count / 10).clamp(1, 1000)),
+                        reps,
+                        rate,
+                    ));
+                }
+            }
+        }
+    }
+    plan
+}
+
+/// Parses a transport name.
+pub fn parse_transport(s: &str) -> Result<Transport> {
+    match s {
+        "tcp" => Ok(Transport::Tcp),
+        "ipc" => Ok(Transport::Ipc),
+        "inproc" => Ok(Transport::Inproc),
+        _ => Err(Error::invalid("transport", s, "use tcp, ipc or inproc")),
+    }
+}
+
+/// Reads a workload file or a topology file (`.toml` or `.json`); errors name the file and
+/// the field or line. `sel` overrides a topology file's own parameters.
+pub fn from_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
+    from_file_with(path, text, &Selection::default())
+}
+
+/// [`from_file`] with the command line's overrides for topology files.
+pub fn from_file_with(path: &str, text: &str, sel: &Selection) -> Result<Vec<CaseSpec>> {
+    if topo_load::is_topology(&topo_load::parse(path, text)?) {
+        return topology::from_topology_file(path, text, sel);
+    }
+    workload::workload_file(path, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_suite_covers_every_pattern_and_transport() {
+        let p = from_selection(Scope::Default, &Selection::default());
+        assert_eq!(p.len(), 7 * 3 * 2);
+        assert!(p.iter().all(|c| c.repetitions == 3));
+        let full = from_selection(Scope::Full, &Selection::default());
+        assert_eq!(full.len(), 7 * 3 * 16);
+        assert_eq!(full.iter().map(|c| c.size).min(), Some(2));
+        assert_eq!(full.iter().map(|c| c.size).max(), Some(65_536));
+    }
+
+    #[test]
+    fn toml_sweep_is_cartesian() {
+        let text = r#"
+repetitions = 2
+[[sweep]]
+patterns = ["pushpull", "pubsub"]
+transports = ["ipc", "tcp"]
+sizes = [64, "1KiB"]
+rates = [1000, 5000]
+count = "10k"
+
+[[case]]
+pattern = "reqrep"
+transport = "inproc"
+size = 32
+"#;
+        let p = from_file("w.toml", text).unwrap();
+        assert_eq!(p.len(), 1 + 2 * 2 * 2 * 2);
+        assert_eq!(p[0].pattern(), "reqrep");
+        assert!(p[1..]
+            .iter()
+            .all(|c| c.count == 10_000 && c.repetitions == 2 && c.rate.is_some()));
+        assert!(p.iter().any(|c| c.size == 1024));
+    }
+
+    #[test]
+    fn json_workloads_too() {
+        let p = from_file(
+            "w.json",
+            r#"{"case": [{"pattern": "pair-lat", "transport": "tcp", "size": 100}]}"#,
+        )
+        .unwrap();
+        assert_eq!(p[0].pattern(), "pair-lat");
+    }
+
+    #[test]
+    fn bad_files_name_the_field() {
+        let cases = [
+            ("[[case]]\npattern = \"nope\"\ntransport = \"tcp\"\nsize = 64\n", "case[0].pattern"),
+            ("[[case]]\npattern = \"reqrep\"\ntransport = \"udp\"\nsize = 64\n", "case[0].transport"),
+            ("[[case]]\npattern = \"reqrep\"\ntransport = \"tcp\"\nsize = -64\n", "case[0].size"),
+            ("[[case]]\npattern = \"reqrep\"\ntransport = \"tcp\"\nsize = 64\ncolour = \"red\"\n", "line"),
+            ("[[sweep]]\npatterns = [\"pushpull\"]\ntransports = [\"tcp\", \"bogus\"]\nsizes = [64]\n", "sweep[0].transports[1]"),
+            ("", "lists no"),
+        ];
+        for (text, want) in cases {
+            let e = from_file("bad.toml", text).unwrap_err().to_string();
+            assert!(e.contains("bad.toml"), "{e}");
+            assert!(e.contains(want), "want '{want}' in: {e}");
+        }
+        let e = from_file("bad.json", "{\"case\": [ {\"pattern\": 1} ]}")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bad.json") && e.contains("line 1"), "{e}");
+    }
+}

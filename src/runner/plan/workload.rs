@@ -1,0 +1,241 @@
+//! Workload files (TOML or JSON): cases of the built-in patterns and cartesian sweeps of
+//! them. Errors name the file and the field or line.
+
+use super::{builtin_case, default_count, is_latency, parse_transport, Scope};
+use crate::error::{Error, Result};
+use crate::parse::{parse_count, parse_size};
+use crate::runner::CaseSpec;
+use crate::topology::builtin;
+use serde::Deserialize;
+
+/// A number or a string with units, as workload files may write sizes and counts.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum NumOrText {
+    Num(f64),
+    Text(String),
+}
+
+impl NumOrText {
+    fn text(&self) -> String {
+        match self {
+            NumOrText::Num(n) if n.fract() == 0.0 => format!("{}", *n as i64),
+            NumOrText::Num(n) => n.to_string(),
+            NumOrText::Text(s) => s.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileCase {
+    pattern: String,
+    transport: String,
+    size: NumOrText,
+    count: Option<NumOrText>,
+    warmup: Option<NumOrText>,
+    repetitions: Option<u32>,
+    rate: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSweep {
+    patterns: Vec<String>,
+    transports: Vec<String>,
+    sizes: Vec<NumOrText>,
+    #[serde(default)]
+    rates: Vec<f64>,
+    count: Option<NumOrText>,
+    warmup: Option<NumOrText>,
+    repetitions: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileWorkload {
+    repetitions: Option<u32>,
+    #[serde(default, rename = "case")]
+    cases: Vec<FileCase>,
+    #[serde(default, rename = "sweep")]
+    sweeps: Vec<FileSweep>,
+}
+
+pub(super) fn in_file(path: &str, what: &str, e: Error) -> Error {
+    Error::InvalidValue {
+        what: format!("{path}: {what}"),
+        value: match &e {
+            Error::InvalidValue { value, .. } => value.clone(),
+            _ => String::new(),
+        },
+        reason: match e {
+            Error::InvalidValue { reason, .. } => reason,
+            other => other.to_string(),
+        },
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn file_case(
+    path: &str,
+    at: &str,
+    pattern: &str,
+    transport: &str,
+    size: &NumOrText,
+    count: Option<&NumOrText>,
+    warmup: Option<&NumOrText>,
+    repetitions: Option<u32>,
+    rate: Option<f64>,
+) -> Result<CaseSpec> {
+    let pattern =
+        builtin::parse_name(pattern).map_err(|e| in_file(path, &format!("{at}.pattern"), e))?;
+    let latency = is_latency(&builtin::get(pattern)?);
+    let transport =
+        parse_transport(transport).map_err(|e| in_file(path, &format!("{at}.transport"), e))?;
+    let size =
+        parse_size("size", &size.text()).map_err(|e| in_file(path, &format!("{at}.size"), e))?;
+    let count = match count {
+        Some(c) => {
+            parse_count("count", &c.text()).map_err(|e| in_file(path, &format!("{at}.count"), e))?
+        }
+        None => default_count(latency, size, Scope::Default),
+    };
+    let warmup = match warmup {
+        Some(w) if w.text() == "0" => 0,
+        Some(w) => parse_count("warmup", &w.text())
+            .map_err(|e| in_file(path, &format!("{at}.warmup"), e))?,
+        None => (count / 10).clamp(1, 1000),
+    };
+    if let Some(r) = rate {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(in_file(
+                path,
+                &format!("{at}.rate"),
+                Error::invalid("rate", &r.to_string(), "must be above 0 msg/s"),
+            ));
+        }
+        if latency {
+            return Err(in_file(
+                path,
+                &format!("{at}.rate"),
+                Error::invalid(
+                    "rate",
+                    &r.to_string(),
+                    "a rate applies to the one-way patterns (pushpull, pubsub, pair-thr) only",
+                ),
+            ));
+        }
+    }
+    if repetitions == Some(0) {
+        return Err(in_file(
+            path,
+            &format!("{at}.repetitions"),
+            Error::invalid("repetitions", "0", "must be at least 1"),
+        ));
+    }
+    Ok(builtin_case(
+        pattern,
+        transport,
+        size,
+        count,
+        warmup,
+        repetitions.unwrap_or(3),
+        rate,
+    ))
+}
+
+pub(super) fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
+    let parsed: FileWorkload = if path.ends_with(".json") {
+        serde_json::from_str(text).map_err(|e| {
+            Error::invalid(
+                &format!("workload file {path}"),
+                &format!("line {}, column {}", e.line(), e.column()),
+                e.to_string(),
+            )
+        })?
+    } else {
+        toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].lines().count().max(1))
+                .unwrap_or(0);
+            Error::invalid(
+                &format!("workload file {path}"),
+                &format!("line {line}"),
+                e.message().to_string(),
+            )
+        })?
+    };
+    let mut plan = Vec::new();
+    for (i, c) in parsed.cases.iter().enumerate() {
+        let at = format!("case[{i}]");
+        let mut spec = file_case(
+            path,
+            &at,
+            &c.pattern,
+            &c.transport,
+            &c.size,
+            c.count.as_ref(),
+            c.warmup.as_ref(),
+            c.repetitions,
+            c.rate,
+        )?;
+        if c.repetitions.is_none() {
+            spec.repetitions = parsed.repetitions.unwrap_or(3);
+        }
+        plan.push(spec);
+    }
+    for (i, s) in parsed.sweeps.iter().enumerate() {
+        let rates: Vec<Option<f64>> = if s.rates.is_empty() {
+            vec![None]
+        } else {
+            s.rates.iter().map(|r| Some(*r)).collect()
+        };
+        for (pi, p) in s.patterns.iter().enumerate() {
+            for (ti, t) in s.transports.iter().enumerate() {
+                for (si, size) in s.sizes.iter().enumerate() {
+                    for rate in &rates {
+                        let at = format!("sweep[{i}]");
+                        let rate = rate
+                            .filter(|_| !builtin::get(p).map(|t| is_latency(&t)).unwrap_or(false));
+                        let spec = file_case(
+                            path,
+                            &at,
+                            p,
+                            t,
+                            size,
+                            s.count.as_ref(),
+                            s.warmup.as_ref(),
+                            s.repetitions.or(parsed.repetitions),
+                            rate,
+                        )
+                        .map_err(|e| match e {
+                            Error::InvalidValue {
+                                what,
+                                value,
+                                reason,
+                            } => Error::InvalidValue {
+                                what: what
+                                    .replace(".pattern", &format!(".patterns[{pi}]"))
+                                    .replace(".transport", &format!(".transports[{ti}]"))
+                                    .replace(".size", &format!(".sizes[{si}]")),
+                                value,
+                                reason,
+                            },
+                            other => other,
+                        })?;
+                        plan.push(spec);
+                    }
+                }
+            }
+        }
+    }
+    if plan.is_empty() {
+        return Err(Error::invalid(
+            &format!("workload file {path}"),
+            "",
+            "lists no [[case]] and no [[sweep]]; see docs/suite.md for the format",
+        ));
+    }
+    Ok(plan)
+}

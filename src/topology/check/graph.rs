@@ -1,0 +1,144 @@
+//! What follows from a checked topology's links: each socket's peers, where every source's
+//! stream arrives (a copy at each subscriber, or a share of a load-balanced stream), and the
+//! graph in words for `zmqperf topology check`.
+
+use super::{Flow, Graph, SockRef};
+use crate::topology::Role;
+use std::collections::BTreeSet;
+
+impl Graph {
+    /// The sockets linked to `s`, with the replicas of each.
+    pub fn peers(&self, s: SockRef) -> Vec<SockRef> {
+        self.links
+            .iter()
+            .filter_map(|l| {
+                if l.conn == s {
+                    Some(l.bind)
+                } else if l.bind == s {
+                    Some(l.conn)
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+
+    fn replicas(&self, node: usize) -> u64 {
+        self.topology.nodes[node].replicas as u64
+    }
+
+    /// Where each source's stream arrives: followed through proxies; shared when a
+    /// non-copying socket on the way has more than one receiving peer.
+    pub fn flows(&self) -> Vec<Flow> {
+        let mut out = Vec::new();
+        for (src, n) in self.topology.nodes.iter().enumerate() {
+            if n.role != Role::Source {
+                continue;
+            }
+            // (socket that sends, shared so far)
+            let mut todo = vec![((src, 0usize), false)];
+            let mut seen = BTreeSet::new();
+            while let Some((s, shared)) = todo.pop() {
+                if !seen.insert((s, shared)) {
+                    continue;
+                }
+                let ty = self.types[s.0][s.1];
+                let receivers: Vec<SockRef> = self
+                    .peers(s)
+                    .into_iter()
+                    .filter(|p| {
+                        let role = self.topology.nodes[p.0].role;
+                        (matches!(role, Role::Sink | Role::Swarm)
+                            || (role == Role::Proxy && p.1 == 0))
+                            && self.types[p.0][p.1].receives()
+                    })
+                    .collect();
+                let fan: u64 = receivers.iter().map(|p| self.replicas(p.0)).sum();
+                let split = shared || (!ty.copies() && fan > 1);
+                for p in receivers {
+                    match self.topology.nodes[p.0].role {
+                        Role::Sink | Role::Swarm => out.push(Flow {
+                            source: src,
+                            sink: p.0,
+                            shared: split,
+                        }),
+                        _ => todo.push(((p.0, 1), split || self.replicas(p.0) > 1)),
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|f| (f.source, f.sink));
+        out.dedup_by_key(|f| (f.source, f.sink));
+        out
+    }
+
+    /// The graph in words: one line per node, then one per link.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        let t = &self.topology;
+        s.push_str(&format!(
+            "topology {}: {} nodes, {} links\n",
+            if t.name.is_empty() {
+                "(unnamed)"
+            } else {
+                &t.name
+            },
+            t.nodes.len(),
+            self.links.len()
+        ));
+        for (i, n) in t.nodes.iter().enumerate() {
+            let socks: Vec<String> = n
+                .all_sockets()
+                .iter()
+                .enumerate()
+                .map(|(si, sp)| {
+                    let mut w = self.types[i][si].name().to_string();
+                    for b in &sp.bind {
+                        w.push_str(&format!(" bind {b}"));
+                    }
+                    for c in &sp.connect {
+                        w.push_str(&format!(" connect {c}"));
+                    }
+                    w
+                })
+                .collect();
+            let reps = if n.replicas > 1 {
+                format!(" x{}", n.replicas)
+            } else {
+                String::new()
+            };
+            s.push_str(&format!(
+                "  {:<12} {:<6}{reps}  {}\n",
+                n.name,
+                n.role.name(),
+                socks.join("; ")
+            ));
+        }
+        for l in &self.links {
+            let (a, b) = (&t.nodes[l.conn.0], &t.nodes[l.bind.0]);
+            s.push_str(&format!(
+                "  {} ({}) -> {} ({})\n",
+                a.name,
+                self.types[l.conn.0][l.conn.1].name(),
+                b.name,
+                self.types[l.bind.0][l.bind.1].name()
+            ));
+        }
+        for f in self.flows() {
+            s.push_str(&format!(
+                "  stream {} => {}{}\n",
+                t.nodes[f.source].name,
+                t.nodes[f.sink].name,
+                if f.shared {
+                    " (shared: each replica gets part)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        for w in &self.warnings {
+            s.push_str(&format!("warning: {w}\n"));
+        }
+        s
+    }
+}

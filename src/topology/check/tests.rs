@@ -1,0 +1,153 @@
+//! Tests of the validation: each mistake named, and the flows through copies, shares and
+//! proxies.
+
+use super::*;
+use crate::topology::load::load;
+
+fn one(text: &str) -> Result<Graph> {
+    let v = load("t.json", text)?;
+    check("t.json", &v[0].topology)
+}
+
+fn node(name: &str, role: &str, sock: &str) -> String {
+    format!(r#"{{"name": "{name}", "role": "{role}", "socket": {sock}}}"#)
+}
+
+fn topo(nodes: &[String]) -> String {
+    format!(r#"{{"nodes": [{}]}}"#, nodes.join(","))
+}
+
+#[test]
+fn the_ptmp_example_checks_and_flows_to_both_subscribers() {
+    let g = one(&topo(&[
+        node(
+            "pub",
+            "source",
+            r#"{"type": "PUB", "bind": ["tcp://127.0.0.1:*"]}"#,
+        ),
+        node("sub1", "sink", r#"{"type": "SUB", "connect": ["pub"]}"#),
+        node("sub2", "sink", r#"{"type": "SUB", "connect": ["pub"]}"#),
+    ]))
+    .unwrap();
+    assert_eq!(g.links.len(), 2);
+    assert_eq!(g.order[0], 0);
+    let f = g.flows();
+    assert_eq!(f.len(), 2);
+    assert!(f.iter().all(|f| !f.shared));
+    assert_eq!(g.warnings.len(), 2, "{:?}", g.warnings);
+    assert!(g.warnings[0].contains("sub1") && g.warnings[0].contains("subscribe"));
+}
+
+#[test]
+fn push_to_two_pulls_is_shared_and_proxies_are_followed() {
+    let g = one(&topo(&[
+        node("src", "source", r#"{"type": "PUSH", "bind": ["auto"]}"#),
+        node("a", "sink", r#"{"type": "PULL", "connect": ["src"]}"#),
+        node("b", "sink", r#"{"type": "PULL", "connect": ["src"]}"#),
+    ]))
+    .unwrap();
+    assert!(g.flows().iter().all(|f| f.shared));
+    let text = r#"{"nodes": [
+      {"name": "w", "role": "source", "replicas": 3, "socket": {"type": "PUSH", "connect": ["col"]}},
+      {"name": "col", "role": "proxy", "sockets": [{"type": "PULL", "bind": ["auto"]}, {"type": "PUB", "bind": ["auto"]}]},
+      {"name": "r", "role": "sink", "replicas": 2, "socket": {"type": "SUB", "connect": ["col"], "subscribe": [""]}}
+    ]}"#;
+    let g = one(text).unwrap();
+    let f = g.flows();
+    assert_eq!(
+        f,
+        vec![Flow {
+            source: 0,
+            sink: 2,
+            shared: false
+        }]
+    );
+    assert_eq!(g.order, vec![1, 0, 2]);
+    assert!(
+        g.describe().contains("w (PUSH) -> col (PULL)"),
+        "{}",
+        g.describe()
+    );
+}
+
+#[test]
+fn each_mistake_names_the_node_and_the_field() {
+    let cases: Vec<(String, &str)> = vec![
+        (
+            topo(&[
+                node("a", "sink", r#"{"type": "SUBB", "bind": ["auto"]}"#),
+                node("b", "source", r#"{"type": "PUB", "connect": ["a"]}"#),
+            ]),
+            "node 'a': socket.type",
+        ),
+        (
+            topo(&[
+                node("r", "echo", r#"{"type": "PUSH", "bind": ["auto"]}"#),
+                node("q", "ping", r#"{"type": "REQ", "connect": ["r"]}"#),
+            ]),
+            "node 'r': socket.type",
+        ),
+        (
+            topo(&[
+                node("p", "sink", r#"{"type": "PULL", "bind": ["auto"]}"#),
+                node("q", "ping", r#"{"type": "REQ", "connect": ["p"]}"#),
+            ]),
+            "ZMTP refuses",
+        ),
+        (
+            topo(&[
+                node("a", "sink", r#"{"type": "PAIR", "bind": ["auto"]}"#),
+                node("b", "source", r#"{"type": "PAIR", "connect": ["a"]}"#),
+                node("c", "source", r#"{"type": "PAIR", "connect": ["a"]}"#),
+            ]),
+            "exactly one peer",
+        ),
+        (
+            topo(&[
+                node(
+                    "a",
+                    "sink",
+                    r#"{"type": "PULL", "bind": ["tcp://127.0.0.1:5999"]}"#,
+                ),
+                node(
+                    "b",
+                    "sink",
+                    r#"{"type": "PULL", "bind": ["tcp://127.0.0.1:5999"]}"#,
+                ),
+                node("c", "source", r#"{"type": "PUSH", "connect": ["a", "b"]}"#),
+            ]),
+            "already bound by node 'a'",
+        ),
+        (
+            topo(&[
+                node("a", "sink", r#"{"type": "PULL", "bind": ["auto"]}"#),
+                node("b", "source", r#"{"type": "PUSH", "connect": ["a"]}"#),
+                node("lonely", "sink", r#"{"type": "PULL", "bind": ["auto"]}"#),
+            ]),
+            "node 'lonely': socket",
+        ),
+        (
+            topo(&[
+                node("a", "sink", r#"{"type": "PULL", "bind": ["auto"]}"#),
+                node("b", "source", r#"{"type": "PUSH", "connect": ["nobody"]}"#),
+            ]),
+            "node 'b': socket.connect[0]",
+        ),
+        (
+            topo(&[
+                node(
+                    "a",
+                    "sink",
+                    r#"{"type": "PULL", "bind": ["tcp://127.0.0.1"]}"#,
+                ),
+                node("b", "source", r#"{"type": "PUSH", "connect": ["a"]}"#),
+            ]),
+            "node 'a': socket.bind[0]",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = one(&text).unwrap_err().to_string();
+        assert!(e.contains("t.json"), "{e}");
+        assert!(e.contains(want), "want '{want}' in: {e}");
+    }
+}
