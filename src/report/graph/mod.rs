@@ -4,12 +4,16 @@
 //! nodes with measured edges, annotated with the delivered rate, the mean latency and any
 //! loss. Lossy arrows are drawn in a warning colour. Text widths are estimated, as in
 //! [`super::svg`], so the drawing is laid out without a browser.
+//! Which nodes the arrows join, and what they say, is worked out in `links`; this file lays
+//! out and draws the boxes and arrows.
 
-use super::layout;
-use super::numbers;
+mod links;
+#[cfg(test)]
+mod tests;
+
 use super::svg::{self, esc};
-use crate::model::{CaseResult, EdgeResult, NodeResult};
-use crate::stats::LossSummary;
+use crate::model::CaseResult;
+use links::{column, links, role_line};
 use std::fmt::Write;
 
 const BOX_H: f64 = 44.0;
@@ -39,136 +43,6 @@ const INK: &str = "#444444";
 const LOSSY: &str = "#D55E00";
 const BOX_FILL: &str = "#f3f6fa";
 const BOX_STROKE: &str = "#5a6b7d";
-
-/// The column of a role: 0 for what starts a stream, 1 for what passes it on, 2 for
-/// what ends it. Unknown roles go in the middle.
-fn column(role: &str) -> usize {
-    match role {
-        "source" | "ping" => 0,
-        "sink" | "echo" => 2,
-        _ => 1,
-    }
-}
-
-/// The node an edge end names: the node itself, or one of its replicas (`src[2]`).
-fn node_index(nodes: &[NodeResult], end: &str) -> Option<usize> {
-    if let Some(i) = nodes.iter().position(|n| n.name == end) {
-        return Some(i);
-    }
-    let base = end
-        .strip_suffix(']')
-        .and_then(|s| s.rfind('[').map(|at| &s[..at]))?;
-    nodes.iter().position(|n| n.name == base)
-}
-
-/// The measured edges between two nodes, merged: replicas of a node send and receive
-/// streams of their own, drawn as one arrow.
-struct Link {
-    from: usize,
-    to: usize,
-    streams: usize,
-    messages: u64,
-    /// Sum of the streams' rates, msg/s; None when no stream has one.
-    rate: Option<f64>,
-    loss: Option<LossSummary>,
-    /// Latency samples and their sum, ns, for the mean over all streams.
-    samples: u64,
-    sum_ns: f64,
-}
-
-impl Link {
-    fn add(&mut self, e: &EdgeResult) {
-        self.streams += 1;
-        self.messages += e.messages;
-        if let Some(r) = e.msgs_per_sec.filter(|r| r.is_finite()) {
-            *self.rate.get_or_insert(0.0) += r;
-        }
-        if let Some(l) = &e.loss {
-            self.loss.get_or_insert_with(LossSummary::default).add(l);
-        }
-        if let Some(l) = e.latency.as_ref().filter(|l| l.count > 0) {
-            self.samples += l.count;
-            self.sum_ns += l.mean_ns * l.count as f64;
-        }
-    }
-
-    fn lossy(&self) -> bool {
-        self.loss.as_ref().is_some_and(|l| !l.is_clean())
-    }
-
-    /// The lines written along the arrow.
-    fn label(&self) -> Vec<String> {
-        let mut lines = Vec::new();
-        if self.streams > 1 {
-            lines.push(format!("{} streams", self.streams));
-        }
-        lines.push(match self.rate {
-            Some(r) => format!("{} msg/s", numbers::grouped_f(r)),
-            None => format!("{} messages", numbers::grouped(self.messages)),
-        });
-        if self.samples > 0 {
-            let mean_us = self.sum_ns / self.samples as f64 / 1000.0;
-            lines.push(format!("mean {} µs", numbers::value(mean_us)));
-        }
-        if let Some(l) = self.loss.as_ref().filter(|l| !l.is_clean()) {
-            if l.lost > 0 {
-                lines.push(format!(
-                    "lost {} of {}",
-                    numbers::grouped(l.lost),
-                    numbers::grouped(l.expected)
-                ));
-                let places = layout::loss_places(l);
-                if !places.is_empty() {
-                    lines.push(format!("({})", places.join(", ")));
-                }
-            }
-            lines.extend(layout::loss_extras(l));
-        }
-        lines
-    }
-}
-
-/// The arrows of a case: one per ordered pair of nodes with edges, in the order the edges
-/// come. Edges naming no node of the case, and a node's edges to itself, are left out.
-fn links(c: &CaseResult) -> Vec<Link> {
-    let mut out: Vec<Link> = Vec::new();
-    for e in &c.edges {
-        let (Some(from), Some(to)) = (node_index(&c.nodes, &e.from), node_index(&c.nodes, &e.to))
-        else {
-            continue;
-        };
-        if from == to {
-            continue;
-        }
-        let at = match out.iter().position(|l| l.from == from && l.to == to) {
-            Some(at) => at,
-            None => {
-                out.push(Link {
-                    from,
-                    to,
-                    streams: 0,
-                    messages: 0,
-                    rate: None,
-                    loss: None,
-                    samples: 0,
-                    sum_ns: 0.0,
-                });
-                out.len() - 1
-            }
-        };
-        out[at].add(e);
-    }
-    out
-}
-
-/// The second line of a node's box: its role, and its replicas when there are several.
-fn role_line(n: &NodeResult) -> String {
-    if n.replicas > 1 {
-        format!("{} ×{}", n.role, n.replicas)
-    } else {
-        n.role.clone()
-    }
-}
 
 /// A box placed in the drawing: left, top, width.
 #[derive(Clone, Copy)]
@@ -468,84 +342,4 @@ pub fn topology(id: &str, c: &CaseResult) -> Option<String> {
     }
     out.push_str("</svg>");
     Some(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::fixture::sample_run;
-
-    #[test]
-    fn replicas_resolve_to_their_node() {
-        let nodes: Vec<NodeResult> = ["src", "sink"]
-            .iter()
-            .map(|n| NodeResult {
-                name: n.to_string(),
-                role: if *n == "src" { "source" } else { "sink" }.to_string(),
-                replicas: 3,
-                placement: "thread".to_string(),
-                cpu_ms: 0.0,
-                peak_rss_kib: 0,
-                send_msgs_per_sec: None,
-                delivered_msgs_per_sec: None,
-                forwarded: None,
-                cut_short: Vec::new(),
-            })
-            .collect();
-        assert_eq!(node_index(&nodes, "src[2]"), Some(0));
-        assert_eq!(node_index(&nodes, "sink"), Some(1));
-        assert_eq!(node_index(&nodes, "other[1]"), None);
-        assert_eq!(node_index(&nodes, "src["), None);
-    }
-
-    #[test]
-    fn draws_boxes_arrows_and_the_lossy_edge() {
-        let run = sample_run();
-        let c = run.cases.iter().find(|c| !c.nodes.is_empty()).unwrap();
-        let s = topology("t", c).unwrap();
-        assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
-        assert_eq!(s.matches("rx=\"6\"").count(), 3, "a box per node");
-        assert_eq!(s.matches("<polygon").count(), 2);
-        assert_eq!(s.matches("<path").count(), 2);
-        for name in [">pub<", ">sub1<", ">sub2<", ">source<", ">sink<"] {
-            assert!(s.contains(name), "{name} missing");
-        }
-        assert!(
-            s.contains(">lost 250 of 600,000<") && s.contains(">(middle 250)<"),
-            "{s}"
-        );
-        assert_eq!(s.matches(&format!("stroke=\"{LOSSY}\"")).count(), 1);
-        // The source is left of the sinks.
-        let x_of = |name: &str| {
-            let at = s.find(&format!(">{name}<")).unwrap();
-            let tag = s[..at].rfind("<text x=\"").unwrap();
-            s[tag + 9..]
-                .split('"')
-                .next()
-                .unwrap()
-                .parse::<f64>()
-                .unwrap()
-        };
-        assert!(x_of("pub") < x_of("sub1"));
-        assert_eq!(x_of("sub1"), x_of("sub2"));
-    }
-
-    #[test]
-    fn merges_replica_streams_and_escapes_names() {
-        let mut c = sample_run().cases.pop().unwrap();
-        c.nodes[0].name = "p<&>".to_string();
-        c.nodes[0].replicas = 2;
-        let mut e2 = c.edges[0].clone();
-        for e in c.edges.iter_mut() {
-            e.from = "p<&>[0]".to_string();
-        }
-        e2.from = "p<&>[1]".to_string();
-        c.edges.push(e2);
-        let s = topology("t", &c).unwrap();
-        assert!(s.contains(">p&lt;&amp;&gt;<") && !s.contains("p<&>"));
-        assert!(s.contains("source ×2"));
-        assert_eq!(s.matches("<polygon").count(), 2, "one arrow per pair");
-        assert!(s.contains(">2 streams<"));
-        assert!(topology("t", &sample_run().cases[0]).is_none());
-    }
 }

@@ -1,0 +1,140 @@
+//! The sections about the cases: charts, tables (with the topology of each topology
+//! case), warnings, failures, delivery and resource use.
+
+use super::delivery::delivery;
+use super::parts::{figure, grid, items, prose};
+use super::sizes::{SizeChart, BANDWIDTH, LATENCY, THROUGHPUT};
+use super::spectrum::spectrum_charts;
+use super::topology::{topology_figure, topology_tables};
+use crate::model::{Kind, RunResult};
+use crate::report::layout::{self, Group};
+use crate::report::numbers;
+use crate::report::svg::esc;
+use std::fmt::Write;
+
+/// The charts, tables, warnings, failures, delivery and resources of the cases.
+pub(super) fn cases(out: &mut String, run: &RunResult) {
+    let groups = layout::groups(run);
+    let closed = |k: Kind| -> Vec<&Group<'_>> {
+        groups
+            .iter()
+            .filter(|g| g.kind == k && g.open_rate.is_none())
+            .collect()
+    };
+    out.push_str("<h2>Charts</h2>\n");
+    let lines_note = "Markers are medians over the repetitions; whiskers show the 95% \
+                          confidence interval where it is wider than a pixel.";
+    let bars_note = "Bars are medians over the repetitions; their 95% confidence intervals \
+                         are in the tables below.";
+    let mut drawn = 0;
+    let charts = [
+        (
+            SizeChart {
+                id: "lat",
+                what: "Latency",
+                y_label: "one-way latency (µs)",
+                stats: &LATENCY,
+                value_fmt: numbers::value,
+            },
+            Kind::Latency,
+            "Latency cases: median (p50), 99th percentile (p99) and mean one-way latency \
+                 (round trip / 2).",
+        ),
+        (
+            SizeChart {
+                id: "thr",
+                what: "Throughput",
+                y_label: "messages per second (msg/s)",
+                stats: &THROUGHPUT,
+                value_fmt: numbers::compact,
+            },
+            Kind::Throughput,
+            "Throughput cases at full speed: messages delivered per second at the receiver \
+                 and accepted per second by the sender.",
+        ),
+        (
+            SizeChart {
+                id: "bw",
+                what: "Bandwidth",
+                y_label: "payload bandwidth (Mbit/s)",
+                stats: &BANDWIDTH,
+                value_fmt: numbers::value,
+            },
+            Kind::Throughput,
+            "Payload delivered, ZeroMQ framing not counted.",
+        ),
+    ];
+    for (chart, kind, caption) in &charts {
+        for (s, bars) in chart.render(&closed(*kind)) {
+            let note = if bars { bars_note } else { lines_note };
+            figure(out, &s, &format!("{caption} {note}"));
+            drawn += 1;
+        }
+    }
+    for s in spectrum_charts(&groups) {
+        figure(
+            out,
+            &s,
+            "Percentile spectrum of the last repetition: the latency below which each \
+                 share of the messages fell. Each step right adds a nine (90%, 99%, 99.9%, ...), \
+                 so the tail is as visible as the median.",
+        );
+        drawn += 1;
+    }
+    if delivery(out, run) {
+        drawn += 1;
+    }
+    if drawn == 0 {
+        out.push_str("<p class=\"note\">Nothing to chart: no case produced figures.</p>\n");
+    }
+
+    out.push_str("<h2>Tables</h2>\n");
+    let grids = layout::grids(run);
+    if grids.is_empty() {
+        out.push_str("<p>No cases in this run.</p>\n");
+    } else {
+        out.push_str(
+            "<p class=\"note\">Figures are medians over the repetitions; ± is half the \
+                 width of their 95% confidence interval. Latency is the mean one-way time \
+                 (round trip / 2 for latency cases).</p>\n",
+        );
+    }
+    for (g, group) in grids.iter().zip(&groups) {
+        grid(out, g);
+        for c in group.cases.iter().filter(|c| !c.nodes.is_empty()) {
+            topology_figure(out, run, c);
+        }
+    }
+    topology_tables(out, run);
+
+    let tagged = |v: Vec<(&str, &str)>| -> Vec<String> {
+        v.into_iter()
+            .map(|(id, t)| format!("<code>{}</code>: {}", esc(id), prose(t)))
+            .collect()
+    };
+    items(out, "Warnings", &tagged(layout::warnings(run)));
+    items(out, "Failed cases", &tagged(layout::failures(run)));
+    let delivery: Vec<String> = layout::delivery(run).iter().map(|d| esc(d)).collect();
+    items(out, "Delivery", &delivery);
+
+    let resources = layout::resources(run);
+    if !resources.is_empty() {
+        out.push_str(
+                "<h2>Resources (last repetition of each case)</h2>\n<div class=\"tw\"><table><thead><tr>",
+            );
+        for (i, h) in layout::RESOURCE_HEADS.iter().enumerate() {
+            let class = if i < 3 { "l" } else { "n" };
+            let _ = write!(out, "<th class=\"{class}\">{}</th>", esc(h));
+        }
+        out.push_str("</tr></thead><tbody>\n");
+        for r in &resources {
+            out.push_str("<tr>");
+            for (i, c) in r.iter().enumerate() {
+                let class = if i < 3 { "l" } else { "n" };
+                let _ = write!(out, "<td class=\"{class}\">{}</td>", esc(c));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table></div>\n");
+    }
+}

@@ -1,0 +1,116 @@
+//! The building blocks the sections share: a figure with its caption, a table of text
+//! cells, a list under a heading, prose with command-line flags set as code, and the
+//! value axis of a chart.
+
+use crate::report::layout::Grid;
+use crate::report::numbers;
+use crate::report::svg::{self, esc, Axis, Scale, Series};
+use std::fmt::Write;
+
+pub(super) fn figure(out: &mut String, svg: &str, caption: &str) {
+    let _ = writeln!(
+        out,
+        "<figure>{svg}<figcaption>{}</figcaption></figure>",
+        esc(caption)
+    );
+}
+
+pub(super) fn grid(out: &mut String, g: &Grid) {
+    let _ = writeln!(out, "<h3>{}</h3>", esc(&g.title));
+    out.push_str("<div class=\"tw\"><table><thead><tr>");
+    let _ = write!(out, "<th class=\"l\">{}</th>", esc(&g.corner));
+    for c in &g.columns {
+        let _ = write!(out, "<th class=\"n\">{}</th>", esc(c));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for (label, cells) in &g.rows {
+        let _ = write!(out, "<tr><th>{}</th>", esc(label));
+        for c in cells {
+            let class = if c == "failed" { "n fail" } else { "n" };
+            let _ = write!(out, "<td class=\"{class}\">{}</td>", esc(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+}
+
+/// A table whose first `left` columns are text; the cells of `warn` rows' column
+/// `warn_col` are marked.
+pub(super) fn plain_table<const N: usize>(
+    out: &mut String,
+    heads: &[&str; N],
+    rows: &[[String; N]],
+    left: usize,
+    warn: &[bool],
+    warn_col: usize,
+) {
+    out.push_str("<div class=\"tw\"><table><thead><tr>");
+    for (i, h) in heads.iter().enumerate() {
+        let class = if i < left { "l" } else { "n" };
+        let _ = write!(out, "<th class=\"{class}\">{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for (r, row) in rows.iter().enumerate() {
+        out.push_str("<tr>");
+        for (i, c) in row.iter().enumerate() {
+            let class = match (i < left, warn.get(r) == Some(&true) && i == warn_col) {
+                (true, _) => "l",
+                (false, true) => "n warn",
+                (false, false) => "n",
+            };
+            let _ = write!(out, "<td class=\"{class}\">{}</td>", esc(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+}
+
+/// Text escaped for HTML, with command-line flags (`--count`) set as code so a line is
+/// never broken inside them.
+pub(super) fn prose(s: &str) -> String {
+    let words: Vec<String> = s
+        .split(' ')
+        .map(|w| {
+            let end = w.trim_end_matches(['.', ',', ';', ':', ')']);
+            if end.len() > 2 && end.starts_with("--") {
+                format!("<code>{}</code>{}", esc(end), esc(&w[end.len()..]))
+            } else {
+                esc(w)
+            }
+        })
+        .collect();
+    words.join(" ")
+}
+
+pub(super) fn items(out: &mut String, title: &str, items: &[String]) {
+    if items.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "<h2>{}</h2>\n<ul class=\"items\">", esc(title));
+    for i in items {
+        let _ = writeln!(out, "<li>{i}</li>");
+    }
+    out.push_str("</ul>\n");
+}
+
+/// The y values of the series' points (not of their intervals).
+pub(super) fn medians(series: &[Series]) -> Vec<f64> {
+    series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.y))
+        .collect()
+}
+
+/// A value axis holding `values`: linear from zero, or logarithmic (and labelled so) when
+/// the `medians` span more than 30 times.
+pub(super) fn y_axis(label: &str, medians: &[f64], values: Vec<f64>) -> Axis {
+    let scale = svg::auto_scale(medians, 30.0);
+    let label = if scale == Scale::Log10 {
+        format!("{label}, log scale")
+    } else {
+        label.to_string()
+    };
+    // Every charted quantity (latency, rates, counts) is at least zero.
+    let values: Vec<f64> = values.into_iter().map(|v| v.max(0.0)).collect();
+    Axis::new(&label, scale, values, numbers::compact)
+}

@@ -1,0 +1,196 @@
+//! Latency percentile spectra: the latency below which each share of the messages fell,
+//! one nine more at each step right, so the tail is as visible as the median.
+
+use super::parts::{medians, y_axis};
+use crate::endpoint::Transport;
+use crate::model::{CaseResult, Kind};
+use crate::report::layout::Group;
+use crate::report::numbers;
+use crate::report::svg::{self, Axis, LineChart, Marker, Point, Scale, Series};
+
+/// Points of a percentile spectrum: x in nines (`-log10(1 - q)`), y in us; up to the
+/// quantile of the last sample.
+fn spectrum(buckets: &[(u64, u64)]) -> Vec<Point> {
+    const STEPS: usize = 400;
+    let n: u64 = buckets.iter().map(|b| b.1).sum();
+    if n == 0 {
+        return Vec::new();
+    }
+    let x_max = (n as f64).log10().max(1.0);
+    let mut out = Vec::with_capacity(STEPS + 1);
+    let mut b = 0;
+    let mut cum = buckets[0].1;
+    for i in 0..=STEPS {
+        let x = x_max * i as f64 / STEPS as f64;
+        let rank = if i == STEPS {
+            n
+        } else {
+            let q = 1.0 - 10f64.powf(-x);
+            ((q * n as f64 - 1e-9).ceil() as u64).clamp(1, n)
+        };
+        while cum < rank && b + 1 < buckets.len() {
+            b += 1;
+            cum += buckets[b].1;
+        }
+        let y = buckets[b].0 as f64 / 1000.0;
+        out.push(Point::at(x, y));
+    }
+    out
+}
+
+/// A case's percentile spectrum.
+type CaseCurve<'a> = (&'a CaseResult, Vec<Point>);
+
+/// The cases of one transport and load, drawn in one spectrum chart.
+struct SpectrumPart {
+    transport: Transport,
+    load: String,
+    open_loop: bool,
+    curves: Vec<(String, Vec<Point>)>,
+}
+
+/// A spectrum chart with one line per (name, points).
+fn spectrum_chart(
+    id: String,
+    title: String,
+    open_loop: bool,
+    curves: Vec<(String, Vec<Point>)>,
+) -> String {
+    let n = curves.len();
+    let series: Vec<Series> = curves
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, points))| {
+            let (color, dash) = svg::ordered_style(i, n);
+            Series {
+                name,
+                color,
+                dash,
+                marker: Marker::None,
+                points,
+            }
+        })
+        .collect();
+    let xs: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.x))
+        .collect();
+    let what = if open_loop {
+        "latency from the due send time (µs)"
+    } else {
+        "one-way latency (µs)"
+    };
+    LineChart {
+        id,
+        title,
+        x: Axis::new(
+            "percentile (%), log scale of 1 / (1 - p)",
+            Scale::Nines,
+            xs,
+            |v| v.to_string(),
+        ),
+        y: y_axis(what, &medians(&series), svg::y_values(&series)),
+        series,
+        legend: Vec::new(),
+    }
+    .render()
+}
+
+/// Percentile spectra of the last repetition of the latency and open-loop cases: one chart
+/// per group with a line per message size; when every group has a single size, one chart
+/// per transport and load with a line per pattern instead.
+pub(super) fn spectrum_charts(groups: &[Group<'_>]) -> Vec<String> {
+    let curves: Vec<(&Group<'_>, Vec<CaseCurve<'_>>)> = groups
+        .iter()
+        .filter(|g| g.kind == Kind::Latency || g.open_rate.is_some())
+        .map(|g| {
+            let cs = g
+                .cases
+                .iter()
+                .filter_map(|c| {
+                    let h = c.repetitions.last()?.latency_histogram.as_ref()?;
+                    Some((*c, spectrum(&h.buckets())))
+                })
+                .filter(|(_, points)| !points.is_empty())
+                .collect::<Vec<_>>();
+            (g, cs)
+        })
+        .filter(|(_, cs)| !cs.is_empty())
+        .collect();
+    let single = curves.len() > 1 && curves.iter().all(|(_, cs)| cs.len() == 1);
+    if !single {
+        return curves
+            .into_iter()
+            .enumerate()
+            .map(|(i, (g, cs))| {
+                spectrum_chart(
+                    format!("spec{i}"),
+                    format!(
+                        "Latency percentiles: {} over {}, {}",
+                        g.pattern,
+                        g.transport,
+                        g.load()
+                    ),
+                    g.open_rate.is_some(),
+                    cs.into_iter()
+                        .map(|(c, p)| (numbers::bytes(c.message_size as u64), p))
+                        .collect(),
+                )
+            })
+            .collect();
+    }
+    // One curve per group: gather the groups of a transport and load in one chart.
+    let mut parts: Vec<SpectrumPart> = Vec::new();
+    for (g, cs) in curves {
+        for (c, points) in cs {
+            let name = format!("{} {}", g.pattern, numbers::bytes(c.message_size as u64));
+            let load = g.load();
+            match parts
+                .iter_mut()
+                .find(|p| p.transport == g.transport && p.load == load)
+            {
+                Some(p) => p.curves.push((name, points)),
+                None => parts.push(SpectrumPart {
+                    transport: g.transport,
+                    load,
+                    open_loop: g.open_rate.is_some(),
+                    curves: vec![(name, points)],
+                }),
+            }
+        }
+    }
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            spectrum_chart(
+                format!("spec{i}"),
+                format!("Latency percentiles over {}, {}", p.transport, p.load),
+                p.open_loop,
+                p.curves,
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spectrum_follows_the_buckets() {
+        // 90 samples at 10 us, 9 at 20 us, 1 at 50 us.
+        let pts = spectrum(&[(10_000, 90), (20_000, 9), (50_000, 1)]);
+        let at = |x: f64| {
+            pts.iter()
+                .find(|p| (p.x - x).abs() < 1e-9 || p.x > x)
+                .map(|p| p.y)
+                .unwrap()
+        };
+        assert_eq!(at(0.0), 10.0);
+        assert_eq!(at(0.9), 10.0);
+        assert_eq!(at(1.5), 20.0);
+        assert_eq!(pts.last().unwrap().y, 50.0);
+        assert!(spectrum(&[]).is_empty());
+    }
+}

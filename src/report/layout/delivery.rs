@@ -1,0 +1,131 @@
+//! Delivery in words: the loss ledger of a case, where its holes fell and why, and the
+//! loss of a stream split by place.
+
+use crate::model::{CaseResult, RunResult};
+use crate::report::numbers::{self, grouped};
+use crate::stats::{GapPosition, LossSummary};
+
+/// The loss ledger of a case over all its repetitions; None if no repetition kept one.
+pub fn loss(c: &CaseResult) -> Option<LossSummary> {
+    let mut total: Option<LossSummary> = None;
+    for l in c.repetitions.iter().filter_map(|r| r.loss.as_ref()) {
+        total.get_or_insert_with(LossSummary::default).add(l);
+    }
+    total
+}
+
+fn cause(p: GapPosition) -> &'static str {
+    match p {
+        GapPosition::Start => "at the start: a slow joiner",
+        GapPosition::Middle => "in the middle: a high-water mark reached",
+        GapPosition::End => "at the end: a fast quit",
+    }
+}
+
+/// Where the first hole in the middle of a stream begins and, when known, when the stream
+/// went on after it: `the first at seq 500,000 (94.0 ms into the stream)`.
+pub fn first_middle_hole(l: &LossSummary) -> Option<String> {
+    let g = l.gaps.iter().find(|g| g.position == GapPosition::Middle)?;
+    let mut s = format!("the first at seq {}", grouped(g.first_seq));
+    if let Some(ns) = g.after_ns {
+        s.push_str(&format!(" ({:.1} ms into the stream)", ns as f64 / 1e6));
+    }
+    Some(s)
+}
+
+/// One sentence per case whose stream lost, duplicated or reordered messages; a single
+/// `no loss` sentence when streams were checked and all were clean; nothing when no case
+/// kept a ledger.
+pub fn delivery(run: &RunResult) -> Vec<String> {
+    let mut checked = false;
+    let mut out = Vec::new();
+    for c in &run.cases {
+        let Some(l) = loss(c) else { continue };
+        checked = true;
+        if l.is_clean() {
+            continue;
+        }
+        let mut where_ = Vec::new();
+        for (n, p) in [
+            (l.lost_at_start, GapPosition::Start),
+            (l.lost_in_middle, GapPosition::Middle),
+            (l.lost_at_end, GapPosition::End),
+        ] {
+            if n == 0 {
+                continue;
+            }
+            let mut part = format!("{} {}", grouped(n), cause(p));
+            if let (GapPosition::Middle, Some(first)) = (p, first_middle_hole(&l)) {
+                part.push_str(&format!(", {first}"));
+            }
+            where_.push(part);
+        }
+        let mut s = format!(
+            "{}: {} of {} lost",
+            c.id,
+            grouped(l.lost),
+            grouped(l.expected)
+        );
+        if !where_.is_empty() {
+            s.push_str(&format!(" ({})", where_.join("; ")));
+        }
+        s.push_str(&format!(
+            ", {} duplicated, {} reordered",
+            grouped(l.duplicated),
+            grouped(l.reordered)
+        ));
+        out.push(s);
+    }
+    if checked && out.is_empty() {
+        out.push("no loss: every message of every checked stream arrived once and in order".into());
+    }
+    out
+}
+
+pub(super) fn ms(v: f64) -> String {
+    format!("{} ms", numbers::value(v))
+}
+
+/// The loss of an edge: `250 of 600,000 (middle 250)`, the split by place only when
+/// something was lost, duplicates and reordering only when there were some.
+pub fn edge_loss(l: &LossSummary) -> String {
+    let mut s = format!("{} of {}", grouped(l.lost), grouped(l.expected));
+    let parts = loss_places(l);
+    if !parts.is_empty() {
+        s.push_str(&format!(" ({})", parts.join(", ")));
+    }
+    for extra in loss_extras(l) {
+        s.push_str(&format!(", {extra}"));
+    }
+    s
+}
+
+/// Where the messages of a stream were lost, the places with none left out: `start
+/// 1,797`, `middle 250`; nothing when none was lost.
+pub fn loss_places(l: &LossSummary) -> Vec<String> {
+    if l.lost == 0 {
+        return Vec::new();
+    }
+    [
+        ("start", l.lost_at_start),
+        ("middle", l.lost_in_middle),
+        ("end", l.lost_at_end),
+    ]
+    .iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(place, n)| format!("{place} {}", grouped(*n)))
+    .collect()
+}
+
+/// The duplicates and reordered messages of a stream when there were some: `3
+/// duplicated`, `1 reordered`.
+pub fn loss_extras(l: &LossSummary) -> Vec<String> {
+    let mut out = Vec::new();
+    if l.duplicated > 0 {
+        out.push(format!("{} duplicated", grouped(l.duplicated)));
+    }
+    if l.reordered > 0 {
+        out.push(format!("{} reordered", grouped(l.reordered)));
+    }
+    out
+}

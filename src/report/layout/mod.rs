@@ -1,0 +1,18 @@
+//! What the human-readable reports show, worked out once as text cells: the environment,
+//! the findings of `zmqperf diagnose`, one grid per group of cases (columns = message
+//! sizes), warnings, failures, delivery and resource use. The text, Markdown and HTML
+//! reporters only lay these cells out.
+
+mod delivery;
+mod findings;
+mod grid;
+mod groups;
+mod run;
+mod topology;
+
+pub use delivery::{delivery, first_middle_hole, loss, loss_extras, loss_places};
+pub use findings::{findings, findings_count};
+pub use grid::{grids, Grid};
+pub use groups::{groups, kind_name, loop_name, Group};
+pub use run::{environment, failures, resources, warnings, RESOURCE_HEADS};
+pub use topology::{cut_short, edge_lossy, edges, lists_edges, nodes, EDGE_HEADS, NODE_HEADS};

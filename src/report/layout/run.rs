@@ -1,0 +1,96 @@
+//! Facts about the run as a whole: its environment, the warnings and failures of its cases,
+//! and the resources each role used.
+
+use crate::model::RunResult;
+use crate::report::numbers;
+
+/// The header facts of a run, as (label, value) pairs.
+pub fn environment(run: &RunResult) -> Vec<(&'static str, String)> {
+    let e = &run.environment;
+    let or_unknown = |s: &str| {
+        if s.is_empty() {
+            "unknown".to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    let mut v = vec![
+        ("run id", run.run_id.clone()),
+        ("status", run.status.clone()),
+        ("command", run.command.clone()),
+        ("started", run.started_at.clone()),
+        (
+            "finished",
+            run.finished_at.clone().unwrap_or_else(|| "-".to_string()),
+        ),
+    ];
+    if let Some(w) = &run.workload {
+        v.push(("workload", w.path.clone()));
+    }
+    v.extend([
+        ("host", or_unknown(&e.hostname)),
+        ("CPU", or_unknown(&e.cpu_model)),
+        ("cores", e.cores.to_string()),
+        (
+            "memory",
+            if e.memory_bytes == 0 {
+                "unknown".to_string()
+            } else {
+                numbers::bytes(e.memory_bytes)
+            },
+        ),
+        ("OS", or_unknown(&e.os)),
+        ("kernel", or_unknown(&e.kernel)),
+        ("libzmq", or_unknown(&e.libzmq_version)),
+        ("zmqperf", or_unknown(&e.zmqperf_version)),
+    ]);
+    v
+}
+
+/// Every warning, as (case id, warning), in run order.
+pub fn warnings(run: &RunResult) -> Vec<(&str, &str)> {
+    run.cases
+        .iter()
+        .flat_map(|c| c.warnings.iter().map(move |w| (c.id.as_str(), w.as_str())))
+        .collect()
+}
+
+/// Every failed case, as (case id, error).
+pub fn failures(run: &RunResult) -> Vec<(&str, &str)> {
+    run.cases
+        .iter()
+        .filter_map(|c| c.error.as_deref().map(|e| (c.id.as_str(), e)))
+        .collect()
+}
+
+/// Heads of the resource table.
+pub const RESOURCE_HEADS: [&str; 6] = [
+    "case",
+    "role",
+    "placement",
+    "user CPU (ms)",
+    "sys CPU (ms)",
+    "peak RSS (MiB)",
+];
+
+/// CPU time and peak memory of each role in each case's last repetition; the case id is
+/// written on the first of its rows only.
+pub fn resources(run: &RunResult) -> Vec<[String; 6]> {
+    let mut out = Vec::new();
+    for c in &run.cases {
+        let Some(last) = c.repetitions.last() else {
+            continue;
+        };
+        for (i, r) in last.roles.iter().enumerate() {
+            out.push([
+                if i == 0 { c.id.clone() } else { String::new() },
+                r.role.clone(),
+                r.placement.clone(),
+                format!("{:.1}", r.cpu_user_ms),
+                format!("{:.1}", r.cpu_sys_ms),
+                format!("{:.1}", r.peak_rss_kib as f64 / 1024.0),
+            ]);
+        }
+    }
+    out
+}

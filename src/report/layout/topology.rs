@@ -1,0 +1,136 @@
+//! The edges and nodes of topology cases: which cases list them, their tables, and why
+//! replicas were cut short.
+
+use super::delivery::edge_loss;
+use crate::model::{CaseResult, EdgeResult, NodeResult, RunResult};
+use crate::report::numbers::{self, grouped};
+
+/// Whether a case's edges are listed: it has more than one, or one whose stream lost,
+/// duplicated or reordered messages.
+pub fn lists_edges(c: &CaseResult) -> bool {
+    c.edges.len() > 1 || c.edges.iter().any(edge_lossy)
+}
+
+/// True when the edge's ledger shows messages lost, duplicated or reordered.
+pub fn edge_lossy(e: &EdgeResult) -> bool {
+    e.loss.as_ref().is_some_and(|l| !l.is_clean())
+}
+
+/// Whether a case's nodes are listed: it ran and has more than two nodes, or a node of it
+/// was cut short (a case that never ran keeps its nodes with nothing measured).
+pub fn lists_nodes(c: &CaseResult) -> bool {
+    (!c.repetitions.is_empty() && c.nodes.len() > 2)
+        || c.nodes.iter().any(|n| !n.cut_short.is_empty())
+}
+
+/// Heads of the edge table.
+pub const EDGE_HEADS: [&str; 7] = [
+    "case",
+    "edge",
+    "delivered",
+    "msg/s",
+    "lost",
+    "mean (us)",
+    "p99 (us)",
+];
+
+fn or_dash(v: Option<String>) -> String {
+    v.unwrap_or_else(|| "-".to_string())
+}
+
+/// One row per edge of each case that lists its edges: case id, `from -> to`, messages
+/// delivered, msg/s, loss, and mean and p99 latency in us.
+pub fn edges(run: &RunResult) -> Vec<[String; 7]> {
+    let mut out = Vec::new();
+    for c in run.cases.iter().filter(|c| lists_edges(c)) {
+        for e in &c.edges {
+            let lat = e.latency.as_ref().filter(|l| l.count > 0);
+            out.push([
+                c.id.clone(),
+                format!("{} -> {}", e.from, e.to),
+                grouped(e.messages),
+                or_dash(e.msgs_per_sec.map(numbers::grouped_f)),
+                or_dash(e.loss.as_ref().map(edge_loss)),
+                or_dash(lat.map(|l| numbers::value(l.mean_ns / 1000.0))),
+                or_dash(lat.map(|l| numbers::value(l.p99_ns as f64 / 1000.0))),
+            ]);
+        }
+    }
+    out
+}
+
+/// Heads of the node table.
+pub const NODE_HEADS: [&str; 9] = [
+    "case",
+    "node",
+    "role",
+    "placement",
+    "CPU (ms)",
+    "peak RSS (MiB)",
+    "send msg/s",
+    "delivered msg/s",
+    "forwarded",
+];
+
+/// A node's name with its replicas when it has more than one: `sub x3`.
+pub fn node_name(n: &NodeResult) -> String {
+    if n.replicas > 1 {
+        format!("{} x{}", n.name, n.replicas)
+    } else {
+        n.name.clone()
+    }
+}
+
+/// One row per node of each case that lists its nodes: case id, name (with replicas),
+/// role, placement, CPU time, peak memory, the rates it sent and received, and what it
+/// forwarded.
+pub fn nodes(run: &RunResult) -> Vec<[String; 9]> {
+    let mut out = Vec::new();
+    for c in run.cases.iter().filter(|c| lists_nodes(c)) {
+        for n in &c.nodes {
+            out.push([
+                c.id.clone(),
+                node_name(n),
+                n.role.clone(),
+                if n.placement.is_empty() {
+                    "-".to_string()
+                } else {
+                    n.placement.clone()
+                },
+                numbers::value(n.cpu_ms),
+                format!("{:.1}", n.peak_rss_kib as f64 / 1024.0),
+                or_dash(n.send_msgs_per_sec.map(numbers::grouped_f)),
+                or_dash(n.delivered_msgs_per_sec.map(numbers::grouped_f)),
+                or_dash(n.forwarded.map(grouped)),
+            ]);
+        }
+    }
+    out
+}
+
+/// Why replicas of the listed nodes were cut short, as (case id, reason), each reason
+/// once with how often it recurred over replicas and repetitions: `sub1: idle: ... (2
+/// times)`.
+pub fn cut_short(run: &RunResult) -> Vec<(&str, String)> {
+    let mut out = Vec::new();
+    for c in run.cases.iter().filter(|c| lists_nodes(c)) {
+        for n in &c.nodes {
+            let mut seen: Vec<(&str, usize)> = Vec::new();
+            for r in &n.cut_short {
+                match seen.iter_mut().find(|(s, _)| *s == r.as_str()) {
+                    Some((_, k)) => *k += 1,
+                    None => seen.push((r.as_str(), 1)),
+                }
+            }
+            for (r, k) in seen {
+                let text = if k > 1 {
+                    format!("{r} ({k} times)")
+                } else {
+                    r.to_string()
+                };
+                out.push((c.id.as_str(), text));
+            }
+        }
+    }
+    out
+}

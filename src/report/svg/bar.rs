@@ -1,0 +1,124 @@
+//! Bar charts: horizontal bars in one band per category, one bar per metric, each value
+//! written at the end of its bar.
+
+use super::axis::{Axis, Scale};
+use super::parts::*;
+use std::fmt::Write;
+
+/// Horizontal bars: one band per category, one bar per metric in each band, the value
+/// written at the end of each bar.
+pub struct BarChart {
+    pub id: String,
+    pub title: String,
+    /// Label of the value axis, with its unit.
+    pub x_label: String,
+    /// Category labels (drawn left of their band).
+    pub categories: Vec<String>,
+    /// Metrics: name and colour.
+    pub metrics: Vec<(String, &'static str)>,
+    /// `values[category][metric]`; None leaves the bar out.
+    pub values: Vec<Vec<Option<f64>>>,
+    /// Writes the value at the end of each bar.
+    pub value_fmt: fn(f64) -> String,
+}
+
+impl BarChart {
+    /// The chart as an `<svg>` element.
+    pub fn render(&self) -> String {
+        const BAR: f64 = 12.0;
+        const BAR_GAP: f64 = 2.0;
+        const BAND_PAD: f64 = 14.0;
+        let max = self
+            .values
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max);
+        // Room after the longest bar for its value.
+        let x = Axis::new(
+            &self.x_label,
+            Scale::Linear,
+            [0.0, (max * 1.2).max(1.0)],
+            crate::report::numbers::compact,
+        );
+        let ml = self
+            .categories
+            .iter()
+            .map(|c| text_w(c))
+            .fold(0.0, f64::max)
+            + 24.0;
+        let mt = 40.0;
+        let entries: Vec<Key> = self.metrics.iter().map(|(n, c)| Key::block(n, c)).collect();
+        // Bands widen so the plot is at least as tall as the legend beside it.
+        let rows = self.categories.len().max(1) as f64;
+        let band = (self.metrics.len() as f64 * (BAR + BAR_GAP) + BAND_PAD)
+            .max((entries.len() as f64 * LEGEND_ROW + 8.0) / rows);
+        let plot_h = rows * band;
+        let lw = legend_width(&entries);
+        let plot_w = PLOT_W * 0.8;
+        let w = ml + plot_w + GAP + lw + 12.0;
+        let bottom = mt + plot_h;
+        let h = (bottom + 56.0).max(mt + entries.len() as f64 * LEGEND_ROW + 12.0);
+        let px = |v: f64| ml + (v - x.lo) / (x.hi - x.lo) * plot_w;
+
+        let mut out = String::new();
+        open(&mut out, &self.id, &self.title, w, h);
+        out.push_str("<g class=\"grid\" stroke=\"#ddd\" stroke-width=\"1\">");
+        for (t, _) in &x.ticks {
+            let _ = write!(
+                out,
+                "<line x1=\"{:.1}\" y1=\"{mt:.1}\" x2=\"{:.1}\" y2=\"{bottom:.1}\"/>",
+                px(*t),
+                px(*t)
+            );
+        }
+        out.push_str("</g>");
+        for (ci, cat) in self.categories.iter().enumerate() {
+            let group_h = self.metrics.len() as f64 * (BAR + BAR_GAP) - BAR_GAP;
+            let top = mt + ci as f64 * band + (band - group_h) / 2.0;
+            let mid = top + group_h / 2.0;
+            let _ = write!(
+                out,
+                "<text x=\"{:.1}\" y=\"{mid:.1}\" text-anchor=\"end\" \
+                 dominant-baseline=\"middle\">{}</text>",
+                ml - 10.0,
+                esc(cat)
+            );
+            let row = self.values.get(ci).map(Vec::as_slice).unwrap_or(&[]);
+            for (mi, (_, color)) in self.metrics.iter().enumerate() {
+                let Some(v) = row.get(mi).copied().flatten().filter(|v| v.is_finite()) else {
+                    continue;
+                };
+                let y = top + mi as f64 * (BAR + BAR_GAP);
+                let bw = (px(v.max(0.0)) - ml).max(1.5);
+                let _ = write!(
+                    out,
+                    "<rect x=\"{ml:.1}\" y=\"{y:.1}\" width=\"{bw:.1}\" height=\"{BAR}\" \
+                     fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\" \
+                     dominant-baseline=\"middle\" font-size=\"11\">{}</text>",
+                    ml + bw + 4.0,
+                    y + BAR / 2.0,
+                    esc(&(self.value_fmt)(v))
+                );
+            }
+        }
+        let _ = write!(
+            out,
+            "<path d=\"M{ml:.1} {mt:.1}V{bottom:.1}H{:.1}\" stroke=\"#333\" fill=\"none\"/>",
+            ml + plot_w
+        );
+        x_ticks(&mut out, &x, ml, plot_w, bottom);
+        let _ = write!(
+            out,
+            "<text class=\"alabel\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            ml + plot_w / 2.0,
+            bottom + 44.0,
+            esc(&x.label)
+        );
+        legend(&mut out, &entries, ml + plot_w + GAP, mt);
+        out.push_str("</svg>");
+        out
+    }
+}

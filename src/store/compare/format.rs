@@ -1,0 +1,173 @@
+//! The comparison as text: the runs, the table of figures with their verdicts, the cases
+//! that could not be compared, and the PASS or FAIL summary line.
+
+use super::types::{Comparison, MetricChange, Noise};
+use crate::model::Estimate;
+use crate::store::text::{count, table};
+use std::fmt::Write as _;
+
+/// Formats `x` with about four significant digits, no exponent.
+fn fmt_num(x: f64, decimals: usize) -> String {
+    if x.is_nan() {
+        "n/a".to_string()
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        format!("{x:.decimals$}")
+    }
+}
+
+/// Decimals that show about four significant digits of `x`.
+fn decimals_for(x: f64) -> usize {
+    if x == 0.0 || !x.is_finite() {
+        return 0;
+    }
+    (3 - x.abs().log10().floor() as i32).clamp(0, 4) as usize
+}
+
+/// `median [ci_low, ci_high]`, all with the median's precision.
+fn fmt_estimate(e: &Estimate) -> String {
+    let d = decimals_for(e.median);
+    if e.n < 2 {
+        return format!("{} (n=1)", fmt_num(e.median, d));
+    }
+    format!(
+        "{} [{}, {}]",
+        fmt_num(e.median, d),
+        fmt_num(e.ci_low, d),
+        fmt_num(e.ci_high, d)
+    )
+}
+
+fn fmt_pct(p: f64) -> String {
+    if p.is_infinite() {
+        return if p > 0.0 { "+inf%" } else { "-inf%" }.to_string();
+    }
+    format!("{p:+.1}%")
+}
+
+fn verdict(c: &MetricChange) -> String {
+    let direction = if c.worse_pct > 0.0 {
+        "worse"
+    } else if c.worse_pct < 0.0 {
+        "better"
+    } else {
+        "same"
+    };
+    match c.noise {
+        Noise::Within => "within noise".to_string(),
+        Noise::Beyond => format!("{direction}, beyond noise"),
+        Noise::Unknown => format!("{direction}, noise unknown (n=1)"),
+    }
+}
+
+/// The comparison as text: which runs, a table of the figures (median [95% CI] in each run,
+/// change, noise verdict, REGRESSED marker), the cases that could not be compared, and a
+/// summary line that starts with PASS or FAIL when a threshold was given.
+pub fn format_comparison(c: &Comparison) -> String {
+    let mut out = String::new();
+    for (side, r) in [("A", &c.a), ("B", &c.b)] {
+        let _ = writeln!(
+            out,
+            "{side}: {}  started {}  {}",
+            r.run_id, r.started_at, r.status
+        );
+    }
+    for note in &c.environment_notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out.push('\n');
+    if c.changes.is_empty() {
+        out.push_str("no figure to compare: the runs have no measured case in common\n");
+    } else {
+        let mut rows = vec![[
+            "case",
+            "metric",
+            "A median [95% CI]",
+            "B median [95% CI]",
+            "change",
+            "verdict",
+            "",
+        ]
+        .map(String::from)
+        .to_vec()];
+        for ch in &c.changes {
+            rows.push(vec![
+                ch.case_id.clone(),
+                ch.metric.name().to_string(),
+                fmt_estimate(&ch.a),
+                fmt_estimate(&ch.b),
+                fmt_pct(ch.change_pct),
+                verdict(ch),
+                if ch.regressed { "REGRESSED" } else { "" }.to_string(),
+            ]);
+        }
+        out.push_str(&table(&rows, &[4]));
+    }
+    let mut extra = String::new();
+    for f in &c.failures {
+        let side = match (&f.error_a, &f.error_b) {
+            (Some(_), Some(e)) => format!("failed in both runs (B: {e})"),
+            (None, Some(e)) => format!("FAILS in B: {e}"),
+            (Some(e), None) => format!("failed in A ({e}), works in B"),
+            (None, None) => continue,
+        };
+        let _ = writeln!(extra, "{}: {side}", f.case_id);
+    }
+    for (ids, side) in [(&c.only_in_a, "A"), (&c.only_in_b, "B")] {
+        if !ids.is_empty() {
+            let _ = writeln!(extra, "only in {side}: {}", ids.join(", "));
+        }
+    }
+    if !extra.is_empty() {
+        out.push('\n');
+        out.push_str(&extra);
+    }
+    out.push('\n');
+    out.push_str(&summary(c));
+    out.push('\n');
+    out
+}
+
+fn summary(c: &Comparison) -> String {
+    let figures = format!(
+        "{} in {} compared",
+        count(c.changes.len(), "figure"),
+        count(c.cases_compared, "case")
+    );
+    let Some(t) = c.fail_above_pct else {
+        let by =
+            |pred: &dyn Fn(&MetricChange) -> bool| c.changes.iter().filter(|x| pred(x)).count();
+        let worse = by(&|x| x.noise == Noise::Beyond && x.worse_pct > 0.0);
+        let better = by(&|x| x.noise == Noise::Beyond && x.worse_pct < 0.0);
+        let within = by(&|x| x.noise == Noise::Within);
+        let unknown = by(&|x| x.noise == Noise::Unknown);
+        let mut s = format!(
+            "{figures}: {worse} worse beyond noise, {better} better beyond noise, {within} within noise"
+        );
+        if unknown > 0 {
+            let _ = write!(s, ", {unknown} without a confidence interval");
+        }
+        s.push_str(" (no threshold given: --fail-above PCT fails on regressions)");
+        return s;
+    };
+    let regressed = c.regressions().count();
+    let newly_failing = c.failures.iter().filter(|f| f.newly_failing()).count();
+    if !c.regressed() {
+        return format!("PASS: no figure worse by more than {t}% beyond noise ({figures})");
+    }
+    let mut parts = Vec::new();
+    if regressed > 0 {
+        parts.push(format!(
+            "{} worse by more than {t}% beyond noise",
+            count(regressed, "figure")
+        ));
+    }
+    if newly_failing > 0 {
+        parts.push(format!(
+            "{} failing in B only",
+            count(newly_failing, "case")
+        ));
+    }
+    format!("FAIL: {} ({figures})", parts.join(", "))
+}

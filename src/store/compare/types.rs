@@ -1,0 +1,157 @@
+//! What a comparison is made of: the figures compared, the noise verdict of each change,
+//! the cases that failed, and the two runs named.
+
+use crate::model::{CaseSummary, Estimate};
+use serde::Serialize;
+
+/// A figure `compare` looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Mean latency, us (lower is better).
+    LatencyUs,
+    /// 99th percentile latency, us (lower is better).
+    P99Us,
+    /// Delivered messages per second (higher is better).
+    MsgsPerSec,
+    /// Delivered megabits per second (higher is better).
+    MbitPerSec,
+}
+
+impl Metric {
+    /// Every metric, in the order the comparison lists them.
+    pub const ALL: [Metric; 4] = [
+        Metric::LatencyUs,
+        Metric::P99Us,
+        Metric::MsgsPerSec,
+        Metric::MbitPerSec,
+    ];
+
+    /// The field name in [`CaseSummary`] (and in the JSON report).
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::LatencyUs => "latency_us",
+            Metric::P99Us => "p99_us",
+            Metric::MsgsPerSec => "msgs_per_sec",
+            Metric::MbitPerSec => "mbit_per_sec",
+        }
+    }
+
+    /// Whether a smaller value is the better one.
+    pub fn lower_is_better(self) -> bool {
+        matches!(self, Metric::LatencyUs | Metric::P99Us)
+    }
+
+    /// The estimate of this metric in a case summary, if the case has one.
+    pub fn of(self, s: &CaseSummary) -> Option<Estimate> {
+        match self {
+            Metric::LatencyUs => s.latency_us,
+            Metric::P99Us => s.p99_us,
+            Metric::MsgsPerSec => s.msgs_per_sec,
+            Metric::MbitPerSec => s.mbit_per_sec,
+        }
+    }
+}
+
+/// Whether a difference stands out of the run-to-run noise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Noise {
+    /// The 95% confidence intervals overlap: the difference may be chance.
+    Within,
+    /// The 95% confidence intervals do not overlap.
+    Beyond,
+    /// One side has a single repetition, so no interval: the change is taken at face value.
+    Unknown,
+}
+
+/// One figure of one case in both runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricChange {
+    /// The case's id.
+    pub case_id: String,
+    /// Which figure.
+    pub metric: Metric,
+    /// The estimate in run A.
+    pub a: Estimate,
+    /// The estimate in run B.
+    pub b: Estimate,
+    /// B's median over A's (1 when both are 0; infinite when only A's is 0).
+    pub ratio: f64,
+    /// (ratio - 1) in percent: positive when B's value is larger.
+    pub change_pct: f64,
+    /// How much worse B is, in percent of A: `change_pct` for lower-is-better figures, its
+    /// opposite for higher-is-better ones; negative for an improvement.
+    pub worse_pct: f64,
+    /// Whether the difference is beyond noise.
+    pub noise: Noise,
+    /// Worse by more than the threshold and not within noise (never without a threshold).
+    pub regressed: bool,
+}
+
+/// A case present in both runs that failed in at least one of them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseFailure {
+    /// The case's id.
+    pub case_id: String,
+    /// Its error in run A.
+    pub error_a: Option<String>,
+    /// Its error in run B.
+    pub error_b: Option<String>,
+}
+
+impl CaseFailure {
+    /// Whether the case works in A and fails in B.
+    pub fn newly_failing(&self) -> bool {
+        self.error_a.is_none() && self.error_b.is_some()
+    }
+}
+
+/// A run as the comparison names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRef {
+    /// The run's id.
+    pub run_id: String,
+    /// Start time, RFC 3339 UTC.
+    pub started_at: String,
+    /// "complete", "interrupted" or "running".
+    pub status: String,
+}
+
+/// The result of comparing run A (the baseline) with run B.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The baseline.
+    pub a: RunRef,
+    /// The run compared to it.
+    pub b: RunRef,
+    /// The regression threshold in percent, if one was given.
+    pub fail_above_pct: Option<f64>,
+    /// Cases found in both runs.
+    pub cases_compared: usize,
+    /// Every figure present in both runs' summaries of a common case, in A's case order.
+    pub changes: Vec<MetricChange>,
+    /// Common cases that failed in A or B.
+    pub failures: Vec<CaseFailure>,
+    /// Ids of the cases only A has.
+    pub only_in_a: Vec<String>,
+    /// Ids of the cases only B has.
+    pub only_in_b: Vec<String>,
+    /// How the two runs' machines and software differ (differences there move the figures).
+    pub environment_notes: Vec<String>,
+}
+
+impl Comparison {
+    /// Whether the comparison fails: with a threshold, some figure regressed past it or a
+    /// case that worked in A fails in B. Never without a threshold.
+    pub fn regressed(&self) -> bool {
+        self.fail_above_pct.is_some()
+            && (self.changes.iter().any(|c| c.regressed)
+                || self.failures.iter().any(CaseFailure::newly_failing))
+    }
+
+    /// The figures that regressed.
+    pub fn regressions(&self) -> impl Iterator<Item = &MetricChange> {
+        self.changes.iter().filter(|c| c.regressed)
+    }
+}

@@ -1,0 +1,154 @@
+//! Opening a history database: its folder, file and connection settings, the tables of a
+//! new file, the checks that a file is a zmqperf history this build reads, and the
+//! migration of an older layout in place.
+
+use super::error::{self, StoreError};
+use super::Store;
+use rusqlite::{Connection, TransactionBehavior};
+use std::path::Path;
+use std::time::Duration;
+
+/// Layout version this build writes and reads (older ones are migrated when opened).
+pub(super) const LAYOUT_VERSION: i64 = 2;
+/// `PRAGMA application_id` of a zmqperf history ("zmqp").
+const APPLICATION_ID: i64 = 0x7a6d_7170;
+/// How long a statement waits for another process's lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+const CREATE_TABLES: &str = "
+CREATE TABLE runs (
+    seq            INTEGER PRIMARY KEY,
+    id             TEXT NOT NULL UNIQUE,
+    schema_version INTEGER NOT NULL,
+    started_at     TEXT NOT NULL,
+    finished_at    TEXT,
+    status         TEXT NOT NULL,
+    command        TEXT NOT NULL,
+    environment    TEXT NOT NULL,
+    workload       TEXT,
+    cpu_model      TEXT NOT NULL,
+    hostname       TEXT NOT NULL,
+    owner          TEXT
+);
+CREATE TABLE cases (
+    run_id   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    case_id  TEXT NOT NULL,
+    failed   INTEGER NOT NULL,
+    data     TEXT NOT NULL,
+    PRIMARY KEY (run_id, position)
+);
+CREATE INDEX cases_by_case_id ON cases(case_id);
+";
+
+/// What layout version 2 adds to version 1: the findings of `zmqperf diagnose`.
+const CREATE_FINDINGS: &str = "
+CREATE TABLE findings (
+    run_id     TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    finding_id TEXT NOT NULL,
+    severity   TEXT NOT NULL,
+    data       TEXT NOT NULL,
+    PRIMARY KEY (run_id, position)
+);
+";
+
+impl Store {
+    /// Opens the history at `path`, creating the file, its folder and its tables if absent.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+                path: path.clone(),
+                reason: format!("cannot create folder {}: {e}", dir.display()),
+            })?;
+        }
+        let open_err = |e: rusqlite::Error| StoreError::Open {
+            path: path.clone(),
+            reason: error::open_reason(&e),
+        };
+        let conn = Connection::open(&path).map_err(open_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        // WAL: readers never block the writer, and a commit is one append. FULL sync makes
+        // each committed case survive a power cut too, not just a crash of the process.
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+            .map_err(open_err)?;
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(open_err)?;
+        let mut store = Store { conn, path };
+        store.prepare_layout()?;
+        Ok(store)
+    }
+
+    /// Opens the history at `path` only if the file exists (for `history`, `show` and
+    /// `compare`, which have nothing to read in a new file).
+    pub fn open_existing(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let path = path.as_ref();
+        if !path.exists() {
+            return Err(StoreError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        Store::open(path)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Checks the file is a zmqperf history this build reads, creating the tables in a new one.
+    fn prepare_layout(&mut self) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let open_err = |e: rusqlite::Error| StoreError::Open {
+            path: path.clone(),
+            reason: error::open_reason(&e),
+        };
+        // IMMEDIATE: two processes opening a new file at once do not both create the tables.
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(open_err)?;
+        let version: i64 = tx
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(open_err)?;
+        let app_id: i64 = tx
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .map_err(open_err)?;
+        if version == 0 {
+            let tables: i64 = tx
+                .query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0))
+                .map_err(open_err)?;
+            if tables > 0 {
+                return Err(StoreError::Open {
+                    path,
+                    reason: "it is an SQLite database of something else, not a zmqperf history"
+                        .to_string(),
+                });
+            }
+            tx.execute_batch(CREATE_TABLES).map_err(open_err)?;
+            tx.execute_batch(CREATE_FINDINGS).map_err(open_err)?;
+            tx.pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(open_err)?;
+            tx.pragma_update(None, "user_version", LAYOUT_VERSION)
+                .map_err(open_err)?;
+        } else if app_id != APPLICATION_ID {
+            return Err(StoreError::Open {
+                path,
+                reason: "it is an SQLite database of something else, not a zmqperf history"
+                    .to_string(),
+            });
+        } else if version > LAYOUT_VERSION {
+            return Err(StoreError::TooNew {
+                path,
+                found: version,
+                supported: LAYOUT_VERSION,
+            });
+        } else if version == 1 {
+            // Version 1 -> 2: the findings table; runs and cases are unchanged.
+            tx.execute_batch(CREATE_FINDINGS).map_err(open_err)?;
+            tx.pragma_update(None, "user_version", LAYOUT_VERSION)
+                .map_err(open_err)?;
+        }
+        tx.commit().map_err(open_err)
+    }
+}

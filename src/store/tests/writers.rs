@@ -1,0 +1,57 @@
+//! Several writers on one file, and findings recorded one by one.
+
+use super::*;
+
+#[test]
+fn two_writers_share_the_file() {
+    let db = TempDb::new();
+    let mut one = Store::open(db.path()).unwrap();
+    let mut two = Store::open(db.path()).unwrap();
+    one.begin_run(&run("one")).unwrap();
+    two.begin_run(&run("two")).unwrap();
+    for size in [1, 2, 3] {
+        one.add_case("one", &case(size, None)).unwrap();
+        two.add_case("two", &case(size * 10, None)).unwrap();
+    }
+    let sizes = |id: &str| -> Vec<usize> {
+        one.load_run(id)
+            .unwrap()
+            .cases
+            .iter()
+            .map(|c| c.message_size)
+            .collect()
+    };
+    assert_eq!(sizes("one"), [1, 2, 3]);
+    assert_eq!(sizes("two"), [10, 20, 30]);
+}
+
+#[test]
+fn findings_are_recorded_one_by_one_and_read_back() {
+    let db = TempDb::new();
+    let mut store = Store::open(db.path()).unwrap();
+    let mut r = run("diag");
+    r.workload = None;
+    r.command = "zmqperf diagnose".into();
+    store.begin_run(&r).unwrap();
+    let findings = crate::report::fixture::sample_findings();
+    for f in &findings {
+        store.add_finding("diag", f).unwrap();
+    }
+    store.finish_run("diag", "complete", None).unwrap();
+    let loaded = store.load_run("last").unwrap();
+    assert_eq!(loaded.findings, findings);
+    assert!(loaded.cases.is_empty());
+    let list = store.list_runs(None).unwrap();
+    assert_eq!((list[0].cases, list[0].findings), (0, 2));
+    assert!(format_history(&list).contains("0, 2 findings"));
+
+    // A whole run saved at once keeps its findings too.
+    let mut whole = run("whole");
+    whole.status = "complete".into();
+    whole.findings = findings.clone();
+    store.save_run(&whole).unwrap();
+    assert_eq!(store.load_run("whole").unwrap().findings, findings);
+
+    let e = store.add_finding("nope", &findings[0]).unwrap_err();
+    assert!(e.to_string().contains("'nope'"), "{e}");
+}
