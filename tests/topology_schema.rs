@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 use zmqperf::roles::RoleReport;
-use zmqperf::runner::control::{ToNode, ToRunner, VERSION};
+use zmqperf::runner::control::{SentFacts, ToNode, ToRunner, VERSION};
 use zmqperf::stats::{LatencyHistogram, Ledger, Throughput};
 
 fn root() -> PathBuf {
@@ -173,6 +173,7 @@ fn sample_report() -> RoleReport {
         cut_short: Some("idle".into()),
         forwarded: Some(3),
         usage: Some(zmqperf::roles::usage("receiver", "thread")),
+        closed_ns: Some(5_000_000),
         ..Default::default()
     }
 }
@@ -186,7 +187,22 @@ fn constructed_control_lines_validate_both_ways() {
             endpoints: vec!["tcp://127.0.0.1:5555".into(), "ipc:///tmp/x".into()],
         }
         .line(),
-        ToRunner::Sent { v: VERSION }.line(),
+        ToRunner::Sent {
+            v: VERSION,
+            facts: SentFacts::default(),
+        }
+        .line(),
+        ToRunner::Sent {
+            v: VERSION,
+            facts: SentFacts {
+                first_send_ns: Some(1_000),
+                last_send_ns: Some(2_000),
+                rss_before_kib: Some(9_000),
+                rss_after_kib: Some(30_000),
+                rss_peak_kib: Some(31_000),
+            },
+        }
+        .line(),
         ToRunner::Report {
             v: VERSION,
             report: Box::new(sample_report()),
@@ -218,6 +234,8 @@ fn constructed_control_lines_validate_both_ways() {
         json!({"type": "ready", "v": 1}),
         json!({"type": "error", "v": 1, "message": "x"}),
         json!({"v": 1}),
+        json!({"type": "sent", "v": 1, "rss_peak_kib": -1}),
+        json!({"type": "sent", "v": 1, "bogus": 1}),
     ];
     for b in bad {
         assert!(!schema_errors(&v, &b).is_empty(), "{b} passed");

@@ -1,9 +1,9 @@
 //! `zmqperf diagnose`: runs the diagnostic experiments with a progress line, records the
 //! run and its findings in the history as they come, and prints the findings (or the run
-//! as JSON). Also the hidden `diagnose __sender` command the experiments start as a child.
+//! as JSON). A sender process an experiment needs is a `__node` child (the source role).
 
 use super::suite::{catch_ctrl_c, DbArgs};
-use clap::{Args, Subcommand};
+use clap::Args;
 use std::io::IsTerminal;
 use std::time::Instant;
 use zmqperf::diagnose::{self, Config, Experiment, Observer, Step};
@@ -28,10 +28,7 @@ const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Options of `zmqperf diagnose`.
 #[derive(Args)]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct DiagnoseArgs {
-    #[command(subcommand)]
-    child: Option<ChildCmd>,
     /// Transports, comma-separated: tcp, ipc, inproc (default: all three). Experiments that
     /// need a sender process (fast-quit, the memory part of hwm) use the first of tcp or ipc.
     #[arg(long, value_name = "LIST")]
@@ -54,16 +51,6 @@ pub struct DiagnoseArgs {
     /// Do not record this run in the history.
     #[arg(long)]
     no_history: bool,
-}
-
-#[derive(Subcommand)]
-enum ChildCmd {
-    /// Plays the sender process of an experiment (used by `diagnose` itself).
-    #[command(name = "__sender", hide = true)]
-    Sender {
-        /// The sender's spec as JSON.
-        spec: String,
-    },
 }
 
 fn list<T>(s: &Option<String>, f: impl Fn(&str) -> Result<T>) -> Result<Option<Vec<T>>> {
@@ -162,9 +149,6 @@ impl Drop for Progress<'_> {
 
 /// `zmqperf diagnose`.
 pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
-    if let Some(ChildCmd::Sender { spec }) = &a.child {
-        std::process::exit(diagnose::child_main(spec));
-    }
     let cfg = config(a)?;
     let (steps, notes) = diagnose::plan(&cfg);
     for n in &notes {

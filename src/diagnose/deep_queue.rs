@@ -19,6 +19,7 @@ use crate::header::FLAG_END;
 use crate::model::{Finding, Severity};
 use crate::msg::RawMsg;
 use crate::report::numbers::grouped;
+use crate::topology::SocketType;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -78,12 +79,20 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
     };
     let n = SEND_BATCH * duration.as_millis() as u64;
     let ctx = zmq::Context::new();
-    let mut rx = net::socket(&ctx, zmq::PULL, Duration::from_millis(50))?;
-    net::set_hwm(&rx, 0)?;
-    let ep = net::bind(&rx, t)?;
-    let mut tx = net::socket(&ctx, zmq::PUSH, cfg.timeout)?;
-    net::set_hwm(&tx, 0)?;
-    net::connect(&tx, &ep)?;
+    let (mut rx, ep) = net::bind(
+        &ctx,
+        SocketType::Pull,
+        t,
+        Duration::from_millis(50),
+        &net::options(Some(0)),
+    )?;
+    let mut tx = net::connect(
+        &ctx,
+        SocketType::Push,
+        &ep,
+        cfg.timeout,
+        &net::options(Some(0)),
+    )?;
     let taken = Arc::new(AtomicU64::new(0));
     let taken_seen = taken.clone();
     let sender = thread::spawn(move || -> Result<(u64, u64, Vec<u64>, zmq::Socket)> {

@@ -7,14 +7,16 @@
 //! starts reading once the sender has queued everything (with linger 0: once it has
 //! closed), and the ledger shows what was lost at the end of the stream.
 
-use super::child::{Quit, SenderProcess, SenderSpec};
 use super::net;
+use super::sender::{self, Sender};
 use super::stream::{receive_until_quiet, Tally};
 use super::{messages, ms, ns_to_ms, Config, FindingDraft, Part};
 use crate::endpoint::Transport;
 use crate::error::Result;
 use crate::model::{Finding, Severity, TimedGap};
 use crate::report::numbers::grouped;
+use crate::roles::Quit;
+use crate::topology::SocketType;
 use std::time::{Duration, Instant};
 
 /// The socket pattern of the stream.
@@ -60,50 +62,40 @@ impl QuitRun {
 
 fn quit_run(cfg: &Config, t: Transport, p: Pattern, quit: Quit, n: u64) -> Result<QuitRun> {
     let ctx = zmq::Context::new();
-    let kind = match p {
-        Pattern::PushPull => zmq::PULL,
-        Pattern::Pair => zmq::PAIR,
+    let (rx_kind, tx_kind) = match p {
+        Pattern::PushPull => (SocketType::Pull, SocketType::Push),
+        Pattern::Pair => (SocketType::Pair, SocketType::Pair),
     };
-    let mut rx = net::socket(&ctx, kind, Duration::from_millis(50))?;
-    let ep = net::bind(&rx, t)?;
-    let spec = SenderSpec {
-        endpoint: ep,
-        socket: match p {
-            Pattern::PushPull => "push",
-            Pattern::Pair => "pair",
-        }
-        .into(),
-        count: n,
-        size: SIZE,
-        sndhwm: (n + 1000).min(i32::MAX as u64) as i32,
-        quit,
-        timeout_ms: cfg.timeout.as_millis() as u64,
-    };
-    let mut child = SenderProcess::spawn(&cfg.exe, &spec)?;
+    let (mut rx, ep) = net::bind(
+        &ctx,
+        rx_kind,
+        t,
+        Duration::from_millis(50),
+        &net::options(None),
+    )?;
+    let sndhwm = (n + 1000).min(i32::MAX as u64) as i32;
+    let spec = sender::spec(&ep, tx_kind, n, SIZE, sndhwm, quit, cfg.timeout);
     let deadline = Instant::now() + cfg.timeout * 2;
-    let report = child.sent(deadline, &mut || {})?;
+    let mut child = Sender::start(&cfg.exe, &spec, deadline)?;
+    let sent = child.sent(deadline, &mut || {})?;
     let mut closed_ns = None;
     if quit == Quit::LingerZero {
         // Read only once the sender has closed: what it threw away is certain to be gone.
-        closed_ns = child.expect("CLOSED ", deadline)?.parse().ok();
+        closed_ns = child.report(deadline)?.closed_ns;
     }
     // Nothing more can come once the sender is gone and the line has been quiet.
     let tally = receive_until_quiet(&mut rx, deadline, Duration::from_millis(200), || {
-        child.exited()
+        child.ended()
     })?;
     // Hang up: the sender that waits for its peer may now go.
     drop(rx);
     if closed_ns.is_none() {
-        closed_ns = child
-            .expect("CLOSED ", deadline)
-            .ok()
-            .and_then(|s| s.parse().ok());
+        closed_ns = child.report(deadline).ok().and_then(|r| r.closed_ns);
     }
-    child.wait(deadline);
     Ok(QuitRun {
         sent: n,
         tally,
-        origin_ns: report.first_send_ns,
+        origin_ns: sender::figure(sent.first_send_ns, "its first send time")?,
         closed_ns,
     })
 }

@@ -13,8 +13,8 @@
 //! until it is done, with no high-water mark and then with libzmq's default of 1,000; the
 //! sender reports its resident memory before and after.
 
-use super::child::{Quit, SenderProcess, SenderSpec};
 use super::net::{self, SIZE};
+use super::sender::{self, figure, Sender};
 use super::stream::{receive_until_quiet, Tally};
 use super::{messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
 use crate::clock::now_ns;
@@ -24,6 +24,8 @@ use crate::header::FLAG_END;
 use crate::model::{Finding, Severity};
 use crate::msg::RawMsg;
 use crate::report::numbers::grouped;
+use crate::roles::Quit;
+use crate::topology::SocketType;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -50,16 +52,18 @@ struct Burst {
 
 fn burst(cfg: &Config, t: Transport, pubsub: bool, hwm: i32, n: u64) -> Result<Burst> {
     let ctx = zmq::Context::new();
-    let mut rx = net::socket(
+    let opts = net::with_small_kernel_buffers(net::options(Some(hwm)), t, KERNEL_BUF);
+    let (mut rx, ep) = net::bind(
         &ctx,
-        if pubsub { zmq::SUB } else { zmq::PULL },
+        if pubsub {
+            SocketType::Sub
+        } else {
+            SocketType::Pull
+        },
+        t,
         Duration::from_millis(50),
+        &opts,
     )?;
-    net::set_hwm(&rx, hwm)?;
-    if t != Transport::Inproc {
-        net::small_kernel_buffers(&rx, KERNEL_BUF)?;
-    }
-    let ep = net::bind(&rx, t)?;
     let timeout = cfg.timeout;
     let last_seen = Arc::new(AtomicU64::new(now_ns()));
     let got_end = Arc::new(AtomicBool::new(false));
@@ -93,16 +97,17 @@ fn burst(cfg: &Config, t: Transport, pubsub: bool, hwm: i32, n: u64) -> Result<B
         };
         Ok((tally, rate))
     });
-    let mut tx = net::socket(
+    let mut tx = net::connect(
         &ctx,
-        if pubsub { zmq::XPUB } else { zmq::PUSH },
+        if pubsub {
+            SocketType::Xpub
+        } else {
+            SocketType::Push
+        },
+        &ep,
         cfg.timeout,
+        &opts,
     )?;
-    net::set_hwm(&tx, hwm)?;
-    if t != Transport::Inproc {
-        net::small_kernel_buffers(&tx, KERNEL_BUF)?;
-    }
-    net::connect(&tx, &ep)?;
     if pubsub {
         tx.recv_bytes(0).map_err(|e| Error::Zmq {
             op: "waiting for the subscription".into(),
@@ -328,31 +333,38 @@ struct MemoryRun {
 
 fn memory_run(cfg: &Config, t: Transport, hwm: i32, n: u64, size: usize) -> Result<MemoryRun> {
     let ctx = zmq::Context::new();
-    let mut rx = net::socket(&ctx, zmq::SUB, Duration::from_millis(100))?;
-    let ep = net::bind(&rx, t)?;
-    let spec = SenderSpec {
-        endpoint: ep,
-        socket: "xpub".into(),
-        count: n,
+    let (mut rx, ep) = net::bind(
+        &ctx,
+        SocketType::Sub,
+        t,
+        Duration::from_millis(100),
+        &net::options(None),
+    )?;
+    let spec = sender::spec(
+        &ep,
+        SocketType::Xpub,
+        n,
         size,
-        sndhwm: hwm,
-        quit: Quit::WaitForStop,
-        timeout_ms: cfg.timeout.as_millis() as u64,
-    };
-    let mut child = SenderProcess::spawn(&cfg.exe, &spec)?;
+        hwm,
+        Quit::WaitForStop,
+        cfg.timeout,
+    );
     let deadline = Instant::now() + cfg.timeout * 2;
+    let mut child = Sender::start(&cfg.exe, &spec, deadline)?;
     // The subscriber takes nothing meanwhile, but handles its socket's commands, or the
     // connection would not be attached and the subscription never sent.
-    let report = child.sent(deadline, &mut || {
+    let sent = child.sent(deadline, &mut || {
         let _ = rx.get_events();
     })?;
     // Only now does the subscriber read: everything it did not take was queued or dropped.
     let tally = receive_until_quiet(&mut rx, deadline, Duration::from_millis(300), || true)?;
-    child.tell("STOP");
-    child.wait(Instant::now() + cfg.timeout);
+    child.stop();
+    let _ = child.report(Instant::now() + cfg.timeout);
+    let before = figure(sent.rss_before_kib, "its memory before sending")?;
+    let after = figure(sent.rss_after_kib, "its memory after sending")?;
     Ok(MemoryRun {
-        rss_growth_kib: report.rss_after_kib.saturating_sub(report.rss_before_kib),
-        rss_peak_kib: report.rss_peak_kib,
+        rss_growth_kib: after.saturating_sub(before),
+        rss_peak_kib: figure(sent.rss_peak_kib, "its peak memory")?,
         lost: tally.summary(n).lost,
     })
 }

@@ -5,19 +5,17 @@
 //!
 //! Every experiment runs on loopback with ephemeral endpoints, in bounded time: sockets
 //! live on threads of this process, except where the phenomenon needs a process of its
-//! own (a sender that exits, a sender whose memory is measured): there the zmqperf binary
-//! is re-executed with the hidden `diagnose __sender` command ([`child_main`]).
+//! own (a sender that exits, a sender whose memory is measured): there the source role
+//! runs in a child process (`zmqperf __node`), driven over the control protocol.
 
-mod child;
 mod deep_queue;
 mod fast_quit;
 mod hwm;
 mod net;
+mod sender;
 mod sender_stops;
 mod slow_joiner;
 mod stream;
-
-pub use child::child_main;
 
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};

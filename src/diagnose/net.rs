@@ -1,92 +1,98 @@
-//! Sockets for the experiments: opened with timeouts and linger 0, bound to ephemeral
-//! loopback endpoints, and the measured messages they carry (the measurement header with a
-//! sequence number and the send time).
+//! What the experiments' sockets share: they are opened by the one opener
+//! ([`crate::net::open_socket`]) with linger 0 and on fresh loopback endpoints, and carry
+//! measured messages (the measurement header with a sequence number and the send time).
 
 use crate::clock::now_ns;
-use crate::endpoint::Transport;
-use crate::error::{zmq_err, Error, Result};
+use crate::endpoint::{Endpoint, Side, Transport};
+use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_TIMESTAMP, HEADER_LEN};
 use crate::msg::RawMsg;
+use crate::net::{apply_options, auto_endpoint, open_socket};
+use crate::topology::{SocketOptions, SocketType};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Payload bytes of the experiments' messages unless one says otherwise.
 pub const SIZE: usize = 64;
 
-/// Milliseconds for a socket option, capped to what it holds.
-pub fn millis(d: Duration) -> i32 {
-    d.as_millis().min(i32::MAX as u128) as i32
-}
-
-/// A socket with send and receive timeouts of `timeout` and linger 0 (an experiment's
-/// socket never holds up the end of the experiment; the fast-quit sender sets its own).
-pub fn socket(ctx: &zmq::Context, kind: zmq::SocketType, timeout: Duration) -> Result<zmq::Socket> {
-    let s = ctx.socket(kind).map_err(zmq_err("zmq_socket"))?;
-    let ms = millis(timeout);
-    s.set_rcvtimeo(ms)
-        .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
-    s.set_sndtimeo(ms)
-        .map_err(zmq_err("setting ZMQ_SNDTIMEO"))?;
-    s.set_linger(0).map_err(zmq_err("setting ZMQ_LINGER"))?;
-    if kind == zmq::SUB {
-        s.set_subscribe(b"").map_err(zmq_err("subscribing"))?;
+/// The options of an experiment's socket: linger 0 (an experiment's socket never holds up
+/// the end of the experiment), no ZMQ_IMMEDIATE (messages queue on a connection still
+/// being made, libzmq's default), and both high-water marks if `hwm` is given (0: no
+/// limit). A SUB opened with them subscribes to everything.
+pub fn options(hwm: Option<i32>) -> SocketOptions {
+    SocketOptions {
+        sndhwm: hwm,
+        rcvhwm: hwm,
+        linger: Some(0),
+        immediate: Some(false),
+        ..Default::default()
     }
-    Ok(s)
 }
 
-/// Sets both high-water marks of a socket (0: no limit).
-pub fn set_hwm(s: &zmq::Socket, hwm: i32) -> Result<()> {
-    s.set_sndhwm(hwm).map_err(zmq_err("setting ZMQ_SNDHWM"))?;
-    s.set_rcvhwm(hwm).map_err(zmq_err("setting ZMQ_RCVHWM"))
-}
-
-/// Makes the kernel's socket buffers of a tcp or ipc socket small, so that ZeroMQ's own
-/// queue is what fills; no effect on inproc.
-pub fn small_kernel_buffers(s: &zmq::Socket, bytes: i32) -> Result<()> {
-    s.set_sndbuf(bytes).map_err(zmq_err("setting ZMQ_SNDBUF"))?;
-    s.set_rcvbuf(bytes).map_err(zmq_err("setting ZMQ_RCVBUF"))
+/// Options that also make the kernel's socket buffers of a tcp or ipc socket small, so
+/// that ZeroMQ's own queue is what fills; inproc has none.
+pub fn with_small_kernel_buffers(mut o: SocketOptions, t: Transport, bytes: i32) -> SocketOptions {
+    if t != Transport::Inproc {
+        o.sndbuf = Some(bytes);
+        o.rcvbuf = Some(bytes);
+    }
+    o
 }
 
 static ENDPOINT_N: AtomicUsize = AtomicUsize::new(0);
 
-/// Binds `s` to a fresh loopback endpoint of `t` and returns the endpoint to connect to:
-/// `tcp://127.0.0.1:PORT`, an ipc name (in Linux's abstract namespace, so no socket file
-/// is left in the temp folder), or a fresh inproc name.
-pub fn bind(s: &zmq::Socket, t: Transport) -> Result<String> {
-    let n = ENDPOINT_N.fetch_add(1, Ordering::Relaxed);
-    let want = match t {
-        Transport::Tcp => "tcp://127.0.0.1:*".to_string(),
-        // Linux: a name in the abstract namespace, which leaves no file behind.
+/// A fresh loopback endpoint of `t` to bind: as [`auto_endpoint`], except that an ipc name
+/// on Linux is in the abstract namespace, so no socket file is left in the temp folder.
+fn fresh_endpoint(t: Transport) -> String {
+    match t {
         Transport::Ipc if cfg!(target_os = "linux") => {
+            let n = ENDPOINT_N.fetch_add(1, Ordering::Relaxed);
             format!("ipc://@zmqperf-diag-{}-{n}", std::process::id())
         }
-        Transport::Ipc => format!(
-            "ipc://{}/zmqperf-diag-{}-{n}.sock",
-            std::env::temp_dir().display(),
-            std::process::id()
-        ),
-        Transport::Inproc => format!("inproc://zmqperf-diag-{n}"),
-    };
-    s.bind(&want).map_err(|e| Error::Endpoint {
-        endpoint: want.clone(),
-        reason: format!("cannot bind ({e})"),
-    })?;
-    Ok(match t {
-        Transport::Tcp => s
-            .get_last_endpoint()
-            .ok()
-            .and_then(|r| r.ok())
-            .unwrap_or(want),
-        _ => want,
+        _ => auto_endpoint(t),
+    }
+}
+
+fn open(
+    ctx: &zmq::Context,
+    kind: SocketType,
+    endpoint: &str,
+    side: Side,
+    timeout: Duration,
+    o: &SocketOptions,
+) -> Result<(zmq::Socket, String)> {
+    let mut o = o.clone();
+    if kind == SocketType::Sub && o.subscribe.is_none() {
+        o.subscribe = Some(vec![String::new()]);
+    }
+    let ep = Endpoint::parse(endpoint, side)?;
+    open_socket(ctx, kind.zmq(), &ep, side, timeout, |s| {
+        apply_options(s, kind, &o)
     })
 }
 
-/// Connects `s` to `endpoint`.
-pub fn connect(s: &zmq::Socket, endpoint: &str) -> Result<()> {
-    s.connect(endpoint).map_err(|e| Error::Endpoint {
-        endpoint: endpoint.to_string(),
-        reason: format!("cannot connect ({e})"),
-    })
+/// A socket of `kind` with send and receive timeouts of `timeout` and the options `o`,
+/// bound to a fresh loopback endpoint of `t`; with the endpoint to connect to.
+pub fn bind(
+    ctx: &zmq::Context,
+    kind: SocketType,
+    t: Transport,
+    timeout: Duration,
+    o: &SocketOptions,
+) -> Result<(zmq::Socket, String)> {
+    open(ctx, kind, &fresh_endpoint(t), Side::Bind, timeout, o)
+}
+
+/// A socket of `kind` with send and receive timeouts of `timeout` and the options `o`,
+/// connected to `endpoint`.
+pub fn connect(
+    ctx: &zmq::Context,
+    kind: SocketType,
+    endpoint: &str,
+    timeout: Duration,
+    o: &SocketOptions,
+) -> Result<zmq::Socket> {
+    Ok(open(ctx, kind, endpoint, Side::Connect, timeout, o)?.0)
 }
 
 /// A message of `size` bytes (at least the header) carrying sequence `seq`, the send time
@@ -134,17 +140,4 @@ pub fn recv(s: &mut zmq::Socket, msg: &mut RawMsg) -> Result<Option<Header>> {
         )),
         Err(e) => Err(Error::Protocol(e.to_string())),
     }
-}
-
-/// Resident memory of this process now (VmRSS) and at its peak (VmHWM), KiB.
-pub fn rss_kib() -> (u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
 }

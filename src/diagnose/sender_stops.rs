@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::model::Finding;
 use crate::msg::RawMsg;
 use crate::report::numbers::grouped;
+use crate::topology::SocketType;
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -29,12 +30,14 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
     };
     let n: u64 = 1_000;
     let ctx = zmq::Context::new();
-    let mut rx = net::socket(&ctx, zmq::PULL, timeout)?;
-    net::set_hwm(&rx, 0)?;
-    let ep = net::bind(&rx, t)?;
-    let mut tx = net::socket(&ctx, zmq::PUSH, cfg.timeout)?;
-    net::set_hwm(&tx, 0)?;
-    net::connect(&tx, &ep)?;
+    let (mut rx, ep) = net::bind(&ctx, SocketType::Pull, t, timeout, &net::options(Some(0)))?;
+    let mut tx = net::connect(
+        &ctx,
+        SocketType::Push,
+        &ep,
+        cfg.timeout,
+        &net::options(Some(0)),
+    )?;
     let (stop_tx, stop_rx) = mpsc::channel::<()>();
     let hold = cfg.timeout + timeout;
     let sender = thread::spawn(move || -> Result<u64> {

@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::header::{FLAG_END, FLAG_WARMUP};
 use crate::model::{Finding, Severity};
 use crate::msg::RawMsg;
+use crate::topology::SocketType;
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -56,9 +57,13 @@ fn receiver(
     ack: Option<zmq::Socket>,
     go: Option<mpsc::Receiver<()>>,
 ) -> Result<(String, JoinHandle<Result<Tally>>)> {
-    let mut s = net::socket(ctx, zmq::SUB, Duration::from_millis(50))?;
-    net::set_hwm(&s, 0)?;
-    let ep = net::bind(&s, t)?;
+    let (mut s, ep) = net::bind(
+        ctx,
+        SocketType::Sub,
+        t,
+        Duration::from_millis(50),
+        &net::options(Some(0)),
+    )?;
     let h = thread::spawn(move || {
         if let Some(go) = go {
             let _ = go.recv_timeout(timeout);
@@ -137,9 +142,13 @@ fn no_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
     let ctx = zmq::Context::new();
     let (go, go_rx) = mpsc::channel();
     let (ep, rx) = receiver(&ctx, t, cfg.timeout, None, Some(go_rx))?;
-    let mut s = net::socket(&ctx, zmq::XPUB, cfg.timeout)?;
-    net::set_hwm(&s, 0)?;
-    net::connect(&s, &ep)?;
+    let mut s = net::connect(
+        &ctx,
+        SocketType::Xpub,
+        &ep,
+        cfg.timeout,
+        &net::options(Some(0)),
+    )?;
     let origin_ns = now_ns();
     let give_up = origin_ns + cfg.timeout.as_nanos() as u64;
     let mut seq = 0u64;
@@ -184,9 +193,13 @@ fn no_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
 fn fixed_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
     let ctx = zmq::Context::new();
     let (ep, rx) = receiver(&ctx, t, cfg.timeout, None, None)?;
-    let mut s = net::socket(&ctx, zmq::PUB, cfg.timeout)?;
-    net::set_hwm(&s, 0)?;
-    net::connect(&s, &ep)?;
+    let mut s = net::connect(
+        &ctx,
+        SocketType::Pub,
+        &ep,
+        cfg.timeout,
+        &net::options(Some(0)),
+    )?;
     let connected = now_ns();
     thread::sleep(FIXED_WAIT);
     stream_and_collect(&mut s, n, rx, connected, 0)
@@ -195,14 +208,22 @@ fn fixed_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
 /// Remedy: probe messages until the subscriber answers on a second socket.
 fn handshake(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
     let ctx = zmq::Context::new();
-    let sync = net::socket(&ctx, zmq::PULL, cfg.timeout)?;
-    let sync_ep = net::bind(&sync, t)?;
-    let ack = net::socket(&ctx, zmq::PUSH, cfg.timeout)?;
-    net::connect(&ack, &sync_ep)?;
+    let (sync, sync_ep) = net::bind(&ctx, SocketType::Pull, t, cfg.timeout, &net::options(None))?;
+    let ack = net::connect(
+        &ctx,
+        SocketType::Push,
+        &sync_ep,
+        cfg.timeout,
+        &net::options(None),
+    )?;
     let (ep, rx) = receiver(&ctx, t, cfg.timeout, Some(ack), None)?;
-    let mut s = net::socket(&ctx, zmq::PUB, cfg.timeout)?;
-    net::set_hwm(&s, 0)?;
-    net::connect(&s, &ep)?;
+    let mut s = net::connect(
+        &ctx,
+        SocketType::Pub,
+        &ep,
+        cfg.timeout,
+        &net::options(Some(0)),
+    )?;
     let connected = now_ns();
     let give_up = Instant::now() + cfg.timeout;
     let mut probes = 0u64;
@@ -231,9 +252,13 @@ fn handshake(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
 fn xpub_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
     let ctx = zmq::Context::new();
     let (ep, rx) = receiver(&ctx, t, cfg.timeout, None, None)?;
-    let mut s = net::socket(&ctx, zmq::XPUB, cfg.timeout)?;
-    net::set_hwm(&s, 0)?;
-    net::connect(&s, &ep)?;
+    let mut s = net::connect(
+        &ctx,
+        SocketType::Xpub,
+        &ep,
+        cfg.timeout,
+        &net::options(Some(0)),
+    )?;
     let connected = now_ns();
     s.recv_bytes(0).map_err(|e| Error::Zmq {
         op: "waiting for the subscription".into(),

@@ -22,6 +22,7 @@ use crate::error::{zmq_err, Error, Result};
 use crate::model::RoleUsage;
 use crate::msg::RawMsg;
 use crate::net::{apply_options, open_socket};
+pub use crate::runner::control::SentFacts;
 use crate::stats::{LatencyHistogram, Ledger, Throughput};
 pub use crate::topology::Role;
 use crate::topology::{SocketOptions, SocketType};
@@ -118,6 +119,25 @@ pub struct NodeSpec {
     /// Who should be on the other side, for error messages (e.g. `remote_lat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_label: Option<String>,
+    /// Source: how it ends once its last message has left.
+    #[serde(default)]
+    pub quit: Quit,
+}
+
+/// How a source ends once its last message has left (what `zmqperf diagnose` compares).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Quit {
+    /// Keep the socket until the peers hang up (up to the timeout), so no tail is lost.
+    #[default]
+    WaitForPeer,
+    /// ZMQ_LINGER=0 and close at once: whatever is still queued is thrown away.
+    LingerZero,
+    /// libzmq's default linger (-1): terminating the context waits for the queue to leave.
+    DefaultLinger,
+    /// Keep the socket until the runner's `stop` (up to the timeout), then close with
+    /// linger 0.
+    WaitForStop,
 }
 
 /// How a role uses the measurement header.
@@ -196,6 +216,10 @@ pub struct RoleReport {
     pub peer_closed: Option<bool>,
     /// CPU and memory.
     pub usage: Option<RoleUsage>,
+    /// A node in a process of its own: monotonic clock once its sockets were closed and its
+    /// context terminated (where a linger is honoured, or not), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_ns: Option<u64>,
 }
 
 /// The role's side of the control channel.
@@ -207,6 +231,10 @@ pub trait Control {
     fn wait_start(&mut self, timeout: Duration) -> Result<()>;
     /// Tells the runner a source's last message has left.
     fn sent(&mut self) -> Result<()> {
+        self.sent_with(SentFacts::default())
+    }
+    /// As [`Control::sent`], with what the source measured around its send loop.
+    fn sent_with(&mut self, _facts: SentFacts) -> Result<()> {
         Ok(())
     }
     /// Whether the runner has asked a passive role to stop (never blocks).
@@ -269,6 +297,7 @@ impl NodeSpec {
             full_rtt: false,
             swarm: None,
             peer_label: None,
+            quit: Quit::WaitForPeer,
         }
     }
 
@@ -457,14 +486,20 @@ impl Patience {
 /// Peak resident set of this process, KiB, from /proc/self/status (VmHWM). Unlike
 /// getrusage's ru_maxrss, it is not inherited across exec from the runner that spawned us.
 fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
+    rss_kib().1
+}
+
+/// Resident memory of this process now (VmRSS) and at its peak (VmHWM), KiB.
+pub(crate) fn rss_kib() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
 }
 
 /// "thread" or "process": a child process plays one node, the runner's threads the others.

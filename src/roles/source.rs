@@ -6,9 +6,12 @@
 //! the sink's latency counts from when the message should have left (no coordinated
 //! omission), and the delay between due and actual send is recorded apart.
 
-use super::{node_usage, open_all, wait_until, Control, HeaderUse, NodeSpec, RoleReport};
+use super::{
+    node_usage, open_all, placement, rss_kib, wait_until, Control, HeaderUse, NodeSpec, Quit,
+    RoleReport, SentFacts,
+};
 use crate::clock::now_ns;
-use crate::error::Result;
+use crate::error::{zmq_err, Result};
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::{PeerWatch, Waiting};
@@ -58,6 +61,9 @@ pub(super) fn run(
     let interval_ns = spec.rate.map(|r| 1e9 / r);
     let mut delay = LatencyHistogram::new();
     let last = spec.count.saturating_sub(1);
+    // In a process of its own, the process's memory around the loop is the source's.
+    let own_process = placement() == "process";
+    let rss_before_kib = own_process.then(|| rss_kib().0);
     let start = now_ns();
     // Counts down to the next time-stamped message (no division on the hot path).
     let mut until_stamp = 0u64;
@@ -99,9 +105,34 @@ pub(super) fn run(
         })?;
     }
     let end = now_ns();
-    ctl.sent()?;
-    // Keep the connection up until the receivers have everything and hang up.
-    let peer_closed = watch.map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout()));
+    let (rss_after_kib, rss_peak_kib) = if own_process {
+        let (now, peak) = rss_kib();
+        (Some(now), Some(peak))
+    } else {
+        (None, None)
+    };
+    ctl.sent_with(SentFacts {
+        first_send_ns: Some(start),
+        last_send_ns: Some(end),
+        rss_before_kib,
+        rss_after_kib,
+        rss_peak_kib,
+    })?;
+    let peer_closed = match spec.quit {
+        // Keep the connection up until the receivers have everything and hang up.
+        Quit::WaitForPeer => watch.map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout())),
+        // Closing throws the queue away.
+        Quit::LingerZero => set_linger(s, 0)?,
+        // Terminating the context (when the node ends) waits for the queue, without bound.
+        Quit::DefaultLinger => set_linger(s, -1)?,
+        Quit::WaitForStop => {
+            let until = std::time::Instant::now() + spec.timeout();
+            while !ctl.stop_requested() && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            set_linger(s, 0)?
+        }
+    };
     Ok(RoleReport {
         header,
         subscription_wait_ns,
@@ -116,4 +147,10 @@ pub(super) fn run(
         usage: Some(node_usage(spec)),
         ..Default::default()
     })
+}
+
+/// Sets the linger the socket closes with; no peer was watched.
+fn set_linger(s: &zmq::Socket, ms: i32) -> Result<Option<bool>> {
+    s.set_linger(ms).map_err(zmq_err("setting ZMQ_LINGER"))?;
+    Ok(None)
 }

@@ -15,8 +15,13 @@ pub const VERSION: u32 = 1;
 pub enum ToRunner {
     /// Sockets bound and connected; the endpoints actually bound, in socket then bind order.
     Ready { v: u32, endpoints: Vec<String> },
-    /// A source or ping has sent its last message.
-    Sent { v: u32 },
+    /// A source or ping has sent its last message; a source adds what it measured around
+    /// its send loop.
+    Sent {
+        v: u32,
+        #[serde(flatten)]
+        facts: SentFacts,
+    },
     /// The node ended; what it measured.
     Report { v: u32, report: Box<RoleReport> },
     /// The node failed; why, and the exit code the error carries.
@@ -27,13 +32,36 @@ pub enum ToRunner {
     },
 }
 
+/// What a source says with its `sent`: when its send loop ran and, in a process of its
+/// own, that process's resident memory around it. Every field is optional on the wire
+/// (left out when not measured), so `{"type":"sent","v":1}` is still a whole message.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentFacts {
+    /// Monotonic clock at the first measured send, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_send_ns: Option<u64>,
+    /// Monotonic clock after the last send returned, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_send_ns: Option<u64>,
+    /// Resident memory (VmRSS) of the node's process before the first send, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_before_kib: Option<u64>,
+    /// Resident memory of the node's process after the last send, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_after_kib: Option<u64>,
+    /// Peak resident memory (VmHWM) of the node's process so far, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_peak_kib: Option<u64>,
+}
+
 /// The runner's message to a node.
 #[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum ToNode {
     /// The start barrier: every node is ready.
     Start { v: u32 },
-    /// A passive node (sink, echo, proxy) should drain what is queued and report.
+    /// A passive node (sink, echo, proxy) should drain what is queued and report; a source
+    /// whose `quit` is `wait-for-stop` closes and reports.
     Stop { v: u32 },
 }
 
@@ -143,6 +171,24 @@ mod tests {
             Some(ToRunner::Report { .. })
         ));
         assert_eq!(ToNode::Start { v: 1 }.line(), r#"{"type":"start","v":1}"#);
+        // A bare sent is whole; a source's figures travel with it and come back.
+        assert!(matches!(
+            ToRunner::parse(r#"{"type":"sent","v":1}"#),
+            Some(ToRunner::Sent { facts, .. }) if facts == SentFacts::default()
+        ));
+        let facts = SentFacts {
+            first_send_ns: Some(5),
+            last_send_ns: Some(9),
+            rss_before_kib: Some(100),
+            rss_after_kib: Some(300),
+            rss_peak_kib: Some(310),
+        };
+        let sent = ToRunner::Sent { v: VERSION, facts }.line();
+        assert!(sent.contains(r#""rss_after_kib":300"#), "{sent}");
+        assert!(matches!(
+            ToRunner::parse(&sent),
+            Some(ToRunner::Sent { facts: f, .. }) if f == facts
+        ));
         let e = ToRunner::parse(r#"{"type":"error","v":1,"message":"no peer","exit_code":6}"#);
         assert!(matches!(e, Some(ToRunner::Error { exit_code: 6, .. })));
     }

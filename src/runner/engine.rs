@@ -232,6 +232,7 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                         expect: streams.first().map(|(_, c)| *c),
                     }),
                     peer_label: None,
+                    quit: Default::default(),
                 },
             });
         }

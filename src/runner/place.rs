@@ -3,12 +3,14 @@
 //! hidden `__node` command). Both speak the control protocol of [`super::control`]; a peer
 //! in another language or an agent on another host is one more implementation.
 
-use super::control::{ToNode, ToRunner, VERSION};
+use super::control::{SentFacts, ToNode, ToRunner, VERSION};
 use crate::child::ChildProc;
+use crate::clock::now_ns;
 use crate::error::{Error, Result};
 use crate::roles::{run_node, Control, NodeSpec, RoleReport, CHILD_ENV};
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,7 +19,8 @@ use std::time::{Duration, Instant};
 pub enum Event {
     /// Bound and connected, with the endpoints actually bound.
     Ready(Vec<String>),
-    /// A source's or ping's last message has left.
+    /// A source's or ping's last message has left (what it said with it:
+    /// [`Placed::sent_facts`]).
     Sent,
     /// Done: its report, or why it failed.
     Done(Box<std::result::Result<RoleReport, String>>),
@@ -35,6 +38,22 @@ pub trait Placed {
     fn try_next(&mut self) -> Result<Option<Event>>;
     /// Ends it at once (a child process by its own handle).
     fn kill(&mut self);
+    /// What a source said with its `sent` (send times; in a process of its own, its
+    /// memory), once [`Event::Sent`] has been handed out; None before, or from other roles.
+    fn sent_facts(&self) -> Option<SentFacts> {
+        None
+    }
+}
+
+/// The facts of a node's `sent`, kept by whoever reads its messages for its handle.
+type SentSlot = Arc<Mutex<Option<SentFacts>>>;
+
+fn read_slot(slot: &SentSlot) -> Option<SentFacts> {
+    *slot.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn fill_slot(slot: &SentSlot, facts: SentFacts) {
+    *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(facts);
 }
 
 fn try_recv(events: &Receiver<Event>) -> std::result::Result<Option<Event>, ()> {
@@ -61,6 +80,7 @@ struct OnThread {
     name: String,
     events: Receiver<Event>,
     control: Sender<ToNode>,
+    sent: SentSlot,
 }
 
 impl Placed for OnThread {
@@ -96,12 +116,17 @@ impl Placed for OnThread {
     fn kill(&mut self) {
         // A thread cannot be stopped from outside; its sockets' timeouts end it.
     }
+
+    fn sent_facts(&self) -> Option<SentFacts> {
+        read_slot(&self.sent)
+    }
 }
 
 struct ThreadControl {
     events: Sender<Event>,
     control: Receiver<ToNode>,
     stop: bool,
+    sent: SentSlot,
 }
 
 impl Control for ThreadControl {
@@ -119,7 +144,8 @@ impl Control for ThreadControl {
         }
     }
 
-    fn sent(&mut self) -> Result<()> {
+    fn sent_with(&mut self, facts: SentFacts) -> Result<()> {
+        fill_slot(&self.sent, facts);
         let _ = self.events.send(Event::Sent);
         Ok(())
     }
@@ -138,11 +164,14 @@ pub fn on_thread(ctx: &zmq::Context, spec: NodeSpec) -> Box<dyn Placed> {
     let (ctx_tx, ctx_rx) = mpsc::channel();
     let ctx = ctx.clone();
     let name = format!("node {}", spec.name);
+    let sent = SentSlot::default();
+    let slot = sent.clone();
     thread::spawn(move || {
         let mut ctl = ThreadControl {
             events: etx.clone(),
             control: ctx_rx,
             stop: false,
+            sent: slot,
         };
         let r = run_node(&ctx, &spec, &mut ctl).map_err(|e| e.to_string());
         let _ = etx.send(Event::Done(Box::new(r)));
@@ -151,6 +180,7 @@ pub fn on_thread(ctx: &zmq::Context, spec: NodeSpec) -> Box<dyn Placed> {
         name,
         events: erx,
         control: ctx_tx,
+        sent,
     })
 }
 
@@ -159,6 +189,7 @@ struct InProcess {
     name: String,
     events: Receiver<Event>,
     child: ChildProc,
+    sent: SentSlot,
 }
 
 impl Placed for InProcess {
@@ -204,6 +235,10 @@ impl Placed for InProcess {
     fn kill(&mut self) {
         self.child.kill();
     }
+
+    fn sent_facts(&self) -> Option<SentFacts> {
+        read_slot(&self.sent)
+    }
 }
 
 /// Starts a node in a child process: `exe __node '<spec as JSON>'`.
@@ -211,15 +246,20 @@ pub fn in_process(exe: &Path, spec: &NodeSpec) -> Result<Box<dyn Placed>> {
     let json = serde_json::to_string(spec).expect("specs serialise");
     let (etx, erx) = mpsc::channel();
     let name = format!("node {}", spec.name);
+    let sent = SentSlot::default();
+    let slot = sent.clone();
     let child = ChildProc::spawn(
         exe,
         &["__node", &json],
         &[(CHILD_ENV, "1")],
         &name,
         etx,
-        |line| match ToRunner::read(&line) {
+        move |line| match ToRunner::read(&line) {
             Ok(ToRunner::Ready { endpoints, .. }) => Some(Event::Ready(endpoints)),
-            Ok(ToRunner::Sent { .. }) => Some(Event::Sent),
+            Ok(ToRunner::Sent { facts, .. }) => {
+                fill_slot(&slot, facts);
+                Some(Event::Sent)
+            }
             Ok(ToRunner::Report { report, .. }) => Some(Event::Done(Box::new(Ok(*report)))),
             Ok(ToRunner::Error { message, .. }) => Some(Event::Done(Box::new(Err(message)))),
             Err(why) => Some(Event::Done(Box::new(Err(why)))),
@@ -230,6 +270,7 @@ pub fn in_process(exe: &Path, spec: &NodeSpec) -> Result<Box<dyn Placed>> {
         name,
         events: erx,
         child,
+        sent,
     }))
 }
 
@@ -306,8 +347,8 @@ impl Control for StdioControl {
         }
     }
 
-    fn sent(&mut self) -> Result<()> {
-        self.say(&ToRunner::Sent { v: VERSION })
+    fn sent_with(&mut self, facts: SentFacts) -> Result<()> {
+        self.say(&ToRunner::Sent { v: VERSION, facts })
     }
 
     fn stop_requested(&mut self) -> bool {
@@ -337,7 +378,14 @@ pub fn child_main(spec_json: &str) -> i32 {
     };
     let ctx = zmq::Context::new();
     match run_node(&ctx, &spec, &mut ctl) {
-        Ok(report) => {
+        Ok(mut report) => {
+            // A source's sockets are closed; terminating the context is where its linger is
+            // honoured (or not), and the time after it is when it was truly done. Other
+            // roles report at once: nothing of theirs is queued to leave.
+            if spec.role == crate::roles::Role::Source {
+                drop(ctx);
+                report.closed_ns = Some(now_ns());
+            }
             let _ = ctl.say(&ToRunner::Report {
                 v: VERSION,
                 report: Box::new(report),
