@@ -1,0 +1,107 @@
+//! Opening a node's sockets through the one opener in net/: options, binds, connects, and
+//! the ready message with the endpoints bound.
+
+use super::{Control, NodeSpec, SockPlan};
+use crate::endpoint::{Endpoint, Side};
+use crate::error::{zmq_err, Error, Result};
+use crate::net::{apply_options, open_socket};
+use crate::topology::SocketType;
+use std::time::Duration;
+
+/// An opened socket with the endpoint it is measured on (for error messages).
+pub(crate) struct Opened {
+    pub sock: zmq::Socket,
+    pub endpoint: Endpoint,
+    pub bound: Vec<String>,
+}
+
+/// Opens one planned socket: options, then binds, then connects. A PUB that must count its
+/// subscribers is opened as an XPUB (the same on the wire) that passes every subscription.
+pub(crate) fn open_one(
+    ctx: &zmq::Context,
+    plan: &SockPlan,
+    spec: &NodeSpec,
+    recv_timeout: Duration,
+) -> Result<Opened> {
+    let mut kind = plan.kind;
+    if spec.subscriptions > 0 && kind == SocketType::Pub && plan.publishes(spec) {
+        kind = SocketType::Xpub;
+    }
+    let mut bound = Vec::new();
+    let mut first: Option<(zmq::Socket, Endpoint)> = None;
+    let sides = plan
+        .bind
+        .iter()
+        .map(|e| (e, Side::Bind))
+        .chain(plan.connect.iter().map(|e| (e, Side::Connect)));
+    for (raw, side) in sides {
+        let ep = Endpoint::parse(raw, side)?;
+        match &mut first {
+            None => {
+                let (s, actual) = open_socket(ctx, kind.zmq(), &ep, side, spec.timeout(), |s| {
+                    configure(s, kind, plan, spec, recv_timeout)
+                })?;
+                if side == Side::Bind {
+                    bound.push(actual);
+                }
+                first = Some((s, ep));
+            }
+            Some((s, _)) => match side {
+                Side::Bind => {
+                    s.bind(raw).map_err(|e| crate::net::bind_error(&ep, e))?;
+                    bound.push(
+                        s.get_last_endpoint()
+                            .ok()
+                            .and_then(|r| r.ok())
+                            .unwrap_or_else(|| raw.clone()),
+                    );
+                }
+                Side::Connect => s.connect(raw).map_err(|e| Error::Endpoint {
+                    endpoint: raw.clone(),
+                    reason: format!("cannot connect ({e})"),
+                })?,
+            },
+        }
+    }
+    let (sock, endpoint) = first
+        .ok_or_else(|| Error::Protocol(format!("node {}: a socket with no endpoint", spec.name)))?;
+    Ok(Opened {
+        sock,
+        endpoint,
+        bound,
+    })
+}
+
+fn configure(
+    s: &mut zmq::Socket,
+    kind: SocketType,
+    plan: &SockPlan,
+    spec: &NodeSpec,
+    recv_timeout: Duration,
+) -> Result<()> {
+    let ms = recv_timeout.as_millis().min(i32::MAX as u128) as i32;
+    s.set_rcvtimeo(ms)
+        .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
+    apply_options(s, plan.kind, &plan.options)?;
+    if kind == SocketType::Xpub && spec.subscriptions > 0 && plan.publishes(spec) {
+        crate::net::set_xpub_verbose(s)?;
+    }
+    Ok(())
+}
+
+/// Opens every socket of a node and tells the runner it is ready.
+pub(crate) fn open_all(
+    ctx: &zmq::Context,
+    spec: &NodeSpec,
+    ctl: &mut dyn Control,
+    recv_timeout: Duration,
+) -> Result<Vec<Opened>> {
+    let opened: Vec<Opened> = spec
+        .sockets
+        .iter()
+        .map(|p| open_one(ctx, p, spec, recv_timeout))
+        .collect::<Result<_>>()?;
+    let bound: Vec<String> = opened.iter().flat_map(|o| o.bound.clone()).collect();
+    ctl.ready(&bound)?;
+    Ok(opened)
+}

@@ -1,0 +1,233 @@
+//! What a role is given and what it gives back: the node spec (sent to a child process as
+//! JSON), its resolved sockets, the modes of the header, the echo and the quit, and the
+//! mergeable report.
+
+use super::swarm;
+use crate::model::RoleUsage;
+use crate::stats::{LatencyHistogram, Ledger, Throughput};
+use crate::topology::{Role, SocketOptions, SocketType};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// A socket as the runner resolved it: concrete endpoints, options.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SockPlan {
+    /// Its type.
+    pub kind: SocketType,
+    /// Endpoints to bind (wildcards allowed).
+    pub bind: Vec<String>,
+    /// Endpoints to connect to.
+    pub connect: Vec<String>,
+    /// Options from the topology.
+    pub options: SocketOptions,
+}
+
+impl SockPlan {
+    /// Whether this is the socket of `spec` that waits for subscriptions: the only socket
+    /// of a source, the sending side of a proxy.
+    pub fn publishes(&self, spec: &NodeSpec) -> bool {
+        match spec.role {
+            Role::Proxy => spec.sockets.get(1) == Some(self),
+            _ => true,
+        }
+    }
+}
+
+/// Everything a node replica needs to run; sent to a child process as JSON.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NodeSpec {
+    /// The replica's name: the node's, or `name[i]` for replicas.
+    pub name: String,
+    /// What it does.
+    pub role: Role,
+    /// Its sockets (a proxy: receiving side, then sending side).
+    pub sockets: Vec<SockPlan>,
+    /// Payload bytes per message.
+    pub size: usize,
+    /// Source: messages; ping: round trips.
+    pub count: u64,
+    /// Unmeasured messages or round trips first.
+    pub warmup: u64,
+    /// Source: messages per second (open loop), None for as fast as possible.
+    pub rate: Option<f64>,
+    /// Source: time-stamp every n-th message at full speed (every message in open loop).
+    pub stamp_every: u64,
+    /// Longest wait for a peer, and longest idle time of a passive role, ms.
+    pub timeout_ms: u64,
+    /// Source: the stream id written in every header.
+    #[serde(default)]
+    pub stream_id: u32,
+    /// Sink: the streams it expects, each with its message count.
+    #[serde(default)]
+    pub streams: Vec<(u32, u64)>,
+    /// Sink or echo: ends by itself once everything expected has arrived (false: it gets a
+    /// share of a load-balanced stream, so only the runner's stop ends it).
+    #[serde(default)]
+    pub ends_itself: bool,
+    /// Echo: requests to expect (warm-up included) when it ends by itself.
+    #[serde(default)]
+    pub expect: u64,
+    /// Source or echo: peers to see disconnect before closing (the last sender keeps its
+    /// connection until the receivers hang up, so no tail is lost).
+    #[serde(default)]
+    pub peers: u32,
+    /// Source on PUB/XPUB: subscriptions to wait for before sending (no slow joiner).
+    #[serde(default)]
+    pub subscriptions: u32,
+    /// Ping on DEALER talking to REP: an empty delimiter frame first.
+    #[serde(default)]
+    pub delimiter: bool,
+    /// Whether messages carry the measurement header (both sides zmqperf), or whether the
+    /// receiving side finds out from the first message (a peer such as libzmq's C tools).
+    #[serde(default)]
+    pub header: HeaderUse,
+    /// Echo: how a message goes back.
+    #[serde(default)]
+    pub echo: EchoMode,
+    /// Ping: also keep the full round trips (libzmq's remote_lat figure).
+    #[serde(default)]
+    pub full_rtt: bool,
+    /// Swarm: its subscribers and timeouts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<swarm::SwarmSpec>,
+    /// Who should be on the other side, for error messages (e.g. `remote_lat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_label: Option<String>,
+    /// Source: how it ends once its last message has left.
+    #[serde(default)]
+    pub quit: Quit,
+}
+
+/// How a source ends once its last message has left (what `zmqperf diagnose` compares).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Quit {
+    /// Keep the socket until the peers hang up (up to the timeout), so no tail is lost.
+    #[default]
+    WaitForPeer,
+    /// ZMQ_LINGER=0 and close at once: whatever is still queued is thrown away.
+    LingerZero,
+    /// libzmq's default linger (-1): terminating the context waits for the queue to leave.
+    DefaultLinger,
+    /// Keep the socket until the runner's `stop` (up to the timeout), then close with
+    /// linger 0.
+    WaitForStop,
+}
+
+/// How a role uses the measurement header.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HeaderUse {
+    /// Every message carries it (when it fits); one without is a protocol error.
+    #[default]
+    Always,
+    /// Sink, echo and ping: use it if the first message (or reply) carries it.
+    Detect,
+    /// Source and ping: no header and no clock per message (libzmq's plain loop).
+    Never,
+}
+
+/// How the echo role sends a request back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EchoMode {
+    /// Reads the header of each request (the ledger of the requests), then sends it back.
+    Inspect,
+    /// Sends the received message itself back, without reading it (libzmq's local_lat).
+    #[default]
+    ZeroCopy,
+    /// Sends a copy of the payload back (what a binding that copies does).
+    Copy,
+}
+
+impl NodeSpec {
+    /// The per-message timeout.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+}
+
+/// What a node replica measured, mergeable with the reports of others.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct RoleReport {
+    /// Latency samples (ping: round trip / 2; sink: send or due time to receipt).
+    pub latency: Option<LatencyHistogram>,
+    /// Sink: the latency of each stream (by stream id).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stream_latency: Vec<(u32, LatencyHistogram)>,
+    /// Source in open loop: actual minus due send time.
+    pub send_delay: Option<LatencyHistogram>,
+    /// Source's admission rate.
+    pub send: Option<Throughput>,
+    /// Sink's delivered rate.
+    pub delivered: Option<Throughput>,
+    /// Sink's ledger, per stream.
+    pub ledger: Option<Ledger>,
+    /// Proxy: messages forwarded (both directions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarded: Option<u64>,
+    /// Why a passive role ended before everything arrived (idle for the timeout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_short: Option<String>,
+    /// Whether the messages carried the measurement header.
+    #[serde(default)]
+    pub header: bool,
+    /// Swarm: every subscriber's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<Box<swarm::ChildReport>>,
+    /// Ping: the full round trips, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<LatencyHistogram>,
+    /// Ping and echo: round trips done, from the first to the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trips: Option<Throughput>,
+    /// Source: time spent waiting for the subscriptions before sending, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription_wait_ns: Option<u64>,
+    /// Source and echo over tcp or ipc: whether every peer hung up within the timeout after
+    /// the last message (false: the tail may not have been delivered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_closed: Option<bool>,
+    /// CPU and memory.
+    pub usage: Option<RoleUsage>,
+    /// A node in a process of its own: monotonic clock once its sockets were closed and its
+    /// context terminated (where a linger is honoured, or not), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_ns: Option<u64>,
+}
+
+impl NodeSpec {
+    /// A spec with nothing set but the role, its one socket and the timeout: the
+    /// compatible commands fill in the rest.
+    pub fn single(name: &str, role: Role, socket: SockPlan, timeout: Duration) -> NodeSpec {
+        NodeSpec {
+            name: name.to_string(),
+            role,
+            sockets: vec![socket],
+            size: 0,
+            count: 0,
+            warmup: 0,
+            rate: None,
+            stamp_every: 1,
+            timeout_ms: timeout.as_millis() as u64,
+            stream_id: 0,
+            streams: Vec::new(),
+            ends_itself: true,
+            expect: 0,
+            peers: 1,
+            subscriptions: 0,
+            delimiter: false,
+            header: HeaderUse::Always,
+            echo: EchoMode::ZeroCopy,
+            full_rtt: false,
+            swarm: None,
+            peer_label: None,
+            quit: Quit::WaitForPeer,
+        }
+    }
+
+    /// The name of the peer for error messages, or `default`.
+    pub(crate) fn peer_or<'a>(&'a self, default: &'a str) -> &'a str {
+        self.peer_label.as_deref().unwrap_or(default)
+    }
+}

@@ -1,0 +1,71 @@
+//! What a role costs: CPU time of its thread or process and the process's memory.
+
+use super::{NodeSpec, CHILD_ENV};
+use crate::model::RoleUsage;
+use crate::topology::Role;
+
+/// Peak resident set of this process, KiB, from /proc/self/status (VmHWM). Unlike
+/// getrusage's ru_maxrss, it is not inherited across exec from the runner that spawned us.
+fn peak_rss_kib() -> u64 {
+    rss_kib().1
+}
+
+/// Resident memory of this process now (VmRSS) and at its peak (VmHWM), KiB.
+pub(crate) fn rss_kib() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// "thread" or "process": a child process plays one node, the runner's threads the others.
+pub(crate) fn placement() -> &'static str {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        "process"
+    } else {
+        "thread"
+    }
+}
+
+/// CPU time of the calling thread (or process) and the process's peak RSS.
+pub fn usage(role: &str, placement: &str) -> RoleUsage {
+    let who = if placement == "thread" {
+        libc::RUSAGE_THREAD
+    } else {
+        libc::RUSAGE_SELF
+    };
+    // SAFETY: getrusage fills the struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(who, &mut ru) };
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    RoleUsage {
+        role: role.to_string(),
+        placement: placement.to_string(),
+        cpu_user_ms: ms(ru.ru_utime),
+        cpu_sys_ms: ms(ru.ru_stime),
+        peak_rss_kib: peak_rss_kib(),
+    }
+}
+
+/// This node's usage now.
+pub(crate) fn node_usage(spec: &NodeSpec) -> RoleUsage {
+    usage(&legacy_role_name(spec.role), placement())
+}
+
+/// The names results have always used for the roles (client, server, sender, receiver).
+pub fn legacy_role_name(r: Role) -> String {
+    match r {
+        Role::Ping => "client",
+        Role::Echo => "server",
+        Role::Source => "sender",
+        Role::Sink => "receiver",
+        Role::Proxy => "proxy",
+        Role::Swarm => "receiver",
+    }
+    .to_string()
+}
