@@ -344,6 +344,22 @@ fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) -> Vec<String
             "delivery: {} lost (start {}, middle {}, end {}), {} duplicated, {} reordered",
             s.lost, at.0, at.1, at.2, s.duplicated, s.reordered
         ));
+        if s.lost > 0 && drops_at_hwm(&spec.topology) {
+            w.push(
+                "cause: a PUB (or XPUB without xpub_nodrop) drops what its subscribers' queues cannot take; it waited for every subscription before its first message, so loss at the start is not a slow joiner but the queue already full (its warm-up messages), and loss at the end is its end mark dropped too. Give the PUB xpub_nodrop = true (an XPUB), a larger sndhwm, or a rate".to_string(),
+            );
+        }
     }
     w
+}
+
+/// Whether a source of the topology publishes without flow control (PUB, or XPUB without
+/// xpub_nodrop), so that loss is messages dropped at its high-water mark.
+fn drops_at_hwm(t: &crate::topology::Topology) -> bool {
+    t.nodes.iter().filter(|n| n.role == Role::Source).any(|n| {
+        n.all_sockets().iter().any(|s| {
+            let kind = s.kind.to_ascii_uppercase();
+            kind == "PUB" || (kind == "XPUB" && s.options.xpub_nodrop != Some(true))
+        })
+    })
 }

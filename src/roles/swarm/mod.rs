@@ -238,7 +238,19 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
     if stop != StopReason::ParentGone {
         let give_up = now_ns().saturating_add(RELEASE_TIMEOUT_NS);
         while !ctl.stop_requested() && now_ns() < give_up {
-            std::thread::sleep(std::time::Duration::from_millis(2));
+            if in_process {
+                // Sleep on the runner's pipe, not on a timer: a swarm done early must not
+                // take CPU from those still receiving.
+                let mut fds = libc::pollfd {
+                    fd: 0,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one pollfd we own, for stdin.
+                unsafe { libc::poll(&mut fds, 1, 100) };
+            } else {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
         }
     }
     // Closing tells the publisher the subscribers are done.
