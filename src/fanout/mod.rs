@@ -184,7 +184,7 @@ pub fn publish(cfg: PubConfig, note: &mut dyn FnMut(String)) -> Result<PubResult
     }
     let p = Publisher::bind(cfg)?;
     note(format!("bound {}", p.endpoint()));
-    p.run(&AtomicBool::new(false), note)
+    p.run(&AtomicBool::new(false), note, &mut || {})
 }
 
 /// Runs a sub-cluster on its own: starts the processes, waits for their reports (they end
@@ -307,7 +307,7 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
         let note = note.clone();
         let tx = tx.clone();
         std::thread::spawn(move || {
-            let r = publisher.run(&abort, &mut |s| note(s));
+            let r = publisher.run(&abort, &mut |s| note(s), &mut || {});
             let _ = tx.send(Event::Publisher(Box::new(r)));
         })
     };

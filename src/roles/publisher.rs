@@ -65,7 +65,7 @@ impl PubConfig {
 }
 
 /// What the publisher did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PubResult {
     /// Endpoint bound (the real port or path).
     pub endpoint: String,
@@ -178,7 +178,12 @@ impl Publisher {
     ///
     /// `abort` stops it at the next look (every 100 ms at most) with an error; `note` gets
     /// a line when the subscribers are in and the publishing starts.
-    pub fn run(mut self, abort: &AtomicBool, note: &mut dyn FnMut(String)) -> Result<PubResult> {
+    pub fn run(
+        mut self,
+        abort: &AtomicBool,
+        note: &mut dyn FnMut(String),
+        sent: &mut dyn FnMut(),
+    ) -> Result<PubResult> {
         let t0 = now_ns();
         match self.cfg.subscribers {
             Some(want) => self.wait_for_subscribers(want, t0, abort)?,
@@ -252,6 +257,7 @@ impl Publisher {
             }
         }
         let end = now_ns();
+        sent();
 
         // Keep the connections up until every subscriber, done, has closed: closing first
         // could cut off what is still in the connection buffers.
@@ -400,4 +406,54 @@ impl Publisher {
 /// A duration in ns, saturating.
 pub fn dur_ns(d: Duration) -> u64 {
     d.as_nanos().min(u64::MAX as u128) as u64
+}
+
+/// The source role on ticks: binds the node's first endpoint, says ready, waits for the
+/// start, publishes, says sent after its last message, and waits for the subscribers to
+/// leave (they leave when the runner releases them).
+pub(super) fn run_node(
+    spec: &super::NodeSpec,
+    ticks: &crate::topology::Ticks,
+    ctl: &mut dyn super::Control,
+) -> Result<super::RoleReport> {
+    let plan = &spec.sockets[0];
+    let raw = plan.bind.first().ok_or_else(|| {
+        Error::invalid(
+            &format!("node {}: socket.bind", spec.name),
+            "",
+            "a source on ticks binds its endpoint (the subscribers connect to it)",
+        )
+    })?;
+    let endpoint = Endpoint::parse(raw, Side::Bind)?;
+    let cfg = PubConfig {
+        endpoint,
+        interval: Duration::from_secs_f64(ticks.interval_ms.max(0.0) / 1000.0),
+        per_tick: ticks.per_tick,
+        passes: ticks.passes,
+        warmup: ticks.warmup,
+        size: spec.size,
+        subscribers: (spec.subscriptions > 0).then_some(u64::from(spec.subscriptions)),
+        wait: Duration::from_millis(ticks.wait_ms),
+        timeout: spec.timeout(),
+        linger: Duration::from_millis(ticks.linger_ms),
+        hwm: plan.options.sndhwm,
+        io_threads: ticks.io_threads,
+        stream_id: spec.stream_id,
+    };
+    let publisher = Publisher::bind(cfg)?;
+    ctl.ready(&[publisher.endpoint().to_string()])?;
+    ctl.wait_start(spec.timeout())?;
+    let mut said: Result<()> = Ok(());
+    let r = publisher.run(&AtomicBool::new(false), &mut |_| {}, &mut || {
+        said = ctl.sent()
+    })?;
+    said?;
+    Ok(super::RoleReport {
+        send: Some(r.send),
+        send_delay: None,
+        header: true,
+        usage: Some(super::node_usage(spec)),
+        publisher: Some(Box::new(r)),
+        ..Default::default()
+    })
 }

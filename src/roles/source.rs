@@ -22,6 +22,9 @@ pub(super) fn run(
     spec: &NodeSpec,
     ctl: &mut dyn Control,
 ) -> Result<RoleReport> {
+    if let Some(t) = &spec.ticks {
+        return super::publisher::run_node(spec, t, ctl);
+    }
     let mut opened = open_all(ctx, spec, ctl, spec.timeout())?;
     let o = &mut opened[0];
     let watch = PeerWatch::new(ctx, &o.sock, &o.endpoint)?;

@@ -87,6 +87,9 @@ pub struct NodeSpec {
     /// Ping: also keep the full round trips (libzmq's remote_lat figure).
     #[serde(default)]
     pub full_rtt: bool,
+    /// Source: send on a tick schedule (the fan-out publisher).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticks: Option<crate::topology::Ticks>,
     /// Swarm: its subscribers and timeouts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swarm: Option<swarm::SwarmSpec>,
@@ -172,6 +175,9 @@ pub struct RoleReport {
     /// Whether the messages carried the measurement header.
     #[serde(default)]
     pub header: bool,
+    /// Source on ticks: what the publisher did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<Box<super::publisher::PubResult>>,
     /// Swarm: every subscriber's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swarm: Option<Box<swarm::ChildReport>>,
@@ -220,6 +226,7 @@ impl NodeSpec {
             header: HeaderUse::Always,
             echo: EchoMode::ZeroCopy,
             full_rtt: false,
+            ticks: None,
             swarm: None,
             peer_label: None,
             quit: Quit::WaitForPeer,

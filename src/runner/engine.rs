@@ -15,7 +15,7 @@ use crate::runner::control::{ToNode, VERSION};
 use crate::topology::check::Graph;
 use crate::topology::{Placement, Role, SocketType};
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A replica of a node with what it needs.
 #[derive(Debug, Clone)]
@@ -224,12 +224,19 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     header: HeaderUse::Always,
                     echo: EchoMode::ZeroCopy,
                     full_rtt: false,
+                    ticks: n.ticks.clone(),
                     swarm: (n.role == Role::Swarm).then(|| SwarmSpec {
                         process: r,
                         subs: n.subs.unwrap_or(1),
-                        first_timeout_ms: settings.timeout.as_millis() as u64,
-                        idle_ms: settings.timeout.as_millis() as u64,
-                        expect: streams.first().map(|(_, c)| *c),
+                        first_timeout_ms: n
+                            .first_timeout_ms
+                            .unwrap_or(settings.timeout.as_millis() as u64),
+                        idle_ms: n.idle_ms.unwrap_or(settings.timeout.as_millis() as u64),
+                        expect: n
+                            .count
+                            .is_some()
+                            .then_some(count)
+                            .or(streams.first().map(|(_, c)| *c)),
                     }),
                     peer_label: None,
                     quit: Default::default(),
@@ -266,15 +273,72 @@ fn resolve_connects(g: &Graph, rep: &mut Replica, bound: &BTreeMap<(usize, usize
 /// A replica's end: its report or why it failed (None while it runs).
 type Outcome = Option<std::result::Result<RoleReport, String>>;
 
-/// Waits for a replica's report (or, with `until_sent`, for its last message to leave).
-fn wait(p: &mut dyn Placed, slot: &mut Outcome, until_sent: bool, deadline: Instant) {
-    while slot.is_none() {
-        match p.next(deadline) {
-            Ok(Event::Done(r)) => *slot = Some(*r),
-            Ok(Event::Sent) if until_sent => return,
-            Ok(_) => {}
-            Err(e) => *slot = Some(Err(e.to_string())),
+/// The placed replicas of a repetition and what each has said so far.
+struct Watch {
+    placed: Vec<Box<dyn Placed>>,
+    done: Vec<Outcome>,
+    sent: Vec<bool>,
+    deadline: Instant,
+    /// A replica failed: the repetition ends at once.
+    failed: bool,
+}
+
+/// How long a wait on one replica lasts before the others are looked at.
+const WATCH_SLICE: Duration = Duration::from_millis(50);
+
+impl Watch {
+    fn take(&mut self, i: usize, ev: Event) {
+        match ev {
+            Event::Done(r) => {
+                self.failed |= r.is_err();
+                self.done[i] = Some(*r);
+            }
+            Event::Sent => self.sent[i] = true,
+            Event::Ready(_) => {}
         }
+    }
+
+    /// Waits for replica `i`'s report (or, with `until_sent`, for its measurement or its
+    /// sending to be over), looking at the others between slices: when one fails, the wait
+    /// ends and so does the repetition.
+    fn wait(&mut self, i: usize, until_sent: bool) {
+        while self.done[i].is_none() && !(until_sent && self.sent[i]) && !self.failed {
+            let now = Instant::now();
+            if now >= self.deadline {
+                self.placed[i].kill();
+                self.done[i] = Some(Err(format!(
+                    "{} did not answer in time and was stopped (a hang, or a count too large for --case-timeout)",
+                    self.placed[i].name()
+                )));
+                self.failed = true;
+                return;
+            }
+            match self.placed[i].wait_event((now + WATCH_SLICE).min(self.deadline)) {
+                Ok(Some(ev)) => self.take(i, ev),
+                Ok(None) => {}
+                Err(e) => {
+                    self.done[i] = Some(Err(e.to_string()));
+                    self.failed = true;
+                }
+            }
+            for j in 0..self.placed.len() {
+                if j == i || self.done[j].is_some() {
+                    continue;
+                }
+                match self.placed[j].try_next() {
+                    Ok(Some(ev)) => self.take(j, ev),
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.done[j] = Some(Err(e.to_string()));
+                        self.failed = true;
+                    }
+                }
+            }
+        }
+    }
+
+    fn stop(&mut self, i: usize) {
+        let _ = self.placed[i].send(ToNode::Stop { v: VERSION });
     }
 }
 
@@ -323,50 +387,61 @@ pub fn repetition(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Rep
     for p in placed.iter_mut() {
         p.send(ToNode::Start { v: VERSION })?;
     }
-    let mut done: Vec<Outcome> = vec![None; reps.len()];
+    let n = reps.len();
+    let mut w = Watch {
+        placed,
+        done: vec![None; n],
+        sent: vec![false; n],
+        deadline,
+        failed: false,
+    };
     // 1. Sources and pings send to their end.
-    for (i, p) in placed.iter_mut().enumerate() {
+    for i in 0..n {
         if reps[i].spec.role.is_active() {
-            wait(p.as_mut(), &mut done[i], true, deadline);
+            w.wait(i, true);
         }
     }
-    // 2. Sinks, then echoes, then proxies: those that end by themselves are waited for,
-    //    the others told to stop (and drain) first.
+    // 2. Swarms end their measurement by themselves (then hold their sockets until every
+    //    swarm is done); sinks, echoes and proxies that end by themselves are waited for,
+    //    the others told to stop (and drain) first. A sink that ends by itself is told too:
+    //    it takes the stop only after a quiet spell, so a stream whose end mark was dropped
+    //    (a PUB at its high-water mark) ends with what arrived instead of waiting out the
+    //    whole timeout.
     for r in [Role::Swarm, Role::Sink, Role::Echo, Role::Proxy] {
-        for (i, p) in placed.iter_mut().enumerate() {
-            if reps[i].spec.role != r || done[i].is_some() {
+        for i in 0..n {
+            if reps[i].spec.role != r || w.done[i].is_some() {
                 continue;
             }
             if r == Role::Swarm {
-                // A swarm ends its measurement by itself, then holds its sockets until
-                // every swarm is done.
-                wait(p.as_mut(), &mut done[i], true, deadline);
+                w.wait(i, true);
                 continue;
             }
-            // A sink that ends by itself is told too: it takes the stop only after a quiet
-            // spell, so a stream whose end mark was dropped (a PUB at its high-water mark)
-            // ends with what arrived instead of waiting out the whole timeout.
             if !reps[i].spec.ends_itself || r == Role::Sink {
-                let _ = p.send(ToNode::Stop { v: VERSION });
+                w.stop(i);
             }
-            wait(p.as_mut(), &mut done[i], false, deadline);
+            w.wait(i, false);
         }
     }
-    for (i, p) in placed.iter_mut().enumerate() {
-        if reps[i].spec.role == Role::Swarm && done[i].is_none() {
-            let _ = p.send(ToNode::Stop { v: VERSION });
+    for i in 0..n {
+        if reps[i].spec.role == Role::Swarm && w.done[i].is_none() {
+            w.stop(i);
         }
     }
     // 3. The senders' final reports (after their receivers hung up).
-    for (i, p) in placed.iter_mut().enumerate() {
-        wait(p.as_mut(), &mut done[i], false, deadline);
+    for i in 0..n {
+        w.wait(i, false);
     }
+    let Watch {
+        mut placed, done, ..
+    } = w;
     let mut first_err: Option<Error> = None;
     let mut out = Vec::new();
     for (i, d) in done.into_iter().enumerate() {
-        match d.expect("every replica waited for") {
-            Ok(r) => out.push((reps[i].clone(), r)),
-            Err(e) => {
+        match d {
+            Some(Ok(r)) => out.push((reps[i].clone(), r)),
+            // Cut off by another replica's failure.
+            None => placed[i].kill(),
+            Some(Err(e)) => {
                 placed[i].kill();
                 if first_err.is_none() {
                     first_err = Some(Error::Protocol(format!("{} failed: {e}", placed[i].name())));

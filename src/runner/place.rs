@@ -36,6 +36,9 @@ pub trait Placed {
     fn next(&mut self, deadline: Instant) -> Result<Event>;
     /// The next event if one is waiting (never blocks); an error if the node is gone.
     fn try_next(&mut self) -> Result<Option<Event>>;
+    /// The next event, waiting until `until`; None if none came by then (the node is left
+    /// running); an error if the node is gone.
+    fn wait_event(&mut self, until: Instant) -> Result<Option<Event>>;
     /// Ends it at once (a child process by its own handle).
     fn kill(&mut self);
     /// What a source said with its `sent` (send times; in a process of its own, its
@@ -102,6 +105,18 @@ impl Placed for OnThread {
                 self.name
             ))
         })
+    }
+
+    fn wait_event(&mut self, until: Instant) -> Result<Option<Event>> {
+        let left = until.saturating_duration_since(Instant::now());
+        match self.events.recv_timeout(left) {
+            Ok(ev) => Ok(Some(ev)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(Error::Protocol(format!(
+                "{} died: its thread ended without a report",
+                self.name
+            ))),
+        }
     }
 
     fn try_next(&mut self) -> Result<Option<Event>> {
@@ -214,6 +229,18 @@ impl Placed for InProcess {
             Err(e) => {
                 self.child.kill();
                 Err(e)
+            }
+        }
+    }
+
+    fn wait_event(&mut self, until: Instant) -> Result<Option<Event>> {
+        let left = until.saturating_duration_since(Instant::now());
+        match self.events.recv_timeout(left) {
+            Ok(ev) => Ok(Some(ev)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => {
+                let why = self.child.exit_reason();
+                Err(Error::Protocol(format!("{} died: {why}", self.name)))
             }
         }
     }

@@ -135,6 +135,53 @@ pub struct Node {
     /// Swarm: SUB sockets in each replica (process), all on one epoll set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subs: Option<u32>,
+    /// Source: send on a tick schedule (a fan-out's publisher) instead of a stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticks: Option<Ticks>,
+    /// Swarm: stop when nothing arrived for this long after the first message, ms
+    /// (default: the run's timeout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_ms: Option<u64>,
+    /// Swarm: longest wait for the first message, ms (default: the run's timeout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_timeout_ms: Option<u64>,
+}
+
+/// A source's tick schedule: `per_tick` messages every `interval_ms`, `passes` times, after
+/// `warmup` unmeasured ticks on the same schedule. The node's count is per_tick x passes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ticks {
+    /// Time between ticks, ms (0: every message as fast as possible).
+    pub interval_ms: f64,
+    /// Messages per tick.
+    pub per_tick: u64,
+    /// Measured ticks.
+    pub passes: u64,
+    /// Unmeasured ticks first.
+    #[serde(default)]
+    pub warmup: u64,
+    /// Without subscribers to wait for: how long to let them join first, ms.
+    #[serde(default = "join_wait_ms")]
+    pub wait_ms: u64,
+    /// After the last message, longest wait for the subscribers to leave, ms.
+    #[serde(default = "linger_ms")]
+    pub linger_ms: u64,
+    /// libzmq io threads of the publisher's context.
+    #[serde(default = "one_thread")]
+    pub io_threads: i32,
+}
+
+fn join_wait_ms() -> u64 {
+    1000
+}
+
+fn linger_ms() -> u64 {
+    10_000
+}
+
+fn one_thread() -> i32 {
+    1
 }
 
 fn one() -> u32 {
