@@ -396,8 +396,8 @@ pub fn repetition(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Rep
         failed: false,
     };
     // 1. Sources and pings send to their end.
-    for i in 0..n {
-        if reps[i].spec.role.is_active() {
+    for (i, rep) in reps.iter().enumerate() {
+        if rep.spec.role.is_active() {
             w.wait(i, true);
         }
     }
@@ -408,22 +408,22 @@ pub fn repetition(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Rep
     //    (a PUB at its high-water mark) ends with what arrived instead of waiting out the
     //    whole timeout.
     for r in [Role::Swarm, Role::Sink, Role::Echo, Role::Proxy] {
-        for i in 0..n {
-            if reps[i].spec.role != r || w.done[i].is_some() {
+        for (i, rep) in reps.iter().enumerate() {
+            if rep.spec.role != r || w.done[i].is_some() {
                 continue;
             }
             if r == Role::Swarm {
                 w.wait(i, true);
                 continue;
             }
-            if !reps[i].spec.ends_itself || r == Role::Sink {
+            if !rep.spec.ends_itself || r == Role::Sink {
                 w.stop(i);
             }
             w.wait(i, false);
         }
     }
-    for i in 0..n {
-        if reps[i].spec.role == Role::Swarm && w.done[i].is_none() {
+    for (i, rep) in reps.iter().enumerate() {
+        if rep.spec.role == Role::Swarm && w.done[i].is_none() {
             w.stop(i);
         }
     }
