@@ -11,12 +11,12 @@
 //! ([`child_main`]); they talk to their parent in lines on stdout, never on the measured
 //! sockets.
 
-mod cluster;
 mod format;
 mod record;
+mod run;
 mod summary;
 
-pub use crate::net::limits;
+pub use crate::net::{connect_endpoint, limits};
 pub use crate::roles::publisher::{dur_ns, PubConfig, PubResult, Publisher};
 pub use crate::roles::swarm::{ChildReport, ProcessUsage, StopReason, SubReport, SwarmSpec};
 pub use format::{publisher_text, sub_name, text};
@@ -25,14 +25,11 @@ pub use summary::{merge, FanoutReport, ProcessSummary, RateSpread};
 
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
-use crate::roles::{NodeSpec, Role, SockPlan};
-use crate::topology::{SocketOptions, SocketType};
-use cluster::{Cluster, Event, Heard};
 use limits::FdNeed;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Default idle time of a subscriber process: it stops when nothing arrived for this long
 /// after the first message (the end of the stream normally stops it first).
@@ -73,38 +70,6 @@ impl ClusterConfig {
         self.processes as u64 * self.subs_per_process as u64
     }
 
-    /// One swarm node per process, connecting to `endpoint`.
-    fn specs(&self, endpoint: &str) -> Vec<NodeSpec> {
-        (0..self.processes)
-            .map(|process| {
-                let sock = SockPlan {
-                    kind: SocketType::Sub,
-                    bind: Vec::new(),
-                    connect: vec![endpoint.to_string()],
-                    options: SocketOptions {
-                        rcvhwm: self.hwm,
-                        subscribe: Some(vec![String::new()]),
-                        ..Default::default()
-                    },
-                };
-                let mut spec = NodeSpec::single(
-                    &format!("subscribers {process}"),
-                    Role::Swarm,
-                    sock,
-                    self.first_timeout,
-                );
-                spec.swarm = Some(SwarmSpec {
-                    process,
-                    subs: self.subs_per_process,
-                    first_timeout_ms: self.first_timeout.as_millis() as u64,
-                    idle_ms: self.idle.as_millis() as u64,
-                    expect: self.expect,
-                });
-                spec
-            })
-            .collect()
-    }
-
     /// What each subscriber process needs in open files.
     pub fn fd_need(&self) -> FdNeed {
         FdNeed {
@@ -134,25 +99,6 @@ pub fn publisher_fd_need(subscribers: u64, flag: &str, value: &str) -> FdNeed {
         value: value.to_string(),
         fewer: "fewer subscribers, or the publisher and the subscribers on different hosts with their own limits".into(),
     }
-}
-
-/// The address subscribers connect to for an endpoint a publisher bound: a wildcard
-/// interface (`0.0.0.0`, `[::]`) becomes the loopback address.
-pub fn connect_endpoint(bound: &str) -> String {
-    if let Some(rest) = bound.strip_prefix("tcp://0.0.0.0:") {
-        return format!("tcp://127.0.0.1:{rest}");
-    }
-    if let Some(rest) = bound.strip_prefix("tcp://[::]:") {
-        return format!("tcp://[::1]:{rest}");
-    }
-    bound.to_string()
-}
-
-/// The instant `d` from now, or a year from now if the clock cannot say that far.
-fn far(d: Duration) -> Instant {
-    let now = Instant::now();
-    now.checked_add(d)
-        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
 }
 
 /// Checks the counts of a cluster, naming the flags at fault.
@@ -187,36 +133,41 @@ pub fn publish(cfg: PubConfig, note: &mut dyn FnMut(String)) -> Result<PubResult
     p.run(&AtomicBool::new(false), note, &mut || {})
 }
 
-/// Runs a sub-cluster on its own: starts the processes, waits for their reports (they end
-/// with the stream), merges them. `note` gets progress lines.
+/// Runs a sub-cluster on its own (a topology of swarm nodes connected to the publisher's
+/// endpoint, run by the engine): starts the processes, waits until they have measured
+/// (they end with the stream), releases them, merges their reports. `note` gets progress
+/// lines.
 pub fn sub_cluster(cfg: &ClusterConfig, note: &mut dyn FnMut(String)) -> Result<FanoutReport> {
     check_counts(cfg.processes, cfg.subs_per_process, cfg.subs_flag)?;
     limits::ensure(&cfg.fd_need())?;
-    let specs = cfg.specs(cfg.endpoint.as_str());
-    let mut cluster = Cluster::spawn(&cfg.exe, &specs)?;
-    // The processes end with the stream, or after `idle` without messages, or `first_timeout`
-    // without any: this deadline only catches a hang.
-    let deadline = far(cfg
+    let swarm = run::swarm_node(cfg, cfg.endpoint.as_str());
+    // The processes end with the stream, or after `idle` without messages, or
+    // `first_timeout` without any: this deadline only catches a hang.
+    let deadline = cfg
         .first_timeout
         .saturating_add(cfg.idle)
-        .saturating_add(Duration::from_secs(7 * 24 * 3600)));
-    let mut ready = 0u32;
-    let total = cfg.processes;
+        .saturating_add(Duration::from_secs(7 * 24 * 3600));
     let subscribers = cfg.subscribers();
-    let endpoint = cfg.endpoint.to_string();
-    cluster.collect(None, deadline, &mut |ev| {
-        if let Heard::Ready = ev {
-            ready += 1;
-            if ready == total {
-                note(format!(
-                    "{subscribers} subscribers in {total} processes connected to {endpoint}; waiting for the publisher"
-                ));
-            }
-        }
-        Ok(())
-    })?;
-    let reports = cluster.into_reports()?;
-    if reports.iter().all(|r| r.stop == StopReason::NothingArrived) {
+    let (total, endpoint) = (cfg.processes, cfg.endpoint.to_string());
+    let reports = run::topology(
+        vec![swarm],
+        &cfg.endpoint,
+        0,
+        cfg.expect.unwrap_or(1),
+        cfg.first_timeout,
+        deadline,
+        &cfg.exe,
+        &mut || {
+            note(format!(
+                "{subscribers} subscribers in {total} processes connected to {endpoint}; waiting for the publisher"
+            ))
+        },
+    )?;
+    let (children, _) = run::split(reports);
+    if children
+        .iter()
+        .all(|r| r.stop == StopReason::NothingArrived)
+    {
         return Err(Error::PeerAbsent {
             endpoint: cfg.endpoint.to_string(),
             peer: format!("zmqperf pub -h {}", cfg.endpoint),
@@ -228,7 +179,7 @@ pub fn sub_cluster(cfg: &ClusterConfig, note: &mut dyn FnMut(String)) -> Result<
         cfg.endpoint.as_str(),
         cfg.endpoint.transport(),
         cfg.subs_per_process,
-        reports,
+        children,
         None,
     ))
 }
@@ -253,8 +204,9 @@ pub struct FanoutConfig {
 /// A line of progress from a run, for the caller to show.
 pub type Note = Arc<dyn Fn(String) + Send + Sync>;
 
-/// Runs the publisher on a thread of this process and the subscribers in child processes,
-/// and merges everything into one report.
+/// Runs a fan-out on one host: a topology of the publisher (a source on ticks, on a thread
+/// of this process) and the swarms (child processes), run by the engine; merges everything
+/// into one report.
 pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
     let p = &cfg.publisher;
     let subscribers = cfg.processes as u64 * cfg.subs_per_process as u64;
@@ -284,85 +236,49 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
         &format!("{} x {}", cfg.processes, cfg.subs_per_process),
     ))?;
     limits::ensure(&cluster_cfg.fd_need())?;
-
     let mut pcfg = p.clone();
-    pcfg.subscribers = Some(subscribers);
     pcfg.linger = pcfg
         .linger
         .max(cluster_cfg.idle.saturating_add(Duration::from_secs(10)));
-    let publisher = Publisher::bind(pcfg)?;
-    let endpoint = connect_endpoint(publisher.endpoint());
-    note(format!(
-        "publisher bound {}; starting {} subscriber processes of {}",
-        publisher.endpoint(),
-        cfg.processes,
-        cfg.subs_per_process
-    ));
-    let (tx, rx) = mpsc::channel();
-    let specs = cluster_cfg.specs(&endpoint);
-    let mut cluster = Cluster::spawn(&cfg.exe, &specs)?;
-    let abort = Arc::new(AtomicBool::new(false));
-    let pub_thread = {
-        let abort = abort.clone();
-        let note = note.clone();
-        let tx = tx.clone();
-        std::thread::spawn(move || {
-            let r = publisher.run(&abort, &mut |s| note(s), &mut || {});
-            let _ = tx.send(Event::Publisher(Box::new(r)));
-        })
-    };
-    drop(tx);
-
+    let publisher = run::publisher_node(&pcfg);
+    let swarm = run::swarm_node(&cluster_cfg, "pub");
     // Bound only to catch a hang: the publisher's own timeouts end a stalled run first.
     let ticks = p.passes.saturating_add(p.warmup);
     let deliveries = p.per_tick.saturating_mul(ticks).saturating_mul(subscribers);
-    let run = Duration::from_nanos(dur_ns(p.interval).saturating_mul(ticks))
+    let run_time = Duration::from_nanos(dur_ns(p.interval).saturating_mul(ticks))
         .saturating_add(Duration::from_secs(deliveries / 20_000));
-    let deadline = far(p
+    let deadline = p
         .timeout
         .saturating_mul(2)
         .saturating_add(p.wait)
-        .saturating_add(run)
+        .saturating_add(run_time)
         .saturating_add(cluster_cfg.idle)
-        .saturating_add(Duration::from_secs(60)));
-    let mut pub_result: Option<PubResult> = None;
-    let collected = cluster.collect(Some(&rx), deadline, &mut |ev| match ev {
-        Heard::Publisher(r) => {
-            pub_result = Some((*r)?);
-            Ok(())
-        }
-        Heard::Ready => Ok(()),
-    });
-    if let Err(e) = collected {
-        abort.store(true, Ordering::Relaxed);
-        let _ = pub_thread.join();
-        return Err(e);
-    }
-    // Everyone has reported: the subscribers may close now, which lets the publisher end.
-    cluster.release();
-    while pub_result.is_none() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(Event::Publisher(r)) => pub_result = Some((*r)?),
-            Err(_) => {
-                abort.store(true, Ordering::Relaxed);
-                let _ = pub_thread.join();
-                return Err(Error::Protocol(
-                    "the publisher did not finish in time and was stopped".into(),
-                ));
-            }
-        }
-    }
-    let _ = pub_thread.join();
-    let reports = cluster.into_reports()?;
-    let transport = p.endpoint.transport();
+        .saturating_add(Duration::from_secs(60));
+    note(format!(
+        "starting the publisher on {} and {} subscriber processes of {}",
+        p.endpoint, cfg.processes, cfg.subs_per_process
+    ));
+    let reports = run::topology(
+        vec![publisher, swarm],
+        &p.endpoint,
+        p.size,
+        p.total(),
+        p.timeout,
+        deadline,
+        &cfg.exe,
+        &mut || {},
+    )?;
+    let (children, pub_result) = run::split(reports);
+    let pub_result = pub_result
+        .ok_or_else(|| Error::Protocol("the publisher ended without its report".into()))?;
+    let endpoint = connect_endpoint(&pub_result.endpoint);
     Ok(merge(
         "fanout",
         &endpoint,
-        transport,
+        p.endpoint.transport(),
         cfg.subs_per_process,
-        reports,
-        pub_result,
+        children,
+        Some(pub_result),
     ))
 }
 
@@ -404,19 +320,16 @@ mod tests {
             exe: PathBuf::from("/bin/true"),
             subs_flag: "-n",
         };
-        let specs = cfg.specs("tcp://127.0.0.1:2002");
-        assert_eq!(specs.len(), 3);
-        let sw: Vec<&SwarmSpec> = specs.iter().map(|s| s.swarm.as_ref().unwrap()).collect();
-        assert_eq!(sw[2].process, 2);
+        let node = run::swarm_node(&cfg, "tcp://127.0.0.1:2002");
+        assert_eq!((node.replicas, node.subs), (3, Some(7)));
         assert_eq!(
-            (sw[0].subs, sw[0].idle_ms, sw[0].first_timeout_ms),
-            (7, 1500, 2000)
+            (node.idle_ms, node.first_timeout_ms),
+            (Some(1500), Some(2000))
         );
-        assert_eq!(
-            specs[0].sockets[0].connect,
-            vec!["tcp://127.0.0.1:2002".to_string()]
-        );
-        assert_eq!(specs[0].role, Role::Swarm);
+        assert_eq!(node.count, Some(serde_json::Value::from(10u64)));
+        let sock = node.socket.as_ref().unwrap();
+        assert_eq!(sock.connect, vec!["tcp://127.0.0.1:2002".to_string()]);
+        assert_eq!(node.role, crate::topology::Role::Swarm);
         assert_eq!(cfg.subscribers(), 21);
         assert_eq!(cfg.fd_need().fds, 7 * 3 + 64);
     }

@@ -11,6 +11,18 @@ use crate::endpoint::{Endpoint, Side};
 use crate::error::{zmq_err, Error, Result};
 use std::time::Duration;
 
+/// The address to connect to for an endpoint that was bound: a wildcard interface
+/// (`0.0.0.0`, `[::]`) becomes the loopback address.
+pub fn connect_endpoint(bound: &str) -> String {
+    if let Some(rest) = bound.strip_prefix("tcp://0.0.0.0:") {
+        return format!("tcp://127.0.0.1:{rest}");
+    }
+    if let Some(rest) = bound.strip_prefix("tcp://[::]:") {
+        return format!("tcp://[::1]:{rest}");
+    }
+    bound.to_string()
+}
+
 /// Opens a socket with the run's timeouts and binds or connects it.
 ///
 /// Returns the endpoint actually bound (the port chosen for `tcp://host:*`).

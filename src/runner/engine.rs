@@ -263,7 +263,8 @@ fn resolve_connects(g: &Graph, rep: &mut Replica, bound: &BTreeMap<(usize, usize
                 .iter()
                 .find(|l| l.conn == (rep.node, si) && l.entry == ci)
             {
-                eps.extend(bound.get(&l.bind).cloned().unwrap_or_default());
+                let to = bound.get(&l.bind).cloned().unwrap_or_default();
+                eps.extend(to.iter().map(|e| crate::net::connect_endpoint(e)));
             }
         }
         rep.spec.sockets[si].connect = eps;
@@ -347,6 +348,16 @@ pub type Reports = Vec<(Replica, RoleReport)>;
 
 /// Runs one repetition: place, barrier, run, end in order, collect.
 pub fn repetition(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Reports> {
+    repetition_with(g, case, settings, &mut || {})
+}
+
+/// [`repetition`], calling `placed` once every replica is ready, just before the start.
+pub fn repetition_with(
+    g: &Graph,
+    case: &CaseSpec,
+    settings: &Settings,
+    placed_all: &mut dyn FnMut(),
+) -> Result<Reports> {
     let ctx = zmq::Context::new();
     let deadline = Instant::now() + settings.case_timeout;
     let mut reps = replicas(g, case, settings)?;
@@ -384,6 +395,7 @@ pub fn repetition(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Rep
         }
         placed.push(p);
     }
+    placed_all();
     for p in placed.iter_mut() {
         p.send(ToNode::Start { v: VERSION })?;
     }
