@@ -25,6 +25,7 @@ pub mod stats;
 pub mod store;
 pub mod topology;
 pub mod transport;
+pub mod units;
 
 pub use error::{Error, Result};
 

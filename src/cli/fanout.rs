@@ -387,7 +387,7 @@ fn emit(r: &FanoutReport, json: bool) -> Result<()> {
     if json {
         println!("{}", serde_json::to_string(r).expect("reports serialise"));
     } else {
-        print!("{}", fanout::text(r));
+        print!("{}", zmqperf::report::fanout::text(r));
     }
     match r.loss_error() {
         Some(e) => Err(e),
@@ -418,7 +418,7 @@ pub fn run_pub(a: &PubArgs) -> Result<()> {
     if a.json {
         println!("{}", serde_json::to_string(&r).expect("results serialise"));
     } else {
-        print!("{}", fanout::publisher_text(&r));
+        print!("{}", zmqperf::report::fanout::publisher_text(&r));
     }
     Ok(())
 }

@@ -14,9 +14,9 @@ use super::{messages, ms, ns_to_ms, Config, FindingDraft, Part};
 use crate::endpoint::Transport;
 use crate::error::Result;
 use crate::model::{Finding, Severity, TimedGap};
-use crate::report::numbers::grouped;
 use crate::roles::Quit;
 use crate::topology::SocketType;
+use crate::units::grouped;
 use std::time::{Duration, Instant};
 
 /// The socket pattern of the stream.
@@ -191,7 +191,7 @@ pub(super) fn run(cfg: &Config, t: Transport, p: Pattern) -> Result<Finding> {
          it closed{closed_words} and {received_words}: {} lost at the end. With the default \
          linger it {default_words}. Keeping the socket open until the receiver hung up lost {}.",
         messages(n),
-        crate::report::numbers::bytes(SIZE as u64),
+        crate::units::bytes(SIZE as u64),
         grouped(loss.lost_at_end),
         grouped(wait.lost()),
     );

@@ -11,7 +11,6 @@
 //! ([`child_main`]); they talk to their parent in lines on stdout, never on the measured
 //! sockets.
 
-mod format;
 mod record;
 mod run;
 mod summary;
@@ -19,7 +18,6 @@ mod summary;
 pub use crate::net::{connect_endpoint, limits};
 pub use crate::roles::publisher::{dur_ns, PubConfig, PubResult, Publisher};
 pub use crate::roles::swarm::{ChildReport, ProcessUsage, StopReason, SubReport, SwarmSpec};
-pub use format::{publisher_text, sub_name, text};
 pub use record::to_case;
 pub use summary::{merge, FanoutReport, ProcessSummary, RateSpread};
 
@@ -77,7 +75,7 @@ impl ClusterConfig {
             who: "each subscriber process".into(),
             what: format!(
                 "{} SUB sockets",
-                crate::report::numbers::grouped(self.subs_per_process as u64)
+                crate::units::grouped(self.subs_per_process as u64)
             ),
             flag: self.subs_flag.to_string(),
             value: self.subs_per_process.to_string(),
@@ -94,7 +92,7 @@ pub fn publisher_fd_need(subscribers: u64, flag: &str, value: &str) -> FdNeed {
     FdNeed {
         fds: limits::publisher_fds(subscribers),
         who: "the publisher".into(),
-        what: format!("{} subscriber connections", crate::report::numbers::grouped(subscribers)),
+        what: format!("{} subscriber connections", crate::units::grouped(subscribers)),
         flag: flag.to_string(),
         value: value.to_string(),
         fewer: "fewer subscribers, or the publisher and the subscribers on different hosts with their own limits".into(),

@@ -5,7 +5,7 @@
 //! with made-up limits; [`ensure`] applies it to this process.
 
 use crate::error::{Error, Result};
-use crate::report::numbers::grouped;
+use crate::units::grouped;
 
 /// Descriptors a process holds besides its measured sockets: stdio, the control pipes,
 /// libzmq's own (context mailbox, reaper, io thread poller) and the binary's files.

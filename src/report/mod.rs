@@ -3,6 +3,7 @@
 
 pub mod compat;
 pub mod csv;
+pub mod fanout;
 #[doc(hidden)]
 pub mod fixture;
 mod graph;
@@ -11,7 +12,7 @@ pub mod json;
 mod layout;
 pub use layout::first_middle_hole;
 pub mod markdown;
-pub(crate) mod numbers;
+pub use crate::units as numbers;
 mod svg;
 pub mod table;
 

@@ -22,10 +22,9 @@ mod usage;
 mod wait;
 
 use crate::error::Result;
-pub use crate::runner::control::SentFacts;
 pub use crate::topology::Role;
 pub(crate) use open::open_all;
-pub use spec::{EchoMode, HeaderUse, NodeSpec, Quit, RoleReport, SockPlan};
+pub use spec::{EchoMode, HeaderUse, NodeSpec, Quit, RoleReport, SentFacts, SockPlan};
 use std::time::Duration;
 pub use usage::{legacy_role_name, usage};
 pub(crate) use usage::{node_usage, placement, rss_kib};

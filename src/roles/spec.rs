@@ -238,3 +238,25 @@ impl NodeSpec {
         self.peer_label.as_deref().unwrap_or(default)
     }
 }
+
+/// What a source says with its `sent`: when its send loop ran and, in a process of its
+/// own, that process's resident memory around it. Every field is optional on the wire
+/// (left out when not measured), so `{"type":"sent","v":1}` is still a whole message.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentFacts {
+    /// Monotonic clock at the first measured send, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_send_ns: Option<u64>,
+    /// Monotonic clock after the last send returned, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_send_ns: Option<u64>,
+    /// Resident memory (VmRSS) of the node's process before the first send, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_before_kib: Option<u64>,
+    /// Resident memory of the node's process after the last send, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_after_kib: Option<u64>,
+    /// Peak resident memory (VmHWM) of the node's process so far, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_peak_kib: Option<u64>,
+}

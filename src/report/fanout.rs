@@ -2,12 +2,11 @@
 //! lines in ms, then the percentiles, delivery in total and per subscriber, the slowest
 //! subscriber, and CPU and memory per process.
 
-use super::summary::FanoutReport;
-use super::ProcessUsage;
+use crate::fanout::{FanoutReport, ProcessUsage};
 use crate::report::first_middle_hole;
-use crate::report::numbers::grouped;
 use crate::roles::publisher::PubResult;
 use crate::roles::swarm::{StopReason, SubReport};
+use crate::units::grouped;
 use std::fmt::Write;
 
 /// `n` with its noun: `1 process`, `8 processes`.

@@ -1,5 +1,7 @@
-//! Number formatting shared by the human-readable reports: thousands separators, a few
-//! significant digits, the compact `±` of a confidence interval, sizes and axis labels.
+//! Number formatting for everything a person reads (reports, findings, error messages):
+//! thousands separators, a few significant digits, the compact `±` of a confidence
+//! interval, sizes and axis labels. Below every layer that prints, so none of them needs
+//! the reports to format a number.
 
 use crate::model::Estimate;
 
