@@ -252,7 +252,6 @@ pub(super) fn local_lat(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
         String::new(),
         || out::echo_detail(&r),
     );
-
     Ok(())
 }
 
@@ -274,7 +273,6 @@ pub(super) fn remote_lat(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
         out::latency_lines(&r),
         || out::latency_detail(&r),
     );
-
     Ok(())
 }
 
@@ -327,7 +325,6 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
             at_end: l.lost_at_end,
         });
     }
-
     Ok(())
 }
 
@@ -360,7 +357,6 @@ pub(super) fn remote_thr(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
             zmqperf::error::fmt_duration(cfg.timeout)
         );
     }
-
     Ok(())
 }
 
@@ -379,7 +375,6 @@ pub(super) fn inproc_lat(a: &InprocLat) -> Result<()> {
         out::latency_lines(&r),
         || out::latency_detail(&r),
     );
-
     Ok(())
 }
 
@@ -405,6 +400,5 @@ pub(super) fn inproc_thr(a: &InprocThr) -> Result<()> {
         out::throughput_lines(&r),
         || format!("{}{}", out::receiver_detail(&r), out::sender_detail(&s)),
     );
-
     Ok(())
 }

@@ -3,7 +3,7 @@
 use crate::clock::{measure_timer_cost, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::Result;
-use crate::roles::{run_here, HeaderUse, NodeSpec, Role, SockPlan};
+use crate::roles::{run_here, HeaderUse, NodeSpec, Role, RoleReport, SockPlan};
 use crate::stats::{LatencyHistogram, LatencySummary, LossSummary};
 use crate::topology::{SocketOptions, SocketType};
 use serde::Serialize;
@@ -110,6 +110,25 @@ pub(super) fn reported(bound: &[String], ep: &Endpoint) -> String {
         .unwrap_or_else(|| ep.as_str().to_string())
 }
 
+/// Runs a compatible command's node on this thread; `on_ready` gets the endpoint to report
+/// (the one bound, or the one connected to) before the run starts.
+pub(super) fn run_reported(
+    ctx: &zmq::Context,
+    spec: &NodeSpec,
+    ep: &Endpoint,
+    on_ready: impl FnOnce(&str),
+) -> Result<(RoleReport, String)> {
+    let mut endpoint = String::new();
+    let mut on_ready = Some(on_ready);
+    let r = run_here(ctx, spec, |b| {
+        endpoint = reported(b, ep);
+        if let Some(f) = on_ready.take() {
+            f(&endpoint);
+        }
+    })?;
+    Ok((r, endpoint))
+}
+
 /// local_lat: binds a REP socket and echoes `count` messages (the echo role).
 ///
 /// `on_ready` gets the endpoint actually bound, before the first message is awaited.
@@ -130,14 +149,7 @@ pub fn local_lat(
     spec.header = HeaderUse::Detect;
     spec.echo = cfg.echo;
     spec.peer_label = Some("remote_lat".into());
-    let mut endpoint = String::new();
-    let mut on_ready = Some(on_ready);
-    let r = run_here(ctx, &spec, |b| {
-        endpoint = reported(b, &cfg.endpoint);
-        if let Some(f) = on_ready.take() {
-            f(&endpoint);
-        }
-    })?;
+    let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, on_ready)?;
     let rt = r.round_trips.unwrap_or_default();
     if r.cut_short.is_some() {
         return Err(crate::error::Error::PeerStopped {
@@ -181,8 +193,7 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
     };
     spec.full_rtt = true;
     spec.peer_label = Some("local_lat".into());
-    let mut endpoint = String::new();
-    let r = run_here(ctx, &spec, |b| endpoint = reported(b, &cfg.endpoint))?;
+    let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, |_| {})?;
     let elapsed = r.round_trips.map(|t| t.elapsed_ns()).unwrap_or(0);
     Ok(LatencyResult {
         command: "remote_lat",

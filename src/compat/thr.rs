@@ -1,11 +1,11 @@
 //! The throughput pair: local_thr (PULL or SUB, binds, measures) and remote_thr
 //! (PUSH or PUB, connects, sends).
 
-use super::lat::{reported, socket};
+use super::lat::{run_reported, socket};
 use crate::clock::{measure_timer_cost, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::Result;
-use crate::roles::{run_here, HeaderUse, NodeSpec, Role};
+use crate::roles::{HeaderUse, NodeSpec, Role};
 use crate::stats::{LatencyHistogram, LatencySummary, LossSummary, Throughput};
 use crate::topology::{SocketOptions, SocketType};
 use serde::Serialize;
@@ -141,14 +141,7 @@ pub fn local_thr(
     spec.streams = vec![(cfg.stream_id, cfg.count)];
     spec.header = HeaderUse::Detect;
     spec.peer_label = Some("remote_thr".into());
-    let mut endpoint = String::new();
-    let mut on_ready = Some(on_ready);
-    let r = run_here(ctx, &spec, |b| {
-        endpoint = reported(b, &cfg.endpoint);
-        if let Some(f) = on_ready.take() {
-            f(&endpoint);
-        }
-    })?;
+    let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, on_ready)?;
     let delivered = r.delivered.unwrap_or_default();
     let received = delivered.messages;
     let elapsed_us = (delivered.elapsed_ns() / 1000).max(1);
@@ -205,8 +198,7 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
         HeaderUse::Never
     };
     spec.peer_label = Some("local_thr".into());
-    let mut endpoint = String::new();
-    let r = run_here(ctx, &spec, |b| endpoint = reported(b, &cfg.endpoint))?;
+    let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, |_| {})?;
     Ok(SenderResult {
         command: "remote_thr",
         endpoint,
