@@ -154,7 +154,7 @@ fn topology(out: &mut String, run: &RunResult) {
         pipe_table(out, &heads(&layout::NODE_HEADS), &rows(nodes), 4);
         let cut = layout::cut_short(run);
         if !cut.is_empty() {
-            let _ = writeln!(out, "\nCut short (idle for the timeout):\n");
+            let _ = writeln!(out, "\nCut short (the end of a stream never came):\n");
             for (id, why) in cut {
                 let _ = writeln!(out, "- `{id}`: {}", esc(&why));
             }

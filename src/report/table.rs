@@ -186,7 +186,7 @@ fn topology(out: &mut String, run: &RunResult) {
         case_table(out, &layout::NODE_HEADS, &nodes, 4);
         let cut = layout::cut_short(run);
         if !cut.is_empty() {
-            let _ = writeln!(out, "Cut short (idle for the timeout):");
+            let _ = writeln!(out, "Cut short (the end of a stream never came):");
             for (id, why) in cut {
                 wrap(out, "- ", &format!("{id}: {why}"));
             }
