@@ -300,3 +300,52 @@ fn help_has_examples() {
     assert!(o.stdout.contains("--pattern"), "{}", o.stdout);
     assert!(o.stdout.contains("Exit codes"), "{}", o.stdout);
 }
+
+/// A recorded run in a fresh history, for the output tests.
+fn history_with_a_run(name: &str) -> String {
+    let db = std::env::temp_dir().join(format!("zmqperf-out-{}-{name}.db", std::process::id()));
+    let _ = std::fs::remove_file(&db);
+    let db = db.display().to_string();
+    let o = run(
+        zp(&[
+            "run", "--patterns", "reqrep", "--transports", "inproc", "--sizes", "64", "--count",
+            "200", "--repetitions", "1", "--db", &db,
+        ]),
+        T,
+    );
+    assert_eq!(o.code, Some(0), "{o:?}");
+    db
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_and_a_full_disk_is_a_clear_error() {
+    with_watchdog(T, || {
+        let db = history_with_a_run("pipe");
+        // The reader goes away before anything is written (`| head -c 0`).
+        let mut child = zp(&["show", "last", "--db", &db, "--format", "html"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        // A full disk: exit 11 with what failed and what to do; the run stays recorded.
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = zp(&["show", "last", "--db", &db])
+            .stdout(full)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(11), "{err}");
+        assert!(err.contains("No space left on device") && err.contains("-o"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        let o = run(zp(&["history", "--db", &db]), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(o.stdout.contains("complete"), "{}", o.stdout);
+        let _ = std::fs::remove_file(&db);
+    });
+}
