@@ -308,8 +308,19 @@ fn history_with_a_run(name: &str) -> String {
     let db = db.display().to_string();
     let o = run(
         zp(&[
-            "run", "--patterns", "reqrep", "--transports", "inproc", "--sizes", "64", "--count",
-            "200", "--repetitions", "1", "--db", &db,
+            "run",
+            "--patterns",
+            "reqrep",
+            "--transports",
+            "inproc",
+            "--sizes",
+            "64",
+            "--count",
+            "200",
+            "--repetitions",
+            "1",
+            "--db",
+            &db,
         ]),
         T,
     );
@@ -333,7 +344,10 @@ fn a_closed_pipe_ends_quietly_and_a_full_disk_is_a_clear_error() {
         assert_eq!(out.status.code(), Some(0), "{err}");
         assert!(!err.contains("panicked"), "{err}");
         // A full disk: exit 11 with what failed and what to do; the run stays recorded.
-        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
         let out = zp(&["show", "last", "--db", &db])
             .stdout(full)
             .stderr(std::process::Stdio::piped())
@@ -341,11 +355,64 @@ fn a_closed_pipe_ends_quietly_and_a_full_disk_is_a_clear_error() {
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(11), "{err}");
-        assert!(err.contains("No space left on device") && err.contains("-o"), "{err}");
+        assert!(
+            err.contains("No space left on device") && err.contains("-o"),
+            "{err}"
+        );
         assert!(!err.contains("panicked"), "{err}");
         let o = run(zp(&["history", "--db", &db]), T);
         assert_eq!(o.code, Some(0), "{o:?}");
         assert!(o.stdout.contains("complete"), "{}", o.stdout);
+        let _ = std::fs::remove_file(&db);
+    });
+}
+
+#[test]
+fn output_paths_are_checked_before_measuring_and_never_the_history() {
+    with_watchdog(T, || {
+        let db = history_with_a_run("outpath");
+        for args in [
+            vec!["report", "last", "--db", &db, "-o", &db],
+            vec![
+                "run",
+                "--db",
+                &db,
+                "--format",
+                "json",
+                "-o",
+                &db,
+                "--patterns",
+                "reqrep",
+            ],
+        ] {
+            let o = run(zp(&args), 20);
+            assert_eq!(o.code, Some(3), "{args:?}: {o:?}");
+            assert!(o.stderr.contains("history database"), "{}", o.stderr);
+        }
+        // The history is intact.
+        let o = run(zp(&["show", "last", "--db", &db, "--format", "json"]), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        // A folder that does not exist is refused before any case runs.
+        let t0 = std::time::Instant::now();
+        let o = run(
+            zp(&[
+                "run",
+                "--no-history",
+                "-o",
+                "/nonexistent-zmqperf/r.html",
+                "--patterns",
+                "reqrep",
+            ]),
+            20,
+        );
+        assert_eq!(o.code, Some(3), "{o:?}");
+        assert!(o.stderr.contains("does not exist"), "{}", o.stderr);
+        assert!(
+            !o.stderr.contains("[1/"),
+            "nothing was measured: {}",
+            o.stderr
+        );
+        assert!(t0.elapsed() < std::time::Duration::from_secs(10));
         let _ = std::fs::remove_file(&db);
     });
 }

@@ -196,6 +196,7 @@ pub fn run(cli: Cli) -> Result<()> {
             return Ok(());
         }
         Cmd::Show { run, out, db } | Cmd::Report { run, out, db } => {
+            out.check(Some(&db.path()))?;
             let store = zmqperf::store::Store::open_existing(db.path())?;
             return out.emit(&store.load_run(run)?);
         }

@@ -117,19 +117,84 @@ pub struct OutArgs {
 }
 
 impl OutArgs {
-    /// Renders `run` in the chosen format to stdout or the file.
+    /// Checks, before anything is measured or read, that the format is known and that `-o`
+    /// names a file that can be written and is not the history database `db`.
+    pub fn check(&self, db: Option<&std::path::Path>) -> Result<()> {
+        zmqperf::report::Format::parse(&self.format)?;
+        let Some(out) = &self.output else {
+            return Ok(());
+        };
+        let p = std::path::Path::new(out);
+        let bad = |why: String| Error::invalid("-o", out, why);
+        if let Some(db) = db {
+            let same = match (p.canonicalize(), db.canonicalize()) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => p == db,
+            };
+            if same {
+                return Err(bad(
+                    "that is the history database; writing the report there would destroy every run recorded in it. Name another file, e.g. -o report.html".into(),
+                ));
+            }
+        }
+        if p.is_dir() {
+            return Err(bad(
+                "that is a folder; name a file in it, e.g. -o report.html".into(),
+            ));
+        }
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        if !dir.is_dir() {
+            return Err(bad(format!(
+                "the folder {} does not exist; create it or write somewhere else",
+                dir.display()
+            )));
+        }
+        let target = if p.exists() { p } else { dir };
+        if !writable(target) {
+            return Err(bad(format!(
+                "{} is not writable here; pick a file you may write",
+                target.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Renders `run` in the chosen format to stdout or the file. If the file cannot be
+    /// written after all (the disk filled up during the run), the report goes to standard
+    /// output and the reason to standard error: nothing measured is thrown away.
     pub fn emit(&self, run: &zmqperf::model::RunResult) -> Result<()> {
         let format = zmqperf::report::Format::parse(&self.format)?;
         let text = zmqperf::report::render(run, format);
         match &self.output {
-            Some(path) => std::fs::write(path, text).map_err(|e| Error::Io {
-                op: format!("writing the report to {path}"),
-                source: e,
-            })?,
+            Some(path) => {
+                if let Err(e) = std::fs::write(path, &text) {
+                    eprintln!(
+                        "zmqperf: could not write the report to {path} ({e}); it follows on standard output"
+                    );
+                    print!("{text}");
+                    return Err(Error::Io {
+                        op: format!("writing the report to {path}"),
+                        source: e,
+                    });
+                }
+            }
             None => print!("{text}"),
         }
         Ok(())
     }
+}
+
+/// Whether this process may write `p` (a file, or a folder to create a file in).
+fn writable(p: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid NUL-terminated path; access only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
 fn list<T>(s: &Option<String>, f: impl Fn(&str) -> Result<T>) -> Result<Option<Vec<T>>> {
@@ -329,7 +394,7 @@ pub fn catch_ctrl_c() {
 /// and prints the report (a partial one after Ctrl-C).
 pub fn run(a: &RunArgs, command: String) -> Result<()> {
     let (plan, workload, settings) = plan(a)?;
-    zmqperf::report::Format::parse(&a.out.format)?;
+    a.out.check(Some(&a.db.path()))?;
     let mut run = runner::new_run(command, workload);
     let mut store = a.db.begin(a.no_history, &run)?;
     catch_ctrl_c();

@@ -61,7 +61,9 @@ pub(super) fn topology_tables(out: &mut String, run: &RunResult) {
         plain_table(out, &layout::NODE_HEADS, &nodes, 4, &[], 0);
         let cut = layout::cut_short(run);
         if !cut.is_empty() {
-            out.push_str("<p>Cut short (the end of a stream never came):</p>\n<ul class=\"items\">\n");
+            out.push_str(
+                "<p>Cut short (the end of a stream never came):</p>\n<ul class=\"items\">\n",
+            );
             for (id, why) in cut {
                 let _ = writeln!(out, "<li><code>{}</code>: {}</li>", esc(id), esc(&why));
             }
