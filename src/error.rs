@@ -80,6 +80,9 @@ pub enum Error {
     /// A comparison found a case that regressed past the threshold (the report is printed first).
     #[error("{0}")]
     Regressed(String),
+    /// A comparison gate could not judge run B whole (the report is printed first).
+    #[error("{0}")]
+    Incomplete(String),
     /// Fewer peers joined than the run needs (subscribers that never subscribed).
     #[error("{0}")]
     Shortfall(String),
@@ -112,6 +115,7 @@ impl Error {
             Error::Regressed(_) => 15,
             Error::Shortfall(_) => 16,
             Error::CutShort { .. } => 17,
+            Error::Incomplete(_) => 18,
         }
     }
 

@@ -416,3 +416,70 @@ fn output_paths_are_checked_before_measuring_and_never_the_history() {
         let _ = std::fs::remove_file(&db);
     });
 }
+
+#[test]
+fn the_gate_fails_when_it_cannot_judge_everything() {
+    with_watchdog(T, || {
+        let db = std::env::temp_dir().join(format!("zmqperf-gate-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&db);
+        let db = db.display().to_string();
+        let one = |patterns: &str| {
+            let o = run(
+                zp(&[
+                    "run",
+                    "--patterns",
+                    patterns,
+                    "--transports",
+                    "inproc",
+                    "--sizes",
+                    "64",
+                    "--count",
+                    "200",
+                    "--repetitions",
+                    "2",
+                    "--no-floor",
+                    "--db",
+                    &db,
+                ]),
+                T,
+            );
+            assert_eq!(o.code, Some(0), "{o:?}");
+        };
+        one("reqrep,pair-lat"); // last~2
+        one("reqrep"); // last~1: one case of the baseline missing
+        one("dealerrouter"); // last: nothing in common with last~1
+        let gate = |a: &str, b: &str, extra: &[&str]| {
+            let mut args = vec!["compare", a, b, "--fail-above", "1000%", "--db", &db];
+            args.extend_from_slice(extra);
+            run(zp(&args), T)
+        };
+        let o = gate("last~1", "last", &[]);
+        assert_eq!(o.code, Some(18), "{o:?}");
+        assert!(
+            o.stdout
+                .contains("INCOMPLETE: the runs have no case in common"),
+            "{}",
+            o.stdout
+        );
+        assert!(!o.stdout.contains("PASS"), "{}", o.stdout);
+        let o = gate("last~2", "last~1", &[]);
+        assert_eq!(o.code, Some(18), "{o:?}");
+        assert!(
+            o.stdout.contains("1 of the baseline's cases are missing"),
+            "{}",
+            o.stdout
+        );
+        // Opting out: the gate passes on what it could compare, and says what it allowed.
+        let o = gate("last~2", "last~1", &["--allow-incomplete"]);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(
+            o.stdout.contains("PASS") && o.stdout.contains("allowed although"),
+            "{}",
+            o.stdout
+        );
+        // Without a threshold, nothing is gated.
+        let o = run(zp(&["compare", "last~1", "last", "--db", &db]), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let _ = std::fs::remove_file(&db);
+    });
+}

@@ -95,8 +95,14 @@ enum Cmd {
         /// The run to judge.
         run_b: String,
         /// Fail (exit 15) when a case got worse by more than this, beyond noise (e.g. 5%).
+        /// The gate also fails (exit 18) when it cannot judge everything: no case in common,
+        /// baseline cases missing, a run interrupted.
         #[arg(long, value_name = "PERCENT")]
         fail_above: Option<String>,
+        /// Let the gate pass on what it could compare, even with cases missing or a run
+        /// interrupted.
+        #[arg(long, requires = "fail_above")]
+        allow_incomplete: bool,
         #[command(flatten)]
         db: suite::DbArgs,
     },
@@ -204,6 +210,7 @@ pub fn run(cli: Cli) -> Result<()> {
             run_a,
             run_b,
             fail_above,
+            allow_incomplete,
             db,
         } => {
             let threshold = fail_above
@@ -212,7 +219,8 @@ pub fn run(cli: Cli) -> Result<()> {
                 .transpose()?;
             let store = zmqperf::store::Store::open_existing(db.path())?;
             let (a, b) = (store.load_run(run_a)?, store.load_run(run_b)?);
-            let c = zmqperf::store::compare(&a, &b, threshold);
+            let mut c = zmqperf::store::compare(&a, &b, threshold);
+            c.allow_incomplete = *allow_incomplete;
             print!("{}", zmqperf::store::format_comparison(&c));
             if c.regressed() {
                 return Err(Error::Regressed(format!(
@@ -220,6 +228,14 @@ pub fn run(cli: Cli) -> Result<()> {
                     b.run_id,
                     threshold.unwrap_or(0.0),
                     a.run_id
+                )));
+            }
+            if c.incomplete() {
+                return Err(Error::Incomplete(format!(
+                    "the gate could not judge {} against {}: {}",
+                    b.run_id,
+                    a.run_id,
+                    c.gaps().join("; ")
                 )));
             }
             return Ok(());

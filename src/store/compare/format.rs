@@ -153,8 +153,22 @@ fn summary(c: &Comparison) -> String {
     };
     let regressed = c.regressions().count();
     let newly_failing = c.failures.iter().filter(|f| f.newly_failing()).count();
+    if !c.regressed() && c.incomplete() {
+        return format!(
+            "INCOMPLETE: {} ({figures}); the gate fails (exit 18): compare runs of the same cases, or pass --allow-incomplete",
+            c.gaps().join("; ")
+        );
+    }
     if !c.regressed() {
-        return format!("PASS: no figure worse by more than {t}% beyond noise ({figures})");
+        let gaps = c.gaps();
+        let allowed = if gaps.is_empty() {
+            String::new()
+        } else {
+            format!(" (allowed although {})", gaps.join("; "))
+        };
+        return format!(
+            "PASS: no figure worse by more than {t}% beyond noise ({figures}){allowed}"
+        );
     }
     let mut parts = Vec::new();
     if regressed > 0 {

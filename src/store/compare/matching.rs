@@ -24,6 +24,7 @@ pub fn compare(a: &RunResult, b: &RunResult, fail_above_pct: Option<f64>) -> Com
         only_in_a: Vec::new(),
         only_in_b: Vec::new(),
         environment_notes: environment_notes(a, b),
+        allow_incomplete: false,
     };
     for ca in &a.cases {
         let Some(j) = in_b.get_mut(ca.id.as_str()).and_then(VecDeque::pop_front) else {

@@ -139,6 +139,8 @@ pub struct Comparison {
     pub only_in_b: Vec<String>,
     /// How the two runs' machines and software differ (differences there move the figures).
     pub environment_notes: Vec<String>,
+    /// The gate accepts a comparison that could not judge everything (`--allow-incomplete`).
+    pub allow_incomplete: bool,
 }
 
 impl Comparison {
@@ -148,6 +150,32 @@ impl Comparison {
         self.fail_above_pct.is_some()
             && (self.changes.iter().any(|c| c.regressed)
                 || self.failures.iter().any(CaseFailure::newly_failing))
+    }
+
+    /// Why a gate could not judge run B whole: nothing in common, baseline cases missing
+    /// from B, a run that did not complete. Empty when everything could be compared.
+    pub fn gaps(&self) -> Vec<String> {
+        let mut g = Vec::new();
+        if self.cases_compared == 0 {
+            g.push("the runs have no case in common".to_string());
+        } else if !self.only_in_a.is_empty() {
+            g.push(format!(
+                "{} of the baseline's cases are missing from {}",
+                self.only_in_a.len(),
+                self.b.run_id
+            ));
+        }
+        for r in [&self.a, &self.b] {
+            if r.status != "complete" {
+                g.push(format!("run {} is {}, not complete", r.run_id, r.status));
+            }
+        }
+        g
+    }
+
+    /// Whether a gate (a threshold) stands on an incomplete comparison, not allowed.
+    pub fn incomplete(&self) -> bool {
+        self.fail_above_pct.is_some() && !self.allow_incomplete && !self.gaps().is_empty()
     }
 
     /// The figures that regressed.
