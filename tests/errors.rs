@@ -483,3 +483,28 @@ fn the_gate_fails_when_it_cannot_judge_everything() {
         let _ = std::fs::remove_file(&db);
     });
 }
+
+#[test]
+fn a_second_binder_on_a_live_ipc_path_is_refused() {
+    with_watchdog(T, || {
+        let ep = ipc_endpoint();
+        let first = Proc::spawn(zp(&["local_thr", &ep, "64", "100", "--timeout", "3s"]), T);
+        // The first binder is ready when its socket file exists.
+        let path = ep.trim_start_matches("ipc://").to_string();
+        let t0 = std::time::Instant::now();
+        while !std::path::Path::new(&path).exists()
+            && t0.elapsed() < std::time::Duration::from_secs(5)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let o = run(zp(&["local_thr", &ep, "64", "100", "--timeout", "3s"]), 20);
+        assert_eq!(o.code, Some(5), "{o:?}");
+        assert!(o.stderr.contains("address already in use"), "{}", o.stderr);
+        // The first one still owns the path: a sender reaches it.
+        let s = run(zp(&["remote_thr", &ep, "64", "100"]), 20);
+        assert_eq!(s.code, Some(0), "{s:?}");
+        let f = first.finish();
+        assert_eq!(f.code, Some(0), "{f:?}");
+        assert!(f.stdout.contains("message count: 100"), "{}", f.stdout);
+    });
+}

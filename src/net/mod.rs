@@ -45,6 +45,7 @@ pub fn open_socket(
     let raw = endpoint.as_str();
     match side {
         Side::Bind => {
+            refuse_live_ipc(endpoint)?;
             configure(&mut s)?;
             s.bind(raw).map_err(|e| bind_error(endpoint, e))?
         }
@@ -70,6 +71,28 @@ pub fn open_socket(
         Side::Connect => raw.to_string(),
     };
     Ok((s, actual))
+}
+
+/// Refuses to bind an ipc path that a running process is listening on: libzmq would remove
+/// the socket file and take the path over, and the first binder would silently lose its
+/// peers. A file nobody listens on (left by a process that died) is fine to replace.
+fn refuse_live_ipc(endpoint: &Endpoint) -> Result<()> {
+    if endpoint.transport() != crate::transport::Transport::Ipc || endpoint.is_wildcard() {
+        return Ok(());
+    }
+    let Some(path) = endpoint.as_str().strip_prefix("ipc://") else {
+        return Ok(());
+    };
+    if path.starts_with('@') || !std::path::Path::new(path).exists() {
+        // The abstract namespace refuses a second binder by itself.
+        return Ok(());
+    }
+    match std::os::unix::net::UnixStream::connect(path) {
+        Ok(_) => Err(Error::AddressInUse {
+            endpoint: endpoint.to_string(),
+        }),
+        Err(_) => Ok(()),
+    }
 }
 
 /// The error for a failed bind, naming the cause and the fix.
