@@ -384,3 +384,57 @@ fn fanout_runs_are_recorded_and_compare_with_each_other() {
         let _ = std::fs::remove_file(&db);
     });
 }
+
+#[test]
+fn a_publisher_that_dies_part_way_is_reported_as_cut_short() {
+    with_watchdog(T, || {
+        let ep = free_tcp_endpoint();
+        let subs = Proc::spawn(
+            zp(&[
+                "sub-cluster",
+                "-c",
+                "1",
+                "-n",
+                "3",
+                "-h",
+                &ep,
+                "--idle",
+                "1s",
+                "--timeout",
+                "30s",
+                "--json",
+                "--no-history",
+            ]),
+            T,
+        );
+        subs.wait_stderr("waiting for the publisher");
+        // 50 ticks of 100 ms: killed after a few of them, without its end mark.
+        let publ = Proc::spawn(
+            zp(&[
+                "pub", "-h", &ep, "--subs", "3", "-t", "100", "-n", "1", "-p", "50",
+            ]),
+            T,
+        );
+        publ.wait_stderr("publishing");
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        // SAFETY: a signal to the process this test started, by its pid.
+        unsafe { libc::kill(publ.pid() as i32, libc::SIGKILL) };
+        let _ = publ.finish();
+        let o = subs.finish();
+        assert_eq!(o.code, Some(17), "{o:?}");
+        let r = json_of(&o);
+        check_schema(&r);
+        assert_eq!(r["stream_ended"], Value::Bool(false));
+        let got = u(&r, "/delivery/received");
+        assert!(
+            got > 0 && got < 150,
+            "a few ticks arrived at 3 subscribers: {got}"
+        );
+        assert!(o.stderr.contains("cut short"), "{}", o.stderr);
+        assert!(
+            o.stderr.contains("publisher stopped or died"),
+            "{}",
+            o.stderr
+        );
+    });
+}

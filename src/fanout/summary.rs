@@ -9,6 +9,7 @@ use crate::roles::publisher::PubResult;
 use crate::roles::swarm::{ChildReport, StopReason, SubReport};
 use crate::stats::ledger::{Gap, GAPS_LISTED};
 use crate::stats::{GapPosition, LatencyHistogram, LatencySummary, LossSummary};
+use crate::units::grouped;
 use serde::Serialize;
 
 /// Version of the JSON fan-out report (`schema/fanout-report.schema.json`).
@@ -70,6 +71,10 @@ pub struct FanoutReport {
     pub delivery: LossSummary,
     /// Subscribers that received every message exactly once and in order.
     pub complete_subscribers: u64,
+    /// Whether the stream's end is known: the end-of-stream message reached a subscriber,
+    /// or the publisher (in this run) said how many it sent. False: the publisher stopped
+    /// or died part-way, and how many it meant to send is unknown.
+    pub stream_ended: bool,
     /// Subscribers that lost, duplicated or reordered messages, worst first (at most 5).
     pub worst: Vec<SubReport>,
     /// Latency of every message at every subscriber, from the publisher's send call to the
@@ -146,6 +151,10 @@ pub fn merge(
         .chain(publisher.as_ref().map(|p| p.messages))
         .max()
         .unwrap_or(0);
+    let stream_ended = publisher.is_some()
+        || children
+            .iter()
+            .any(|c| c.subscribers.iter().any(|s| s.ended));
     let mut per_subscriber = Vec::new();
     let mut histogram = LatencyHistogram::new();
     let mut process_list = Vec::with_capacity(children.len());
@@ -214,6 +223,7 @@ pub fn merge(
         expected_per_subscriber: expected,
         delivery,
         complete_subscribers,
+        stream_ended,
         worst,
         latency: histogram.summary(),
         latency_histogram: histogram,
@@ -229,6 +239,20 @@ impl FanoutReport {
     /// The error for a run that lost messages (the report is printed first), if it did.
     pub fn loss_error(&self) -> Option<Error> {
         let d = &self.delivery;
+        if !self.stream_ended && d.received > 0 {
+            return Some(Error::CutShort {
+                detail: format!(
+                    "no subscriber saw the end of the stream; the last message to arrive was number {} of the publisher's",
+                    grouped(self.expected_per_subscriber)
+                ),
+                received: d.received,
+                expected: d.expected,
+                at_start: d.lost_at_start,
+                in_middle: d.lost_in_middle,
+                at_end: d.lost_at_end,
+                cause: "the publisher stopped or died before its last message (loss at the end cannot be counted without knowing how many it meant to send: give --expect N)".into(),
+            });
+        }
         (d.lost > 0).then(|| Error::Lost {
             lost: d.lost,
             expected: d.expected,

@@ -179,6 +179,13 @@ pub fn text(r: &FanoutReport) -> String {
         grouped(d.duplicated),
         grouped(d.reordered)
     );
+    if !r.stream_ended {
+        let _ = writeln!(
+            out,
+            "  cut short: the end of the stream never came; {} messages per subscriber arrived at most, and how many the publisher meant to send is unknown (the loss above counts only holes before the last one seen)",
+            grouped(r.expected_per_subscriber)
+        );
+    }
     if d.lost > 0 {
         let _ = writeln!(
             out,
