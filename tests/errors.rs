@@ -508,3 +508,61 @@ fn a_second_binder_on_a_live_ipc_path_is_refused() {
         assert!(f.stdout.contains("message count: 100"), "{}", f.stdout);
     });
 }
+
+#[test]
+fn a_history_locked_during_a_run_keeps_every_case_and_the_report() {
+    with_watchdog(T, || {
+        let db = history_with_a_run("lock");
+        let p = Proc::spawn(
+            zp(&[
+                "run",
+                "--patterns",
+                "reqrep,pair-lat",
+                "--transports",
+                "inproc",
+                "--sizes",
+                "64",
+                "--count",
+                "3000",
+                "--repetitions",
+                "2",
+                "--no-floor",
+                "--db",
+                &db,
+                "--format",
+                "json",
+            ]),
+            T,
+        );
+        // As soon as the run has begun in the history, another process locks it for 12 s:
+        // longer than a write waits (10 s), shorter than the end of the run retries (30 s).
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let t0 = std::time::Instant::now();
+        loop {
+            let runs: i64 = conn
+                .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+                .unwrap_or(0);
+            if runs >= 2 {
+                break;
+            }
+            assert!(
+                t0.elapsed() < std::time::Duration::from_secs(20),
+                "the run never began"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        conn.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(12));
+        conn.execute_batch("COMMIT").unwrap();
+        let o = p.finish();
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(o.stderr.contains("busy"), "the lock was met: {}", o.stderr);
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("the report");
+        assert_eq!(v["cases"].as_array().unwrap().len(), 2);
+        let o = run(zp(&["show", "last", "--db", &db, "--format", "json"]), T);
+        let h: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(h["status"], "complete", "{}", o.stdout);
+        assert_eq!(h["cases"].as_array().unwrap().len(), 2);
+        let _ = std::fs::remove_file(&db);
+    });
+}

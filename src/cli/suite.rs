@@ -390,6 +390,70 @@ pub fn catch_ctrl_c() {
     }
 }
 
+/// How long the end of a run keeps trying to write to a busy history.
+const RECORD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Writes the cases a busy history did not take during the run, then the run's end,
+/// retrying for [`RECORD_PATIENCE`]. If some cases still cannot be written, the run is
+/// marked `partial` when that at least can be written, and the error says how many.
+fn record_rest(
+    s: &mut zmqperf::store::Store,
+    run: &zmqperf::model::RunResult,
+    pending: &mut Vec<CaseResult>,
+) -> Result<()> {
+    let give_up = std::time::Instant::now() + RECORD_PATIENCE;
+    let mut last_err = None;
+    let mut said = false;
+    loop {
+        while let Some(case) = pending.first() {
+            match s.add_case(&run.run_id, case) {
+                Ok(()) => {
+                    pending.remove(0);
+                }
+                Err(e) => {
+                    last_err = Some(e);
+                    break;
+                }
+            }
+        }
+        let status = if pending.is_empty() {
+            run.status.as_str()
+        } else {
+            "partial"
+        };
+        if pending.is_empty() || std::time::Instant::now() >= give_up {
+            match s.finish_run(&run.run_id, status, run.finished_at.as_deref()) {
+                Ok(()) if pending.is_empty() => return Ok(()),
+                Ok(()) => {}
+                Err(e) if std::time::Instant::now() < give_up => {
+                    last_err = Some(e);
+                    std::thread::sleep(std::time::Duration::from_millis(500));
+                    continue;
+                }
+                Err(e) => last_err = Some(e),
+            }
+            let e = last_err.expect("a write failed");
+            eprintln!(
+                "zmqperf: {} of {} cases could not be recorded in {} within {} s (the report below has them all): {e}",
+                pending.len(),
+                run.cases.len(),
+                s.path().display(),
+                RECORD_PATIENCE.as_secs()
+            );
+            return Err(e.into());
+        }
+        if !said {
+            eprintln!(
+                "zmqperf: the history is busy; retrying for up to {} s to record {} case(s)",
+                RECORD_PATIENCE.as_secs(),
+                pending.len()
+            );
+            said = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
 /// `zmqperf run`: plans, runs, records each case in the history as soon as it is done,
 /// and prints the report (a partial one after Ctrl-C).
 pub fn run(a: &RunArgs, command: String) -> Result<()> {
@@ -398,25 +462,38 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
     let mut run = runner::new_run(command, workload);
     let mut store = a.db.begin(a.no_history, &run)?;
     catch_ctrl_c();
-    let mut store_error = None;
+    // Cases not yet in the history, in order: a write that fails (the database locked by
+    // another process) keeps them here, and they are written at the end.
+    let mut pending: Vec<CaseResult> = Vec::new();
     {
         let run_id = run.run_id.clone();
         let mut progress = Progress::new(&plan, |case: &CaseResult| {
-            if let Some(s) = store.as_mut() {
-                if let Err(e) = s.add_case(&run_id, case) {
-                    store_error.get_or_insert(e);
+            let Some(s) = store.as_mut() else { return };
+            pending.push(case.clone());
+            if pending.len() == 1 {
+                // Once a write failed, the others wait for the end: the run goes on.
+                if s.add_case(&run_id, case).is_ok() {
+                    pending.clear();
+                } else {
+                    eprintln!(
+                        "\nzmqperf: the history {} is busy (locked by another process?); the cases are kept and will be recorded at the end",
+                        s.path().display()
+                    );
                 }
             }
         });
         runner::run_suite(&mut run, &plan, &settings, &mut progress);
     }
-    if let Some(s) = store.as_mut() {
-        s.finish_run(&run.run_id, &run.status, run.finished_at.as_deref())?;
+    let recorded = match store.as_mut() {
+        Some(s) => record_rest(s, &run, &mut pending),
+        None => Ok(()),
+    };
+    // The report is printed whatever became of the history: nothing measured is lost.
+    let emitted = a.out.emit(&run);
+    if let Err(e) = recorded {
+        return Err(e);
     }
-    if let Some(e) = store_error {
-        return Err(e.into());
-    }
-    a.out.emit(&run)?;
+    emitted?;
     if run.status == "interrupted" {
         eprintln!(
             "zmqperf: interrupted: {} of {} cases done and recorded",
