@@ -490,9 +490,7 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
     };
     // The report is printed whatever became of the history: nothing measured is lost.
     let emitted = a.out.emit(&run);
-    if let Err(e) = recorded {
-        return Err(e);
-    }
+    recorded?;
     emitted?;
     if run.status == "interrupted" {
         eprintln!(
