@@ -4,6 +4,7 @@
 mod compat;
 mod diagnose;
 mod fanout;
+mod output;
 mod suite;
 
 use clap::{Parser, Subcommand};
