@@ -438,3 +438,77 @@ fn a_publisher_that_dies_part_way_is_reported_as_cut_short() {
         );
     });
 }
+
+/// The child processes of `pid` (from /proc).
+fn children_of(pid: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if let Ok(s) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_frozen_subscriber_process_is_stopped_and_the_others_are_reported() {
+    with_watchdog(T, || {
+        let ep = free_tcp_endpoint();
+        let subs = Proc::spawn(
+            zp(&[
+                "sub-cluster",
+                "-c",
+                "2",
+                "-n",
+                "3",
+                "-h",
+                &ep,
+                "--idle",
+                "1s",
+                "--timeout",
+                "30s",
+                "--json",
+                "--no-history",
+            ]),
+            T,
+        );
+        subs.wait_stderr("waiting for the publisher");
+        let publ = Proc::spawn(
+            zp(&[
+                "pub", "-h", &ep, "--subs", "6", "-t", "100", "-n", "1", "-p", "50", "--linger",
+                "1s",
+            ]),
+            T,
+        );
+        publ.wait_stderr("publishing");
+        let kids = children_of(subs.pid());
+        assert_eq!(kids.len(), 2, "two subscriber processes: {kids:?}");
+        // SAFETY: a signal to a process of this test's own tree, by its pid.
+        unsafe { libc::kill(kids[0], libc::SIGSTOP) };
+        let t0 = std::time::Instant::now();
+        let o = subs.finish();
+        let _ = publ.finish();
+        // Bounded by the job: 5 s of ticks, then 1 s idle and 5 s grace, not the 30 s timeout.
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(25),
+            "{:?}",
+            t0.elapsed()
+        );
+        assert_eq!(o.code, Some(16), "{o:?}");
+        let r = json_of(&o);
+        check_schema(&r);
+        let failed = r["failed_processes"].as_array().unwrap();
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert!(
+            failed[0].as_str().unwrap().contains("frozen or hung"),
+            "{failed:?}"
+        );
+        // The other process's 3 subscribers got the whole stream.
+        assert_eq!(u(&r, "/complete_subscribers"), 3);
+        assert!(o.stderr.contains("did not report"), "{}", o.stderr);
+    });
+}

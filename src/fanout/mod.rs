@@ -99,6 +99,14 @@ pub fn publisher_fd_need(subscribers: u64, flag: &str, value: &str) -> FdNeed {
     }
 }
 
+/// The subscriber processes that failed, as `subs[2]: why`.
+fn failed(failures: &[crate::runner::engine::Failure]) -> Vec<String> {
+    failures
+        .iter()
+        .map(|(n, why)| format!("{n}: {why}"))
+        .collect()
+}
+
 /// Checks the counts of a cluster, naming the flags at fault.
 pub fn check_counts(processes: u32, subs: u32, subs_flag: &str) -> Result<()> {
     if processes == 0 || processes > MAX_PROCESSES {
@@ -161,10 +169,12 @@ pub fn sub_cluster(cfg: &ClusterConfig, note: &mut dyn FnMut(String)) -> Result<
             ))
         },
     )?;
+    let (reports, failures) = reports;
     let (children, _) = run::split(reports);
-    if children
-        .iter()
-        .all(|r| r.stop == StopReason::NothingArrived)
+    if failures.is_empty()
+        && children
+            .iter()
+            .all(|r| r.stop == StopReason::NothingArrived)
     {
         return Err(Error::PeerAbsent {
             endpoint: cfg.endpoint.to_string(),
@@ -172,14 +182,16 @@ pub fn sub_cluster(cfg: &ClusterConfig, note: &mut dyn FnMut(String)) -> Result<
             timeout: cfg.first_timeout,
         });
     }
-    Ok(merge(
+    let mut r = merge(
         "sub-cluster",
         cfg.endpoint.as_str(),
         cfg.endpoint.transport(),
         cfg.subs_per_process,
         children,
         None,
-    ))
+    );
+    r.failed_processes = failed(&failures);
+    Ok(r)
 }
 
 /// Settings of a fan-out run: the publisher (in this process) and a sub-cluster.
@@ -266,18 +278,21 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
         &cfg.exe,
         &mut || {},
     )?;
+    let (reports, failures) = reports;
     let (children, pub_result) = run::split(reports);
     let pub_result = pub_result
         .ok_or_else(|| Error::Protocol("the publisher ended without its report".into()))?;
     let endpoint = connect_endpoint(&pub_result.endpoint);
-    Ok(merge(
+    let mut r = merge(
         "fanout",
         &endpoint,
         p.endpoint.transport(),
         cfg.subs_per_process,
         children,
         Some(pub_result),
-    ))
+    );
+    r.failed_processes = failed(&failures);
+    Ok(r)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use super::{ChildReport, ClusterConfig, PubConfig, PubResult};
 use crate::endpoint::Endpoint;
 use crate::error::Result;
-use crate::runner::engine::{repetition_with, Reports};
+use crate::runner::engine::{repetition_tolerant, Failure, Reports};
 use crate::runner::{CaseSpec, Settings};
 use crate::topology::check::check;
 use crate::topology::{Node, Placement, Role, SocketOptions, SocketSpec, Ticks, Topology};
@@ -84,6 +84,8 @@ pub(super) fn publisher_node(p: &PubConfig) -> Node {
 
 /// Runs `nodes` once on the engine: `timeout` is the per-wait timeout of every node,
 /// `case_timeout` the bound on the whole run; `placed` is called once every node is ready.
+/// A subscriber process that fails or overruns is stopped and returned among the failures;
+/// the others are still reported.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn topology(
     nodes: Vec<Node>,
@@ -94,7 +96,7 @@ pub(super) fn topology(
     case_timeout: Duration,
     exe: &Path,
     placed: &mut dyn FnMut(),
-) -> Result<Reports> {
+) -> Result<(Reports, Vec<Failure>)> {
     let topology = Topology {
         name: "fanout".into(),
         description: String::new(),
@@ -121,7 +123,7 @@ pub(super) fn topology(
         stamp_every: 1,
         floor: false,
     };
-    repetition_with(&graph, &case, &settings, placed)
+    repetition_tolerant(&graph, &case, &settings, placed)
 }
 
 /// The swarms' reports, in process order, and the publisher's result.

@@ -75,6 +75,9 @@ pub struct FanoutReport {
     /// or the publisher (in this run) said how many it sent. False: the publisher stopped
     /// or died part-way, and how many it meant to send is unknown.
     pub stream_ended: bool,
+    /// Subscriber processes that failed, died or overran and were stopped, with why; the
+    /// report covers the others (their subscribers are missing from the figures).
+    pub failed_processes: Vec<String>,
     /// Subscribers that lost, duplicated or reordered messages, worst first (at most 5).
     pub worst: Vec<SubReport>,
     /// Latency of every message at every subscriber, from the publisher's send call to the
@@ -224,6 +227,7 @@ pub fn merge(
         delivery,
         complete_subscribers,
         stream_ended,
+        failed_processes: Vec::new(),
         worst,
         latency: histogram.summary(),
         latency_histogram: histogram,
@@ -239,6 +243,13 @@ impl FanoutReport {
     /// The error for a run that lost messages (the report is printed first), if it did.
     pub fn loss_error(&self) -> Option<Error> {
         let d = &self.delivery;
+        if !self.failed_processes.is_empty() {
+            return Some(Error::Shortfall(format!(
+                "{} subscriber process(es) did not report and were left out of the figures: {}",
+                self.failed_processes.len(),
+                self.failed_processes.join("; ")
+            )));
+        }
         if !self.stream_ended && d.received > 0 {
             return Some(Error::CutShort {
                 detail: format!(

@@ -179,6 +179,9 @@ pub fn text(r: &FanoutReport) -> String {
         grouped(d.duplicated),
         grouped(d.reordered)
     );
+    for f in &r.failed_processes {
+        let _ = writeln!(out, "  left out: subscriber process {f}");
+    }
     if !r.stream_ended {
         let _ = writeln!(
             out,

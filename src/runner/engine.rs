@@ -282,6 +282,8 @@ struct Watch {
     deadline: Instant,
     /// A replica failed: the repetition ends at once.
     failed: bool,
+    /// Swarms whose failure does not end the repetition (the others are still reported).
+    tolerated: Vec<bool>,
 }
 
 /// How long a wait on one replica lasts before the others are looked at.
@@ -291,7 +293,7 @@ impl Watch {
     fn take(&mut self, i: usize, ev: Event) {
         match ev {
             Event::Done(r) => {
-                self.failed |= r.is_err();
+                self.failed |= r.is_err() && !self.tolerated[i];
                 self.done[i] = Some(*r);
             }
             Event::Sent => self.sent[i] = true,
@@ -303,37 +305,92 @@ impl Watch {
     /// sending to be over), looking at the others between slices: when one fails, the wait
     /// ends and so does the repetition.
     fn wait(&mut self, i: usize, until_sent: bool) {
+        self.wait_until(i, until_sent, self.deadline, None);
+    }
+
+    /// [`Watch::wait`] with a deadline of its own; `overrun` says why a replica that passes
+    /// it was stopped (default: a hang or a count too large for the case timeout).
+    fn wait_until(&mut self, i: usize, until_sent: bool, deadline: Instant, overrun: Option<&str>) {
+        let deadline = deadline.min(self.deadline);
         while self.done[i].is_none() && !(until_sent && self.sent[i]) && !self.failed {
             let now = Instant::now();
-            if now >= self.deadline {
-                self.placed[i].kill();
-                self.done[i] = Some(Err(format!(
-                    "{} did not answer in time and was stopped (a hang, or a count too large for --case-timeout)",
-                    self.placed[i].name()
-                )));
-                self.failed = true;
+            if now >= deadline {
+                self.overrun(i, overrun);
                 return;
             }
-            match self.placed[i].wait_event((now + WATCH_SLICE).min(self.deadline)) {
-                Ok(Some(ev)) => self.take(i, ev),
+            self.slice(i, (now + WATCH_SLICE).min(deadline));
+        }
+    }
+
+    /// Stops replica `i`, which passed its deadline, saying why.
+    fn overrun(&mut self, i: usize, why: Option<&str>) {
+        self.placed[i].kill();
+        let why = why.unwrap_or(
+            "did not answer in time and was stopped (a hang, or a count too large for --case-timeout)",
+        );
+        self.done[i] = Some(Err(format!("{} {why}", self.placed[i].name())));
+        self.failed |= !self.tolerated[i];
+    }
+
+    /// Waits on replica `i` until `until` at most, then takes what the others said.
+    fn slice(&mut self, i: usize, until: Instant) {
+        match self.placed[i].wait_event(until) {
+            Ok(Some(ev)) => self.take(i, ev),
+            Ok(None) => {}
+            Err(e) => {
+                self.done[i] = Some(Err(e.to_string()));
+                self.failed |= !self.tolerated[i];
+            }
+        }
+        for j in 0..self.placed.len() {
+            if j == i || self.done[j].is_some() {
+                continue;
+            }
+            match self.placed[j].try_next() {
+                Ok(Some(ev)) => self.take(j, ev),
                 Ok(None) => {}
                 Err(e) => {
-                    self.done[i] = Some(Err(e.to_string()));
-                    self.failed = true;
+                    self.done[j] = Some(Err(e.to_string()));
+                    self.failed |= !self.tolerated[j];
                 }
             }
-            for j in 0..self.placed.len() {
-                if j == i || self.done[j].is_some() {
-                    continue;
+        }
+    }
+
+    /// Waits until every swarm in `swarms` has ended its measurement (or failed). Once the
+    /// stream is over (`stream_over`, or when the first swarm finishes), each has its idle
+    /// time and a grace more; one that passes it is frozen or hung, and is stopped.
+    fn wait_swarms(&mut self, swarms: &[(usize, Duration)], mut stream_over: Option<Instant>) {
+        loop {
+            let pending: Vec<(usize, Duration)> = swarms
+                .iter()
+                .copied()
+                .filter(|(i, _)| self.done[*i].is_none() && !self.sent[*i])
+                .collect();
+            if pending.is_empty() || self.failed {
+                return;
+            }
+            if stream_over.is_none() && swarms.iter().any(|(i, _)| self.sent[*i]) {
+                stream_over = Some(Instant::now());
+            }
+            let now = Instant::now();
+            let mut next = self.deadline;
+            for &(i, idle) in &pending {
+                let bound = stream_over.map_or(self.deadline, |t| {
+                    (t + idle + SWARM_GRACE).min(self.deadline)
+                });
+                if now >= bound {
+                    let why = format!(
+                        "did not end its measurement within {} s of the end of the stream (frozen or hung?) and was stopped",
+                        (idle + SWARM_GRACE).as_secs()
+                    );
+                    self.overrun(i, Some(&why));
+                } else {
+                    next = next.min(bound);
                 }
-                match self.placed[j].try_next() {
-                    Ok(Some(ev)) => self.take(j, ev),
-                    Ok(None) => {}
-                    Err(e) => {
-                        self.done[j] = Some(Err(e.to_string()));
-                        self.failed = true;
-                    }
-                }
+            }
+            if let Some(&(i, _)) = pending.iter().find(|(i, _)| self.done[*i].is_none()) {
+                self.slice(i, (now + WATCH_SLICE).min(next));
             }
         }
     }
@@ -358,6 +415,36 @@ pub fn repetition_with(
     settings: &Settings,
     placed_all: &mut dyn FnMut(),
 ) -> Result<Reports> {
+    let (reports, failed) = run_repetition(g, case, settings, placed_all, false)?;
+    debug_assert!(failed.is_empty());
+    Ok(reports)
+}
+
+/// A replica that failed without ending the repetition: its name and why.
+pub type Failure = (String, String);
+
+/// [`repetition_with`] for a fan-out: a swarm that fails, dies or overruns is stopped and
+/// named, and the other replicas are still reported.
+pub fn repetition_tolerant(
+    g: &Graph,
+    case: &CaseSpec,
+    settings: &Settings,
+    placed_all: &mut dyn FnMut(),
+) -> Result<(Reports, Vec<Failure>)> {
+    run_repetition(g, case, settings, placed_all, true)
+}
+
+/// A swarm has this long beyond its idle time to end its measurement once the stream is
+/// over (its sources are done, or another swarm has finished).
+const SWARM_GRACE: Duration = Duration::from_secs(5);
+
+fn run_repetition(
+    g: &Graph,
+    case: &CaseSpec,
+    settings: &Settings,
+    placed_all: &mut dyn FnMut(),
+    tolerant: bool,
+) -> Result<(Reports, Vec<Failure>)> {
     let ctx = zmq::Context::new();
     let deadline = Instant::now() + settings.case_timeout;
     let mut reps = replicas(g, case, settings)?;
@@ -406,26 +493,40 @@ pub fn repetition_with(
         sent: vec![false; n],
         deadline,
         failed: false,
+        tolerated: reps
+            .iter()
+            .map(|r| tolerant && r.spec.role == Role::Swarm)
+            .collect(),
     };
     // 1. Sources and pings send to their end.
+    let mut actives = false;
     for (i, rep) in reps.iter().enumerate() {
         if rep.spec.role.is_active() {
+            actives = true;
             w.wait(i, true);
         }
     }
-    // 2. Swarms end their measurement by themselves (then hold their sockets until every
-    //    swarm is done); sinks, echoes and proxies that end by themselves are waited for,
-    //    the others told to stop (and drain) first. A sink that ends by itself is told too:
-    //    it takes the stop only after a quiet spell, so a stream whose end mark was dropped
-    //    (a PUB at its high-water mark) ends with what arrived instead of waiting out the
-    //    whole timeout.
-    for r in [Role::Swarm, Role::Sink, Role::Echo, Role::Proxy] {
+    // When the stream is over (the sources are done, or, without sources here, the first
+    // swarm has finished), every swarm has its idle time and a grace to finish too: one that
+    // is frozen or hung is stopped then, bounded by the job's own length.
+    let swarms: Vec<(usize, Duration)> = reps
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.spec.role == Role::Swarm)
+        .map(|(i, r)| {
+            let idle = r.spec.swarm.as_ref().map(|s| s.idle_ms).unwrap_or(0);
+            (i, Duration::from_millis(idle))
+        })
+        .collect();
+    w.wait_swarms(&swarms, actives.then(Instant::now));
+    // 2. Sinks, echoes and proxies that end by themselves are waited for, the others told
+    //    to stop (and drain) first. A sink that ends by itself is told too: it takes the
+    //    stop only after a quiet spell, so a stream whose end mark was dropped (a PUB at
+    //    its high-water mark) ends with what arrived instead of waiting out the whole
+    //    timeout.
+    for r in [Role::Sink, Role::Echo, Role::Proxy] {
         for (i, rep) in reps.iter().enumerate() {
             if rep.spec.role != r || w.done[i].is_some() {
-                continue;
-            }
-            if r == Role::Swarm {
-                w.wait(i, true);
                 continue;
             }
             if !rep.spec.ends_itself || r == Role::Sink {
@@ -444,15 +545,23 @@ pub fn repetition_with(
         w.wait(i, false);
     }
     let Watch {
-        mut placed, done, ..
+        mut placed,
+        done,
+        tolerated,
+        ..
     } = w;
     let mut first_err: Option<Error> = None;
     let mut out = Vec::new();
+    let mut failures = Vec::new();
     for (i, d) in done.into_iter().enumerate() {
         match d {
             Some(Ok(r)) => out.push((reps[i].clone(), r)),
             // Cut off by another replica's failure.
             None => placed[i].kill(),
+            Some(Err(e)) if tolerated[i] => {
+                placed[i].kill();
+                failures.push((reps[i].spec.name.clone(), e));
+            }
             Some(Err(e)) => {
                 placed[i].kill();
                 if first_err.is_none() {
@@ -463,6 +572,6 @@ pub fn repetition_with(
     }
     match first_err {
         Some(e) => Err(e),
-        None => Ok(out),
+        None => Ok((out, failures)),
     }
 }
