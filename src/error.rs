@@ -80,6 +80,12 @@ pub enum Error {
     /// A comparison found a case that regressed past the threshold (the report is printed first).
     #[error("{0}")]
     Regressed(String),
+    /// The run was interrupted (Ctrl-C); what was done is printed and recorded first.
+    #[error("interrupted: {0}")]
+    Interrupted(String),
+    /// Every case of a run failed (the report with the reasons is printed first).
+    #[error("{0}")]
+    AllFailed(String),
     /// A comparison gate could not judge run B whole (the report is printed first).
     #[error("{0}")]
     Incomplete(String),
@@ -116,6 +122,9 @@ impl Error {
             Error::Shortfall(_) => 16,
             Error::CutShort { .. } => 17,
             Error::Incomplete(_) => 18,
+            Error::AllFailed(_) => 19,
+            // 128 + SIGINT, as shells report a program ended by Ctrl-C.
+            Error::Interrupted(_) => 130,
         }
     }
 

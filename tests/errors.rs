@@ -566,3 +566,37 @@ fn a_history_locked_during_a_run_keeps_every_case_and_the_report() {
         let _ = std::fs::remove_file(&db);
     });
 }
+
+#[test]
+fn a_run_whose_every_case_failed_has_its_own_exit_code() {
+    with_watchdog(T, || {
+        // Far too many round trips for the case timeout: every repetition overruns.
+        let o = run(
+            zp(&[
+                "run",
+                "--no-history",
+                "--patterns",
+                "reqrep",
+                "--transports",
+                "inproc",
+                "--sizes",
+                "64",
+                "--count",
+                "100M",
+                "--repetitions",
+                "1",
+                "--case-timeout",
+                "300ms",
+                "--no-floor",
+            ]),
+            T,
+        );
+        assert_eq!(o.code, Some(19), "{o:?}");
+        assert!(o.stderr.contains("every case failed"), "{}", o.stderr);
+        assert!(
+            o.stdout.contains("Failed cases"),
+            "the report comes first: {}",
+            o.stdout
+        );
+    });
+}

@@ -205,7 +205,11 @@ fn a_role_that_overruns_fails_its_case_and_the_suite_goes_on() {
             ),
             T,
         );
-        assert_eq!(o.code, Some(0), "{o:?}");
+        assert_eq!(
+            o.code,
+            Some(19),
+            "every case failed: its own exit code, the report first: {o:?}"
+        );
         let v: Value = serde_json::from_str(&o.stdout).unwrap();
         let cases = v["cases"].as_array().unwrap();
         assert_eq!(cases.len(), 2, "both cases ran");
@@ -270,7 +274,7 @@ fn ctrl_c_keeps_the_finished_cases_and_reports_them() {
         // SAFETY: a signal to the child this test started, by its pid.
         unsafe { libc::kill(p.pid() as i32, libc::SIGINT) };
         let o = p.finish();
-        assert_eq!(o.code, Some(0), "{o:?}");
+        assert_eq!(o.code, Some(130), "Ctrl-C has its own exit code: {o:?}");
         assert!(o.stderr.contains("interrupted"), "{}", o.stderr);
         let v: Value = serde_json::from_str(&o.stdout).unwrap();
         assert_eq!(v["status"], "interrupted");

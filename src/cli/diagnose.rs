@@ -207,14 +207,14 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
         );
         print!("{}", zmqperf::report::table::findings_text(&run));
     }
-    if run.status == "interrupted" {
-        eprintln!(
-            "zmqperf: interrupted: {} findings made and recorded",
-            run.findings.len()
-        );
-    }
     if store.is_some() {
         a.db.announce(&run.run_id);
+    }
+    if run.status == "interrupted" {
+        return Err(Error::Interrupted(format!(
+            "{} findings made and recorded",
+            run.findings.len()
+        )));
     }
     Ok(())
 }

@@ -299,15 +299,21 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
     let emitted = a.out.emit(&run);
     recorded?;
     emitted?;
-    if run.status == "interrupted" {
-        eprintln!(
-            "zmqperf: interrupted: {} of {} cases done and recorded",
-            run.cases.len(),
-            plan.len()
-        );
-    }
     if store.is_some() {
         a.db.announce(&run.run_id);
+    }
+    if run.status == "interrupted" {
+        return Err(Error::Interrupted(format!(
+            "{} of {} cases done and recorded",
+            run.cases.len(),
+            plan.len()
+        )));
+    }
+    if !run.cases.is_empty() && run.cases.iter().all(|c| c.error.is_some()) {
+        return Err(Error::AllFailed(format!(
+            "every case failed ({}); the reasons are in the report",
+            run.cases.len()
+        )));
     }
     Ok(())
 }
