@@ -6,6 +6,21 @@ use std::time::Duration;
 /// The largest message size zmqperf accepts (1 GiB); larger runs would exhaust memory.
 pub const MAX_MESSAGE_SIZE: usize = 1 << 30;
 
+/// Whether the separators of a number's digits group them by three (`1,000`, `100_000`):
+/// `1,0,0` is a typo, not 100.
+fn grouped_by_three(s: &str) -> bool {
+    let digits_end = s
+        .trim()
+        .find(|c: char| !(c.is_ascii_digit() || c == '_' || c == ','))
+        .unwrap_or(s.trim().len());
+    let body = &s.trim()[..digits_end];
+    if !body.contains(['_', ',']) {
+        return true;
+    }
+    let groups: Vec<&str> = body.split(['_', ',']).collect();
+    groups[0].len() <= 3 && !groups[0].is_empty() && groups[1..].iter().all(|g| g.len() == 3)
+}
+
 fn split_number(s: &str) -> (String, String) {
     let cleaned: String = s
         .trim()
@@ -26,6 +41,13 @@ pub fn parse_count(what: &str, s: &str) -> Result<u64> {
     let hint = "write a whole number such as 1000, 100_000 or 1M";
     if num.is_empty() {
         return Err(Error::invalid(what, s, format!("not a number; {hint}")));
+    }
+    if !grouped_by_three(s) {
+        return Err(Error::invalid(
+            what,
+            s,
+            format!("separators must group the digits by three (1,000 or 100_000); {hint}"),
+        ));
     }
     let mult: u64 = match suffix.as_str() {
         "" => 1,
@@ -133,6 +155,18 @@ pub fn parse_duration(what: &str, s: &str) -> Result<Duration> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn separators_group_by_three() {
+        assert_eq!(parse_count("n", "1,000").unwrap(), 1000);
+        assert_eq!(parse_count("n", "100_000").unwrap(), 100_000);
+        assert_eq!(parse_count("n", "1_000_000").unwrap(), 1_000_000);
+        for bad in ["1,0,0", "10_00", "1,00,000", "_100"] {
+            let e = parse_count("n", bad).unwrap_err().to_string();
+            assert!(e.contains("group the digits by three"), "{bad}: {e}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -363,6 +363,10 @@ fn a_closed_pipe_ends_quietly_and_a_full_disk_is_a_clear_error() {
         let o = run(zp(&["history", "--db", &db]), T);
         assert_eq!(o.code, Some(0), "{o:?}");
         assert!(o.stdout.contains("complete"), "{}", o.stdout);
+        // Asking for no runs is a mistake, not an empty history.
+        let o = run(zp(&["history", "--db", &db, "--limit", "0"]), T);
+        assert_eq!(o.code, Some(3), "{o:?}");
+        assert!(o.stderr.contains("--limit"), "{}", o.stderr);
         let _ = std::fs::remove_file(&db);
     });
 }

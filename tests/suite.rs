@@ -346,3 +346,57 @@ fn history_show_compare_from_the_command_line() {
         assert_eq!(f.code, Some(3), "{f:?}");
     });
 }
+
+/// The socket files of the runner's own ipc endpoints in the temp folder.
+fn runner_socket_files() -> Vec<String> {
+    std::fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| {
+            let Some(mid) = n
+                .strip_prefix("zmqperf-")
+                .and_then(|r| r.strip_suffix(".sock"))
+            else {
+                return false;
+            };
+            mid.split('-').count() == 2
+                && mid
+                    .split('-')
+                    .all(|p| p.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect()
+}
+
+#[test]
+fn ipc_cases_leave_no_socket_file_behind() {
+    with_watchdog(T, || {
+        let before = runner_socket_files();
+        let v = json_run(
+            &[
+                "--transports",
+                "ipc",
+                "--patterns",
+                "pushpull,reqrep",
+                "--sizes",
+                "64",
+                "--count",
+                "300",
+                "--repetitions",
+                "2",
+            ],
+            "ipcfiles",
+        );
+        assert!(v["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["error"].is_null()));
+        let after: Vec<String> = runner_socket_files()
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect();
+        assert!(after.is_empty(), "left behind: {after:?}");
+    });
+}

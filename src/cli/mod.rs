@@ -195,6 +195,13 @@ pub fn run(cli: Cli) -> Result<()> {
             return diagnose::run(a, command);
         }
         Cmd::History { limit, db } => {
+            if *limit == 0 {
+                return Err(Error::invalid(
+                    "--limit",
+                    "0",
+                    "show at least 1 run (the newest first), e.g. --limit 20",
+                ));
+            }
             let store = zmqperf::store::Store::open_existing(db.path())?;
             print!(
                 "{}",

@@ -72,12 +72,16 @@ pub fn set_xpub_verbose(s: &mut zmq::Socket) -> Result<()> {
 
 static ENDPOINT_N: AtomicUsize = AtomicUsize::new(0);
 
-/// A fresh loopback endpoint to bind on `t`: `tcp://127.0.0.1:*`, an ipc socket file in
-/// the temp folder, or a new inproc name.
+/// A fresh loopback endpoint to bind on `t`: `tcp://127.0.0.1:*`, an ipc name (in Linux's
+/// abstract namespace, so no socket file is left behind in the temp folder, whatever
+/// becomes of the process), or a new inproc name.
 pub fn auto_endpoint(t: Transport) -> String {
     let n = ENDPOINT_N.fetch_add(1, Ordering::Relaxed);
     match t {
         Transport::Tcp => "tcp://127.0.0.1:*".into(),
+        Transport::Ipc if cfg!(target_os = "linux") => {
+            format!("ipc://@zmqperf-{}-{n}", std::process::id())
+        }
         Transport::Ipc => format!(
             "ipc://{}/zmqperf-{}-{n}.sock",
             std::env::temp_dir().display(),

@@ -39,7 +39,13 @@ pub fn estimate(xs: &[f64]) -> Option<Estimate> {
     } else {
         let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         let half = t975(n - 1) * (var / n as f64).sqrt();
-        ((mean - half).min(median), (mean + half).max(median))
+        // Every figure summarised here (a latency, a rate) is 0 or more: an interval
+        // reaching below zero says only that the spread is large.
+        let floor = if v[0] >= 0.0 { 0.0 } else { f64::NEG_INFINITY };
+        (
+            ((mean - half).min(median)).max(floor),
+            (mean + half).max(median),
+        )
     };
     Some(Estimate {
         median,
@@ -56,6 +62,14 @@ pub fn estimate(xs: &[f64]) -> Option<Estimate> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn intervals_of_figures_that_cannot_be_negative_stop_at_zero() {
+        let e = estimate(&[0.5, 10.0, 0.4]).unwrap();
+        assert_eq!(e.ci_low, 0.0, "{e:?}");
+        assert!(e.ci_high > 10.0);
+    }
+
     use super::*;
 
     #[test]
