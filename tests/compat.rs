@@ -323,3 +323,56 @@ fn smallest_and_largest_messages() {
     );
     assert_eq!(json(&l)["loss"]["received"], 4);
 }
+
+#[test]
+fn duplicates_do_not_use_up_the_count() {
+    with_watchdog(120, || {
+        // A foreign sender that speaks the header: 0..999 once each, five of them twice,
+        // the end mark on 999.
+        let l = Proc::spawn(
+            zp(&[
+                "local_thr",
+                "tcp://127.0.0.1:*",
+                "64",
+                "1000",
+                "--json",
+                "--timeout",
+                "10s",
+            ]),
+            120,
+        );
+        let ep = l.bound_endpoint();
+        let ctx = zmq::Context::new();
+        let s = ctx.socket(zmq::PUSH).unwrap();
+        s.set_linger(5000).unwrap();
+        s.set_sndtimeo(10_000).unwrap();
+        s.connect(&ep).unwrap();
+        let mut seqs: Vec<u64> = (0..1000).collect();
+        for d in [10u64, 200, 201, 500, 998] {
+            let at = seqs.iter().position(|&x| x == d).unwrap() + 1;
+            seqs.insert(at, d);
+        }
+        for seq in seqs {
+            let h = zmqperf::header::Header {
+                flags: if seq == 999 {
+                    zmqperf::header::FLAG_END
+                } else {
+                    0
+                },
+                stream_id: 7,
+                sequence: seq,
+                send_ns: 0,
+            };
+            let mut m = vec![0u8; 64];
+            m[..zmqperf::header::HEADER_LEN].copy_from_slice(&h.to_bytes());
+            s.send(m, 0).unwrap();
+        }
+        let o = l.finish();
+        drop(s);
+        assert_eq!(o.code, Some(0), "nothing was lost: {o:?}");
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(v["loss"]["lost"], 0, "{}", o.stdout);
+        assert_eq!(v["loss"]["duplicated"], 5, "{}", o.stdout);
+        assert_eq!(v["loss"]["received"], 1000, "{}", o.stdout);
+    });
+}
