@@ -103,8 +103,13 @@ pub fn latency_detail(r: &LatencyResult) -> String {
         Some(s) => {
             let _ = writeln!(
                 out,
-                "round-trip latency: {} samples, closed loop (one request in flight), {}",
+                "round-trip latency: {} samples, closed loop (one request in flight){}, {}",
                 s.count,
+                if s.count + 1 == r.roundtrip_count {
+                    " (the first round trip, which carries the connection's handshake, left out)"
+                } else {
+                    ""
+                },
                 if r.header {
                     "measurement header checked on every reply"
                 } else {

@@ -2,7 +2,7 @@
 //!
 //! A receiver records every sequence number it sees. The ledger keeps the set of received
 //! numbers as sorted ranges, so it can say exactly what was lost (holes), duplicated (seen
-//! twice) and reordered (arrived after a higher number), and where the holes fall.
+//! twice) and reordered (a new number that arrived after a higher one; a duplicate never counts as reordered), and where the holes fall.
 //! [`StreamLedger`] keeps one stream, [`Ledger`] all streams of a receiver, and
 //! [`LossSummary`] is what either says about them.
 

@@ -45,7 +45,8 @@ pub struct LossSummary {
     pub lost: u64,
     /// Arrivals of a message already received.
     pub duplicated: u64,
-    /// Messages that arrived after one with a higher sequence number.
+    /// Arrivals of a new number (not a duplicate) lower than the highest already seen: a
+    /// late message. A duplicate is never counted as reordered.
     pub reordered: u64,
     /// Number of holes.
     pub gap_count: u64,
