@@ -5,6 +5,7 @@
 //! reports collected.
 
 use super::place::{in_process, on_thread, Event, Placed};
+use super::watch::Watch;
 use super::{CaseSpec, Settings};
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
@@ -271,135 +272,6 @@ fn resolve_connects(g: &Graph, rep: &mut Replica, bound: &BTreeMap<(usize, usize
     }
 }
 
-/// A replica's end: its report or why it failed (None while it runs).
-type Outcome = Option<std::result::Result<RoleReport, String>>;
-
-/// The placed replicas of a repetition and what each has said so far.
-struct Watch {
-    placed: Vec<Box<dyn Placed>>,
-    done: Vec<Outcome>,
-    sent: Vec<bool>,
-    deadline: Instant,
-    /// A replica failed: the repetition ends at once.
-    failed: bool,
-    /// Swarms whose failure does not end the repetition (the others are still reported).
-    tolerated: Vec<bool>,
-}
-
-/// How long a wait on one replica lasts before the others are looked at.
-const WATCH_SLICE: Duration = Duration::from_millis(50);
-
-impl Watch {
-    fn take(&mut self, i: usize, ev: Event) {
-        match ev {
-            Event::Done(r) => {
-                self.failed |= r.is_err() && !self.tolerated[i];
-                self.done[i] = Some(*r);
-            }
-            Event::Sent => self.sent[i] = true,
-            Event::Ready(_) => {}
-        }
-    }
-
-    /// Waits for replica `i`'s report (or, with `until_sent`, for its measurement or its
-    /// sending to be over), looking at the others between slices: when one fails, the wait
-    /// ends and so does the repetition.
-    fn wait(&mut self, i: usize, until_sent: bool) {
-        self.wait_until(i, until_sent, self.deadline, None);
-    }
-
-    /// [`Watch::wait`] with a deadline of its own; `overrun` says why a replica that passes
-    /// it was stopped (default: a hang or a count too large for the case timeout).
-    fn wait_until(&mut self, i: usize, until_sent: bool, deadline: Instant, overrun: Option<&str>) {
-        let deadline = deadline.min(self.deadline);
-        while self.done[i].is_none() && !(until_sent && self.sent[i]) && !self.failed {
-            let now = Instant::now();
-            if now >= deadline {
-                self.overrun(i, overrun);
-                return;
-            }
-            self.slice(i, (now + WATCH_SLICE).min(deadline));
-        }
-    }
-
-    /// Stops replica `i`, which passed its deadline, saying why.
-    fn overrun(&mut self, i: usize, why: Option<&str>) {
-        self.placed[i].kill();
-        let why = why.unwrap_or(
-            "did not answer in time and was stopped (a hang, or a count too large for --case-timeout)",
-        );
-        self.done[i] = Some(Err(format!("{} {why}", self.placed[i].name())));
-        self.failed |= !self.tolerated[i];
-    }
-
-    /// Waits on replica `i` until `until` at most, then takes what the others said.
-    fn slice(&mut self, i: usize, until: Instant) {
-        match self.placed[i].wait_event(until) {
-            Ok(Some(ev)) => self.take(i, ev),
-            Ok(None) => {}
-            Err(e) => {
-                self.done[i] = Some(Err(e.to_string()));
-                self.failed |= !self.tolerated[i];
-            }
-        }
-        for j in 0..self.placed.len() {
-            if j == i || self.done[j].is_some() {
-                continue;
-            }
-            match self.placed[j].try_next() {
-                Ok(Some(ev)) => self.take(j, ev),
-                Ok(None) => {}
-                Err(e) => {
-                    self.done[j] = Some(Err(e.to_string()));
-                    self.failed |= !self.tolerated[j];
-                }
-            }
-        }
-    }
-
-    /// Waits until every swarm in `swarms` has ended its measurement (or failed). Once the
-    /// stream is over (`stream_over`, or when the first swarm finishes), each has its idle
-    /// time and a grace more; one that passes it is frozen or hung, and is stopped.
-    fn wait_swarms(&mut self, swarms: &[(usize, Duration)], mut stream_over: Option<Instant>) {
-        loop {
-            let pending: Vec<(usize, Duration)> = swarms
-                .iter()
-                .copied()
-                .filter(|(i, _)| self.done[*i].is_none() && !self.sent[*i])
-                .collect();
-            if pending.is_empty() || self.failed {
-                return;
-            }
-            if stream_over.is_none() && swarms.iter().any(|(i, _)| self.sent[*i]) {
-                stream_over = Some(Instant::now());
-            }
-            let now = Instant::now();
-            let mut next = self.deadline;
-            for &(i, idle) in &pending {
-                let bound = stream_over.map_or(self.deadline, |t| {
-                    (t + idle + SWARM_GRACE).min(self.deadline)
-                });
-                if now >= bound {
-                    let why = format!(
-                        "did not end its measurement within {} s of the end of the stream (frozen or hung?) and was stopped",
-                        (idle + SWARM_GRACE).as_secs()
-                    );
-                    self.overrun(i, Some(&why));
-                } else {
-                    next = next.min(bound);
-                }
-            }
-            if let Some(&(i, _)) = pending.iter().find(|(i, _)| self.done[*i].is_none()) {
-                self.slice(i, (now + WATCH_SLICE).min(next));
-            }
-        }
-    }
-
-    fn stop(&mut self, i: usize) {
-        let _ = self.placed[i].send(ToNode::Stop { v: VERSION });
-    }
-}
-
 /// A repetition's outcome per replica.
 pub type Reports = Vec<(Replica, RoleReport)>;
 
@@ -433,10 +305,6 @@ pub fn repetition_tolerant(
 ) -> Result<(Reports, Vec<Failure>)> {
     run_repetition(g, case, settings, placed_all, true)
 }
-
-/// A swarm has this long beyond its idle time to end its measurement once the stream is
-/// over (its sources are done, or another swarm has finished).
-const SWARM_GRACE: Duration = Duration::from_secs(5);
 
 fn run_repetition(
     g: &Graph,

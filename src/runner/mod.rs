@@ -11,6 +11,7 @@ pub mod floor;
 pub mod merge;
 pub mod place;
 pub mod plan;
+mod watch;
 
 use crate::endpoint::Transport;
 use crate::model::{
