@@ -311,3 +311,39 @@ fn a_run_whose_every_case_failed_has_its_own_exit_code() {
         );
     });
 }
+
+#[test]
+fn a_publisher_nobody_heard_and_a_rate_too_short_to_mean_much_are_said() {
+    with_watchdog(T, || {
+        let o = run(
+            zp(&[
+                "pub",
+                "-h",
+                "tcp://127.0.0.1:*",
+                "-t",
+                "10",
+                "-n",
+                "1",
+                "-p",
+                "2",
+                "--wait",
+                "200ms",
+            ]),
+            T,
+        );
+        assert_eq!(o.code, Some(16), "{o:?}");
+        assert!(
+            o.stderr.contains("no subscriber had subscribed"),
+            "{}",
+            o.stderr
+        );
+        let o = run(zp(&["inproc_thr", "64", "2"]), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(
+            o.stdout.starts_with("message size: 64 [B]\n"),
+            "{}",
+            o.stdout
+        );
+        assert!(o.stderr.contains("too short for a rate"), "{}", o.stderr);
+    });
+}

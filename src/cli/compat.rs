@@ -227,6 +227,17 @@ fn print(
     }
 }
 
+/// A rate measured over too short a time says more about the clock than the transport:
+/// say so on stderr (the compatible lines stay libzmq's).
+fn caveat_if_short(elapsed_ns: u64) {
+    if elapsed_ns < 1_000_000 {
+        eprintln!(
+            "zmqperf: warning: the messages took only {:.1} us to arrive, too short for a rate to mean much; send more of them (a larger <message-count>)",
+            elapsed_ns as f64 / 1000.0
+        );
+    }
+}
+
 pub(super) fn announce(command: &str, requested: &Endpoint, bound: &str) {
     if requested.is_wildcard() {
         eprintln!("zmqperf: {command} listening on {bound}");
@@ -294,6 +305,7 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
     };
     curve(&a.enable_curve)?;
     let r = compat::local_thr(ctx, &cfg, |b| announce("local_thr", &ep, b))?;
+    caveat_if_short(r.elapsed_ns);
     print(
         &a.common,
         || out::json(&r),
@@ -387,6 +399,7 @@ pub(super) fn inproc_thr(a: &InprocThr) -> Result<()> {
         !a.send.plain,
         parse_count("--stamp-every", &a.send.stamp_every)?,
     )?;
+    caveat_if_short(r.elapsed_ns);
     print(
         &a.common,
         || {

@@ -420,6 +420,14 @@ pub fn run_pub(a: &PubArgs) -> Result<()> {
     } else {
         print!("{}", zmqperf::report::fanout::publisher_text(&r));
     }
+    if r.subscribers == 0 {
+        return Err(Error::Shortfall(format!(
+            "no subscriber had subscribed to {} when the first tick went out (after --wait {}): the {} messages went nowhere. Start the subscribers first, or give --subs N to wait for them",
+            r.endpoint,
+            zmqperf::error::fmt_duration(parse_duration("--wait", &a.wait)?),
+            r.messages
+        )));
+    }
     Ok(())
 }
 
