@@ -379,3 +379,55 @@ fn duplicates_do_not_use_up_the_count() {
         assert_eq!(v["loss"]["received"], 1000, "{}", o.stdout);
     });
 }
+
+#[test]
+fn a_protocol_error_part_way_keeps_the_figures_of_what_arrived() {
+    with_watchdog(120, || {
+        let l = Proc::spawn(
+            zp(&[
+                "local_thr",
+                "tcp://127.0.0.1:*",
+                "64",
+                "1000",
+                "--json",
+                "--timeout",
+                "10s",
+            ]),
+            120,
+        );
+        let ep = l.bound_endpoint();
+        let ctx = zmq::Context::new();
+        let s = ctx.socket(zmq::PUSH).unwrap();
+        s.set_linger(5000).unwrap();
+        s.set_sndtimeo(10_000).unwrap();
+        s.connect(&ep).unwrap();
+        for seq in 0..100u64 {
+            let h = zmqperf::header::Header {
+                flags: 0,
+                stream_id: 3,
+                sequence: seq,
+                send_ns: 0,
+            };
+            let mut m = vec![0u8; 64];
+            m[..zmqperf::header::HEADER_LEN].copy_from_slice(&h.to_bytes());
+            s.send(m, 0).unwrap();
+        }
+        // Then a message of the right size without the header.
+        s.send(vec![0u8; 64], 0).unwrap();
+        let o = l.finish();
+        drop(s);
+        assert_eq!(o.code, Some(9), "{o:?}");
+        let v: Value = serde_json::from_str(&o.stdout).expect("the figures are printed");
+        assert_eq!(v["message_count"], 100, "{}", o.stdout);
+        assert_eq!(v["loss"]["received"], 100, "{}", o.stdout);
+        assert!(v["protocol_error"]
+            .as_str()
+            .unwrap()
+            .contains("after 100 messages"));
+        assert!(
+            o.stderr.contains("without the measurement header"),
+            "{}",
+            o.stderr
+        );
+    });
+}

@@ -312,6 +312,11 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
         out::throughput_lines(&r),
         || out::receiver_detail(&r),
     );
+    if let Some(why) = &r.protocol_error {
+        return Err(Error::Protocol(format!(
+            "{why} (the figures above are of the messages before it)"
+        )));
+    }
     if let Some(detail) = &r.cut_short {
         let l = r.loss.clone().unwrap_or_default();
         return Err(Error::CutShort {

@@ -85,6 +85,9 @@ pub struct ReceiverResult {
     /// Why the stream ended before its end mark came (nothing arrived for the timeout).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cut_short: Option<String>,
+    /// The stream broke the protocol part-way; the figures are of what arrived before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_error: Option<String>,
 }
 
 /// What remote_thr did.
@@ -168,6 +171,7 @@ pub fn local_thr(
         one_way_histogram: r.latency.filter(|_| header),
         timer,
         cut_short: r.cut_short,
+        protocol_error: r.protocol_error,
     })
 }
 

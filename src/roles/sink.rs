@@ -58,6 +58,7 @@ pub(super) fn run(
     let mut seen = 0u64;
     let mut start = 0;
     let mut cut_short = None;
+    let mut protocol_error = None;
     loop {
         let first = if routed { &mut id } else { &mut msg };
         let next = patience
@@ -121,12 +122,18 @@ pub(super) fn run(
         }
         let h = match Header::decode(msg.prefix(HEADER_LEN)) {
             Ok(Some(h)) => h,
-            Ok(None) => {
-                return Err(Error::Protocol(
-                    "a message without the measurement header".into(),
-                ))
+            other => {
+                let why = match other {
+                    Err(e) => e.to_string(),
+                    _ => "a message without the measurement header".to_string(),
+                };
+                if received == 0 {
+                    return Err(Error::Protocol(why));
+                }
+                // Part-way: what did arrive is measured; the error comes with it.
+                protocol_error = Some(format!("after {received} messages: {why}"));
+                break;
             }
-            Err(e) => return Err(Error::Protocol(e.to_string())),
         };
         if h.flags & FLAG_WARMUP != 0 {
             continue;
@@ -192,6 +199,7 @@ pub(super) fn run(
         }),
         ledger: header.then_some(ledger),
         cut_short,
+        protocol_error,
         header,
         usage: Some(node_usage(spec)),
         ..Default::default()

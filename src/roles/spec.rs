@@ -175,6 +175,10 @@ pub struct RoleReport {
     /// Whether the messages carried the measurement header.
     #[serde(default)]
     pub header: bool,
+    /// Sink: the stream broke the protocol part-way (a message without the header, or of
+    /// another version); the figures are of what arrived before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_error: Option<String>,
     /// Source on ticks: what the publisher did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publisher: Option<Box<super::publisher::PubResult>>,
