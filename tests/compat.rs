@@ -327,48 +327,60 @@ fn smallest_and_largest_messages() {
     assert_eq!(json(&l)["loss"]["received"], 4);
 }
 
+/// A `local_thr` expecting 1,000 messages of 64 B, and a foreign PUSH sender connected to
+/// it that speaks the measurement header (docs/wire-format.md).
+fn local_thr_and_a_foreign_sender() -> (Proc, zmq::Context, zmq::Socket) {
+    let l = Proc::spawn(
+        zp(&[
+            "local_thr",
+            "tcp://127.0.0.1:*",
+            "64",
+            "1000",
+            "--json",
+            "--timeout",
+            "10s",
+        ]),
+        120,
+    );
+    let ep = l.bound_endpoint();
+    let ctx = zmq::Context::new();
+    let s = ctx.socket(zmq::PUSH).unwrap();
+    s.set_linger(5000).unwrap();
+    s.set_sndtimeo(10_000).unwrap();
+    s.connect(&ep).unwrap();
+    (l, ctx, s)
+}
+
+/// Sends one 64-byte message carrying the header of `seq` in stream `stream`.
+fn send_numbered(s: &zmq::Socket, stream: u32, seq: u64, flags: u8) {
+    let h = zmqperf::header::Header {
+        flags,
+        stream_id: stream,
+        sequence: seq,
+        send_ns: 0,
+    };
+    let mut m = vec![0u8; 64];
+    m[..zmqperf::header::HEADER_LEN].copy_from_slice(&h.to_bytes());
+    s.send(m, 0).unwrap();
+}
+
 #[test]
 fn duplicates_do_not_use_up_the_count() {
     with_watchdog(120, || {
-        // A foreign sender that speaks the header: 0..999 once each, five of them twice,
-        // the end mark on 999.
-        let l = Proc::spawn(
-            zp(&[
-                "local_thr",
-                "tcp://127.0.0.1:*",
-                "64",
-                "1000",
-                "--json",
-                "--timeout",
-                "10s",
-            ]),
-            120,
-        );
-        let ep = l.bound_endpoint();
-        let ctx = zmq::Context::new();
-        let s = ctx.socket(zmq::PUSH).unwrap();
-        s.set_linger(5000).unwrap();
-        s.set_sndtimeo(10_000).unwrap();
-        s.connect(&ep).unwrap();
+        // 0..999 once each, five of them twice, the end mark on 999.
+        let (l, _ctx, s) = local_thr_and_a_foreign_sender();
         let mut seqs: Vec<u64> = (0..1000).collect();
         for d in [10u64, 200, 201, 500, 998] {
             let at = seqs.iter().position(|&x| x == d).unwrap() + 1;
             seqs.insert(at, d);
         }
         for seq in seqs {
-            let h = zmqperf::header::Header {
-                flags: if seq == 999 {
-                    zmqperf::header::FLAG_END
-                } else {
-                    0
-                },
-                stream_id: 7,
-                sequence: seq,
-                send_ns: 0,
+            let end = if seq == 999 {
+                zmqperf::header::FLAG_END
+            } else {
+                0
             };
-            let mut m = vec![0u8; 64];
-            m[..zmqperf::header::HEADER_LEN].copy_from_slice(&h.to_bytes());
-            s.send(m, 0).unwrap();
+            send_numbered(&s, 7, seq, end);
         }
         let o = l.finish();
         drop(s);
@@ -383,34 +395,9 @@ fn duplicates_do_not_use_up_the_count() {
 #[test]
 fn a_protocol_error_part_way_keeps_the_figures_of_what_arrived() {
     with_watchdog(120, || {
-        let l = Proc::spawn(
-            zp(&[
-                "local_thr",
-                "tcp://127.0.0.1:*",
-                "64",
-                "1000",
-                "--json",
-                "--timeout",
-                "10s",
-            ]),
-            120,
-        );
-        let ep = l.bound_endpoint();
-        let ctx = zmq::Context::new();
-        let s = ctx.socket(zmq::PUSH).unwrap();
-        s.set_linger(5000).unwrap();
-        s.set_sndtimeo(10_000).unwrap();
-        s.connect(&ep).unwrap();
+        let (l, _ctx, s) = local_thr_and_a_foreign_sender();
         for seq in 0..100u64 {
-            let h = zmqperf::header::Header {
-                flags: 0,
-                stream_id: 3,
-                sequence: seq,
-                send_ns: 0,
-            };
-            let mut m = vec![0u8; 64];
-            m[..zmqperf::header::HEADER_LEN].copy_from_slice(&h.to_bytes());
-            s.send(m, 0).unwrap();
+            send_numbered(&s, 3, seq, 0);
         }
         // Then a message of the right size without the header.
         s.send(vec![0u8; 64], 0).unwrap();
