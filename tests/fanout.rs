@@ -385,29 +385,36 @@ fn fanout_runs_are_recorded_and_compare_with_each_other() {
     });
 }
 
+/// A sub-cluster of `procs` processes of `subs` subscribers on a free tcp endpoint, idle
+/// after 1 s, ready and waiting for a publisher.
+fn sub_cluster_waiting(procs: &str, subs: &str) -> (String, Proc) {
+    let ep = free_tcp_endpoint();
+    let p = Proc::spawn(
+        zp(&[
+            "sub-cluster",
+            "-c",
+            procs,
+            "-n",
+            subs,
+            "-h",
+            &ep,
+            "--idle",
+            "1s",
+            "--timeout",
+            "30s",
+            "--json",
+            "--no-history",
+        ]),
+        T,
+    );
+    p.wait_stderr("waiting for the publisher");
+    (ep, p)
+}
+
 #[test]
 fn a_publisher_that_dies_part_way_is_reported_as_cut_short() {
     with_watchdog(T, || {
-        let ep = free_tcp_endpoint();
-        let subs = Proc::spawn(
-            zp(&[
-                "sub-cluster",
-                "-c",
-                "1",
-                "-n",
-                "3",
-                "-h",
-                &ep,
-                "--idle",
-                "1s",
-                "--timeout",
-                "30s",
-                "--json",
-                "--no-history",
-            ]),
-            T,
-        );
-        subs.wait_stderr("waiting for the publisher");
+        let (ep, subs) = sub_cluster_waiting("1", "3");
         // 50 ticks of 100 ms: killed after a few of them, without its end mark.
         let publ = Proc::spawn(
             zp(&[
@@ -457,26 +464,7 @@ fn children_of(pid: u32) -> Vec<i32> {
 #[test]
 fn a_frozen_subscriber_process_is_stopped_and_the_others_are_reported() {
     with_watchdog(T, || {
-        let ep = free_tcp_endpoint();
-        let subs = Proc::spawn(
-            zp(&[
-                "sub-cluster",
-                "-c",
-                "2",
-                "-n",
-                "3",
-                "-h",
-                &ep,
-                "--idle",
-                "1s",
-                "--timeout",
-                "30s",
-                "--json",
-                "--no-history",
-            ]),
-            T,
-        );
-        subs.wait_stderr("waiting for the publisher");
+        let (ep, subs) = sub_cluster_waiting("2", "3");
         let publ = Proc::spawn(
             zp(&[
                 "pub", "-h", &ep, "--subs", "6", "-t", "100", "-n", "1", "-p", "50", "--linger",
