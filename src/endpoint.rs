@@ -58,8 +58,18 @@ impl Endpoint {
                 Transport::Inproc => "missing name; write inproc://lat_test".to_string(),
             }));
         }
+        let mut raw = s.to_string();
         match transport {
-            Transport::Tcp => check_tcp(rest, side).map_err(bad)?,
+            Transport::Tcp => {
+                check_tcp(rest, side).map_err(bad)?;
+                // libzmq binds to an address or an interface, not a host name: "localhost",
+                // which every user writes, is its loopback address.
+                if side == Side::Bind {
+                    if let Some(port) = rest.strip_prefix("localhost:") {
+                        raw = format!("tcp://127.0.0.1:{port}");
+                    }
+                }
+            }
             Transport::Ipc => {
                 if rest.len() > IPC_PATH_MAX {
                     return Err(bad(format!(
@@ -76,10 +86,25 @@ impl Endpoint {
             }
             Transport::Inproc => {}
         }
-        Ok(Endpoint {
-            raw: s.to_string(),
-            transport,
-        })
+        Ok(Endpoint { raw, transport })
+    }
+
+    /// The host and port of a tcp endpoint (the target of a "src;dst" connect), brackets
+    /// removed from an IPv6 address.
+    pub fn tcp_host_port(&self) -> Option<(&str, &str)> {
+        if self.transport != Transport::Tcp {
+            return None;
+        }
+        let rest = self.raw.strip_prefix("tcp://")?;
+        let target = rest.rsplit(';').next().unwrap_or(rest);
+        let (host, port) = target.rsplit_once(':')?;
+        Some((host.trim_start_matches('[').trim_end_matches(']'), port))
+    }
+
+    /// Whether the tcp address is an IPv6 one (libzmq needs ZMQ_IPV6 for it).
+    pub fn is_ipv6(&self) -> bool {
+        self.tcp_host_port()
+            .is_some_and(|(h, _)| h.parse::<std::net::Ipv6Addr>().is_ok())
     }
 
     /// The endpoint as the user wrote it.

@@ -39,6 +39,13 @@ fn split_number(s: &str) -> (String, String) {
 pub fn parse_count(what: &str, s: &str) -> Result<u64> {
     let (num, suffix) = split_number(s);
     let hint = "write a whole number such as 1000, 100_000 or 1M";
+    if s.trim().starts_with('-') {
+        return Err(Error::invalid(
+            what,
+            s,
+            format!("must be at least 1; {hint}"),
+        ));
+    }
     if num.is_empty() {
         return Err(Error::invalid(what, s, format!("not a number; {hint}")));
     }
@@ -85,6 +92,13 @@ pub fn parse_count(what: &str, s: &str) -> Result<u64> {
 pub fn parse_size(what: &str, s: &str) -> Result<usize> {
     let (num, suffix) = split_number(s);
     let hint = "write a size in bytes such as 64, 1024, 64KiB or 1MiB";
+    if s.trim().starts_with('-') {
+        return Err(Error::invalid(
+            what,
+            s,
+            format!("a message must hold at least 1 byte; {hint}"),
+        ));
+    }
     if num.is_empty() {
         return Err(Error::invalid(what, s, format!("not a number; {hint}")));
     }
@@ -117,6 +131,29 @@ pub fn parse_size(what: &str, s: &str) -> Result<usize> {
         return Err(Error::invalid(what, s, "too large; the limit is 1 GiB"));
     }
     Ok(n as usize)
+}
+
+/// Parses a high-water mark (`--hwm`): messages, 0 for no limit, at most what libzmq's
+/// int option holds.
+pub fn parse_hwm(s: &str) -> Result<i32> {
+    let hint = "write a number of messages from 0 (no limit) to 2147483647";
+    let t = s.trim().replace(['_', ','], "");
+    match t.parse::<i64>() {
+        Ok(n) if n < 0 => Err(Error::invalid("--hwm", s, format!("negative; {hint}"))),
+        Ok(n) if n > i32::MAX as i64 => {
+            Err(Error::invalid("--hwm", s, format!("too large; {hint}")))
+        }
+        Ok(n) if grouped_by_three(s) => Ok(n as i32),
+        Ok(_) => Err(Error::invalid(
+            "--hwm",
+            s,
+            format!("separators must group the digits by three; {hint}"),
+        )),
+        Err(_) if t.starts_with('-') || t.chars().all(|c| c.is_ascii_digit()) && !t.is_empty() => {
+            Err(Error::invalid("--hwm", s, format!("out of range; {hint}")))
+        }
+        Err(_) => Err(Error::invalid("--hwm", s, format!("not a number; {hint}"))),
+    }
 }
 
 /// Parses a duration: a number with unit `ms`, `s` or `m` (`250ms`, `30s`, `2m`);

@@ -6,7 +6,7 @@ use std::time::Duration;
 use zmqperf::compat::{self, EchoMode, LatConfig, Pattern, ThrConfig};
 use zmqperf::endpoint::{Endpoint, Side, Transport};
 use zmqperf::error::{Error, Result};
-use zmqperf::parse::{parse_count, parse_duration, parse_size};
+use zmqperf::parse::{parse_count, parse_duration, parse_hwm, parse_size};
 use zmqperf::report::compat as out;
 
 #[derive(Args)]
@@ -37,8 +37,10 @@ pub(super) struct LocalLat {
     /// Endpoint to bind, e.g. tcp://127.0.0.1:5555 (tcp://127.0.0.1:* picks a free port).
     bind_to: String,
     /// Message size in bytes (64, 1KiB, 64MiB).
+    #[arg(allow_negative_numbers = true)]
     message_size: String,
     /// Round trips to serve (100_000, 1M).
+    #[arg(allow_negative_numbers = true)]
     roundtrip_count: String,
     #[command(flatten)]
     echo: EchoOpts,
@@ -51,8 +53,10 @@ pub(super) struct RemoteLat {
     /// Endpoint to connect to, e.g. tcp://127.0.0.1:5555.
     connect_to: String,
     /// Message size in bytes (64, 1KiB, 64MiB).
+    #[arg(allow_negative_numbers = true)]
     message_size: String,
     /// Round trips to make (100_000, 1M).
+    #[arg(allow_negative_numbers = true)]
     roundtrip_count: String,
     /// Plain mode: no measurement header and no per-round-trip clock readings (libzmq's loop).
     #[arg(long)]
@@ -75,8 +79,8 @@ pub(super) struct ThrOpts {
     #[arg(long, value_enum, default_value = "pushpull")]
     pattern: PatternArg,
     /// High-water mark of the measured socket, in messages (libzmq's default is 1000; 0 = none).
-    #[arg(long)]
-    hwm: Option<i32>,
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    hwm: Option<String>,
 }
 
 #[derive(Args)]
@@ -84,8 +88,10 @@ pub(super) struct LocalThr {
     /// Endpoint to bind, e.g. tcp://127.0.0.1:5556 (tcp://127.0.0.1:* picks a free port).
     bind_to: String,
     /// Message size in bytes (64, 1KiB, 64MiB).
+    #[arg(allow_negative_numbers = true)]
     message_size: String,
     /// Messages to receive (1_000_000, 1M).
+    #[arg(allow_negative_numbers = true)]
     message_count: String,
     /// libzmq's optional <enable_curve>: only 0 is accepted for now.
     enable_curve: Option<String>,
@@ -111,8 +117,10 @@ pub(super) struct RemoteThr {
     /// Endpoint to connect to, e.g. tcp://127.0.0.1:5556.
     connect_to: String,
     /// Message size in bytes (64, 1KiB, 64MiB).
+    #[arg(allow_negative_numbers = true)]
     message_size: String,
     /// Messages to send (1_000_000, 1M).
+    #[arg(allow_negative_numbers = true)]
     message_count: String,
     /// libzmq's optional <enable_curve>: only 0 is accepted for now.
     enable_curve: Option<String>,
@@ -131,8 +139,10 @@ pub(super) struct RemoteThr {
 #[derive(Args)]
 pub(super) struct InprocLat {
     /// Message size in bytes (64, 1KiB, 64MiB).
+    #[arg(allow_negative_numbers = true)]
     message_size: String,
     /// Round trips (100_000, 1M).
+    #[arg(allow_negative_numbers = true)]
     roundtrip_count: String,
     /// Plain mode: no measurement header and no per-round-trip clock readings.
     #[arg(long)]
@@ -146,8 +156,10 @@ pub(super) struct InprocLat {
 #[derive(Args)]
 pub(super) struct InprocThr {
     /// Message size in bytes (64, 1KiB, 64MiB).
+    #[arg(allow_negative_numbers = true)]
     message_size: String,
     /// Messages (1_000_000, 1M).
+    #[arg(allow_negative_numbers = true)]
     message_count: String,
     #[command(flatten)]
     send: SendOpts,
@@ -197,17 +209,6 @@ fn pattern(p: PatternArg) -> Pattern {
     match p {
         PatternArg::Pushpull => Pattern::PushPull,
         PatternArg::Pubsub => Pattern::PubSub,
-    }
-}
-
-fn hwm(v: Option<i32>) -> Result<Option<i32>> {
-    match v {
-        Some(h) if h < 0 => Err(Error::invalid(
-            "--hwm",
-            &h.to_string(),
-            "must be 0 (no limit) or more",
-        )),
-        other => Ok(other),
     }
 }
 
@@ -298,7 +299,7 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
         pattern: pattern(a.thr.pattern),
         instrumented: false,
         stamp_every: 1,
-        hwm: hwm(a.thr.hwm)?,
+        hwm: a.thr.hwm.as_deref().map(parse_hwm).transpose()?,
         lossy: false,
         stream_id: 0,
         endpoint: ep.clone(),
@@ -356,7 +357,7 @@ pub(super) fn remote_thr(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
         pattern: pattern(a.thr.pattern),
         instrumented: !a.send.plain,
         stamp_every: parse_count("--stamp-every", &a.send.stamp_every)?,
-        hwm: hwm(a.thr.hwm)?,
+        hwm: a.thr.hwm.as_deref().map(parse_hwm).transpose()?,
         lossy: a.lossy,
         stream_id: std::process::id(),
     };

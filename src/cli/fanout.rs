@@ -10,7 +10,7 @@ use zmqperf::endpoint::{Endpoint, Side, Transport};
 use zmqperf::error::{Error, Result};
 use zmqperf::fanout::{self, ClusterConfig, FanoutConfig, FanoutReport, PubConfig};
 use zmqperf::header::HEADER_LEN;
-use zmqperf::parse::{parse_count, parse_duration, parse_size};
+use zmqperf::parse::{parse_count, parse_duration, parse_hwm, parse_size};
 
 /// The longest interval between ticks, ms: a week.
 const MAX_INTERVAL_MS: u64 = 7 * 24 * 3600 * 1000;
@@ -114,8 +114,8 @@ pub struct PubArgs {
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub linger: String,
     /// Send high-water mark per subscriber, in messages (libzmq's default is 1000; 0 = none).
-    #[arg(long, allow_negative_numbers = true)]
-    pub hwm: Option<i32>,
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    pub hwm: Option<String>,
     /// Print one JSON object instead of the lines.
     #[arg(long)]
     pub json: bool,
@@ -158,8 +158,8 @@ pub struct SubClusterArgs {
     #[arg(long, value_name = "N")]
     pub expect: Option<String>,
     /// Receive high-water mark per subscriber, in messages (0 = none).
-    #[arg(long, allow_negative_numbers = true)]
-    pub hwm: Option<i32>,
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    pub hwm: Option<String>,
     /// Print the whole report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -218,8 +218,8 @@ pub struct FanoutArgs {
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub idle: String,
     /// High-water mark per subscriber, in messages, on both sides (0 = none).
-    #[arg(long, allow_negative_numbers = true)]
-    pub hwm: Option<i32>,
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    pub hwm: Option<String>,
     /// Print the whole report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -260,17 +260,6 @@ fn small(flag: &str, s: &str, max: u32, what: &str) -> Result<u32> {
         return Err(Error::invalid(flag, s, format!("at most {max}; {what}")));
     }
     Ok(n as u32)
-}
-
-fn hwm(v: Option<i32>) -> Result<Option<i32>> {
-    match v {
-        Some(h) if h < 0 => Err(Error::invalid(
-            "--hwm",
-            &h.to_string(),
-            "must be 0 (no limit) or more",
-        )),
-        other => Ok(other),
-    }
 }
 
 fn procs(v: &Option<String>) -> Result<u32> {
@@ -413,7 +402,7 @@ pub fn run_pub(a: &PubArgs) -> Result<()> {
         .transpose()?;
     cfg.wait = parse_duration("--wait", &a.wait)?;
     cfg.linger = parse_duration("--linger", &a.linger)?;
-    cfg.hwm = hwm(a.hwm)?;
+    cfg.hwm = a.hwm.as_deref().map(parse_hwm).transpose()?;
     let r = fanout::publish(cfg, &mut |l| note(format!("pub: {l}")))?;
     if a.json {
         println!("{}", serde_json::to_string(&r).expect("results serialise"));
@@ -449,7 +438,7 @@ pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
             .as_deref()
             .map(|s| number("--expect", s, false, "expect at least 1 message"))
             .transpose()?,
-        hwm: hwm(a.hwm)?,
+        hwm: a.hwm.as_deref().map(parse_hwm).transpose()?,
         exe: exe()?,
         subs_flag: "-n",
     };
@@ -500,7 +489,7 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
         },
     };
     let mut publisher = pub_config(&a.schedule, ep, &a.timeout)?;
-    let hwm = hwm(a.hwm)?;
+    let hwm = a.hwm.as_deref().map(parse_hwm).transpose()?;
     publisher.hwm = hwm;
     let cfg = FanoutConfig {
         publisher,

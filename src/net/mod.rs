@@ -42,6 +42,9 @@ pub fn open_socket(
         .map_err(zmq_err("setting ZMQ_SNDTIMEO"))?;
     // Pending messages get at most the timeout to leave when the socket closes: no hang at exit.
     s.set_linger(ms).map_err(zmq_err("setting ZMQ_LINGER"))?;
+    if endpoint.is_ipv6() {
+        s.set_ipv6(true).map_err(zmq_err("setting ZMQ_IPV6"))?;
+    }
     let raw = endpoint.as_str();
     match side {
         Side::Bind => {
@@ -59,6 +62,7 @@ pub fn open_socket(
                     .map_err(zmq_err("setting ZMQ_IMMEDIATE"))?;
             }
             configure(&mut s)?;
+            resolve_host(endpoint)?;
             s.connect(raw).map_err(|e| connect_error(endpoint, e))?
         }
     }
@@ -104,7 +108,7 @@ pub fn bind_error(endpoint: &Endpoint, e: zmq::Error) -> Error {
             }
         }
         zmq::Error::EADDRNOTAVAIL => "that address is not on this machine; bind to 127.0.0.1, * or one of this host's addresses".to_string(),
-        zmq::Error::ENODEV => "no such network interface; name an address or interface this host has".to_string(),
+        zmq::Error::ENODEV => "neither an address nor a network interface of this host (libzmq binds to an address such as 127.0.0.1 or *, or an interface name such as lo, not a host name)".to_string(),
         zmq::Error::EACCES => "permission denied; use a port above 1023 or a path you may write".to_string(),
         zmq::Error::ENOENT => "the directory of the ipc path does not exist; create it or pick another path".to_string(),
         other => format!("ZeroMQ refused it ({other}); check the address"),
@@ -112,6 +116,34 @@ pub fn bind_error(endpoint: &Endpoint, e: zmq::Error) -> Error {
     Error::Endpoint {
         endpoint: endpoint.to_string(),
         reason,
+    }
+}
+
+/// A host name that does not resolve is said at once (libzmq would retry it silently and
+/// the run would end as "no peer").
+fn resolve_host(endpoint: &Endpoint) -> Result<()> {
+    use std::net::ToSocketAddrs;
+    let Some((host, port)) = endpoint.tcp_host_port() else {
+        return Ok(());
+    };
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(());
+    }
+    let port: u16 = port.parse().unwrap_or(0);
+    match (host, port).to_socket_addrs() {
+        Ok(addrs) if addrs.len() > 0 => Ok(()),
+        Ok(_) => Err(Error::Endpoint {
+            endpoint: endpoint.to_string(),
+            reason: format!(
+                "the host name '{host}' has no address; check it or write an IP address"
+            ),
+        }),
+        Err(e) => Err(Error::Endpoint {
+            endpoint: endpoint.to_string(),
+            reason: format!(
+                "cannot resolve the host name '{host}' ({e}); check it or write an IP address"
+            ),
+        }),
     }
 }
 

@@ -28,6 +28,12 @@ pub(super) fn run(
         unit: "round trips",
     };
     let s = &mut o.sock;
+    // A request still queued when the peer never answered must not hold the close for the
+    // linger as well: the wait for the peer is the timeout, once.
+    let fail = |s: &zmq::Socket, e: zmq::Error, i: u64| {
+        let _ = s.set_linger(0);
+        wait.error(e, i, String::new())
+    };
     let mut msg = RawMsg::zeroed(spec.size)?;
     let mut delim = RawMsg::new();
     let plain = spec.header == HeaderUse::Never;
@@ -56,19 +62,13 @@ pub(super) fn run(
             msg.write_array(&h.to_bytes());
         }
         if spec.delimiter {
-            delim
-                .send(s, zmq::SNDMORE)
-                .map_err(|e| wait.error(e, i, String::new()))?;
+            delim.send(s, zmq::SNDMORE).map_err(|e| fail(s, e, i))?;
         }
-        msg.send(s, 0)
-            .map_err(|e| wait.error(e, i, String::new()))?;
+        msg.send(s, 0).map_err(|e| fail(s, e, i))?;
         if spec.delimiter {
-            delim
-                .recv(s, 0)
-                .map_err(|e| wait.error(e, i, String::new()))?;
+            delim.recv(s, 0).map_err(|e| fail(s, e, i))?;
         }
-        msg.recv(s, 0)
-            .map_err(|e| wait.error(e, i, String::new()))?;
+        msg.recv(s, 0).map_err(|e| fail(s, e, i))?;
         check_size(&msg, spec.size, i)?;
         progress.tick(i);
         if plain {
