@@ -124,7 +124,7 @@ impl ChildProc {
         let status = self
             .child
             .wait()
-            .map(|s| s.to_string())
+            .map(describe_status)
             .unwrap_or_else(|e| e.to_string());
         let err = self
             .stderr
@@ -144,6 +144,31 @@ impl ChildProc {
 impl Drop for ChildProc {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// How a process ended, in words: "exited with code 3", "killed by signal 9 (SIGKILL)".
+pub fn describe_status(s: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = s.code() {
+        return format!("exited with code {code}");
+    }
+    match s.signal() {
+        Some(sig) => {
+            let name = match sig {
+                1 => " (SIGHUP)",
+                2 => " (SIGINT)",
+                6 => " (SIGABRT)",
+                9 => " (SIGKILL)",
+                11 => " (SIGSEGV)",
+                13 => " (SIGPIPE)",
+                15 => " (SIGTERM)",
+                _ => "",
+            };
+            let core = if s.core_dumped() { ", core dumped" } else { "" };
+            format!("killed by signal {sig}{name}{core}")
+        }
+        None => s.to_string(),
     }
 }
 
@@ -192,5 +217,14 @@ mod tests {
         assert!(!p.wait_until(Instant::now() + Duration::from_millis(50)));
         assert!(p.exited());
         assert!(t0.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn exit_statuses_are_said_in_words() {
+        use std::os::unix::process::ExitStatusExt;
+        let st = |raw| describe_status(std::process::ExitStatus::from_raw(raw));
+        assert_eq!(st(3 << 8), "exited with code 3");
+        assert_eq!(st(9), "killed by signal 9 (SIGKILL)");
+        assert_eq!(st(11 | 0x80), "killed by signal 11 (SIGSEGV), core dumped");
     }
 }

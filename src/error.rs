@@ -92,6 +92,10 @@ pub enum Error {
     /// Fewer peers joined than the run needs (subscribers that never subscribed).
     #[error("{0}")]
     Shortfall(String),
+    /// A node of a run failed (its own error, whose exit code is kept), or died, was killed
+    /// by a signal, or overran its time and was stopped (exit 20).
+    #[error("{0}")]
+    Node(NodeFailure),
     /// An I/O error outside ZeroMQ.
     #[error("{op}: {source}")]
     Io {
@@ -99,6 +103,60 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// The exit code of a node that died, was killed by a signal, or overran and was stopped.
+pub const NODE_LOST: i32 = 20;
+
+/// How a node of a run ended without its report, as the runner keeps it: what happened
+/// (naming the node and the cause) and the exit code that stands for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeFailure {
+    /// "node subs[2] (pid 7835) died: killed by signal 9 (SIGKILL)", "node sink failed: ...".
+    pub what: String,
+    /// The node's own error's exit code, or [`NODE_LOST`].
+    pub code: i32,
+}
+
+impl NodeFailure {
+    /// The node reported (or returned) an error: its message and exit code are kept.
+    pub fn failed(node: &str, e: &Error) -> Self {
+        match e {
+            Error::Node(f) => f.clone(),
+            e => NodeFailure {
+                what: format!("{node} failed: {e}"),
+                code: e.exit_code(),
+            },
+        }
+    }
+
+    /// The node reported an error over the control protocol (a child process).
+    pub fn reported(node: &str, message: &str, code: i32) -> Self {
+        NodeFailure {
+            what: format!("{node} failed: {message}"),
+            code,
+        }
+    }
+
+    /// The node died, was killed or overran: `why` completes "node X ...".
+    pub fn lost(node: &str, why: impl std::fmt::Display) -> Self {
+        NodeFailure {
+            what: format!("{node} {why}"),
+            code: NODE_LOST,
+        }
+    }
+}
+
+impl std::fmt::Display for NodeFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.what)
+    }
+}
+
+impl From<NodeFailure> for Error {
+    fn from(f: NodeFailure) -> Self {
+        Error::Node(f)
+    }
 }
 
 impl Error {
@@ -123,6 +181,7 @@ impl Error {
             Error::CutShort { .. } => 17,
             Error::Incomplete(_) => 18,
             Error::AllFailed(_) => 19,
+            Error::Node(f) => f.code,
             // 128 + SIGINT, as shells report a program ended by Ctrl-C.
             Error::Interrupted(_) => 130,
         }

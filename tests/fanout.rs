@@ -462,6 +462,47 @@ fn children_of(pid: u32) -> Vec<i32> {
 }
 
 #[test]
+fn a_killed_subscriber_process_is_named_and_pub_says_subscribers_left() {
+    with_watchdog(T, || {
+        let (ep, subs) = sub_cluster_waiting("2", "3");
+        let publ = Proc::spawn(
+            zp(&[
+                "pub", "-h", &ep, "--subs", "6", "-t", "100", "-n", "1", "-p", "30", "--linger",
+                "2s",
+            ]),
+            T,
+        );
+        publ.wait_stderr("publishing");
+        let kids = children_of(subs.pid());
+        assert_eq!(kids.len(), 2, "two subscriber processes: {kids:?}");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        // SAFETY: a signal to a process of this test's own tree, by its pid.
+        unsafe { libc::kill(kids[0], libc::SIGKILL) };
+        let o = subs.finish();
+        let p = publ.finish();
+        // The sub-cluster reports the other process and names how this one ended.
+        assert_eq!(o.code, Some(16), "{o:?}");
+        let r = json_of(&o);
+        check_schema(&r);
+        let failed = r["failed_processes"].as_array().unwrap();
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        let why = failed[0].as_str().unwrap();
+        assert!(why.contains("died: killed by signal 9 (SIGKILL)"), "{why}");
+        assert!(!why.contains("protocol error"), "{why}");
+        assert_eq!(u(&r, "/complete_subscribers"), 3);
+        // The publisher saw 3 subscribers leave before its last tick, and says so.
+        assert_eq!(p.code, Some(16), "{p:?}");
+        assert!(
+            p.stdout
+                .contains("3 of 6 subscribers left before the last message"),
+            "{}",
+            p.stdout
+        );
+        assert!(p.stderr.contains("before the last message"), "{}", p.stderr);
+    });
+}
+
+#[test]
 fn a_frozen_subscriber_process_is_stopped_and_the_others_are_reported() {
     with_watchdog(T, || {
         let (ep, subs) = sub_cluster_waiting("2", "3");

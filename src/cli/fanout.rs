@@ -417,6 +417,14 @@ pub fn run_pub(a: &PubArgs) -> Result<()> {
             r.messages
         )));
     }
+    if r.left_early > 0 {
+        return Err(Error::Shortfall(format!(
+            "{} of {} subscribers left {} before the last message (died, stopped or gave up part-way); the subscriber side knows what each got",
+            r.left_early,
+            r.subscribers,
+            r.endpoint
+        )));
+    }
     Ok(())
 }
 

@@ -4,7 +4,7 @@
 //! control protocol like any node: start, wait for `sent` (with the send times and the
 //! process's memory), maybe `stop`, then its report (with the time its context ended).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, NodeFailure, Result};
 use crate::roles::{NodeSpec, Quit, Role, RoleReport, SentFacts, SockPlan};
 use crate::runner::control::{ToNode, VERSION};
 use crate::runner::place::{in_process, Event, Placed};
@@ -53,7 +53,7 @@ pub fn spec(
 /// The experiment's handle on its sender process.
 pub struct Sender {
     node: Box<dyn Placed>,
-    report: Option<std::result::Result<RoleReport, String>>,
+    report: Option<std::result::Result<RoleReport, NodeFailure>>,
 }
 
 impl Sender {
@@ -111,7 +111,7 @@ impl Sender {
                 Ok(Some(Event::Done(r))) => self.report = Some(*r),
                 Ok(Some(_)) => {}
                 Ok(None) => return false,
-                Err(e) => self.report = Some(Err(e.to_string())),
+                Err(e) => self.report = Some(Err(NodeFailure::failed("the sender process", &e))),
             }
         }
         true
@@ -140,9 +140,12 @@ impl Sender {
 }
 
 /// The error of a sender that ended (with `when` saying at which point, if early).
-fn failed(when: &str, r: std::result::Result<RoleReport, String>) -> Error {
+fn failed(when: &str, r: std::result::Result<RoleReport, NodeFailure>) -> Error {
     match r {
-        Err(e) => Error::Protocol(format!("the sender process failed: {e}")),
+        Err(f) => Error::Node(NodeFailure {
+            what: format!("the sender process: {}", f.what),
+            code: f.code,
+        }),
         Ok(_) => Error::Protocol(format!("the sender process ended {when}")),
     }
 }

@@ -99,12 +99,10 @@ pub fn publisher_fd_need(subscribers: u64, flag: &str, value: &str) -> FdNeed {
     }
 }
 
-/// The subscriber processes that failed, as `subs[2]: why`.
+/// The subscriber processes that failed, each as what happened to it ("node subs[2]
+/// (pid 7835) died: killed by signal 9 (SIGKILL)").
 fn failed(failures: &[crate::runner::engine::Failure]) -> Vec<String> {
-    failures
-        .iter()
-        .map(|(n, why)| format!("{n}: {why}"))
-        .collect()
+    failures.iter().map(|(_, f)| f.what.clone()).collect()
 }
 
 /// Checks the counts of a cluster, naming the flags at fault.

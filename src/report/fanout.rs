@@ -134,6 +134,17 @@ fn publisher_lines(out: &mut String, p: &PubResult) {
         );
     }
     out.push('\n');
+    if p.left_early > 0 {
+        let _ = writeln!(
+            out,
+            "  warning: {} of {} subscribers left before the last message{}: they missed the rest of the stream",
+            grouped(p.left_early),
+            grouped(p.subscribers),
+            p.first_left_tick
+                .map(|t| format!(" (the first before tick {} of {})", grouped(t + 1), grouped(p.passes)))
+                .unwrap_or_default()
+        );
+    }
     if !p.all_left {
         let _ = writeln!(
             out,

@@ -94,6 +94,13 @@ pub struct PubResult {
     pub send_delay: Option<LatencySummary>,
     /// Subscribers that left between the first tick and the publisher's close.
     pub left: u64,
+    /// Of them, those that left before the last message was sent (they missed the rest of
+    /// the stream: a subscriber that died, or was stopped, part-way).
+    #[serde(default)]
+    pub left_early: u64,
+    /// The tick before which the first of them was seen gone.
+    #[serde(default)]
+    pub first_left_tick: Option<u64>,
     /// Whether all subscribers had left before the publisher closed its socket. False means
     /// messages still queued when it closed may not have been delivered.
     pub all_left: bool,
@@ -234,10 +241,14 @@ impl Publisher {
         } else {
             now_ns()
         };
+        let mut first_left_tick = None;
         for tick in 0..self.cfg.passes {
             let due = start.saturating_add(tick.saturating_mul(interval_ns));
             if interval_ns > 0 {
                 self.idle_until(due, abort)?;
+            }
+            if first_left_tick.is_none() && self.unsubscribed > left_before {
+                first_left_tick = Some(tick);
             }
             for _ in 0..self.cfg.per_tick {
                 let send_ns = now_ns();
@@ -257,6 +268,7 @@ impl Publisher {
             }
         }
         let end = now_ns();
+        let left_early = self.unsubscribed - left_before;
         sent();
 
         // Keep the connections up until every subscriber, done, has closed: closing first
@@ -287,6 +299,8 @@ impl Publisher {
             },
             send_delay: delay.map(|h| h.summary()),
             left: self.unsubscribed - left_before,
+            left_early,
+            first_left_tick,
             all_left: self.counts_leaving && self.present() == 0,
             usage: ProcessUsage::of_this_process("publisher"),
         })

@@ -8,7 +8,7 @@ use super::place::{in_process, on_thread, Event, Placed};
 use super::watch::Watch;
 use super::{CaseSpec, Settings};
 use crate::endpoint::Transport;
-use crate::error::{Error, Result};
+use crate::error::{Error, NodeFailure, Result};
 use crate::net::auto_endpoint;
 use crate::roles::swarm::SwarmSpec;
 use crate::roles::{EchoMode, HeaderUse, NodeSpec, RoleReport, SockPlan};
@@ -293,7 +293,7 @@ pub fn repetition_with(
 }
 
 /// A replica that failed without ending the repetition: its name and why.
-pub type Failure = (String, String);
+pub type Failure = (String, NodeFailure);
 
 /// [`repetition_with`] for a fan-out: a swarm that fails, dies or overruns is stopped and
 /// named, and the other replicas are still reported.
@@ -327,10 +327,10 @@ fn run_repetition(
         let eps = match p.next(deadline)? {
             Event::Ready(eps) => eps,
             Event::Done(r) => {
-                return Err(Error::Protocol(match *r {
-                    Err(e) => format!("{} failed: {e}", p.name()),
-                    Ok(_) => format!("{} ended before it was ready", p.name()),
-                }))
+                return Err(match *r {
+                    Err(f) => f.into(),
+                    Ok(_) => Error::Protocol(format!("{} ended before it was ready", p.name())),
+                })
             }
             Event::Sent => {
                 return Err(Error::Protocol(format!(
@@ -433,7 +433,7 @@ fn run_repetition(
             Some(Err(e)) => {
                 placed[i].kill();
                 if first_err.is_none() {
-                    first_err = Some(Error::Protocol(format!("{} failed: {e}", placed[i].name())));
+                    first_err = Some(e.into());
                 }
             }
         }

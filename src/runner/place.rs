@@ -6,7 +6,7 @@
 use super::control::{SentFacts, ToNode, ToRunner, VERSION};
 use crate::child::ChildProc;
 use crate::clock::now_ns;
-use crate::error::{Error, Result};
+use crate::error::{Error, NodeFailure, Result};
 use crate::roles::{run_node, Control, NodeSpec, RoleReport, CHILD_ENV};
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -23,7 +23,7 @@ pub enum Event {
     /// [`Placed::sent_facts`]).
     Sent,
     /// Done: its report, or why it failed.
-    Done(Box<std::result::Result<RoleReport, String>>),
+    Done(Box<std::result::Result<RoleReport, NodeFailure>>),
 }
 
 /// A node started somewhere, driven by the runner.
@@ -67,13 +67,20 @@ fn try_recv(events: &Receiver<Event>) -> std::result::Result<Option<Event>, ()> 
     }
 }
 
+/// Why a node that passed its deadline was stopped.
+pub const OVERRAN: &str =
+    "did not answer in time and was stopped (a hang, or a count too large for --case-timeout)";
+
+/// The failure of a node whose thread ended without a report.
+fn thread_died(name: &str) -> Error {
+    NodeFailure::lost(name, "died: its thread ended without a report").into()
+}
+
 fn recv(events: &Receiver<Event>, name: &str, deadline: Instant) -> Result<Option<Event>> {
     let left = deadline.saturating_duration_since(Instant::now());
     match events.recv_timeout(left) {
         Ok(ev) => Ok(Some(ev)),
-        Err(RecvTimeoutError::Timeout) => Err(Error::Protocol(format!(
-            "{name} did not answer in time and was stopped (a hang, or a count too large for --case-timeout)"
-        ))),
+        Err(RecvTimeoutError::Timeout) => Err(NodeFailure::lost(name, OVERRAN).into()),
         Err(RecvTimeoutError::Disconnected) => Ok(None),
     }
 }
@@ -99,12 +106,7 @@ impl Placed for OnThread {
     }
 
     fn next(&mut self, deadline: Instant) -> Result<Event> {
-        recv(&self.events, &self.name, deadline)?.ok_or_else(|| {
-            Error::Protocol(format!(
-                "{} died: its thread ended without a report",
-                self.name
-            ))
-        })
+        recv(&self.events, &self.name, deadline)?.ok_or_else(|| thread_died(&self.name))
     }
 
     fn wait_event(&mut self, until: Instant) -> Result<Option<Event>> {
@@ -112,20 +114,12 @@ impl Placed for OnThread {
         match self.events.recv_timeout(left) {
             Ok(ev) => Ok(Some(ev)),
             Err(RecvTimeoutError::Timeout) => Ok(None),
-            Err(RecvTimeoutError::Disconnected) => Err(Error::Protocol(format!(
-                "{} died: its thread ended without a report",
-                self.name
-            ))),
+            Err(RecvTimeoutError::Disconnected) => Err(thread_died(&self.name)),
         }
     }
 
     fn try_next(&mut self) -> Result<Option<Event>> {
-        try_recv(&self.events).map_err(|_| {
-            Error::Protocol(format!(
-                "{} died: its thread ended without a report",
-                self.name
-            ))
-        })
+        try_recv(&self.events).map_err(|_| thread_died(&self.name))
     }
 
     fn kill(&mut self) {
@@ -181,6 +175,7 @@ pub fn on_thread(ctx: &zmq::Context, spec: NodeSpec) -> Box<dyn Placed> {
     let name = format!("node {}", spec.name);
     let sent = SentSlot::default();
     let slot = sent.clone();
+    let node = name.clone();
     thread::spawn(move || {
         let mut ctl = ThreadControl {
             events: etx.clone(),
@@ -188,7 +183,7 @@ pub fn on_thread(ctx: &zmq::Context, spec: NodeSpec) -> Box<dyn Placed> {
             stop: false,
             sent: slot,
         };
-        let r = run_node(&ctx, &spec, &mut ctl).map_err(|e| e.to_string());
+        let r = run_node(&ctx, &spec, &mut ctl).map_err(|e| NodeFailure::failed(&node, &e));
         let _ = etx.send(Event::Done(Box::new(r)));
     });
     Box::new(OnThread {
@@ -207,6 +202,15 @@ struct InProcess {
     sent: SentSlot,
 }
 
+impl InProcess {
+    /// The failure of a child that ended without its report: how it ended (its exit code,
+    /// or the signal that killed it) and the last lines it wrote on stderr.
+    fn died(&mut self) -> Error {
+        let why = self.child.exit_reason();
+        NodeFailure::lost(&self.name, format!("(pid {}) died: {why}", self.child.id())).into()
+    }
+}
+
 impl Placed for InProcess {
     fn name(&self) -> &str {
         &self.name
@@ -222,10 +226,7 @@ impl Placed for InProcess {
     fn next(&mut self, deadline: Instant) -> Result<Event> {
         match recv(&self.events, &self.name, deadline) {
             Ok(Some(ev)) => Ok(ev),
-            Ok(None) => {
-                let why = self.child.exit_reason();
-                Err(Error::Protocol(format!("{} died: {why}", self.name)))
-            }
+            Ok(None) => Err(self.died()),
             Err(e) => {
                 self.child.kill();
                 Err(e)
@@ -238,24 +239,14 @@ impl Placed for InProcess {
         match self.events.recv_timeout(left) {
             Ok(ev) => Ok(Some(ev)),
             Err(RecvTimeoutError::Timeout) => Ok(None),
-            Err(RecvTimeoutError::Disconnected) => {
-                let why = self.child.exit_reason();
-                Err(Error::Protocol(format!("{} died: {why}", self.name)))
-            }
+            Err(RecvTimeoutError::Disconnected) => Err(self.died()),
         }
     }
 
     fn try_next(&mut self) -> Result<Option<Event>> {
         match try_recv(&self.events) {
             Ok(ev) => Ok(ev),
-            Err(()) => {
-                let why = self.child.exit_reason();
-                Err(Error::Protocol(format!(
-                    "{} (pid {}) died: {why}",
-                    self.name,
-                    self.child.id()
-                )))
-            }
+            Err(()) => Err(self.died()),
         }
     }
 
@@ -275,6 +266,7 @@ pub fn in_process(exe: &Path, spec: &NodeSpec) -> Result<Box<dyn Placed>> {
     let name = format!("node {}", spec.name);
     let sent = SentSlot::default();
     let slot = sent.clone();
+    let node = name.clone();
     let child = ChildProc::spawn(
         exe,
         &["__node", &json],
@@ -288,8 +280,15 @@ pub fn in_process(exe: &Path, spec: &NodeSpec) -> Result<Box<dyn Placed>> {
                 Some(Event::Sent)
             }
             Ok(ToRunner::Report { report, .. }) => Some(Event::Done(Box::new(Ok(*report)))),
-            Ok(ToRunner::Error { message, .. }) => Some(Event::Done(Box::new(Err(message)))),
-            Err(why) => Some(Event::Done(Box::new(Err(why)))),
+            Ok(ToRunner::Error {
+                message, exit_code, ..
+            }) => Some(Event::Done(Box::new(Err(NodeFailure::reported(
+                &node, &message, exit_code,
+            ))))),
+            // A line that is not a control message of this version: a protocol error.
+            Err(why) => Some(Event::Done(Box::new(Err(NodeFailure::reported(
+                &node, &why, 9,
+            ))))),
         },
         None,
     )?;

@@ -3,6 +3,7 @@
 //! by the end of the stream plus its idle time and a grace).
 
 use super::place::{Event, Placed};
+use crate::error::NodeFailure;
 use crate::roles::RoleReport;
 use crate::runner::control::{ToNode, VERSION};
 use std::time::{Duration, Instant};
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 pub(super) const SWARM_GRACE: Duration = Duration::from_secs(5);
 
 /// A replica's end: its report or why it failed (None while it runs).
-pub(super) type Outcome = Option<std::result::Result<RoleReport, String>>;
+pub(super) type Outcome = Option<std::result::Result<RoleReport, NodeFailure>>;
 
 /// The placed replicas of a repetition and what each has said so far.
 pub(super) struct Watch {
@@ -65,10 +66,8 @@ impl Watch {
     /// Stops replica `i`, which passed its deadline, saying why.
     fn overrun(&mut self, i: usize, why: Option<&str>) {
         self.placed[i].kill();
-        let why = why.unwrap_or(
-            "did not answer in time and was stopped (a hang, or a count too large for --case-timeout)",
-        );
-        self.done[i] = Some(Err(format!("{} {why}", self.placed[i].name())));
+        let why = why.unwrap_or(super::place::OVERRAN);
+        self.done[i] = Some(Err(NodeFailure::lost(self.placed[i].name(), why)));
         self.failed |= !self.tolerated[i];
     }
 
@@ -78,7 +77,7 @@ impl Watch {
             Ok(Some(ev)) => self.take(i, ev),
             Ok(None) => {}
             Err(e) => {
-                self.done[i] = Some(Err(e.to_string()));
+                self.done[i] = Some(Err(NodeFailure::failed(self.placed[i].name(), &e)));
                 self.failed |= !self.tolerated[i];
             }
         }
@@ -90,7 +89,7 @@ impl Watch {
                 Ok(Some(ev)) => self.take(j, ev),
                 Ok(None) => {}
                 Err(e) => {
-                    self.done[j] = Some(Err(e.to_string()));
+                    self.done[j] = Some(Err(NodeFailure::failed(self.placed[j].name(), &e)));
                     self.failed |= !self.tolerated[j];
                 }
             }
