@@ -389,6 +389,15 @@ fn duplicates_do_not_use_up_the_count() {
         assert_eq!(v["loss"]["lost"], 0, "{}", o.stdout);
         assert_eq!(v["loss"]["duplicated"], 5, "{}", o.stdout);
         assert_eq!(v["loss"]["received"], 1000, "{}", o.stdout);
+        assert_eq!(v["message_count"], 1000, "{}", o.stdout);
+        assert_eq!(v["arrivals"], 1005, "{}", o.stdout);
+        assert_eq!(v["distinct"], 1000, "{}", o.stdout);
+        assert!(
+            o.stderr
+                .contains("1005 messages arrived: 1000 distinct and 5 duplicates"),
+            "{}",
+            o.stderr
+        );
     });
 }
 
@@ -405,7 +414,9 @@ fn a_protocol_error_part_way_keeps_the_figures_of_what_arrived() {
         drop(s);
         assert_eq!(o.code, Some(9), "{o:?}");
         let v: Value = serde_json::from_str(&o.stdout).expect("the figures are printed");
-        assert_eq!(v["message_count"], 100, "{}", o.stdout);
+        // libzmq's "message count" is the argument; what arrived is counted apart.
+        assert_eq!(v["message_count"], 1000, "{}", o.stdout);
+        assert_eq!(v["arrivals"], 100, "{}", o.stdout);
         assert_eq!(v["loss"]["received"], 100, "{}", o.stdout);
         assert!(v["protocol_error"]
             .as_str()
@@ -416,5 +427,62 @@ fn a_protocol_error_part_way_keeps_the_figures_of_what_arrived() {
             "{}",
             o.stderr
         );
+    });
+}
+
+/// A foreign echo side (REP) on a free tcp port that answers each request through
+/// `answer(index, request)`; serves `count` requests at most, 3 s per wait.
+fn foreign_echo(
+    count: u64,
+    answer: impl Fn(u64, Vec<u8>) -> Vec<u8> + Send + 'static,
+) -> (String, std::thread::JoinHandle<()>) {
+    let ctx = zmq::Context::new();
+    let s = ctx.socket(zmq::REP).unwrap();
+    s.set_linger(0).unwrap();
+    s.set_rcvtimeo(3_000).unwrap();
+    s.set_sndtimeo(3_000).unwrap();
+    s.bind("tcp://127.0.0.1:*").unwrap();
+    let ep = s.get_last_endpoint().unwrap().unwrap();
+    let h = std::thread::spawn(move || {
+        for i in 0..count {
+            let Ok(m) = s.recv_bytes(0) else { return };
+            if s.send(answer(i, m), 0).is_err() {
+                return;
+            }
+        }
+        // Let the last reply leave before the socket closes.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        drop(s);
+        drop(ctx);
+    });
+    (ep, h)
+}
+
+#[test]
+fn an_echo_that_corrupts_a_reply_part_way_is_a_protocol_error() {
+    with_watchdog(60, || {
+        let (ep, h) = foreign_echo(100, |i, mut m| {
+            if i == 5 {
+                m.iter_mut().for_each(|b| *b = 0);
+            }
+            m
+        });
+        let o = run(zp(&["remote_lat", &ep, "64", "100", "--timeout", "5s"]), 60);
+        assert_eq!(o.code, Some(9), "{o:?}");
+        assert!(o.stderr.contains("reply #5"), "{}", o.stderr);
+        assert!(o.stderr.contains("corrupted"), "{}", o.stderr);
+        let _ = h.join();
+    });
+}
+
+#[test]
+fn an_echo_that_answers_with_its_own_bytes_is_measured_with_a_warning() {
+    with_watchdog(60, || {
+        let (ep, h) = foreign_echo(100, |_, m| vec![7u8; m.len()]);
+        let o = run(zp(&["remote_lat", &ep, "64", "100", "--timeout", "5s"]), 60);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(o.stdout.contains("average latency"), "{}", o.stdout);
+        assert!(o.stderr.contains("timed but not checked"), "{}", o.stderr);
+        let _ = h.join();
     });
 }

@@ -279,6 +279,11 @@ pub(super) fn remote_lat(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
         echo: EchoMode::Inspect,
     };
     let r = compat::remote_lat(ctx, &cfg)?;
+    if cfg.instrumented && !r.header && cfg.size >= zmqperf::header::HEADER_LEN {
+        eprintln!(
+            "zmqperf: warning: the echo side's first reply did not carry the request's bytes back (an echo that answers with bytes of its own): the replies were timed but not checked",
+        );
+    }
     print(
         &a.common,
         || out::json(&r),
@@ -307,6 +312,14 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
     curve(&a.enable_curve)?;
     let r = compat::local_thr(ctx, &cfg, |b| announce("local_thr", &ep, b))?;
     caveat_if_short(r.elapsed_ns);
+    if r.arrivals != r.distinct {
+        eprintln!(
+            "zmqperf: warning: {} messages arrived: {} distinct and {} duplicates (the throughput counts each message once; the sender or a device between sent some twice)",
+            r.arrivals,
+            r.distinct,
+            r.arrivals - r.distinct
+        );
+    }
     print(
         &a.common,
         || out::json(&r),
@@ -322,14 +335,14 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
         let l = r.loss.clone().unwrap_or_default();
         return Err(Error::CutShort {
             detail: detail.clone(),
-            received: r.message_count,
+            received: r.distinct,
             expected: cfg.count,
             at_start: l.lost_at_start,
             in_middle: l.lost_in_middle,
             at_end: if r.loss.is_some() {
                 l.lost_at_end
             } else {
-                cfg.count.saturating_sub(r.message_count)
+                cfg.count.saturating_sub(r.distinct)
             },
             cause: compat::cut_short_cause(cfg.pattern, r.loss.as_ref()),
         });

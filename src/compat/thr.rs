@@ -62,11 +62,18 @@ pub struct ReceiverResult {
     pub pattern: Pattern,
     /// Message size in bytes.
     pub message_size: usize,
-    /// Messages received (the run's count unless the stream ended early with loss).
+    /// The `<message-count>` argument, as libzmq's tool prints it on its "message count"
+    /// line: the messages the stream was to carry.
     pub message_count: u64,
+    /// Messages that arrived, duplicates included.
+    pub arrivals: u64,
+    /// Distinct messages that arrived (arrivals less duplicates; without a header, where
+    /// duplicates cannot be told apart, the arrivals).
+    pub distinct: u64,
     /// From the first message to the last, ns (libzmq's timing).
     pub elapsed_ns: u64,
-    /// libzmq's figure: message_count / elapsed, truncated to whole msg/s.
+    /// libzmq's figure over what arrived: distinct messages / elapsed, truncated to whole
+    /// msg/s (libzmq divides its count, which is what arrived when nothing was lost).
     pub mean_throughput_msgs: u64,
     /// libzmq's figure: mean_throughput_msgs x size x 8 / 10^6.
     pub mean_throughput_mbps: f64,
@@ -146,27 +153,33 @@ pub fn local_thr(
     spec.peer_label = Some("remote_thr".into());
     let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, on_ready)?;
     let delivered = r.delivered.unwrap_or_default();
-    let received = delivered.messages;
-    let elapsed_us = (delivered.elapsed_ns() / 1000).max(1);
-    // libzmq's formula, with the count received: count / elapsed_us * 10^6.
-    let msgs = (received as f64 / elapsed_us as f64 * 1_000_000.0) as u64;
     let header = r.header;
+    let loss = r
+        .ledger
+        .filter(|_| header)
+        .map(|l| l.summary(Some(cfg.count)));
+    let arrivals = delivered.messages;
+    let distinct = loss
+        .as_ref()
+        .map_or(arrivals, |l| arrivals.saturating_sub(l.duplicated));
+    let elapsed_us = (delivered.elapsed_ns() / 1000).max(1);
+    // libzmq's formula, with the distinct messages that arrived: count / elapsed_us * 10^6.
+    let msgs = (distinct as f64 / elapsed_us as f64 * 1_000_000.0) as u64;
     Ok(ReceiverResult {
         command: "local_thr",
         endpoint,
         transport: cfg.endpoint.transport(),
         pattern: cfg.pattern,
         message_size: cfg.size,
-        message_count: received,
+        message_count: cfg.count,
+        arrivals,
+        distinct,
         elapsed_ns: delivered.elapsed_ns(),
         mean_throughput_msgs: msgs,
         mean_throughput_mbps: msgs as f64 * cfg.size as f64 * 8.0 / 1_000_000.0,
         delivered,
         header,
-        loss: r
-            .ledger
-            .filter(|_| header)
-            .map(|l| l.summary(Some(cfg.count))),
+        loss,
         one_way: r.latency.as_ref().filter(|_| header).map(|h| h.summary()),
         one_way_histogram: r.latency.filter(|_| header),
         timer,

@@ -84,11 +84,23 @@ pub(super) fn run(
                         h.sequence
                     )))
                 }
-                // The echo side rewrote the payload: measure on without the check.
-                _ if spec.header == HeaderUse::Detect => header = false,
+                // The first reply tells whether the echo side sends the bytes back: one that
+                // answers with bytes of its own is measured on without the check (and the
+                // front-end says so). After that, a reply without its request's header is
+                // a corrupted reply, not a kind of echo.
+                _ if spec.header == HeaderUse::Detect && i == 0 => header = false,
+                Ok(None) if i > 0 => {
+                    return Err(Error::Protocol(format!(
+                        "reply #{i} does not carry request #{i}'s bytes back, although the replies before it did: the echo side corrupted it"
+                    )))
+                }
                 other => {
                     return Err(Error::Protocol(format!(
-                        "reply #{i} does not carry request #{i}'s header ({other:?})"
+                        "reply #{i} does not carry request #{i}'s header ({})",
+                        match other {
+                            Ok(_) => "the bytes are not a measurement header".to_string(),
+                            Err(e) => e.to_string(),
+                        }
                     )))
                 }
             }
