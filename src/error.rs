@@ -27,6 +27,15 @@ pub enum Error {
         peer: String,
         timeout: Duration,
     },
+    /// Nothing arrived within the timeout, though something was seen on the connection:
+    /// a peer that completed the handshake and sent nothing, or a connection that never
+    /// completed one.
+    #[error("nothing arrived on {endpoint} within {}: {seen}", fmt_duration(*.timeout))]
+    PeerSilent {
+        endpoint: String,
+        seen: String,
+        timeout: Duration,
+    },
     /// The peer went quiet part-way through the run.
     #[error("peer stopped: {done} of {expected} {unit} done on {endpoint}, then nothing for {}{detail}. Check that the other side is still running and was given the same message count", fmt_duration(*.timeout))]
     PeerStopped {
@@ -38,11 +47,13 @@ pub enum Error {
         detail: String,
     },
     /// The peer sent a message that does not fit the run (libzmq's tools check the size too).
-    #[error("message of incorrect size received: expected {expected} B, got {got} B (message #{index}). Give both sides the same <message-size>")]
+    #[error("message of incorrect size received: expected {expected} B, got {got} B (message #{index}). {hint}")]
     WrongSize {
         expected: usize,
         got: usize,
         index: u64,
+        /// What to do: give both sides the same size, or find what else is connected.
+        hint: String,
     },
     /// The stream ended (its last message arrived) with messages missing.
     #[error("{lost} of {expected} messages lost (at the start {at_start}, in the middle {in_middle}, at the end {at_end}). Loss at the end: the sender was given a smaller count or quit early; at the start: a slow joiner; in the middle: a high-water mark reached (see --hwm)")]
@@ -168,7 +179,7 @@ impl Error {
             Error::InvalidValue { .. } => 3,
             Error::Endpoint { .. } => 4,
             Error::AddressInUse { .. } => 5,
-            Error::PeerAbsent { .. } => 6,
+            Error::PeerAbsent { .. } | Error::PeerSilent { .. } => 6,
             Error::PeerStopped { .. } => 7,
             Error::WrongSize { .. } => 8,
             Error::Protocol(_) => 9,

@@ -323,7 +323,8 @@ fn peer_stops_half_way() {
         let o = l.finish();
         // The stream is cut short: the figures of what arrived, then exit 17 with the cause.
         assert_eq!(o.code, Some(17), "{o:?}");
-        assert!(o.stdout.contains("message count: 100\n"), "{}", o.stdout);
+        // libzmq's line is the argument; what arrived is said on stderr (and in --json).
+        assert!(o.stdout.contains("message count: 200\n"), "{}", o.stdout);
         assert!(o.stderr.contains("cut short"), "{}", o.stderr);
         assert!(o.stderr.contains("100 of 200 messages"), "{}", o.stderr);
         assert!(
@@ -357,8 +358,8 @@ fn peer_stops_half_way() {
         assert!(o.stderr.contains("at the end 100"), "{}", o.stderr);
         assert_eq!(
             field(&o.stdout, "message count"),
-            "100",
-            "the figures come first"
+            "200",
+            "the figures come first, libzmq's count being the argument"
         );
         assert_eq!(r.code, Some(0), "{r:?}");
     });
@@ -403,4 +404,102 @@ fn help_has_examples() {
     let o = run(zp(&["remote_thr", "--help"]), T);
     assert!(o.stdout.contains("--pattern"), "{}", o.stdout);
     assert!(o.stdout.contains("Exit codes"), "{}", o.stdout);
+}
+
+/// Both sides of a pair, started together with a 2 s timeout; their outputs.
+fn both(local: &[&str], remote: &[&str]) -> (Output, Output) {
+    let mut l_args = local.to_vec();
+    l_args.extend(["--timeout", "2s"]);
+    let l = Proc::spawn(zp(&l_args), T);
+    let ep = l.bound_endpoint();
+    let mut r_args = vec![remote[0], ep.as_str()];
+    r_args.extend(&remote[1..]);
+    r_args.extend(["--timeout", "2s"]);
+    let r = run(zp(&r_args), T);
+    (l.finish(), r)
+}
+
+/// A peer was there, but it was the wrong one: the message names what was seen, not "no peer".
+#[test]
+fn a_wrong_pairing_or_size_names_what_was_seen() {
+    with_watchdog(T, || {
+        // local_lat (REP) against remote_thr (PUSH): the handshake fails on both sides.
+        let (l, r) = both(
+            &["local_lat", "tcp://127.0.0.1:*", "64", "10"],
+            &["remote_thr", "64", "10"],
+        );
+        for o in [&l, &r] {
+            assert_eq!(o.code, Some(9), "{o:?}");
+            assert!(o.stderr.contains("handshake"), "{}", o.stderr);
+            assert!(
+                o.stderr.contains("local_lat pairs with remote_lat"),
+                "{}",
+                o.stderr
+            );
+            assert!(!o.stderr.contains("no peer"), "{}", o.stderr);
+        }
+        // A PUSH/PULL receiver against a PUB/SUB sender.
+        let (l, r) = both(
+            &["local_thr", "tcp://127.0.0.1:*", "64", "10"],
+            &["remote_thr", "64", "10", "--pattern", "pubsub"],
+        );
+        for o in [&l, &r] {
+            assert_eq!(o.code, Some(9), "{o:?}");
+            assert!(o.stderr.contains("same --pattern"), "{}", o.stderr);
+        }
+        // Sizes that differ: the echo side says so; the client says its peer was there
+        // and answered nothing.
+        let (l, r) = both(
+            &["local_lat", "tcp://127.0.0.1:*", "64", "10"],
+            &["remote_lat", "128", "10"],
+        );
+        assert_eq!(l.code, Some(8), "{l:?}");
+        assert!(l.stderr.contains("same <message-size>"), "{}", l.stderr);
+        assert_eq!(r.code, Some(6), "{r:?}");
+        assert!(r.stderr.contains("completed the handshake"), "{}", r.stderr);
+        assert!(r.stderr.contains("same message size"), "{}", r.stderr);
+    });
+}
+
+/// A client that is not a ZeroMQ peer: its bytes never make a handshake (an HTTP request),
+/// or libzmq takes them for an old-protocol message (text): neither is called a size
+/// mismatch between two zmqperf sides.
+#[test]
+fn a_stray_connection_is_named() {
+    use std::io::Write;
+    with_watchdog(T, || {
+        for (bytes, code, needle) in [
+            (
+                &b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"[..],
+                9,
+                "not a ZeroMQ program",
+            ),
+            (
+                &b"\x01\x00\x06\x00hello"[..],
+                8,
+                "reads as text (\"hello\")",
+            ),
+        ] {
+            let l = Proc::spawn(
+                zp(&[
+                    "local_thr",
+                    "tcp://127.0.0.1:*",
+                    "64",
+                    "10",
+                    "--timeout",
+                    "2s",
+                ]),
+                T,
+            );
+            let ep = l.bound_endpoint();
+            let addr = ep.trim_start_matches("tcp://");
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            c.write_all(bytes).unwrap();
+            let o = l.finish();
+            drop(c);
+            assert_eq!(o.code, Some(code), "{o:?}");
+            assert!(o.stderr.contains(needle), "{}", o.stderr);
+            assert!(!o.stderr.contains("Give both sides"), "{}", o.stderr);
+        }
+    });
 }

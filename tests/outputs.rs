@@ -347,3 +347,59 @@ fn a_publisher_nobody_heard_and_a_rate_too_short_to_mean_much_are_said() {
         assert!(o.stderr.contains("too short for a rate"), "{}", o.stderr);
     });
 }
+
+/// A history this user may not write (a shared or archived file, in a folder it may not
+/// write either) is still read by history, show, report and compare, and left unchanged.
+/// As root, whom permissions do not stop, the commands run as the user nobody.
+#[test]
+fn a_read_only_history_can_be_read() {
+    use std::os::unix::fs::PermissionsExt;
+    with_watchdog(T, || {
+        let db = history_with_a_run("ro-src");
+        let dir = std::env::temp_dir().join(format!("zmqperf-ro-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let ro = dir.join("h.db");
+        std::fs::copy(&db, &ro).unwrap();
+        let before = std::fs::read(&ro).unwrap();
+        let set = |p: &std::path::Path, mode| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+        };
+        set(&ro, 0o444);
+        set(&dir, 0o555);
+        let ro_s = ro.display().to_string();
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let as_reader = |args: &[&str]| {
+            let mut cmd = if root {
+                let mut c = std::process::Command::new("setpriv");
+                c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                    .arg(env!("CARGO_BIN_EXE_zmqperf"));
+                c
+            } else {
+                std::process::Command::new(env!("CARGO_BIN_EXE_zmqperf"))
+            };
+            cmd.args(args).args(["--db", &ro_s]);
+            run(cmd, T)
+        };
+        let outs = [
+            as_reader(&["history"]),
+            as_reader(&["show", "last"]),
+            as_reader(&["report", "last", "--format", "json"]),
+            as_reader(&["compare", "last", "last"]),
+        ];
+        set(&dir, 0o755);
+        set(&ro, 0o644);
+        for o in &outs {
+            assert_eq!(o.code, Some(0), "{o:?}");
+        }
+        assert!(outs[0].stdout.contains("complete"), "{}", outs[0].stdout);
+        assert!(outs[2].stdout.contains("\"run_id\""), "{}", outs[2].stdout);
+        assert_eq!(
+            std::fs::read(&ro).unwrap(),
+            before,
+            "the file was not changed"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}

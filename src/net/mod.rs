@@ -4,8 +4,10 @@
 
 pub mod limits;
 mod options;
+mod watch;
 
 pub use options::{apply as apply_options, auto_endpoint, set_xpub_verbose};
+pub use watch::{PeerWatch, Sightings};
 
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{zmq_err, Error, Result};
@@ -156,15 +158,37 @@ fn connect_error(endpoint: &Endpoint, e: zmq::Error) -> Error {
 
 /// libzmq's check on every message: it must have the run's size.
 #[inline]
-pub fn check_size(msg: &crate::msg::RawMsg, expected: usize, index: u64) -> Result<()> {
+pub fn check_size(msg: &mut crate::msg::RawMsg, expected: usize, index: u64) -> Result<()> {
     if msg.len() != expected {
-        return Err(Error::WrongSize {
-            expected,
-            got: msg.len(),
-            index,
-        });
+        return Err(wrong_size(msg, expected, index));
     }
     Ok(())
+}
+
+/// The error for a message of the wrong size, with a hint from its bytes: text is not what
+/// a ZeroMQ sender of this run writes (libzmq takes the bytes of a peer speaking the old
+/// ZMTP 1.0, or of a stray client that happens to look like it, as messages).
+#[cold]
+fn wrong_size(msg: &mut crate::msg::RawMsg, expected: usize, index: u64) -> Error {
+    let bytes = msg.prefix(64);
+    let text = !bytes.is_empty()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_graphic() || matches!(b, b' ' | b'\r' | b'\n' | b'\t'));
+    let hint = if text {
+        format!(
+            "The message reads as text (\"{}\"): something other than the run's sender is connected (a client of another protocol, or an old ZMTP 1.0 peer); check what connects to this endpoint",
+            String::from_utf8_lossy(bytes).escape_debug()
+        )
+    } else {
+        "Give both sides the same <message-size>".to_string()
+    };
+    Error::WrongSize {
+        expected,
+        got: msg.len(),
+        index,
+        hint,
+    }
 }
 
 /// What a command waits for, to turn a timed-out wait into an error a user can act on.
@@ -179,6 +203,8 @@ pub struct Waiting<'a> {
     pub expected: u64,
     /// What is counted ("round trips", "messages").
     pub unit: &'a str,
+    /// The watch on the socket's connections, to say what was seen when nothing arrived.
+    pub watch: Option<&'a PeerWatch>,
 }
 
 impl Waiting<'_> {
@@ -189,6 +215,23 @@ impl Waiting<'_> {
                 op: "waiting for the peer".into(),
                 source: e,
             };
+        }
+        let seen = self.watch.map(|w| w.sightings());
+        if let (0, Some(seen)) = (done, seen) {
+            if let Some(what) = seen.explain() {
+                if seen.refused() {
+                    return Error::Protocol(format!(
+                        "nothing arrived on {} within {}: {what}",
+                        self.endpoint,
+                        crate::error::fmt_duration(self.timeout)
+                    ));
+                }
+                return Error::PeerSilent {
+                    endpoint: self.endpoint.to_string(),
+                    seen: what,
+                    timeout: self.timeout,
+                };
+            }
         }
         if done == 0 {
             Error::PeerAbsent {
@@ -204,75 +247,6 @@ impl Waiting<'_> {
                 unit: self.unit.to_string(),
                 timeout: self.timeout,
                 detail,
-            }
-        }
-    }
-}
-
-/// Watches a measured socket for its peer's disconnection.
-///
-/// libzmq's linger does not cover bytes already taken from the queue into the connection's
-/// buffer (libzmq issues 1922 and 4660): a side that closes right after its last send can
-/// lose the tail when the receiver is slower. So the last side to send keeps its socket open
-/// until the peer, done receiving, disconnects (libzmq's local_lat sleeps 1 s instead).
-pub struct PeerWatch {
-    monitor: zmq::Socket,
-}
-
-static MONITOR_N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-impl PeerWatch {
-    /// Starts watching `sock`; `None` for inproc, which has no connection buffer to lose.
-    pub fn new(
-        ctx: &zmq::Context,
-        sock: &zmq::Socket,
-        endpoint: &Endpoint,
-    ) -> Result<Option<Self>> {
-        if endpoint.transport() == crate::endpoint::Transport::Inproc {
-            return Ok(None);
-        }
-        let n = MONITOR_N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let ep = format!("inproc://zmqperf-monitor-{}-{n}", std::process::id());
-        sock.monitor(&ep, zmq::SocketEvent::DISCONNECTED as i32)
-            .map_err(zmq_err("zmq_socket_monitor"))?;
-        let monitor = ctx.socket(zmq::PAIR).map_err(zmq_err("zmq_socket"))?;
-        monitor
-            .set_linger(0)
-            .map_err(zmq_err("setting ZMQ_LINGER"))?;
-        monitor
-            .connect(&ep)
-            .map_err(zmq_err("connecting the monitor"))?;
-        Ok(Some(PeerWatch { monitor }))
-    }
-
-    /// Waits up to `timeout` for the peer to disconnect; false if it did not.
-    pub fn wait_gone(&self, timeout: Duration) -> bool {
-        self.wait_gone_n(1, timeout)
-    }
-
-    /// Waits up to `timeout` for `n` peers to disconnect; false if fewer did.
-    pub fn wait_gone_n(&self, n: u32, timeout: Duration) -> bool {
-        let mut left_n = n;
-        let deadline = std::time::Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let ms = left.as_millis().min(i32::MAX as u128) as i32;
-            if ms == 0 || self.monitor.set_rcvtimeo(ms).is_err() {
-                return false;
-            }
-            // Each event is two frames: event number (u16) and value (u32), then the address.
-            let Ok(frames) = self.monitor.recv_multipart(0) else {
-                return false;
-            };
-            let event = frames
-                .first()
-                .filter(|f| f.len() >= 2)
-                .map(|f| u16::from_le_bytes([f[0], f[1]]));
-            if event == Some(zmq::SocketEvent::DISCONNECTED as u16) {
-                left_n = left_n.saturating_sub(1);
-                if left_n == 0 {
-                    return true;
-                }
             }
         }
     }

@@ -11,7 +11,7 @@ use crate::clock::now_ns;
 use crate::error::{Error, Result};
 use crate::header::{Header, HEADER_LEN};
 use crate::msg::RawMsg;
-use crate::net::{check_size, PeerWatch, Waiting};
+use crate::net::{check_size, Waiting};
 use crate::progress::Progress;
 use crate::stats::{Ledger, Throughput};
 
@@ -22,7 +22,6 @@ pub(super) fn run(
 ) -> Result<RoleReport> {
     let mut opened = open_all(ctx, spec, ctl, STOP_POLL)?;
     let o = &mut opened[0];
-    let watch = PeerWatch::new(ctx, &o.sock, &o.endpoint)?;
     ctl.wait_start(spec.timeout())?;
     let wait = Waiting {
         endpoint: o.endpoint.as_str(),
@@ -30,6 +29,7 @@ pub(super) fn run(
         timeout: spec.timeout(),
         expected: spec.expect,
         unit: "round trips",
+        watch: o.watch.as_ref(),
     };
     let s = &mut o.sock;
     let mut patience = Patience::new(spec.timeout());
@@ -121,7 +121,10 @@ pub(super) fn run(
             spec.expect
         )));
     }
-    let peer_closed = watch.map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout()));
+    let peer_closed = o
+        .watch
+        .as_ref()
+        .map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout()));
     Ok(RoleReport {
         ledger: header.then_some(ledger),
         round_trips: Some(Throughput {

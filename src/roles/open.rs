@@ -4,15 +4,26 @@
 use super::{Control, NodeSpec, SockPlan};
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{zmq_err, Error, Result};
-use crate::net::{apply_options, open_socket};
+use crate::net::{apply_options, open_socket, PeerWatch};
 use crate::topology::SocketType;
 use std::time::Duration;
 
-/// An opened socket with the endpoint it is measured on (for error messages).
+/// An opened socket with the endpoint it is measured on (for error messages) and the
+/// watch on its connections (tcp and ipc).
 pub(crate) struct Opened {
+    // The watch is declared first: its monitor socket closes before the measured one.
+    pub watch: Option<PeerWatch>,
     pub sock: zmq::Socket,
     pub endpoint: Endpoint,
     pub bound: Vec<String>,
+}
+
+impl Opened {
+    /// The socket alone, its watch ended first (a role that needs no watch).
+    pub fn into_socket(mut self) -> zmq::Socket {
+        drop(self.watch.take());
+        self.sock
+    }
 }
 
 /// Opens one planned socket: options, then binds, then connects. A PUB that must count its
@@ -29,6 +40,7 @@ pub(crate) fn open_one(
     }
     let mut bound = Vec::new();
     let mut first: Option<(zmq::Socket, Endpoint)> = None;
+    let mut watch = None;
     let sides = plan
         .bind
         .iter()
@@ -39,6 +51,8 @@ pub(crate) fn open_one(
         match &mut first {
             None => {
                 let (s, actual) = open_socket(ctx, kind.zmq(), &ep, side, spec.timeout(), |s| {
+                    // Watched from before the bind or connect, so no handshake is missed.
+                    watch = PeerWatch::new(ctx, s, &ep)?;
                     configure(s, kind, plan, spec, recv_timeout)
                 })?;
                 if side == Side::Bind {
@@ -66,6 +80,7 @@ pub(crate) fn open_one(
     let (sock, endpoint) = first
         .ok_or_else(|| Error::Protocol(format!("node {}: a socket with no endpoint", spec.name)))?;
     Ok(Opened {
+        watch,
         sock,
         endpoint,
         bound,

@@ -26,6 +26,7 @@ pub(super) fn run(
         timeout: spec.timeout(),
         expected: spec.count + spec.warmup,
         unit: "round trips",
+        watch: o.watch.as_ref(),
     };
     let s = &mut o.sock;
     // A request still queued when the peer never answered must not hold the close for the
@@ -69,7 +70,7 @@ pub(super) fn run(
             delim.recv(s, 0).map_err(|e| fail(s, e, i))?;
         }
         msg.recv(s, 0).map_err(|e| fail(s, e, i))?;
-        check_size(&msg, spec.size, i)?;
+        check_size(&mut msg, spec.size, i)?;
         progress.tick(i);
         if plain {
             continue;

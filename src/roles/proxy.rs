@@ -16,7 +16,7 @@ pub(super) fn run(
 ) -> Result<RoleReport> {
     let opened = open_all(ctx, spec, ctl, STOP_POLL)?;
     ctl.wait_start(spec.timeout())?;
-    let mut socks: Vec<zmq::Socket> = opened.into_iter().map(|o| o.sock).collect();
+    let mut socks: Vec<zmq::Socket> = opened.into_iter().map(|o| o.into_socket()).collect();
     let (mut front, mut back) = {
         let b = socks.pop().expect("two sockets");
         (socks.pop().expect("two sockets"), b)

@@ -32,6 +32,7 @@ pub(super) fn run(
         timeout: spec.timeout(),
         expected: total,
         unit: "messages",
+        watch: o.watch.as_ref(),
     };
     let routed = spec.sockets[0].kind == SocketType::Router;
     let s = &mut o.sock;
@@ -98,7 +99,7 @@ pub(super) fn run(
                 .map_err(|e| wait.error(e, received, String::new()))?;
         }
         if spec.size > 0 {
-            check_size(&msg, spec.size, seen)?;
+            check_size(&mut msg, spec.size, seen)?;
         }
         if seen == 0 && header && spec.header == HeaderUse::Detect {
             // A peer without the header (libzmq's C tools): count only.

@@ -14,7 +14,7 @@ use crate::clock::now_ns;
 use crate::error::{zmq_err, Result};
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
-use crate::net::{PeerWatch, Waiting};
+use crate::net::Waiting;
 use crate::stats::{LatencyHistogram, Throughput};
 
 pub(super) fn run(
@@ -27,13 +27,13 @@ pub(super) fn run(
     }
     let mut opened = open_all(ctx, spec, ctl, spec.timeout())?;
     let o = &mut opened[0];
-    let watch = PeerWatch::new(ctx, &o.sock, &o.endpoint)?;
     let wait = Waiting {
         endpoint: o.endpoint.as_str(),
         peer: spec.peer_or("the receiving node"),
         timeout: spec.timeout(),
         expected: spec.count,
         unit: "messages",
+        watch: o.watch.as_ref(),
     };
     let s = &mut o.sock;
     ctl.wait_start(spec.timeout())?;
@@ -123,7 +123,10 @@ pub(super) fn run(
     })?;
     let peer_closed = match spec.quit {
         // Keep the connection up until the receivers have everything and hang up.
-        Quit::WaitForPeer => watch.map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout())),
+        Quit::WaitForPeer => o
+            .watch
+            .as_ref()
+            .map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout())),
         // Closing throws the queue away.
         Quit::LingerZero => set_linger(s, 0)?,
         // Terminating the context (when the node ends) waits for the queue, without bound.

@@ -4,7 +4,7 @@
 
 use super::error::{self, StoreError};
 use super::Store;
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::path::Path;
 use std::time::Duration;
 
@@ -79,8 +79,9 @@ impl Store {
         Ok(store)
     }
 
-    /// Opens the history at `path` only if the file exists (for `history`, `show` and
-    /// `compare`, which have nothing to read in a new file).
+    /// Opens the history at `path` only if the file exists (for `history`, `show`,
+    /// `report` and `compare`, which have nothing to read in a new file). A file this user
+    /// may not write (a shared or archived history) is opened read-only.
     pub fn open_existing(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         let path = path.as_ref();
         if !path.exists() {
@@ -88,7 +89,82 @@ impl Store {
                 path: path.to_path_buf(),
             });
         }
-        Store::open(path)
+        let writable = std::fs::OpenOptions::new().write(true).open(path).is_ok();
+        if writable {
+            Store::open(path)
+        } else {
+            Store::open_read_only(path)
+        }
+    }
+
+    /// Opens an existing history for reading only: nothing is created, migrated or locked
+    /// for writing. A history in write-ahead-log mode needs its `-shm` file; where that
+    /// cannot be created (a read-only folder), the file is read as immutable.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let open_err = |e: rusqlite::Error| StoreError::Open {
+            path: path.clone(),
+            reason: error::open_reason(&e),
+        };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+        let try_open = |conn: Connection| -> Result<Connection, rusqlite::Error> {
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+                r.get::<_, i64>(0)
+            })?;
+            Ok(conn)
+        };
+        let conn = match Connection::open_with_flags(&path, flags).and_then(try_open) {
+            Ok(c) => c,
+            Err(_) => {
+                let uri = format!("file:{}?immutable=1", uri_path(&path));
+                Connection::open_with_flags(uri, flags)
+                    .and_then(try_open)
+                    .map_err(open_err)?
+            }
+        };
+        let store = Store { conn, path };
+        store.check_layout_read_only()?;
+        Ok(store)
+    }
+
+    /// The checks of [`Store::prepare_layout`] for a file that cannot be changed.
+    fn check_layout_read_only(&self) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let open_err = |e: rusqlite::Error| StoreError::Open {
+            path: path.clone(),
+            reason: error::open_reason(&e),
+        };
+        let version: i64 = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(open_err)?;
+        let app_id: i64 = self
+            .conn
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .map_err(open_err)?;
+        if version == 0 || app_id != APPLICATION_ID {
+            return Err(StoreError::Open {
+                path,
+                reason: "it is not a zmqperf history (or an empty file)".to_string(),
+            });
+        }
+        if version > LAYOUT_VERSION {
+            return Err(StoreError::TooNew {
+                path,
+                found: version,
+                supported: LAYOUT_VERSION,
+            });
+        }
+        if version < LAYOUT_VERSION {
+            return Err(StoreError::Open {
+                path,
+                reason: format!(
+                    "it has layout {version}, which this build upgrades in place, and it is read-only: make it writable once (chmod u+w) and run zmqperf history"
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// The database file.
@@ -151,4 +227,19 @@ impl Store {
         }
         tx.commit().map_err(open_err)
     }
+}
+
+/// A path as the path part of an SQLite file: URI (`%`, `?` and `#` escaped).
+fn uri_path(p: &Path) -> String {
+    let s = p.to_string_lossy();
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    out
 }
