@@ -56,13 +56,15 @@ pub enum Error {
         hint: String,
     },
     /// The stream ended (its last message arrived) with messages missing.
-    #[error("{lost} of {expected} messages lost (at the start {at_start}, in the middle {in_middle}, at the end {at_end}). Loss at the end: the sender was given a smaller count or quit early; at the start: a slow joiner; in the middle: a high-water mark reached (see --hwm)")]
+    #[error("{lost} of {expected} messages lost (at the start {at_start}, in the middle {in_middle}, at the end {at_end}). Likely cause: {cause}")]
     Lost {
         lost: u64,
         expected: u64,
         at_start: u64,
         in_middle: u64,
         at_end: u64,
+        /// The likely cause of the holes where they are, for the socket pattern.
+        cause: String,
     },
     /// A stream stopped before its end mark came: what arrived is printed first.
     #[error("stream cut short: {detail}. {received} of {expected} messages arrived; lost at the start {at_start}, in the middle {in_middle}, at the end {at_end}. Likely cause: {cause}")]

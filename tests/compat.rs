@@ -486,3 +486,126 @@ fn an_echo_that_answers_with_its_own_bytes_is_measured_with_a_warning() {
         let _ = h.join();
     });
 }
+
+/// Holes inside a PUSH/PULL stream are not blamed on a high-water mark (a PUSH blocks there),
+/// and `--detail` names positions as the JSON does.
+#[test]
+fn loss_in_a_push_pull_stream_names_a_cause_that_fits_it() {
+    with_watchdog(120, || {
+        let l = Proc::spawn(
+            zp(&[
+                "local_thr",
+                "tcp://127.0.0.1:*",
+                "64",
+                "1000",
+                "--detail",
+                "--timeout",
+                "10s",
+            ]),
+            120,
+        );
+        let ep = l.bound_endpoint();
+        let ctx = zmq::Context::new();
+        let s = ctx.socket(zmq::PUSH).unwrap();
+        s.set_linger(5000).unwrap();
+        s.set_sndtimeo(10_000).unwrap();
+        s.connect(&ep).unwrap();
+        for seq in (0..1000u64).filter(|q| !(100..110).contains(q)) {
+            let end = if seq == 999 {
+                zmqperf::header::FLAG_END
+            } else {
+                0
+            };
+            send_numbered(&s, 4, seq, end);
+        }
+        let o = l.finish();
+        drop(s);
+        assert_eq!(o.code, Some(12), "{o:?}");
+        assert!(
+            o.stdout.contains("gap: 10 messages from #100 (middle)"),
+            "{}",
+            o.stdout
+        );
+        assert!(
+            o.stderr
+                .contains("a PUSH blocks at its high-water mark rather than drop"),
+            "{}",
+            o.stderr
+        );
+        assert!(!o.stderr.contains("publisher"), "{}", o.stderr);
+    });
+}
+
+/// Every `--json` object of the compatible commands follows schema/compat-result.schema.json:
+/// both sides of both pairs (PUSH/PULL and PUB/SUB), the inproc commands plain and
+/// instrumented, a stream cut short and one that broke the protocol part-way.
+#[test]
+fn every_json_output_follows_the_schema() {
+    with_watchdog(T, || {
+        let v = schema_validator("compat-result.schema.json");
+        let mut outputs: Vec<(String, String)> = Vec::new();
+        let (l, r) = pair(
+            "tcp://127.0.0.1:*",
+            &["local_lat", "64", "200", "--json"],
+            &["remote_lat", "64", "200", "--json"],
+        );
+        outputs.push(("local_lat".into(), l.stdout));
+        outputs.push(("remote_lat".into(), r.stdout));
+        for pattern in ["pushpull", "pubsub"] {
+            let (l, r) = pair(
+                "tcp://127.0.0.1:*",
+                &["local_thr", "64", "1000", "--json", "--pattern", pattern],
+                &["remote_thr", "64", "1000", "--json", "--pattern", pattern],
+            );
+            outputs.push((format!("local_thr {pattern}"), l.stdout));
+            outputs.push((format!("remote_thr {pattern}"), r.stdout));
+        }
+        for args in [
+            &["inproc_lat", "64", "100", "--json"][..],
+            &["inproc_lat", "64", "100", "--json", "--plain"],
+            &["inproc_thr", "64", "1000", "--json"],
+            &["inproc_thr", "64", "1000", "--json", "--plain"],
+        ] {
+            outputs.push((args.join(" "), json_line(&run(zp(args), T))));
+        }
+        // A plain stream of 100 where 200 were expected: cut short, figures printed.
+        let l = Proc::spawn(
+            zp(&[
+                "local_thr",
+                "tcp://127.0.0.1:*",
+                "64",
+                "200",
+                "--json",
+                "--timeout",
+                "500ms",
+            ]),
+            T,
+        );
+        let ep = l.bound_endpoint();
+        let _ = run(zp(&["remote_thr", &ep, "64", "100", "--plain"]), T);
+        let o = l.finish();
+        assert_eq!(o.code, Some(17), "{o:?}");
+        outputs.push(("local_thr cut short".into(), o.stdout));
+        // A message without the header part-way.
+        let (l, _ctx, s) = local_thr_and_a_foreign_sender();
+        for seq in 0..10u64 {
+            send_numbered(&s, 3, seq, 0);
+        }
+        s.send(vec![0u8; 64], 0).unwrap();
+        let o = l.finish();
+        assert_eq!(o.code, Some(9), "{o:?}");
+        outputs.push(("local_thr protocol error".into(), o.stdout));
+        for (what, text) in outputs {
+            let value: Value = serde_json::from_str(text.trim())
+                .unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {text}"));
+            let errors = schema_errors(&v, &value);
+            assert!(errors.is_empty(), "{what}: {errors:#?}");
+        }
+    });
+}
+
+/// The stdout of a command that succeeded.
+fn json_line(o: &Output) -> String {
+    assert_eq!(o.code, Some(0), "{o:?}");
+    o.stdout.clone()
+}

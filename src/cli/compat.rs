@@ -354,6 +354,7 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
             at_start: l.lost_at_start,
             in_middle: l.lost_in_middle,
             at_end: l.lost_at_end,
+            cause: compat::loss_cause(cfg.pattern, l),
         });
     }
     Ok(())

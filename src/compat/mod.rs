@@ -11,7 +11,8 @@ mod thr;
 pub use inproc::{inproc_lat, inproc_thr};
 pub use lat::{local_lat, remote_lat, EchoMode, EchoResult, LatConfig, LatencyResult};
 pub use thr::{
-    cut_short_cause, local_thr, remote_thr, Pattern, ReceiverResult, SenderResult, ThrConfig,
+    cut_short_cause, local_thr, loss_cause, remote_thr, Pattern, ReceiverResult, SenderResult,
+    ThrConfig,
 };
 
 use std::time::Duration;

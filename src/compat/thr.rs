@@ -235,6 +235,29 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
     })
 }
 
+/// The likely causes of the holes in a stream that ended, where they are, for the
+/// pattern: a PUB drops at its high-water mark, a PUSH blocks there instead.
+pub fn loss_cause(pattern: Pattern, l: &LossSummary) -> String {
+    let mut causes = Vec::new();
+    if l.lost_at_start > 0 {
+        causes.push(
+            "at the start, a slow joiner (the sender started before this side was connected)",
+        );
+    }
+    if l.lost_in_middle > 0 {
+        causes.push(match pattern {
+            Pattern::PubSub => "in the middle, the publisher dropped at its high-water mark (remote_thr --hwm 0 for no limit, or leave out --lossy so it blocks instead)",
+            Pattern::PushPull => "in the middle: a PUSH blocks at its high-water mark rather than drop, so holes inside a PUSH/PULL stream were made elsewhere (a device in between, a reconnect that lost its queue, or a sender that skipped numbers)",
+        });
+    }
+    if l.lost_at_end > 0 {
+        causes.push(
+            "at the end, the sender was given a smaller count or quit before its queue drained",
+        );
+    }
+    causes.join("; ")
+}
+
 /// The likely cause of a stream that stopped short, from where its holes are.
 pub fn cut_short_cause(pattern: Pattern, loss: Option<&LossSummary>) -> String {
     let Some(l) = loss else {
@@ -247,7 +270,7 @@ pub fn cut_short_cause(pattern: Pattern, loss: Option<&LossSummary>) -> String {
          remote_thr --hwm 0 (no limit) or leave out --lossy so it blocks instead"
             .into()
     } else if l.lost_in_middle > 0 {
-        "a high-water mark reached part-way; raise --hwm on both sides".into()
+        "holes inside a PUSH/PULL stream, where the PUSH blocks at its high-water mark rather than drop: made on the way (a device in between, a reconnect that lost its queue) or by a sender that skipped numbers".into()
     } else if l.lost_at_start > 0 {
         "a slow joiner: the sender started before this side was connected".into()
     } else {

@@ -270,6 +270,7 @@ impl FanoutReport {
             at_start: d.lost_at_start,
             in_middle: d.lost_in_middle,
             at_end: d.lost_at_end,
+            cause: crate::compat::loss_cause(crate::compat::Pattern::PubSub, d),
         })
     }
 }

@@ -23,6 +23,15 @@ pub fn throughput_lines(r: &ReceiverResult) -> String {
     )
 }
 
+/// A value's name as the JSON spells it ("middle", "zero-copy"), so the text and the JSON
+/// agree.
+fn wire_name<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
 fn us(ns: f64) -> String {
     format!("{:.3}", ns / 1000.0)
 }
@@ -88,8 +97,10 @@ pub fn loss_lines(l: &LossSummary) -> String {
         for g in &l.gaps {
             let _ = writeln!(
                 out,
-                "  gap: {} messages from #{} ({:?})",
-                g.count, g.first_seq, g.position
+                "  gap: {} messages from #{} ({})",
+                g.count,
+                g.first_seq,
+                wire_name(&g.position)
             );
         }
     }
@@ -135,10 +146,10 @@ pub fn latency_detail(r: &LatencyResult) -> String {
 /// local_lat's `--detail` block (local_lat prints nothing by default, as libzmq's).
 pub fn echo_detail(r: &EchoResult) -> String {
     let mut out = format!(
-        "echoed {} messages of {} [B] ({:?} echo) in {:.3} [ms]\n",
+        "echoed {} messages of {} [B] ({} echo) in {:.3} [ms]\n",
         r.echoed,
         r.message_size,
-        r.echo,
+        wire_name(&r.echo),
         r.elapsed_ns as f64 / 1e6
     );
     if let Some(l) = &r.loss {

@@ -14,9 +14,15 @@ pub fn loss(c: &CaseResult) -> Option<LossSummary> {
     total
 }
 
-fn cause(p: GapPosition) -> &'static str {
+/// The built-in patterns whose sender blocks at its high-water mark instead of dropping.
+const BLOCKING: [&str; 3] = ["pushpull", "fanin", "pair-thr"];
+
+fn cause(p: GapPosition, pattern: &str) -> &'static str {
     match p {
         GapPosition::Start => "at the start: a slow joiner",
+        GapPosition::Middle if BLOCKING.contains(&pattern) => {
+            "in the middle: not a high-water mark (this sender blocks there rather than drop), so lost on the way"
+        }
         GapPosition::Middle => "in the middle: a high-water mark reached",
         GapPosition::End => "at the end: a fast quit",
     }
@@ -54,7 +60,7 @@ pub fn delivery(run: &RunResult) -> Vec<String> {
             if n == 0 {
                 continue;
             }
-            let mut part = format!("{} {}", grouped(n), cause(p));
+            let mut part = format!("{} {}", grouped(n), cause(p, &c.pattern));
             if let (GapPosition::Middle, Some(first)) = (p, first_middle_hole(&l)) {
                 part.push_str(&format!(", {first}"));
             }
