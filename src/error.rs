@@ -36,6 +36,10 @@ pub enum Error {
         seen: String,
         timeout: Duration,
     },
+    /// A sender's messages all left, but the receiver never confirmed the end by hanging up:
+    /// it may not have read them (the report is printed first).
+    #[error("{0}")]
+    Unconfirmed(String),
     /// The peer went quiet part-way through the run.
     #[error("peer stopped: {done} of {expected} {unit} done on {endpoint}, then nothing for {}{detail}. Check that the other side is still running and was given the same message count", fmt_duration(*.timeout))]
     PeerStopped {
@@ -182,7 +186,7 @@ impl Error {
             Error::Endpoint { .. } => 4,
             Error::AddressInUse { .. } => 5,
             Error::PeerAbsent { .. } | Error::PeerSilent { .. } => 6,
-            Error::PeerStopped { .. } => 7,
+            Error::PeerStopped { .. } | Error::Unconfirmed(_) => 7,
             Error::WrongSize { .. } => 8,
             Error::Protocol(_) => 9,
             Error::Zmq { .. } => 10,

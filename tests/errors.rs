@@ -503,3 +503,55 @@ fn a_stray_connection_is_named() {
         }
     });
 }
+
+/// A sender whose receiver never hangs up after the last message cannot know its messages
+/// were read: it says so and exits 7, not 0.
+#[test]
+fn a_sender_whose_receiver_never_confirms_does_not_exit_0() {
+    with_watchdog(T, || {
+        let ctx = zmq::Context::new();
+        let pull = ctx.socket(zmq::PULL).unwrap();
+        pull.set_linger(0).unwrap();
+        pull.bind("tcp://127.0.0.1:*").unwrap();
+        let ep = pull.get_last_endpoint().unwrap().unwrap();
+        // The receiver takes nothing and stays connected.
+        let o = run(zp(&["remote_thr", &ep, "64", "100", "--timeout", "1s"]), T);
+        assert_eq!(o.code, Some(7), "{o:?}");
+        assert!(
+            o.stderr.contains("did not hang up within 1 s"),
+            "{}",
+            o.stderr
+        );
+        drop(pull);
+    });
+}
+
+/// docs/commands.md has one table of exit codes: each code the program uses appears in it
+/// exactly once, and it lists no other.
+#[test]
+fn every_exit_code_is_documented_once() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md")).unwrap();
+    let section = doc
+        .split("## Exit codes")
+        .nth(1)
+        .expect("an Exit codes section");
+    let mut codes: Vec<i32> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| "))
+        .filter_map(|l| l.split(" |").next())
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    let n = codes.len();
+    codes.sort();
+    codes.dedup();
+    assert_eq!(codes.len(), n, "a code is listed twice: {codes:?}");
+    // Every code the program exits with (zmqperf::error::Error::exit_code, clap's 2, 130).
+    let used: Vec<i32> = [
+        0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+    ]
+    .into_iter()
+    .chain([zmqperf::error::NODE_LOST, 130])
+    .collect();
+    assert_eq!(codes, used);
+}

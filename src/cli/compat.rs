@@ -384,10 +384,11 @@ pub(super) fn remote_thr(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
         || out::sender_detail(&r),
     );
     if r.peer_closed == Some(false) {
-        eprintln!(
-            "zmqperf: warning: the receiver did not hang up within {} of the last message; closing anyway, so messages still queued may be lost (a receiver expecting fewer messages, or still running?)",
+        return Err(Error::Unconfirmed(format!(
+            "all {} messages left, but the receiver did not hang up within {} of the last one: it may not have read them (a receiver expecting more messages, one that stopped reading, or a long-lived service that never closes; its own output is the verdict)",
+            r.message_count,
             zmqperf::error::fmt_duration(cfg.timeout)
-        );
+        )));
     }
     Ok(())
 }

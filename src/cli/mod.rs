@@ -22,10 +22,11 @@ Examples (two terminals, as with libzmq's perf tools):
   zmqperf inproc_lat 64 100000 --json
 
 Exit codes: 0 ok, 2 usage, 3 bad value, 4 bad endpoint, 5 address in use,
-6 no peer within --timeout, 7 peer stopped part-way, 8 message of wrong size,
-9 protocol error, 10 ZeroMQ error, 11 I/O error, 12 messages lost (the figures
-are printed first), 17 stream cut short (the figures of what arrived are printed
-first).";
+6 no peer within --timeout (or a peer that sent nothing), 7 peer stopped part-way
+(or a receiver that never hung up), 8 message of wrong size, 9 protocol error
+(a wrong pairing, a failed handshake, a corrupted reply), 10 ZeroMQ error, 11 I/O
+error, 12 messages lost, 17 stream cut short (the figures are printed first for
+both). Every code of every command: docs/commands.md.";
 
 /// zmqperf: how fast, how reliable, and why messages were lost.
 #[derive(Parser)]
