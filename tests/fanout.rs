@@ -539,5 +539,11 @@ fn a_frozen_subscriber_process_is_stopped_and_the_others_are_reported() {
         // The other process's 3 subscribers got the whole stream.
         assert_eq!(u(&r, "/complete_subscribers"), 3);
         assert!(o.stderr.contains("did not report"), "{}", o.stderr);
+        // The wait past the end of the stream was shown while it lasted.
+        assert!(
+            o.stderr.contains("still waiting for node subs["),
+            "{}",
+            o.stderr
+        );
     });
 }

@@ -27,6 +27,9 @@ pub(super) struct Watch {
     pub tolerated: Vec<bool>,
 }
 
+/// How often a stalled wait for a swarm is shown.
+const NOTE_EVERY: Duration = Duration::from_secs(2);
+
 /// How long a wait on one replica lasts before the others are looked at.
 const WATCH_SLICE: Duration = Duration::from_millis(50);
 
@@ -100,6 +103,7 @@ impl Watch {
     /// stream is over (`stream_over`, or when the first swarm finishes), each has its idle
     /// time and a grace more; one that passes it is frozen or hung, and is stopped.
     pub fn wait_swarms(&mut self, swarms: &[(usize, Duration)], mut stream_over: Option<Instant>) {
+        let mut last_note: Option<Instant> = None;
         loop {
             let pending: Vec<(usize, Duration)> = swarms
                 .iter()
@@ -113,6 +117,7 @@ impl Watch {
                 stream_over = Some(Instant::now());
             }
             let now = Instant::now();
+            self.note_waiting(&pending, stream_over, now, &mut last_note);
             let mut next = self.deadline;
             for &(i, idle) in &pending {
                 let bound = stream_over.map_or(self.deadline, |t| {
@@ -132,6 +137,41 @@ impl Watch {
                 self.slice(i, (now + WATCH_SLICE).min(next));
             }
         }
+    }
+
+    /// Once the stream is over, a swarm still measuring past its idle time is shown every
+    /// few seconds on stderr, with when it will be stopped: a wait that stalls says so.
+    fn note_waiting(
+        &self,
+        pending: &[(usize, Duration)],
+        stream_over: Option<Instant>,
+        now: Instant,
+        last: &mut Option<Instant>,
+    ) {
+        let Some(over) = stream_over else { return };
+        if last.is_some_and(|t| now < t + NOTE_EVERY) {
+            return;
+        }
+        let late: Vec<String> = pending
+            .iter()
+            .filter(|(i, idle)| self.done[*i].is_none() && now >= over + *idle)
+            .map(|(i, idle)| {
+                format!(
+                    "{} (stopped at {} s)",
+                    self.placed[*i].name(),
+                    (*idle + SWARM_GRACE).as_secs()
+                )
+            })
+            .collect();
+        if late.is_empty() {
+            return;
+        }
+        *last = Some(now);
+        eprintln!(
+            "zmqperf: the stream ended {} s ago; still waiting for {}",
+            now.saturating_duration_since(over).as_secs(),
+            late.join(", ")
+        );
     }
 
     pub fn stop(&mut self, i: usize) {
