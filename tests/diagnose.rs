@@ -336,3 +336,33 @@ fn diagnose_refuses_bad_options() {
         assert!(o.stderr.contains("--timeout"), "{}", o.stderr);
     });
 }
+
+#[test]
+fn ctrl_c_during_diagnose_keeps_what_was_found_and_exits_130() {
+    with_watchdog(T, || {
+        let db = temp_db("ctrlc");
+        // Seven steps over tcp, a few seconds in all: interrupted after the first.
+        let mut cmd = zp(&["diagnose", "--transports", "tcp"]);
+        cmd.env("ZMQPERF_DB", &db);
+        let p = Proc::spawn(cmd, T);
+        // One progress line per step when stderr is not a terminal.
+        p.wait_stderr("[2/7]");
+        // SAFETY: a signal to the child this test started, by its pid.
+        unsafe { libc::kill(p.pid() as i32, libc::SIGINT) };
+        let o = p.finish();
+        assert_eq!(o.code, Some(130), "Ctrl-C has its own exit code: {o:?}");
+        assert!(o.stderr.contains("interrupted"), "{}", o.stderr);
+        assert!(
+            o.stdout.contains("slow-joiner/tcp"),
+            "what was found is printed: {}",
+            o.stdout
+        );
+        // And recorded, as an interrupted run.
+        let mut show = zmqperf();
+        show.args(["show", "last", "--format", "json"])
+            .env("ZMQPERF_DB", &db);
+        let v: Value = serde_json::from_str(&run(show, T).stdout).unwrap();
+        assert_eq!(v["status"], "interrupted");
+        let _ = std::fs::remove_file(&db);
+    });
+}

@@ -315,8 +315,10 @@ fn peer_stops_half_way() {
                 "64",
                 "100",
                 "--plain",
+                // Longer than the receiver's: it gives up first and hangs up, which is the
+                // sender's confirmation (with equal timeouts the two would race).
                 "--timeout",
-                "500ms",
+                "5s",
             ]),
             T,
         );
