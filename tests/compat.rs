@@ -327,16 +327,21 @@ fn smallest_and_largest_messages() {
     assert_eq!(json(&l)["loss"]["received"], 4);
 }
 
-/// A `local_thr` expecting 1,000 messages of 64 B, and a foreign PUSH sender connected to
-/// it that speaks the measurement header (docs/wire-format.md).
+/// A `local_thr` expecting 1,000 messages of 64 B (printing `--json`), and a foreign PUSH
+/// sender connected to it that speaks the measurement header (docs/wire-format.md).
 fn local_thr_and_a_foreign_sender() -> (Proc, zmq::Context, zmq::Socket) {
+    local_thr_printing("--json")
+}
+
+/// The same, with local_thr printing `output` (`--json` or `--detail`).
+fn local_thr_printing(output: &str) -> (Proc, zmq::Context, zmq::Socket) {
     let l = Proc::spawn(
         zp(&[
             "local_thr",
             "tcp://127.0.0.1:*",
             "64",
             "1000",
-            "--json",
+            output,
             "--timeout",
             "10s",
         ]),
@@ -492,24 +497,7 @@ fn an_echo_that_answers_with_its_own_bytes_is_measured_with_a_warning() {
 #[test]
 fn loss_in_a_push_pull_stream_names_a_cause_that_fits_it() {
     with_watchdog(120, || {
-        let l = Proc::spawn(
-            zp(&[
-                "local_thr",
-                "tcp://127.0.0.1:*",
-                "64",
-                "1000",
-                "--detail",
-                "--timeout",
-                "10s",
-            ]),
-            120,
-        );
-        let ep = l.bound_endpoint();
-        let ctx = zmq::Context::new();
-        let s = ctx.socket(zmq::PUSH).unwrap();
-        s.set_linger(5000).unwrap();
-        s.set_sndtimeo(10_000).unwrap();
-        s.connect(&ep).unwrap();
+        let (l, _ctx, s) = local_thr_printing("--detail");
         for seq in (0..1000u64).filter(|q| !(100..110).contains(q)) {
             let end = if seq == 999 {
                 zmqperf::header::FLAG_END
