@@ -461,20 +461,27 @@ fn children_of(pid: u32) -> Vec<i32> {
     out
 }
 
+/// Two sub-cluster processes of 3 subscribers and a publisher of `passes` ticks of 100 ms
+/// to them, publishing; with the pids of the two subscriber processes.
+fn two_subscriber_processes_publishing(passes: &str, linger: &str) -> (Proc, Proc, Vec<i32>) {
+    let (ep, subs) = sub_cluster_waiting("2", "3");
+    let publ = Proc::spawn(
+        zp(&[
+            "pub", "-h", &ep, "--subs", "6", "-t", "100", "-n", "1", "-p", passes, "--linger",
+            linger,
+        ]),
+        T,
+    );
+    publ.wait_stderr("publishing");
+    let kids = children_of(subs.pid());
+    assert_eq!(kids.len(), 2, "two subscriber processes: {kids:?}");
+    (subs, publ, kids)
+}
+
 #[test]
 fn a_killed_subscriber_process_is_named_and_pub_says_subscribers_left() {
     with_watchdog(T, || {
-        let (ep, subs) = sub_cluster_waiting("2", "3");
-        let publ = Proc::spawn(
-            zp(&[
-                "pub", "-h", &ep, "--subs", "6", "-t", "100", "-n", "1", "-p", "30", "--linger",
-                "2s",
-            ]),
-            T,
-        );
-        publ.wait_stderr("publishing");
-        let kids = children_of(subs.pid());
-        assert_eq!(kids.len(), 2, "two subscriber processes: {kids:?}");
+        let (subs, publ, kids) = two_subscriber_processes_publishing("30", "2s");
         std::thread::sleep(std::time::Duration::from_millis(500));
         // SAFETY: a signal to a process of this test's own tree, by its pid.
         unsafe { libc::kill(kids[0], libc::SIGKILL) };
@@ -505,17 +512,7 @@ fn a_killed_subscriber_process_is_named_and_pub_says_subscribers_left() {
 #[test]
 fn a_frozen_subscriber_process_is_stopped_and_the_others_are_reported() {
     with_watchdog(T, || {
-        let (ep, subs) = sub_cluster_waiting("2", "3");
-        let publ = Proc::spawn(
-            zp(&[
-                "pub", "-h", &ep, "--subs", "6", "-t", "100", "-n", "1", "-p", "50", "--linger",
-                "1s",
-            ]),
-            T,
-        );
-        publ.wait_stderr("publishing");
-        let kids = children_of(subs.pid());
-        assert_eq!(kids.len(), 2, "two subscriber processes: {kids:?}");
+        let (subs, publ, kids) = two_subscriber_processes_publishing("50", "1s");
         // SAFETY: a signal to a process of this test's own tree, by its pid.
         unsafe { libc::kill(kids[0], libc::SIGSTOP) };
         let t0 = std::time::Instant::now();
