@@ -1,5 +1,6 @@
 //! Typed errors of the library, each with the exit code the binary returns for it.
 
+use crate::zmq;
 use std::time::Duration;
 
 /// Everything that can end a zmqperf command early.

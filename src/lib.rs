@@ -26,6 +26,10 @@ pub mod store;
 pub mod topology;
 pub mod transport;
 pub mod units;
+pub mod zmq;
+
+// libzmq, linked in statically, calls libsodium for CURVE: keep its library on the link line.
+use libsodium_sys as _;
 
 pub use error::{Error, Result};
 

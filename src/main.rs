@@ -2,7 +2,8 @@
 
 mod cli;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
+use zmqperf::zmq::{self, LIBZMQ_ENV};
 
 /// A write to standard output that failed: a closed pipe (`| head`) ends the program
 /// quietly, as other Unix tools do; anything else (a full disk) is an error that says so.
@@ -24,6 +25,61 @@ fn on_stdout_failure(info: &std::panic::PanicHookInfo) -> bool {
         "zmqperf: error: writing to standard output failed: {why}; free some space or send the report to a file with -o (a run is in the history already: zmqperf show last)"
     );
     std::process::exit(11);
+}
+
+/// Loads the libzmq asked for by `--libzmq` (anywhere on the command line) or
+/// `ZMQPERF_LIBZMQ`, before anything touches libzmq, and passes the choice on to every child
+/// process through the environment. A library that cannot be used is a bad value (exit 3).
+fn choose_libzmq() {
+    let args: Vec<String> = std::env::args().collect();
+    let given = args.iter().enumerate().find_map(|(i, a)| {
+        if a == "--libzmq" {
+            args.get(i + 1).cloned()
+        } else {
+            a.strip_prefix("--libzmq=").map(String::from)
+        }
+    });
+    let Some(choice) = given.or_else(|| std::env::var(LIBZMQ_ENV).ok()) else {
+        return;
+    };
+    match zmq::library::choose(&choice) {
+        Ok(info) => {
+            // A path is passed on absolute, so children started elsewhere load the same file.
+            let inherited = if info.source == "path" {
+                info.path.clone()
+            } else {
+                info.source.clone()
+            };
+            // Still one thread: nothing reads the environment concurrently.
+            std::env::set_var(LIBZMQ_ENV, inherited);
+        }
+        Err(e) => {
+            eprintln!("zmqperf: error: {e}");
+            std::process::exit(3);
+        }
+    }
+}
+
+/// What `zmqperf --version` prints: zmqperf's version and the libzmq it measures.
+fn version_text() -> String {
+    let l = zmq::library();
+    let mut t = format!(
+        "{}\nlibzmq {} ({}: {})\n  capabilities (zmq_has): {}\n  sha256: {}",
+        zmqperf::VERSION,
+        l.version,
+        l.source,
+        l.path,
+        if l.capabilities.is_empty() {
+            "none".to_string()
+        } else {
+            l.capabilities.join(", ")
+        },
+        l.sha256
+    );
+    if !l.build.is_empty() {
+        t.push_str(&format!("\n  built: {}", l.build));
+    }
+    t
 }
 
 /// clap reads `-5` as an unknown flag and tips "use -- -5", which the value parser then
@@ -60,7 +116,13 @@ fn main() {
             default_hook(info);
         }
     }));
-    let args = cli::Cli::try_parse().unwrap_or_else(|e| refuse_negative(e).exit());
+    choose_libzmq();
+    let long_version: &'static str = Box::leak(version_text().into_boxed_str());
+    let args = cli::Cli::command()
+        .long_version(long_version)
+        .try_get_matches()
+        .and_then(|m| cli::Cli::from_arg_matches(&m))
+        .unwrap_or_else(|e| refuse_negative(e).exit());
     if let Err(e) = cli::run(args) {
         // Each error's message already names its cause; the chain adds nothing.
         eprintln!("zmqperf: error: {e}");

@@ -61,8 +61,12 @@ pub struct Environment {
     pub os: String,
     /// Host name.
     pub hostname: String,
-    /// libzmq version linked.
+    /// libzmq version measured.
     pub libzmq_version: String,
+    /// The libzmq measured: which file, its capabilities and hash (runs before this field
+    /// existed have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub libzmq: Option<crate::zmq::LibraryInfo>,
     /// zmqperf version.
     pub zmqperf_version: String,
 }

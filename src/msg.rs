@@ -2,13 +2,13 @@
 //! without the zero-fill or copies of the safe wrappers (what libzmq's own tools do).
 
 use crate::error::{zmq_err, Result};
-use std::ffi::c_void;
+use crate::zmq::{self, api, ffi::zmq_msg_t};
 
 /// An owned `zmq_msg_t`, with its length kept beside it (every way of changing the content
 /// goes through this type, and `zmq_msg_recv` returns the length), so the hot loops make no
 /// `zmq_msg_size` calls.
 pub struct RawMsg {
-    msg: zmq_sys::zmq_msg_t,
+    msg: zmq_msg_t,
     len: usize,
 }
 
@@ -16,16 +16,15 @@ pub struct RawMsg {
 unsafe impl Send for RawMsg {}
 
 fn last_error() -> zmq::Error {
-    // SAFETY: zmq_errno only reads the thread's errno.
-    zmq::Error::from_raw(unsafe { zmq_sys::zmq_errno() })
+    zmq::Error::last()
 }
 
 impl RawMsg {
     /// An empty message, ready to receive into.
     pub fn new() -> Self {
-        let mut msg = std::mem::MaybeUninit::<zmq_sys::zmq_msg_t>::uninit();
+        let mut msg = std::mem::MaybeUninit::<zmq_msg_t>::uninit();
         // SAFETY: zmq_msg_init initialises the struct; it cannot fail.
-        unsafe { zmq_sys::zmq_msg_init(msg.as_mut_ptr()) };
+        unsafe { (api().zmq_msg_init)(msg.as_mut_ptr()) };
         RawMsg {
             // SAFETY: initialised just above.
             msg: unsafe { msg.assume_init() },
@@ -36,9 +35,9 @@ impl RawMsg {
     /// A message of `size` bytes whose content is not initialised (as libzmq's remote_thr
     /// sends). Use [`RawMsg::zeroed`] when the bytes will be read.
     pub fn uninit(size: usize) -> Result<Self> {
-        let mut msg = std::mem::MaybeUninit::<zmq_sys::zmq_msg_t>::uninit();
+        let mut msg = std::mem::MaybeUninit::<zmq_msg_t>::uninit();
         // SAFETY: zmq_msg_init_size initialises the struct or returns -1.
-        let rc = unsafe { zmq_sys::zmq_msg_init_size(msg.as_mut_ptr(), size) };
+        let rc = unsafe { (api().zmq_msg_init_size)(msg.as_mut_ptr(), size) };
         if rc != 0 {
             return Err(zmq_err("zmq_msg_init_size")(last_error()));
         }
@@ -57,10 +56,10 @@ impl RawMsg {
         // SAFETY: the message is initialised; after close it is re-initialised at once, and
         // if that fails it is made a valid empty message again.
         unsafe {
-            zmq_sys::zmq_msg_close(&mut self.msg);
-            if zmq_sys::zmq_msg_init_size(&mut self.msg, size) != 0 {
+            (api().zmq_msg_close)(&mut self.msg);
+            if (api().zmq_msg_init_size)(&mut self.msg, size) != 0 {
                 let e = last_error();
-                zmq_sys::zmq_msg_init(&mut self.msg);
+                (api().zmq_msg_init)(&mut self.msg);
                 self.len = 0;
                 return Err(zmq_err("zmq_msg_init_size")(e));
             }
@@ -87,7 +86,7 @@ impl RawMsg {
 
     fn data_ptr(&mut self) -> *mut u8 {
         // SAFETY: the message is initialised.
-        unsafe { zmq_sys::zmq_msg_data(&mut self.msg) as *mut u8 }
+        unsafe { (api().zmq_msg_data)(&mut self.msg) as *mut u8 }
     }
 
     /// Size in bytes.
@@ -135,7 +134,7 @@ impl RawMsg {
     #[inline]
     pub fn more(&self) -> bool {
         // SAFETY: the message is initialised; zmq_msg_more only reads its flags.
-        unsafe { zmq_sys::zmq_msg_more(&self.msg) != 0 }
+        unsafe { (api().zmq_msg_more)(&self.msg) != 0 }
     }
 
     /// The whole content. Only for messages whose content was written.
@@ -151,7 +150,7 @@ impl RawMsg {
         flags: i32,
     ) -> std::result::Result<(), zmq::Error> {
         // SAFETY: both pointers are valid; on success libzmq takes the content and reinitialises msg.
-        let rc = unsafe { zmq_sys::zmq_msg_send(&mut self.msg, sock.as_mut_ptr(), flags) };
+        let rc = unsafe { (api().zmq_msg_send)(&mut self.msg, sock.as_mut_ptr(), flags) };
         if rc < 0 {
             Err(last_error())
         } else {
@@ -168,7 +167,7 @@ impl RawMsg {
         flags: i32,
     ) -> std::result::Result<(), zmq::Error> {
         // SAFETY: both pointers are valid; libzmq closes the old content first.
-        let rc = unsafe { zmq_sys::zmq_msg_recv(&mut self.msg, sock.as_mut_ptr(), flags) };
+        let rc = unsafe { (api().zmq_msg_recv)(&mut self.msg, sock.as_mut_ptr(), flags) };
         if rc < 0 {
             Err(last_error())
         } else {
@@ -188,25 +187,14 @@ impl Default for RawMsg {
 impl Drop for RawMsg {
     fn drop(&mut self) {
         // SAFETY: the message is initialised and closed exactly once.
-        unsafe { zmq_sys::zmq_msg_close(&mut self.msg) };
+        unsafe { (api().zmq_msg_close)(&mut self.msg) };
     }
 }
 
-/// Sets an integer socket option the zmq crate does not wrap.
+/// Sets an integer socket option.
 pub fn set_int_option(sock: &mut zmq::Socket, option: i32, value: i32) -> Result<()> {
-    // SAFETY: the option value is a live i32 of the stated size.
-    let rc = unsafe {
-        zmq_sys::zmq_setsockopt(
-            sock.as_mut_ptr(),
-            option,
-            &value as *const i32 as *const c_void,
-            std::mem::size_of::<i32>(),
-        )
-    };
-    if rc != 0 {
-        return Err(zmq_err("zmq_setsockopt")(last_error()));
-    }
-    Ok(())
+    sock.set_int(option, value)
+        .map_err(zmq_err("zmq_setsockopt"))
 }
 
 #[cfg(test)]
@@ -233,7 +221,7 @@ mod tests {
         let mut c = RawMsg::copy_of(b"xyz").unwrap();
         assert_eq!(c.len(), 3);
         // The kept length agrees with libzmq's own, through every change.
-        let size = |m: &RawMsg| unsafe { zmq_sys::zmq_msg_size(&m.msg) };
+        let size = |m: &RawMsg| unsafe { (api().zmq_msg_size)(&m.msg) };
         assert_eq!(size(&c), 3);
         assert_eq!(size(&r), r.len());
         c.reset_uninit(70_000).unwrap();

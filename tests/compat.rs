@@ -1,6 +1,8 @@
 //! The compatible commands end to end: the same bodies over inproc (two threads in this
 //! process), ipc and tcp (two zmqperf processes), each under a watchdog.
 
+use zmqperf::zmq;
+
 mod common;
 
 use common::*;

@@ -1,6 +1,8 @@
 //! Bad inputs and absent or misbehaving peers: each ends with a message naming the problem
 //! and a distinct exit code, never a hang or a panic.
 
+use zmqperf::zmq;
+
 mod common;
 
 use common::*;

@@ -8,6 +8,7 @@ use zmqperf::endpoint::{Endpoint, Side, Transport};
 use zmqperf::error::{Error, Result};
 use zmqperf::parse::{parse_count, parse_duration, parse_hwm, parse_size};
 use zmqperf::report::compat as out;
+use zmqperf::zmq;
 
 #[derive(Args)]
 pub(super) struct Common {

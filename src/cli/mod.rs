@@ -1,6 +1,8 @@
 //! The command line: clap definitions, turned into validated library configs at this
 //! boundary, and the printing of results.
 
+use zmqperf::zmq;
+
 mod compat;
 mod diagnose;
 mod fanout;
@@ -34,6 +36,11 @@ both). Every code of every command: docs/commands.md.";
 pub struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// The libzmq to measure, for every role of the run: `bundled` (the libzmq 4.3.5 built
+    /// into zmqperf, the default), `system` (the distribution's libzmq.so.5, e.g. Debian's
+    /// libzmq5) or the path of a libzmq shared library. Also ZMQPERF_LIBZMQ.
+    #[arg(long, global = true, value_name = "bundled|system|PATH")]
+    libzmq: Option<String>,
 }
 
 #[derive(Subcommand)]

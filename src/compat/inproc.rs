@@ -5,6 +5,7 @@ use super::lat::{local_lat, remote_lat, EchoMode, LatConfig, LatencyResult};
 use super::thr::{local_thr, remote_thr, Pattern, ReceiverResult, SenderResult, ThrConfig};
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{Error, Result};
+use crate::zmq;
 use std::thread;
 use std::time::Duration;
 

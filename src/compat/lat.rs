@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::roles::{run_here, HeaderUse, NodeSpec, Role, RoleReport, SockPlan};
 use crate::stats::{LatencyHistogram, LatencySummary, LossSummary};
 use crate::topology::{SocketOptions, SocketType};
+use crate::zmq;
 use serde::Serialize;
 use std::time::Duration;
 

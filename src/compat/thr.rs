@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::roles::{HeaderUse, NodeSpec, Role};
 use crate::stats::{LatencyHistogram, LatencySummary, LossSummary, Throughput};
 use crate::topology::{SocketOptions, SocketType};
+use crate::zmq;
 use serde::Serialize;
 use std::time::Duration;
 

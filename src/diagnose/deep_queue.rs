@@ -20,6 +20,7 @@ use crate::model::{Finding, Severity};
 use crate::msg::RawMsg;
 use crate::report::numbers::grouped;
 use crate::topology::SocketType;
+use crate::zmq;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;

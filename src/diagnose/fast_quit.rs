@@ -17,6 +17,7 @@ use crate::model::{Finding, Severity, TimedGap};
 use crate::roles::Quit;
 use crate::topology::SocketType;
 use crate::units::grouped;
+use crate::zmq;
 use std::time::{Duration, Instant};
 
 /// The socket pattern of the stream.

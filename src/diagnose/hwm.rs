@@ -26,6 +26,7 @@ use crate::msg::RawMsg;
 use crate::roles::Quit;
 use crate::topology::SocketType;
 use crate::units::grouped;
+use crate::zmq;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;

@@ -9,6 +9,7 @@ use crate::header::{Header, FLAG_TIMESTAMP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::{apply_options, auto_endpoint, open_socket};
 use crate::topology::{SocketOptions, SocketType};
+use crate::zmq;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -67,7 +68,7 @@ fn open(
     }
     let ep = Endpoint::parse(endpoint, side)?;
     open_socket(ctx, kind.zmq(), &ep, side, timeout, |s| {
-        apply_options(s, kind, &o)
+        apply_options(s, kind, &o, side == Side::Bind)
     })
 }
 

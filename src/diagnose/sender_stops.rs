@@ -17,6 +17,7 @@ use crate::model::Finding;
 use crate::msg::RawMsg;
 use crate::report::numbers::grouped;
 use crate::topology::SocketType;
+use crate::zmq;
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;

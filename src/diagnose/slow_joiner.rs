@@ -25,6 +25,7 @@ use crate::header::{FLAG_END, FLAG_WARMUP};
 use crate::model::{Finding, Severity};
 use crate::msg::RawMsg;
 use crate::topology::SocketType;
+use crate::zmq;
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};

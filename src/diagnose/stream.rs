@@ -10,6 +10,7 @@ use crate::model::TimedGap;
 use crate::msg::RawMsg;
 use crate::stats::ledger::GAPS_LISTED;
 use crate::stats::{GapPosition, LossSummary, StreamLedger};
+use crate::zmq;
 use std::time::{Duration, Instant};
 
 /// Most late arrivals remembered (a single connection delivers in order; this only bounds

@@ -2,8 +2,11 @@
 //! the errors of a failed bind or wait, the size check, and the watch for a peer's
 //! disconnection. Roles, the compatible commands and the experiments open sockets here.
 
+use crate::zmq;
+
 pub mod limits;
 mod options;
+pub mod security;
 mod watch;
 
 pub use options::{apply as apply_options, auto_endpoint, set_xpub_verbose};

@@ -5,6 +5,7 @@ use crate::error::{zmq_err, Result};
 use crate::msg::set_int_option;
 use crate::topology::{SocketOptions, SocketType};
 use crate::transport::Transport;
+use crate::zmq;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 const ZMQ_XPUB_VERBOSE: i32 = 40;
@@ -12,8 +13,25 @@ const ZMQ_XPUB_NODROP: i32 = 69;
 const ZMQ_ROUTER_MANDATORY: i32 = 33;
 const ZMQ_CONFLATE: i32 = 54;
 
-/// Applies the options a topology gave a socket (before it binds or connects).
-pub fn apply(s: &mut zmq::Socket, kind: SocketType, o: &SocketOptions) -> Result<()> {
+/// Applies the options a topology gave a socket (before it binds or connects); `server`:
+/// the socket binds, so it is the server of a security handshake.
+pub fn apply(s: &mut zmq::Socket, kind: SocketType, o: &SocketOptions, server: bool) -> Result<()> {
+    if let Some(m) = o.security {
+        crate::net::security::apply(
+            s,
+            m,
+            server,
+            o.curve_keys.as_ref(),
+            (
+                o.plain_username
+                    .as_deref()
+                    .unwrap_or(crate::net::security::PLAIN_USER),
+                o.plain_password
+                    .as_deref()
+                    .unwrap_or(crate::net::security::PLAIN_PASSWORD),
+            ),
+        )?;
+    }
     let int = |s: &mut zmq::Socket, opt: i32, v: i32| set_int_option(s, opt, v);
     if let Some(v) = o.sndhwm {
         s.set_sndhwm(v).map_err(zmq_err("setting ZMQ_SNDHWM"))?;

@@ -11,6 +11,7 @@
 
 use crate::endpoint::{Endpoint, Transport};
 use crate::error::{zmq_err, Result};
+use crate::zmq;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -105,7 +106,7 @@ impl Drop for PeerWatch {
     fn drop(&mut self) {
         // SAFETY: the watched socket outlives the watch (see above); a null endpoint stops
         // its monitor, after which libzmq sends no more events.
-        unsafe { zmq_sys::zmq_socket_monitor(self.watched, std::ptr::null(), 0) };
+        unsafe { (crate::zmq::api().zmq_socket_monitor)(self.watched, std::ptr::null(), 0) };
     }
 }
 

@@ -200,8 +200,10 @@ pub struct Envelope<'a, T: Serialize> {
     pub tool: &'static str,
     /// zmqperf's version.
     pub zmqperf_version: &'static str,
-    /// The linked libzmq's version.
+    /// The measured libzmq's version.
     pub libzmq_version: String,
+    /// The libzmq measured: file, capabilities, hash.
+    pub libzmq: &'static crate::zmq::LibraryInfo,
     /// The result.
     #[serde(flatten)]
     pub result: &'a T,
@@ -213,6 +215,7 @@ pub fn json<T: Serialize>(result: &T) -> String {
         tool: "zmqperf",
         zmqperf_version: crate::VERSION,
         libzmq_version: crate::libzmq_version(),
+        libzmq: crate::zmq::library(),
         result,
     })
     .expect("results always serialise")

@@ -8,6 +8,8 @@
 //! has arrived, when the runner says `stop` (then they drain what is queued), or after
 //! being idle for the timeout (then they report what they have, marked as cut short).
 
+use crate::zmq;
+
 mod echo;
 mod ping;
 mod proxy;

@@ -6,6 +6,7 @@ use crate::endpoint::{Endpoint, Side};
 use crate::error::{zmq_err, Error, Result};
 use crate::net::{apply_options, open_socket, PeerWatch};
 use crate::topology::SocketType;
+use crate::zmq;
 use std::time::Duration;
 
 /// An opened socket with the endpoint it is measured on (for error messages) and the
@@ -53,7 +54,7 @@ pub(crate) fn open_one(
                 let (s, actual) = open_socket(ctx, kind.zmq(), &ep, side, spec.timeout(), |s| {
                     // Watched from before the bind or connect, so no handshake is missed.
                     watch = PeerWatch::new(ctx, s, &ep)?;
-                    configure(s, kind, plan, spec, recv_timeout)
+                    configure(s, kind, plan, spec, recv_timeout, side == Side::Bind)
                 })?;
                 if side == Side::Bind {
                     bound.push(actual);
@@ -93,11 +94,12 @@ fn configure(
     plan: &SockPlan,
     spec: &NodeSpec,
     recv_timeout: Duration,
+    server: bool,
 ) -> Result<()> {
     let ms = recv_timeout.as_millis().min(i32::MAX as u128) as i32;
     s.set_rcvtimeo(ms)
         .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
-    apply_options(s, plan.kind, &plan.options)?;
+    apply_options(s, plan.kind, &plan.options, server)?;
     if kind == SocketType::Xpub && spec.subscriptions > 0 && plan.publishes(spec) {
         crate::net::set_xpub_verbose(s)?;
     }

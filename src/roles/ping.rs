@@ -11,6 +11,7 @@ use crate::msg::RawMsg;
 use crate::net::{check_size, Waiting};
 use crate::progress::Progress;
 use crate::stats::{LatencyHistogram, Throughput};
+use crate::zmq;
 
 pub(super) fn run(
     ctx: &zmq::Context,

@@ -5,6 +5,7 @@
 use super::{node_usage, open_all, Control, NodeSpec, RoleReport, STOP_POLL};
 use crate::error::{zmq_err, Result};
 use crate::msg::RawMsg;
+use crate::zmq;
 
 /// Messages moved per wake-up before polling again.
 const BATCH: u32 = 1024;

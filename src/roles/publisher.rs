@@ -12,6 +12,7 @@ use crate::error::{zmq_err, Error, Result};
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP};
 use crate::msg::{set_int_option, RawMsg};
 use crate::stats::{LatencySummary, Throughput};
+use crate::zmq;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

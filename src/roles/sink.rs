@@ -15,6 +15,7 @@ use crate::net::{check_size, Waiting};
 use crate::progress::Progress;
 use crate::stats::{LatencyHistogram, Ledger, Throughput};
 use crate::topology::SocketType;
+use crate::zmq;
 
 pub(super) fn run(
     ctx: &zmq::Context,

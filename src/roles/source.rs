@@ -16,6 +16,7 @@ use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::Waiting;
 use crate::stats::{LatencyHistogram, Throughput};
+use crate::zmq;
 
 pub(super) fn run(
     ctx: &zmq::Context,

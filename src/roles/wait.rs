@@ -4,6 +4,7 @@
 use super::{Control, STOP_POLL};
 use crate::clock::now_ns;
 use crate::msg::RawMsg;
+use crate::zmq;
 use std::time::Duration;
 
 /// How a passive role's wait for the next message ended.

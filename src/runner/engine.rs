@@ -10,11 +10,13 @@ use super::{CaseSpec, Settings};
 use crate::endpoint::Transport;
 use crate::error::{Error, NodeFailure, Result};
 use crate::net::auto_endpoint;
+use crate::net::security::{CurveKeys, Mechanism};
 use crate::roles::swarm::SwarmSpec;
 use crate::roles::{EchoMode, HeaderUse, NodeSpec, RoleReport, SockPlan};
 use crate::runner::control::{ToNode, VERSION};
 use crate::topology::check::Graph;
 use crate::topology::{Placement, Role, SocketType};
+use crate::zmq;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -80,6 +82,17 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
         }
     }
     let flows = g.flows();
+    // CURVE keys for this run, shared by every CURVE socket that was given none.
+    let needs_keys = t.nodes.iter().any(|n| {
+        n.all_sockets()
+            .iter()
+            .any(|s| s.options.security == Some(Mechanism::Curve) && s.options.curve_keys.is_none())
+    });
+    let keys = if needs_keys {
+        Some(CurveKeys::generate()?)
+    } else {
+        None
+    };
     let mut out = Vec::new();
     for &i in &g.order {
         let n = &t.nodes[i];
@@ -186,7 +199,13 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                         })
                         .collect(),
                     connect: Vec::new(),
-                    options: s.options.clone(),
+                    options: {
+                        let mut o = s.options.clone();
+                        if o.security == Some(Mechanism::Curve) && o.curve_keys.is_none() {
+                            o.curve_keys = keys.clone();
+                        }
+                        o
+                    },
                 })
                 .collect();
             let rate = n.rate.or(case.rate);

@@ -42,6 +42,7 @@ pub fn environment() -> Environment {
         os: format!("{} {}", field(&u.sysname), field(&u.machine)),
         hostname: field(&u.nodename),
         libzmq_version: crate::libzmq_version(),
+        libzmq: Some(crate::zmq::library().clone()),
         zmqperf_version: crate::VERSION.to_string(),
     }
 }

@@ -8,6 +8,7 @@ use crate::child::ChildProc;
 use crate::clock::now_ns;
 use crate::error::{Error, NodeFailure, Result};
 use crate::roles::{run_node, Control, NodeSpec, RoleReport, CHILD_ENV};
+use crate::zmq;
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};

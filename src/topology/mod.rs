@@ -4,6 +4,8 @@
 //! user's file ([`load`]); [`check`] validates a topology before any socket opens and works
 //! out how messages flow through it.
 
+use crate::zmq;
+
 pub mod builtin;
 pub mod check;
 pub mod load;
@@ -258,6 +260,19 @@ pub struct SocketOptions {
     /// ZMQ_TCP_KEEPALIVE (-1 system default, 0 off, 1 on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_keepalive: Option<i32>,
+    /// Security mechanism: null (the default), plain or curve. The binding side is the
+    /// server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<crate::net::security::Mechanism>,
+    /// CURVE keys (Z85); generated for each run when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve_keys: Option<crate::net::security::CurveKeys>,
+    /// PLAIN user name (default `zmqperf`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plain_username: Option<String>,
+    /// PLAIN password (default `zmqperf`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plain_password: Option<String>,
 }
 
 /// The socket types of libzmq that topologies may use.

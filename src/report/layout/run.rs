@@ -41,7 +41,13 @@ pub fn environment(run: &RunResult) -> Vec<(&'static str, String)> {
         ),
         ("OS", or_unknown(&e.os)),
         ("kernel", or_unknown(&e.kernel)),
-        ("libzmq", or_unknown(&e.libzmq_version)),
+        (
+            "libzmq",
+            match &e.libzmq {
+                Some(l) => format!("{} ({}: {})", l.version, l.source, l.path),
+                None => or_unknown(&e.libzmq_version),
+            },
+        ),
         ("zmqperf", or_unknown(&e.zmqperf_version)),
     ]);
     v

@@ -7,6 +7,8 @@
 //! stop. It then says `sent` (its measurement is over) and keeps its sockets open until the
 //! runner's stop, so that no teardown competes with the delivery to other swarms.
 
+use crate::zmq;
+
 mod context;
 mod poller;
 mod state;
@@ -70,7 +72,7 @@ fn open_subscribers(
             }
         })?;
         s.set_linger(0).map_err(zmq_err("setting ZMQ_LINGER"))?;
-        crate::net::apply_options(&mut s, plan.kind, &plan.options)?;
+        crate::net::apply_options(&mut s, plan.kind, &plan.options, false)?;
         for ep in &plan.connect {
             s.connect(ep).map_err(|e| Error::Endpoint {
                 endpoint: ep.clone(),

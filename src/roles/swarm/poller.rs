@@ -90,6 +90,7 @@ impl Drop for Poller {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::zmq;
 
     #[test]
     fn a_sub_socket_wakes_the_poller_when_a_message_arrives() {

@@ -78,7 +78,13 @@ fn compare_case(
 /// Differences between the machines and software of two runs.
 fn environment_notes(a: &RunResult, b: &RunResult) -> Vec<String> {
     let (ea, eb) = (&a.environment, &b.environment);
-    let fields: [(&str, String, String); 6] = [
+    let file = |e: &crate::model::Environment| {
+        e.libzmq
+            .as_ref()
+            .map(|l| format!("{} {}", l.source, l.path))
+            .unwrap_or_default()
+    };
+    let fields: [(&str, String, String); 7] = [
         ("host", ea.hostname.clone(), eb.hostname.clone()),
         ("CPU", ea.cpu_model.clone(), eb.cpu_model.clone()),
         ("cores", ea.cores.to_string(), eb.cores.to_string()),
@@ -88,6 +94,7 @@ fn environment_notes(a: &RunResult, b: &RunResult) -> Vec<String> {
             ea.libzmq_version.clone(),
             eb.libzmq_version.clone(),
         ),
+        ("libzmq library", file(ea), file(eb)),
         (
             "zmqperf",
             ea.zmqperf_version.clone(),

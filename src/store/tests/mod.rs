@@ -128,6 +128,7 @@ fn run(id: &str) -> RunResult {
             os: "linux".into(),
             hostname: "alpha".into(),
             libzmq_version: "4.3.5".into(),
+            libzmq: None,
             zmqperf_version: "0.1.0".into(),
         },
         cases: Vec::new(),
