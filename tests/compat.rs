@@ -43,6 +43,7 @@ fn lat_inproc(size: usize, count: u64, echo: EchoMode) -> (Value, Value) {
     with_watchdog(T, move || {
         let ctx = zmq::Context::new();
         let cfg = LatConfig {
+            security: zmqperf::net::security::Mechanism::Null,
             endpoint: Endpoint::parse("inproc://t-lat", Side::Bind).unwrap(),
             side: Side::Bind,
             size,
@@ -136,6 +137,7 @@ fn thr_inproc(pattern: Pattern, count: u64) -> (Value, Value) {
     with_watchdog(T, move || {
         let ctx = zmq::Context::new();
         let cfg = ThrConfig {
+            security: zmqperf::net::security::Mechanism::Null,
             endpoint: Endpoint::parse("inproc://t-thr", Side::Bind).unwrap(),
             side: Side::Bind,
             size: 64,

@@ -49,9 +49,34 @@ fn bad_sizes_and_counts() {
         "--timeout",
     );
     fails(
-        &["local_thr", "tcp://127.0.0.1:*", "64", "10", "1"],
+        &["local_thr", "tcp://127.0.0.1:*", "64", "10", "yes"],
         3,
-        "CURVE",
+        "1 for CURVE, 0 for none",
+    );
+    fails(
+        &[
+            "local_thr",
+            "tcp://127.0.0.1:*",
+            "64",
+            "10",
+            "1",
+            "--security",
+            "plain",
+        ],
+        3,
+        "--security plain was given too",
+    );
+    fails(
+        &[
+            "local_lat",
+            "tcp://127.0.0.1:*",
+            "64",
+            "10",
+            "--security",
+            "tls",
+        ],
+        3,
+        "expected null, plain or curve",
     );
 }
 

@@ -109,3 +109,56 @@ fn both_report_the_same_figures_on_the_same_run() {
     let want = (20_000f64 / elapsed_us as f64 * 1e6) as u64;
     assert_eq!(v["mean_throughput_msgs"].as_u64().unwrap(), want);
 }
+
+/// libzmq's local_thr and remote_thr take CURVE as a fourth argument, with fixed keys:
+/// zmqperf's take the same argument and the same keys, so a CURVE pair works either way.
+#[test]
+fn curve_pairs_with_the_c_tools_both_ways() {
+    let ep = free_tcp_endpoint();
+    let l = Proc::spawn(c_tool("local_thr", &[&ep, "64", "20000", "1"]), T);
+    let r = json(&run(
+        zp(&["remote_thr", &ep, "64", "20000", "1", "--json"]),
+        T,
+    ));
+    ok(&l.finish());
+    assert_eq!(r["security"], "curve");
+    assert_eq!(r["send"]["messages"], 20_000);
+
+    let ep = free_tcp_endpoint();
+    let l = Proc::spawn(
+        zp(&[
+            "local_thr",
+            &ep,
+            "64",
+            "20000",
+            "--security",
+            "curve",
+            "--json",
+        ]),
+        T,
+    );
+    let r = run(c_tool("remote_thr", &[&ep, "64", "20000", "1"]), T);
+    ok(&r);
+    let l = json(&l.finish());
+    assert_eq!(l["security"], "curve");
+    assert_eq!(l["message_count"], 20_000);
+    assert!(l["mean_throughput_msgs"].as_u64().unwrap() > 0);
+}
+
+/// A CURVE server and a NULL client never complete a handshake: both sides say so (exit 9)
+/// within their timeout instead of waiting for a peer.
+#[test]
+fn a_security_mismatch_is_named_on_both_sides() {
+    let ep = free_tcp_endpoint();
+    let l = Proc::spawn(
+        zp(&["local_thr", &ep, "64", "1000", "1", "--timeout", "3s"]),
+        T,
+    );
+    let r = run(zp(&["remote_thr", &ep, "64", "1000", "--timeout", "3s"]), T);
+    let l = l.finish();
+    assert_eq!(l.code, Some(9), "{l:?}");
+    // Whichever side notices first, each names the mechanism as a cause.
+    assert!(l.stderr.contains("security mechanism"), "{}", l.stderr);
+    assert_eq!(r.code, Some(9), "{r:?}");
+    assert!(r.stderr.contains("security mechanism"), "{}", r.stderr);
+}

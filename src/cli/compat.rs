@@ -6,6 +6,7 @@ use std::time::Duration;
 use zmqperf::compat::{self, EchoMode, LatConfig, Pattern, ThrConfig};
 use zmqperf::endpoint::{Endpoint, Side, Transport};
 use zmqperf::error::{Error, Result};
+use zmqperf::net::security::Mechanism;
 use zmqperf::parse::{parse_count, parse_duration, parse_hwm, parse_size};
 use zmqperf::report::compat as out;
 use zmqperf::zmq;
@@ -21,6 +22,15 @@ pub(super) struct Common {
     /// After the compatible lines, print the full distribution, rates and timer cost.
     #[arg(long)]
     detail: bool,
+}
+
+#[derive(Args)]
+pub(super) struct SecurityOpts {
+    /// Security mechanism: null (libzmq's default), plain or curve. CURVE uses the keys of
+    /// libzmq's own perf tools, so either side may be a C tool built with CURVE; both sides
+    /// must say the same.
+    #[arg(long, default_value = "null", value_name = "null|plain|curve")]
+    security: String,
 }
 
 #[derive(Args)]
@@ -46,6 +56,8 @@ pub(super) struct LocalLat {
     #[command(flatten)]
     echo: EchoOpts,
     #[command(flatten)]
+    sec: SecurityOpts,
+    #[command(flatten)]
     common: Common,
 }
 
@@ -62,6 +74,8 @@ pub(super) struct RemoteLat {
     /// Plain mode: no measurement header and no per-round-trip clock readings (libzmq's loop).
     #[arg(long)]
     plain: bool,
+    #[command(flatten)]
+    sec: SecurityOpts,
     #[command(flatten)]
     common: Common,
 }
@@ -94,10 +108,13 @@ pub(super) struct LocalThr {
     /// Messages to receive (1_000_000, 1M).
     #[arg(allow_negative_numbers = true)]
     message_count: String,
-    /// libzmq's optional <enable_curve>: only 0 is accepted for now.
+    /// libzmq's optional <enable_curve>: 1 for CURVE (with the C tools' keys), 0 for none;
+    /// the same as --security curve.
     enable_curve: Option<String>,
     #[command(flatten)]
     thr: ThrOpts,
+    #[command(flatten)]
+    sec: SecurityOpts,
     #[command(flatten)]
     common: Common,
 }
@@ -123,7 +140,8 @@ pub(super) struct RemoteThr {
     /// Messages to send (1_000_000, 1M).
     #[arg(allow_negative_numbers = true)]
     message_count: String,
-    /// libzmq's optional <enable_curve>: only 0 is accepted for now.
+    /// libzmq's optional <enable_curve>: 1 for CURVE (with the C tools' keys), 0 for none;
+    /// the same as --security curve.
     enable_curve: Option<String>,
     #[command(flatten)]
     thr: ThrOpts,
@@ -133,6 +151,8 @@ pub(super) struct RemoteThr {
     lossy: bool,
     #[command(flatten)]
     send: SendOpts,
+    #[command(flatten)]
+    sec: SecurityOpts,
     #[command(flatten)]
     common: Common,
 }
@@ -195,13 +215,30 @@ fn timeout(c: &Common) -> Result<Duration> {
     parse_duration("--timeout", &c.timeout)
 }
 
-fn curve(arg: &Option<String>) -> Result<()> {
-    match arg.as_deref() {
-        None | Some("0") => Ok(()),
-        Some(v) => Err(Error::invalid(
+/// The mechanism of a compatible command: `--security`, or libzmq's `<enable_curve>`
+/// argument (an integer, non-zero for CURVE, as the C tools read it).
+fn security(sec: &SecurityOpts, enable_curve: Option<&String>) -> Result<Mechanism> {
+    let chosen = Mechanism::parse("--security", &sec.security)?;
+    let Some(arg) = enable_curve else {
+        return Ok(chosen);
+    };
+    let curve = match arg.trim().parse::<i64>() {
+        Ok(n) => n != 0,
+        Err(_) => {
+            return Err(Error::invalid(
+                "<enable_curve>",
+                arg,
+                "1 for CURVE, 0 for none, as libzmq's local_thr and remote_thr take it",
+            ))
+        }
+    };
+    match (curve, chosen) {
+        (true, Mechanism::Null | Mechanism::Curve) => Ok(Mechanism::Curve),
+        (false, m) => Ok(m),
+        (true, m) => Err(Error::invalid(
             "<enable_curve>",
-            v,
-            "CURVE encryption is not supported by zmqperf yet; pass 0 or leave the argument out",
+            arg,
+            format!("--security {} was given too; give one of them", m.name()),
         )),
     }
 }
@@ -257,6 +294,7 @@ pub(super) fn local_lat(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
         instrumented: false,
         echo: echo_mode(&a.echo),
         endpoint: ep.clone(),
+        security: security(&a.sec, None)?,
     };
     let r = compat::local_lat(ctx, &cfg, |b| announce("local_lat", &ep, b))?;
     print(
@@ -278,6 +316,7 @@ pub(super) fn remote_lat(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
         side: Side::Connect,
         instrumented: !a.plain,
         echo: EchoMode::Inspect,
+        security: security(&a.sec, None)?,
     };
     let r = compat::remote_lat(ctx, &cfg)?;
     if cfg.instrumented && !r.header && cfg.size >= zmqperf::header::HEADER_LEN {
@@ -309,8 +348,8 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
         lossy: false,
         stream_id: 0,
         endpoint: ep.clone(),
+        security: security(&a.sec, a.enable_curve.as_ref())?,
     };
-    curve(&a.enable_curve)?;
     let r = compat::local_thr(ctx, &cfg, |b| announce("local_thr", &ep, b))?;
     caveat_if_short(r.elapsed_ns);
     if r.arrivals != r.distinct {
@@ -375,8 +414,8 @@ pub(super) fn remote_thr(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
         hwm: a.thr.hwm.as_deref().map(parse_hwm).transpose()?,
         lossy: a.lossy,
         stream_id: std::process::id(),
+        security: security(&a.sec, a.enable_curve.as_ref())?,
     };
-    curve(&a.enable_curve)?;
     let r = compat::remote_thr(ctx, &cfg)?;
     print(
         &a.common,

@@ -5,6 +5,7 @@ use super::lat::{local_lat, remote_lat, EchoMode, LatConfig, LatencyResult};
 use super::thr::{local_thr, remote_thr, Pattern, ReceiverResult, SenderResult, ThrConfig};
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{Error, Result};
+use crate::net::security::Mechanism;
 use crate::zmq;
 use std::thread;
 use std::time::Duration;
@@ -25,6 +26,7 @@ pub fn inproc_lat(
     let ctx = zmq::Context::new();
     let ep = Endpoint::parse("inproc://lat_test", Side::Bind)?;
     let echo_cfg = LatConfig {
+        security: Mechanism::Null,
         endpoint: ep.clone(),
         side: Side::Connect,
         size,
@@ -34,6 +36,7 @@ pub fn inproc_lat(
         echo,
     };
     let meas_cfg = LatConfig {
+        security: Mechanism::Null,
         side: Side::Bind,
         instrumented,
         ..echo_cfg.clone()
@@ -58,6 +61,7 @@ pub fn inproc_thr(
     let ctx = zmq::Context::new();
     let ep = Endpoint::parse("inproc://thr_test", Side::Bind)?;
     let recv_cfg = ThrConfig {
+        security: Mechanism::Null,
         endpoint: ep,
         side: Side::Bind,
         size,
@@ -71,6 +75,7 @@ pub fn inproc_thr(
         stream_id: 0,
     };
     let send_cfg = ThrConfig {
+        security: Mechanism::Null,
         side: Side::Connect,
         ..recv_cfg.clone()
     };

@@ -3,6 +3,7 @@
 use crate::clock::{measure_timer_cost, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::Result;
+use crate::net::security::{CurveKeys, Mechanism};
 use crate::roles::{run_here, HeaderUse, NodeSpec, Role, RoleReport, SockPlan};
 use crate::stats::{LatencyHistogram, LatencySummary, LossSummary};
 use crate::topology::{SocketOptions, SocketType};
@@ -29,6 +30,8 @@ pub struct LatConfig {
     pub instrumented: bool,
     /// local_lat: how to echo.
     pub echo: EchoMode,
+    /// Security mechanism of the pair (CURVE with the keys of libzmq's perf tools).
+    pub security: Mechanism,
 }
 
 /// What remote_lat measured.
@@ -36,6 +39,8 @@ pub struct LatConfig {
 pub struct LatencyResult {
     /// The command that measured.
     pub command: &'static str,
+    /// Security mechanism used.
+    pub security: Mechanism,
     /// Endpoint used.
     pub endpoint: String,
     /// Its transport.
@@ -65,6 +70,8 @@ pub struct LatencyResult {
 pub struct EchoResult {
     /// The command.
     pub command: &'static str,
+    /// Security mechanism used.
+    pub security: Mechanism,
     /// Endpoint bound (with the real port when a wildcard was given).
     pub endpoint: String,
     /// Message size in bytes.
@@ -88,8 +95,14 @@ pub(super) fn socket(
     kind: SocketType,
     ep: &Endpoint,
     side: Side,
-    options: SocketOptions,
+    mut options: SocketOptions,
+    security: Mechanism,
 ) -> SockPlan {
+    if security != Mechanism::Null {
+        options.security = Some(security);
+        // The keys of libzmq's local_thr/remote_thr, so either side can be a C tool.
+        options.curve_keys = (security == Mechanism::Curve).then(CurveKeys::libzmq_perf_tools);
+    }
     let e = vec![ep.as_str().to_string()];
     let (bind, connect) = match side {
         Side::Bind => (e, Vec::new()),
@@ -143,6 +156,7 @@ pub fn local_lat(
         &cfg.endpoint,
         cfg.side,
         SocketOptions::default(),
+        cfg.security,
     );
     let mut spec = NodeSpec::single("local_lat", Role::Echo, sock, cfg.timeout);
     spec.size = cfg.size;
@@ -164,6 +178,7 @@ pub fn local_lat(
     }
     Ok(EchoResult {
         command: "local_lat",
+        security: cfg.security,
         endpoint,
         message_size: cfg.size,
         roundtrip_count: cfg.count,
@@ -183,6 +198,7 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
         &cfg.endpoint,
         cfg.side,
         SocketOptions::default(),
+        cfg.security,
     );
     let mut spec = NodeSpec::single("remote_lat", Role::Ping, sock, cfg.timeout);
     spec.size = cfg.size;
@@ -198,6 +214,7 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
     let elapsed = r.round_trips.map(|t| t.elapsed_ns()).unwrap_or(0);
     Ok(LatencyResult {
         command: "remote_lat",
+        security: cfg.security,
         endpoint,
         transport: cfg.endpoint.transport(),
         message_size: cfg.size,

@@ -5,6 +5,7 @@ use super::lat::{run_reported, socket};
 use crate::clock::{measure_timer_cost, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::Result;
+use crate::net::security::Mechanism;
 use crate::roles::{HeaderUse, NodeSpec, Role};
 use crate::stats::{LatencyHistogram, LatencySummary, LossSummary, Throughput};
 use crate::topology::{SocketOptions, SocketType};
@@ -48,6 +49,8 @@ pub struct ThrConfig {
     pub lossy: bool,
     /// Sender: the stream id written in the header.
     pub stream_id: u32,
+    /// Security mechanism of the pair (CURVE with the keys of libzmq's perf tools).
+    pub security: Mechanism,
 }
 
 /// What local_thr measured.
@@ -55,6 +58,8 @@ pub struct ThrConfig {
 pub struct ReceiverResult {
     /// The command.
     pub command: &'static str,
+    /// Security mechanism used.
+    pub security: Mechanism,
     /// Endpoint bound.
     pub endpoint: String,
     /// Its transport.
@@ -103,6 +108,8 @@ pub struct ReceiverResult {
 pub struct SenderResult {
     /// The command.
     pub command: &'static str,
+    /// Security mechanism used.
+    pub security: Mechanism,
     /// Endpoint connected to.
     pub endpoint: String,
     /// Its transport.
@@ -146,7 +153,7 @@ pub fn local_thr(
         subscribe,
         ..Default::default()
     };
-    let sock = socket(kind, &cfg.endpoint, cfg.side, options);
+    let sock = socket(kind, &cfg.endpoint, cfg.side, options, cfg.security);
     let mut spec = NodeSpec::single("local_thr", Role::Sink, sock, cfg.timeout);
     spec.size = cfg.size;
     spec.streams = vec![(cfg.stream_id, cfg.count)];
@@ -168,6 +175,7 @@ pub fn local_thr(
     let msgs = (distinct as f64 / elapsed_us as f64 * 1_000_000.0) as u64;
     Ok(ReceiverResult {
         command: "local_thr",
+        security: cfg.security,
         endpoint,
         transport: cfg.endpoint.transport(),
         pattern: cfg.pattern,
@@ -203,7 +211,7 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
         xpub_nodrop: (kind == SocketType::Xpub).then_some(true),
         ..Default::default()
     };
-    let sock = socket(kind, &cfg.endpoint, cfg.side, options);
+    let sock = socket(kind, &cfg.endpoint, cfg.side, options, cfg.security);
     let mut spec = NodeSpec::single("remote_thr", Role::Source, sock, cfg.timeout);
     spec.size = cfg.size;
     spec.count = cfg.count;
@@ -219,6 +227,7 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
     let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, |_| {})?;
     Ok(SenderResult {
         command: "remote_thr",
+        security: cfg.security,
         endpoint,
         transport: cfg.endpoint.transport(),
         pattern: cfg.pattern,

@@ -80,7 +80,7 @@ fn failure(event: u16, value: u32) -> String {
     match (event, value) {
         // The peer's socket type is checked in the handshake's metadata (EINVAL).
         (HANDSHAKE_FAILED_NO_DETAIL, 22) => "its socket type cannot talk to this one (pair local_lat with remote_lat and local_thr with remote_thr, with the same --pattern; REQ with REP, PUSH with PULL, PUB with SUB)".into(),
-        (HANDSHAKE_FAILED_NO_DETAIL, e) => format!("the peer closed the connection during the handshake ({}): most often a socket type that cannot talk to this one (local_lat pairs with remote_lat, local_thr with remote_thr, with the same --pattern)", std::io::Error::from_raw_os_error(e as i32)),
+        (HANDSHAKE_FAILED_NO_DETAIL, e) => format!("the peer closed the connection during the handshake ({}): most often a socket type that cannot talk to this one (local_lat pairs with remote_lat, local_thr with remote_thr, with the same --pattern), or a security mechanism the peer does not share (both sides need the same --security or <enable_curve>)", std::io::Error::from_raw_os_error(e as i32)),
         (HANDSHAKE_FAILED_AUTH, _) => "authentication refused (the security settings of the two sides differ)".into(),
         (_, 0x1100_0002) => "the two sides use different security mechanisms (NULL, PLAIN or CURVE on one side only)".into(),
         (_, 0x1100_0001) => "a cryptographic error (wrong CURVE keys?)".into(),
