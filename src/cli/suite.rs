@@ -4,8 +4,10 @@
 use clap::Args;
 use std::io::IsTerminal;
 use std::time::Instant;
+use zmqperf::endpoint::Transport;
 use zmqperf::error::{Error, Result};
 use zmqperf::model::{CaseResult, Workload};
+use zmqperf::net::security::Mechanism;
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
 use zmqperf::runner::plan::{self, Scope, Selection};
 use zmqperf::runner::{self, CaseSpec, Observer, Settings};
@@ -47,6 +49,15 @@ pub struct RunArgs {
     /// Open loop: send at these rates (msg/s, comma-separated) in the one-way patterns.
     #[arg(long, value_name = "LIST")]
     pub rate: Option<String>,
+    /// Security mechanisms, comma-separated: null, plain, curve. Each case runs once per
+    /// mechanism, side by side (the non-NULL ones over ipc and tcp; inproc has no
+    /// handshake), and the report compares each with its NULL twin.
+    #[arg(long, value_name = "LIST")]
+    pub security: Option<String>,
+    /// What CURVE costs: REQ/REP latency and PUSH/PULL throughput over tcp, 64 B .. 64 KiB,
+    /// each under NULL and CURVE side by side (the options above narrow or widen it).
+    #[arg(long, conflicts_with_all = ["quick", "full", "workload"])]
+    pub curve_cost: bool,
     /// Longest wait for a peer, per message.
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub timeout: String,
@@ -93,10 +104,11 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
     } else {
         Scope::Default
     };
-    let sel = Selection {
+    let mut sel = Selection {
         patterns: list(&a.patterns, builtin::parse_name)?,
         transports: list(&a.transports, plan::parse_transport)?,
         sizes: list(&a.sizes, |s| parse_size("--sizes", s))?,
+        security: list(&a.security, |m| Mechanism::parse("--security", m))?,
         count: a
             .count
             .as_deref()
@@ -124,6 +136,28 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
                 .ok_or_else(|| Error::invalid("--rate", r, "a rate in msg/s above 0, e.g. 10000"))
         })?,
     };
+    if a.curve_cost {
+        sel.patterns
+            .get_or_insert_with(|| vec!["reqrep", "pushpull"]);
+        sel.transports.get_or_insert_with(|| vec![Transport::Tcp]);
+        sel.sizes
+            .get_or_insert_with(|| vec![64, 1024, 16 * 1024, 64 * 1024]);
+        sel.security
+            .get_or_insert_with(|| vec![Mechanism::Null, Mechanism::Curve]);
+    }
+    if sel.security.as_ref().is_some_and(|m| {
+        m.iter().any(|&x| x != Mechanism::Null)
+            && sel
+                .transports
+                .as_ref()
+                .is_some_and(|t| t.iter().all(|&t| t == Transport::Inproc))
+    }) {
+        return Err(Error::invalid(
+            "--security",
+            a.security.as_deref().unwrap_or("curve"),
+            "inproc has no security handshake; add ipc or tcp to --transports",
+        ));
+    }
     if let Some(path) = &a.workload {
         let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
             op: format!("reading workload file {path}"),

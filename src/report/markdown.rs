@@ -221,6 +221,19 @@ impl Reporter for Markdown {
             "Delivery",
             layout::delivery(run).iter().map(|d| esc(d)).collect(),
         );
+        let security = layout::security_cost(run);
+        if !security.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n## Security cost (each mechanism beside its NULL twin)\n"
+            );
+            let heads: Vec<String> = layout::SECURITY_HEADS
+                .iter()
+                .map(|h| h.to_string())
+                .collect();
+            let rows: Vec<Vec<String>> = security.into_iter().map(Vec::from).collect();
+            pipe_table(&mut out, &heads, &rows, 3);
+        }
         let resources = layout::resources(run);
         if !resources.is_empty() {
             let _ = writeln!(out, "\n## Resources (last repetition of each case)\n");

@@ -300,6 +300,16 @@ impl Reporter for Table {
                 wrap(&mut out, "- ", &d);
             }
         }
+        let security = layout::security_cost(run);
+        if !security.is_empty() {
+            out.push('\n');
+            heading(
+                &mut out,
+                "Security cost (each mechanism beside its NULL twin)",
+                '-',
+            );
+            case_table(&mut out, &layout::SECURITY_HEADS, &security, 3);
+        }
         let resources = layout::resources(run);
         if !resources.is_empty() {
             out.push('\n');

@@ -117,24 +117,51 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
     let delivery: Vec<String> = layout::delivery(run).iter().map(|d| esc(d)).collect();
     items(out, "Delivery", &delivery);
 
-    let resources = layout::resources(run);
-    if !resources.is_empty() {
-        out.push_str(
-                "<h2>Resources (last repetition of each case)</h2>\n<div class=\"tw\"><table><thead><tr>",
-            );
-        for (i, h) in layout::RESOURCE_HEADS.iter().enumerate() {
-            let class = if i < 3 { "l" } else { "n" };
-            let _ = write!(out, "<th class=\"{class}\">{}</th>", esc(h));
-        }
-        out.push_str("</tr></thead><tbody>\n");
-        for r in &resources {
-            out.push_str("<tr>");
-            for (i, c) in r.iter().enumerate() {
-                let class = if i < 3 { "l" } else { "n" };
-                let _ = write!(out, "<td class=\"{class}\">{}</td>", esc(c));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody></table></div>\n");
+    let security = layout::security_cost(run);
+    plain_table(
+        out,
+        "Security cost (each mechanism beside its NULL twin)",
+        &layout::SECURITY_HEADS,
+        &security,
+        3,
+    );
+    plain_table(
+        out,
+        "Resources (last repetition of each case)",
+        &layout::RESOURCE_HEADS,
+        &layout::resources(run),
+        3,
+    );
+}
+
+/// A table of text cells under a heading (nothing when there are no rows); the first
+/// `text_cols` columns are left-aligned, the rest are numbers.
+fn plain_table<const N: usize>(
+    out: &mut String,
+    title: &str,
+    heads: &[&str; N],
+    rows: &[[String; N]],
+    text_cols: usize,
+) {
+    if rows.is_empty() {
+        return;
     }
+    let _ = write!(
+        out,
+        "<h2>{}</h2>\n<div class=\"tw\"><table><thead><tr>",
+        esc(title)
+    );
+    let class = |i: usize| if i < text_cols { "l" } else { "n" };
+    for (i, h) in heads.iter().enumerate() {
+        let _ = write!(out, "<th class=\"{}\">{}</th>", class(i), esc(h));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for r in rows {
+        out.push_str("<tr>");
+        for (i, c) in r.iter().enumerate() {
+            let _ = write!(out, "<td class=\"{}\">{}</td>", class(i), esc(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
 }

@@ -8,6 +8,7 @@ mod findings;
 mod grid;
 mod groups;
 mod run;
+mod security;
 mod topology;
 
 pub use delivery::{delivery, first_middle_hole, loss, loss_extras, loss_places};
@@ -15,4 +16,5 @@ pub use findings::{findings, findings_count};
 pub use grid::{grids, Grid};
 pub use groups::{groups, kind_name, loop_name, Group};
 pub use run::{environment, failures, resources, warnings, RESOURCE_HEADS};
+pub use security::{security_cost, SECURITY_HEADS};
 pub use topology::{cut_short, edge_lossy, edges, lists_edges, nodes, EDGE_HEADS, NODE_HEADS};

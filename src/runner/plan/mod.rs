@@ -7,6 +7,7 @@ mod workload;
 use super::CaseSpec;
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
+use crate::net::security::Mechanism;
 use crate::topology::builtin;
 use crate::topology::load as topo_load;
 use crate::topology::{Role, Topology};
@@ -39,6 +40,9 @@ pub struct Selection {
     pub repetitions: Option<u32>,
     /// Open-loop rates for the throughput patterns.
     pub rates: Option<Vec<f64>>,
+    /// Security mechanisms: every case once per mechanism (the non-NULL ones over ipc and
+    /// tcp only: inproc has no handshake), labelled with the mechanism.
+    pub security: Option<Vec<Mechanism>>,
 }
 
 /// The default count for a kind and size: enough for a steady figure, short on 2 cores.
@@ -118,7 +122,7 @@ pub fn from_selection(scope: Scope, sel: &Selection) -> Vec<CaseSpec> {
                     let count = sel
                         .count
                         .unwrap_or_else(|| default_count(latency, size, scope));
-                    plan.push(builtin_case(
+                    let case = builtin_case(
                         pattern,
                         transport,
                         size,
@@ -126,12 +130,45 @@ pub fn from_selection(scope: Scope, sel: &Selection) -> Vec<CaseSpec> {
                         sel.warmup.unwrap_or((count / 10).clamp(1, 1000)),
                         reps,
                         rate,
-                    ));
+                    );
+                    plan.extend(with_security(case, sel.security.as_deref()));
                 }
             }
         }
     }
     plan
+}
+
+/// A case once per mechanism, side by side (NULL first, as it is: no label); the others
+/// carry the mechanism on every socket and as their label. Inproc cases run under NULL
+/// only: inproc has no handshake, so a mechanism would change nothing.
+pub fn with_security(case: CaseSpec, mechanisms: Option<&[Mechanism]>) -> Vec<CaseSpec> {
+    let Some(ms) = mechanisms else {
+        return vec![case];
+    };
+    let mut out = Vec::new();
+    for &m in ms {
+        if m == Mechanism::Null {
+            out.push(case.clone());
+            continue;
+        }
+        if case.transport == Transport::Inproc {
+            continue;
+        }
+        let mut c = case.clone();
+        for n in &mut c.topology.nodes {
+            for s in n.socket.iter_mut().chain(n.sockets.iter_mut()) {
+                s.options.security = Some(m);
+            }
+        }
+        c.label = if c.label.is_empty() {
+            m.name().to_string()
+        } else {
+            format!("{},{}", c.label, m.name())
+        };
+        out.push(c);
+    }
+    out
 }
 
 /// Parses a transport name.
@@ -152,10 +189,15 @@ pub fn from_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
 
 /// [`from_file`] with the command line's overrides for topology files.
 pub fn from_file_with(path: &str, text: &str, sel: &Selection) -> Result<Vec<CaseSpec>> {
-    if topo_load::is_topology(&topo_load::parse(path, text)?) {
-        return topology::from_topology_file(path, text, sel);
-    }
-    workload::workload_file(path, text)
+    let cases = if topo_load::is_topology(&topo_load::parse(path, text)?) {
+        topology::from_topology_file(path, text, sel)?
+    } else {
+        workload::workload_file(path, text)?
+    };
+    Ok(cases
+        .into_iter()
+        .flat_map(|c| with_security(c, sel.security.as_deref()))
+        .collect())
 }
 
 #[cfg(test)]
@@ -171,6 +213,38 @@ mod tests {
         assert_eq!(full.len(), 7 * 3 * 16);
         assert_eq!(full.iter().map(|c| c.size).min(), Some(2));
         assert_eq!(full.iter().map(|c| c.size).max(), Some(65_536));
+    }
+
+    #[test]
+    fn security_runs_each_case_per_mechanism_beside_null_and_skips_inproc() {
+        let sel = Selection {
+            patterns: Some(vec!["reqrep"]),
+            sizes: Some(vec![64]),
+            security: Some(vec![Mechanism::Null, Mechanism::Curve]),
+            ..Default::default()
+        };
+        let p = from_selection(Scope::Quick, &sel);
+        let ids: Vec<String> = p.iter().map(|c| c.id()).collect();
+        assert_eq!(
+            ids,
+            [
+                "latency/reqrep/inproc/64",
+                "latency/reqrep/ipc/64",
+                "latency/reqrep[curve]/ipc/64",
+                "latency/reqrep/tcp/64",
+                "latency/reqrep[curve]/tcp/64"
+            ]
+        );
+        let curve = &p[2];
+        assert!(curve.topology.nodes.iter().all(|n| n
+            .all_sockets()
+            .iter()
+            .all(|s| s.options.security == Some(Mechanism::Curve))));
+        assert!(p[1]
+            .topology
+            .nodes
+            .iter()
+            .all(|n| n.all_sockets().iter().all(|s| s.options.security.is_none())));
     }
 
     #[test]
