@@ -8,6 +8,7 @@ mod diagnose;
 mod fanout;
 mod output;
 mod suite;
+mod versus;
 
 use clap::{Parser, Subcommand};
 use zmqperf::error::{Error, Result};
@@ -196,6 +197,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Fanout(a) => return fanout::run_fanout(a),
         Cmd::Run(a) => {
             let command = std::env::args().collect::<Vec<_>>().join(" ");
+            if let Some(other) = &a.vs_libzmq {
+                return versus::run(a, other, command);
+            }
             return suite::run(a, command);
         }
         Cmd::Diagnose(a) => {

@@ -58,6 +58,11 @@ pub struct RunArgs {
     /// each under NULL and CURVE side by side (the options above narrow or widen it).
     #[arg(long, conflicts_with_all = ["quick", "full", "workload"])]
     pub curve_cost: bool,
+    /// Run the suite on this libzmq (A: --libzmq, bundled by default) and on LIB (B:
+    /// system or a path), interleaved round by round, record both runs and print B / A
+    /// per case with 95% intervals. --repetitions is the number of rounds.
+    #[arg(long, value_name = "LIB")]
+    pub vs_libzmq: Option<String>,
     /// Longest wait for a peer, per message.
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub timeout: String,

@@ -1,7 +1,7 @@
 //! What a security mechanism costs: each case run under PLAIN or CURVE (`zmqperf run
 //! --security null,curve`, `--curve-cost`) beside its NULL twin of the same run.
 
-use crate::model::{CaseResult, Estimate, Kind, RunResult};
+use crate::model::{CaseResult, Kind, RunResult};
 use crate::units as numbers;
 
 /// The columns of the security-cost table.
@@ -32,22 +32,6 @@ fn twin(c: &CaseResult) -> Option<(&'static str, String)> {
         mech,
         format!("{}{}{}", &c.id[..open], label, &c.id[close + 1..]),
     ))
-}
-
-fn ratio(with: &Estimate, null: &Estimate) -> String {
-    if null.median <= 0.0 {
-        return "-".into();
-    }
-    if null.ci_low <= 0.0 {
-        // The NULL figure's interval reaches 0: no upper bound for the ratio.
-        return format!("{:.2} [wide]", with.median / null.median);
-    }
-    format!(
-        "{:.2} [{:.2}, {:.2}]",
-        with.median / null.median,
-        with.ci_low / null.ci_high,
-        with.ci_high / null.ci_low
-    )
 }
 
 /// One row per case with a mechanism whose NULL twin is in the run: mean latency (us) for
@@ -83,7 +67,7 @@ pub fn security_cost(run: &RunResult) -> Vec<[String; 6]> {
             figure.into(),
             numbers::estimate_value(a),
             numbers::estimate_value(b),
-            ratio(b, a),
+            numbers::ratio_ci(b, a),
         ]);
     }
     out
@@ -92,6 +76,7 @@ pub fn security_cost(run: &RunResult) -> Vec<[String; 6]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Estimate;
 
     #[test]
     fn twins_are_found_by_label() {
