@@ -152,6 +152,23 @@ pub fn compact(v: f64) -> String {
     s
 }
 
+/// `with / base` with a conservative 95% interval (from the ends of both intervals):
+/// `1.92 [1.70, 2.10]`; `[wide]` when the base's interval reaches 0.
+pub fn ratio_ci(with: &crate::model::Estimate, base: &crate::model::Estimate) -> String {
+    if base.median <= 0.0 {
+        return "-".into();
+    }
+    if base.ci_low <= 0.0 {
+        return format!("{:.2} [wide]", with.median / base.median);
+    }
+    format!(
+        "{:.2} [{:.2}, {:.2}]",
+        with.median / base.median,
+        with.ci_low.max(0.0) / base.ci_high,
+        with.ci_high / base.ci_low
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,21 +229,4 @@ mod tests {
         assert_eq!(compact(20_000.0), "20k");
         assert_eq!(compact(2_500_000.0), "2.5M");
     }
-}
-
-/// `with / base` with a conservative 95% interval (from the ends of both intervals):
-/// `1.92 [1.70, 2.10]`; `[wide]` when the base's interval reaches 0.
-pub fn ratio_ci(with: &crate::model::Estimate, base: &crate::model::Estimate) -> String {
-    if base.median <= 0.0 {
-        return "-".into();
-    }
-    if base.ci_low <= 0.0 {
-        return format!("{:.2} [wide]", with.median / base.median);
-    }
-    format!(
-        "{:.2} [{:.2}, {:.2}]",
-        with.median / base.median,
-        with.ci_low.max(0.0) / base.ci_high,
-        with.ci_high / base.ci_low
-    )
 }
