@@ -76,6 +76,7 @@ pub(super) fn publisher_node(p: &PubConfig) -> Node {
             wait_ms: ms(p.wait),
             linger_ms: ms(p.linger),
             io_threads: p.io_threads,
+            raw: false,
         }),
         idle_ms: None,
         first_timeout_ms: None,
