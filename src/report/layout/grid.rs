@@ -69,7 +69,8 @@ fn lines(g: &Group<'_>) -> &'static [Line] {
     use Line::*;
     match (g.open_rate.is_some(), g.kind) {
         (false, Kind::Latency) => &[Latency, P99, Msgs, Mbit, Floor],
-        (false, Kind::Throughput) => &[Latency, Msgs, Mbit, SendMsgs, Lost],
+        // Floor: a fan-out run with its raw-socket floor (`fanout --floor`).
+        (false, Kind::Throughput) => &[Latency, Msgs, Mbit, SendMsgs, Lost, Floor],
         (true, _) => &[Latency, P99, Msgs, Mbit, SendMsgs, SendDelay, Lost],
     }
 }
