@@ -96,8 +96,7 @@ pub struct FanoutReport {
     pub process_list: Vec<ProcessSummary>,
     /// Every subscriber's figures, by process and index.
     pub per_subscriber: Vec<SubReport>,
-    /// The raw-socket floor beside this run (`fanout --floor`), absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The raw-socket floor beside this run (`fanout --floor`); None otherwise.
     pub floor: Option<super::FanoutFloor>,
 }
 
