@@ -544,3 +544,177 @@ fn a_frozen_subscriber_process_is_stopped_and_the_others_are_reported() {
         );
     });
 }
+
+/// `fanout --floor` over `transport`: the libzmq run, then the raw-socket floor with the same
+/// 40 subscribers and 3 ticks, every raw delivery counted, both in the JSON and its schema.
+fn floor_run(transport: &str, socket: &str) {
+    let o = run(
+        zp(&[
+            "fanout",
+            "-c",
+            "2",
+            "-s",
+            "20",
+            "-t",
+            "100",
+            "-n",
+            "1",
+            "-p",
+            "3",
+            "--transport",
+            transport,
+            "--floor",
+            "--no-history",
+            "--json",
+        ]),
+        T,
+    );
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let r = json_of(&o);
+    check_schema(&r);
+    check_complete(&r, 40, 3);
+    let fl = &r["floor"];
+    assert_eq!(fl["socket"], Value::String(socket.into()), "{fl}");
+    let scheme = if transport == "tcp" {
+        "tcp://"
+    } else {
+        "ipc://"
+    };
+    assert!(fl["endpoint"].as_str().unwrap().starts_with(scheme), "{fl}");
+    assert_eq!(u(fl, "/subscribers"), 40);
+    // Every raw delivery counted: subscribers x ticks x messages per tick.
+    assert_eq!(u(fl, "/delivery/expected"), 40 * 3);
+    assert_eq!(u(fl, "/delivery/received"), 40 * 3);
+    assert_eq!(u(fl, "/delivery/lost"), 0);
+    assert_eq!(u(fl, "/delivery/duplicated"), 0);
+    assert_eq!(u(fl, "/complete_subscribers"), 40);
+    assert_eq!(fl["stream_ended"], Value::Bool(true));
+    assert_eq!(fl["failed_processes"], Value::Array(vec![]));
+    assert_eq!(u(fl, "/latency/count"), 40 * 3);
+    assert!(u(fl, "/latency/min_ns") > 0);
+    assert_eq!(u(fl, "/publisher/subscribers"), 40);
+    assert_eq!(u(fl, "/publisher/messages"), 3);
+    assert_eq!(fl["publisher"]["all_left"], Value::Bool(true));
+    let procs = fl["process_list"].as_array().expect("process_list");
+    assert_eq!(procs.len(), 2);
+    for p in procs {
+        assert_eq!(p["stop"], Value::String("all-ended".into()), "{p}");
+        assert!(u(p, "/usage/peak_rss_kib") > 0, "{p}");
+    }
+    // Both sides of the comparison, with the same counts.
+    for side in ["libzmq", "raw"] {
+        assert_eq!(u(fl, &format!("/{side}/deliveries")), 40 * 3, "{side}");
+        assert_eq!(
+            u(fl, &format!("/{side}/deliveries_made")),
+            40 * 4,
+            "{side}: + warm-up"
+        );
+        assert!(f(fl, &format!("/{side}/mean_ns")) > 0.0, "{side}");
+        assert!(f(fl, &format!("/{side}/subscriber_cpu_ms")) >= 0.0);
+    }
+    assert_eq!(f(fl, "/libzmq/mean_ns"), f(&r, "/latency/mean_ns"));
+    assert_eq!(u(fl, "/raw/p99_ns"), u(fl, "/latency/p99_ns"));
+    let ratio = f(fl, "/ratio/mean");
+    let want = f(fl, "/libzmq/mean_ns") / f(fl, "/raw/mean_ns");
+    assert!(
+        (ratio - want).abs() < 1e-9 * want.max(1.0),
+        "{ratio} {want}"
+    );
+    assert!(f(fl, "/ratio/p99") > 0.0);
+    // The schema refuses a floor with a wrong type or an unknown field.
+    let v = schema_validator("fanout-report.schema.json");
+    let mut wrong = r.clone();
+    wrong["floor"]["delivery"]["lost"] = Value::String("none".into());
+    assert!(!schema_errors(&v, &wrong).is_empty(), "wrong type accepted");
+    let mut extra = r.clone();
+    extra["floor"]["surprise"] = Value::Bool(true);
+    assert!(
+        !schema_errors(&v, &extra).is_empty(),
+        "unknown field accepted"
+    );
+}
+
+#[test]
+fn fanout_floor_over_tcp_counts_every_raw_delivery() {
+    with_watchdog(T, || floor_run("tcp", "tcp"));
+}
+
+#[test]
+fn fanout_floor_over_ipc_counts_every_raw_delivery() {
+    with_watchdog(T, || floor_run("ipc", "unix"));
+}
+
+#[test]
+fn reports_without_a_floor_still_hold_to_the_schema() {
+    with_watchdog(T, || {
+        let o = run(
+            zp(&[
+                "fanout",
+                "-c",
+                "1",
+                "-s",
+                "3",
+                "-t",
+                "10",
+                "-p",
+                "2",
+                "--no-history",
+                "--json",
+            ]),
+            T,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let r = json_of(&o);
+        assert_eq!(r["floor"], Value::Null);
+        check_schema(&r);
+        // A report written before the floor existed has no such field.
+        let mut old = r.clone();
+        old.as_object_mut().unwrap().remove("floor");
+        let v = schema_validator("fanout-report.schema.json");
+        assert!(schema_errors(&v, &old).is_empty());
+    });
+}
+
+#[test]
+fn fanout_floor_is_printed_beside_libzmq_and_recorded() {
+    with_watchdog(T, || {
+        let db =
+            std::env::temp_dir().join(format!("zmqperf-fanout-floor-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&db);
+        let db = db.display().to_string();
+        let o = run(
+            zp(&[
+                "fanout", "-c", "2", "-s", "20", "-t", "100", "-n", "1", "-p", "3", "--floor",
+                "--db", &db,
+            ]),
+            T,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        for want in [
+            "raw-socket floor: the same 40 subscribers over plain tcp sockets on tcp://127.0.0.1:",
+            "delivered: 120 of 120 (100%): 0 lost, 0 duplicated, 0 reordered; 40 of 40 subscribers got every message",
+            "libzmq         raw  libzmq/raw",
+            "  mean latency (ms)  ",
+            "  p99 latency (ms)  ",
+            "  subscriber CPU per delivery (us)  ",
+            "  publisher CPU per delivery (us)  ",
+            "ZeroMQ's part of the mean latency: ",
+            "raw publisher     pid ",
+            "raw subscribers 1   pid ",
+        ] {
+            assert!(o.stdout.contains(want), "'{want}' missing:\n{}", o.stdout);
+        }
+        // The history's case carries the floor, and the reports show it in the grid.
+        let s = run(zp(&["show", "last", "--db", &db, "--format", "json"]), T);
+        assert_eq!(s.code, Some(0), "{s:?}");
+        let v: Value = serde_json::from_str(&s.stdout).unwrap();
+        let fl = &v["cases"][0]["floor"];
+        assert_eq!(fl["socket"], Value::String("tcp".into()), "{fl}");
+        assert_eq!(u(fl, "/roundtrips"), 120);
+        assert!(f(fl, "/latency_us") > 0.0);
+        let s = run(zp(&["show", "last", "--db", &db]), T);
+        assert_eq!(s.code, Some(0), "{s:?}");
+        assert!(s.stdout.contains("raw socket floor (us)"), "{}", s.stdout);
+        let _ = std::fs::remove_file(&db);
+    });
+}

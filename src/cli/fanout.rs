@@ -43,6 +43,7 @@ Examples:
   zmqperf fanout -c 8 -s 1000 -t 1000 -n 1 -p 10 --transport ipc
   zmqperf fanout -c 8 -s 100 -t 1000 -n 100 -p 10             # 800 subscribers, 100 msg/s
   zmqperf fanout -c 1 -s 3 -t 0 -n 1000000 -p 1               # PUB/SUB throughput, 3 subscribers
+  zmqperf fanout -c 8 -s 1000 -t 1000 -n 1 -p 10 --floor      # and the raw-socket floor beside it
 
 Exit codes: 3 bad value (also: too many subscribers for the open-file limit), 4 bad
 endpoint, 12 messages lost (the report is printed first), 16 subscribers missing.";
@@ -220,6 +221,10 @@ pub struct FanoutArgs {
     /// High-water mark per subscriber, in messages, on both sides (0 = none).
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub hwm: Option<String>,
+    /// Then run the raw-socket floor: the same fan-out over plain TCP or Unix sockets
+    /// (written by one process, read with epoll), reported beside the libzmq figures.
+    #[arg(long)]
+    pub floor: bool,
     /// Print the whole report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -508,11 +513,31 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
         exe: exe()?,
     };
     let started = std::time::Instant::now();
-    let r = fanout::fanout(&cfg, Arc::new(|l: String| note(format!("fanout: {l}"))));
+    let notes: fanout::Note = Arc::new(|l: String| note(format!("fanout: {l}")));
+    let r = fanout::fanout(&cfg, notes.clone());
     if let Some(p) = ipc_file {
         let _ = std::fs::remove_file(p);
     }
-    let r = r?;
+    let mut r = r?;
+    // The floor runs after the libzmq run, never beside it; when it fails, the libzmq
+    // report is still printed and recorded, and the exit code is the floor's.
+    let mut floor_failed = None;
+    if a.floor {
+        match fanout::floor(&cfg, &r, notes) {
+            Ok(f) => r.floor = Some(f),
+            Err(e) => floor_failed = Some(e),
+        }
+    }
     record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64())?;
-    emit(&r, a.json)
+    let printed = emit(&r, a.json);
+    match floor_failed {
+        Some(e) if printed.is_ok() => {
+            note(
+                "the raw-socket floor (--floor) failed; the report above is the libzmq run's"
+                    .into(),
+            );
+            Err(e)
+        }
+        _ => printed,
+    }
 }

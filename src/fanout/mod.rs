@@ -6,11 +6,13 @@
 //! - [`publish`]: the publisher on its own (`zmqperf pub`).
 //! - [`sub_cluster`]: the subscriber processes on their own (`zmqperf sub-cluster`).
 //! - [`fanout`]: both together on one host (`zmqperf fanout`).
+//! - [`floor`]: the same fan-out over plain stream sockets (`zmqperf fanout --floor`).
 //!
 //! Subscriber processes are this binary re-executed with the hidden `__subs` command
 //! ([`child_main`]); they talk to their parent in lines on stdout, never on the measured
 //! sockets.
 
+mod floor;
 mod record;
 mod run;
 mod summary;
@@ -18,6 +20,7 @@ mod summary;
 pub use crate::net::{connect_endpoint, limits};
 pub use crate::roles::publisher::{dur_ns, PubConfig, PubResult, Publisher};
 pub use crate::roles::swarm::{ChildReport, ProcessUsage, StopReason, SubReport, SwarmSpec};
+pub use floor::{FanoutFloor, FloorFigures, FloorRatios};
 pub use record::to_case;
 pub use summary::{merge, FanoutReport, ProcessSummary, RateSpread};
 
@@ -216,7 +219,36 @@ pub type Note = Arc<dyn Fn(String) + Send + Sync>;
 /// of this process) and the swarms (child processes), run by the engine; merges everything
 /// into one report.
 pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
-    let p = &cfg.publisher;
+    run_once(cfg, &cfg.publisher, false, &note)
+}
+
+/// The raw-socket floor of the fan-out `cfg` whose libzmq run reported `zmq`: the same
+/// subscribers, ticks, size and warm-up over plain stream sockets (TCP on a free port of
+/// the same host for tcp://, a fresh Unix socket file in the temp folder for ipc://),
+/// measured the same way, and compared with `zmq`.
+pub fn floor(cfg: &FanoutConfig, zmq: &FanoutReport, note: Note) -> Result<FanoutFloor> {
+    let mut p = cfg.publisher.clone();
+    let raw_endpoint = match p.endpoint.tcp_host_port() {
+        Some((host, _)) if host.contains(':') => format!("tcp://[{host}]:*"),
+        Some((host, _)) => format!("tcp://{host}:*"),
+        None => "ipc://*".to_string(),
+    };
+    p.endpoint = Endpoint::parse(&raw_endpoint, crate::endpoint::Side::Bind)?;
+    // The publisher runs on a thread of this process, which has run the libzmq fan-out
+    // already: its CPU time is counted from here.
+    let before = ProcessUsage::of_this_process("publisher");
+    let raw = run_once(cfg, &p, true, &note)?;
+    let mut raw_pub = raw
+        .publisher
+        .clone()
+        .ok_or_else(|| Error::Protocol("the raw publisher ended without its report".into()))?;
+    raw_pub.usage.cpu_user_ms = (raw_pub.usage.cpu_user_ms - before.cpu_user_ms).max(0.0);
+    raw_pub.usage.cpu_sys_ms = (raw_pub.usage.cpu_sys_ms - before.cpu_sys_ms).max(0.0);
+    Ok(floor::compare(zmq, raw, raw_pub))
+}
+
+/// One fan-out run with the publisher `p`: over libzmq, or with `raw` over plain sockets.
+fn run_once(cfg: &FanoutConfig, p: &PubConfig, raw: bool, note: &Note) -> Result<FanoutReport> {
     let subscribers = cfg.processes as u64 * cfg.subs_per_process as u64;
     let cluster_cfg = ClusterConfig {
         endpoint: p.endpoint.clone(),
@@ -248,7 +280,7 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
     pcfg.linger = pcfg
         .linger
         .max(cluster_cfg.idle.saturating_add(Duration::from_secs(10)));
-    let publisher = run::publisher_node(&pcfg);
+    let publisher = run::publisher_node(&pcfg, raw);
     let swarm = run::swarm_node(&cluster_cfg, "pub");
     // Bound only to catch a hang: the publisher's own timeouts end a stalled run first.
     let ticks = p.passes.saturating_add(p.warmup);
@@ -263,8 +295,11 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
         .saturating_add(cluster_cfg.idle)
         .saturating_add(Duration::from_secs(60));
     note(format!(
-        "starting the publisher on {} and {} subscriber processes of {}",
-        p.endpoint, cfg.processes, cfg.subs_per_process
+        "starting the {}publisher on {} and {} subscriber processes of {}",
+        if raw { "raw-socket " } else { "" },
+        p.endpoint,
+        cfg.processes,
+        cfg.subs_per_process
     ));
     let reports = run::topology(
         vec![publisher, swarm],

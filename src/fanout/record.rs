@@ -94,7 +94,13 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
         warmup: r.publisher.as_ref().map(|p| p.warmup_ticks).unwrap_or(0),
         repetitions: reps,
         summary,
-        floor: None,
+        // The fan-out's raw-socket floor, as a latency case's: the mean one-way latency
+        // over plain sockets (its count: the deliveries measured, not round trips).
+        floor: r.floor.as_ref().map(|f| crate::model::Floor {
+            socket: f.socket.clone(),
+            latency_us: f.raw.mean_ns / 1e3,
+            roundtrips: f.raw.deliveries,
+        }),
         warnings,
         error: None,
         wall_s,

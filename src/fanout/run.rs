@@ -46,8 +46,9 @@ pub(super) fn swarm_node(cfg: &ClusterConfig, connect: &str) -> Node {
 }
 
 /// The publisher node: an XPUB that blocks rather than drops, sending on ticks, on a
-/// thread of this process.
-pub(super) fn publisher_node(p: &PubConfig) -> Node {
+/// thread of this process; with `raw`, the raw-socket floor's publisher (plain stream
+/// sockets, one per subscriber) in the same place.
+pub(super) fn publisher_node(p: &PubConfig, raw: bool) -> Node {
     Node {
         name: "pub".into(),
         role: Role::Source,
@@ -76,6 +77,7 @@ pub(super) fn publisher_node(p: &PubConfig) -> Node {
             wait_ms: ms(p.wait),
             linger_ms: ms(p.linger),
             io_threads: p.io_threads,
+            raw,
         }),
         idle_ms: None,
         first_timeout_ms: None,

@@ -96,6 +96,8 @@ pub struct FanoutReport {
     pub process_list: Vec<ProcessSummary>,
     /// Every subscriber's figures, by process and index.
     pub per_subscriber: Vec<SubReport>,
+    /// The raw-socket floor beside this run (`fanout --floor`); None otherwise.
+    pub floor: Option<super::FanoutFloor>,
 }
 
 /// Raises a subscriber's expected count to `expected` (its process knew a shorter stream,
@@ -236,6 +238,7 @@ pub fn merge(
         publisher,
         process_list,
         per_subscriber,
+        floor: None,
     }
 }
 
@@ -264,15 +267,41 @@ impl FanoutReport {
                 cause: "the publisher stopped or died before its last message (loss at the end cannot be counted without knowing how many it meant to send: give --expect N)".into(),
             });
         }
-        (d.lost > 0).then(|| Error::Lost {
+        if d.lost > 0 {
+            return Some(Error::Lost {
+                lost: d.lost,
+                expected: d.expected,
+                at_start: d.lost_at_start,
+                in_middle: d.lost_in_middle,
+                at_end: d.lost_at_end,
+                cause: crate::compat::loss_cause(crate::compat::Pattern::PubSub, d),
+            });
+        }
+        self.floor.as_ref().and_then(floor_error)
+    }
+}
+
+/// The error for a raw-socket floor that did not deliver everything, if it did not.
+fn floor_error(f: &super::FanoutFloor) -> Option<Error> {
+    let d = &f.delivery;
+    if !f.failed_processes.is_empty() {
+        return Some(Error::Shortfall(format!(
+            "in the raw-socket floor, {} subscriber process(es) did not report and were left out of its figures: {}",
+            f.failed_processes.len(),
+            f.failed_processes.join("; ")
+        )));
+    }
+    if d.lost > 0 || !f.stream_ended {
+        return Some(Error::Lost {
             lost: d.lost,
             expected: d.expected,
             at_start: d.lost_at_start,
             in_middle: d.lost_in_middle,
             at_end: d.lost_at_end,
-            cause: crate::compat::loss_cause(crate::compat::Pattern::PubSub, d),
-        })
+            cause: "these were lost in the raw-socket floor run, and plain stream sockets lose nothing while both ends run: a subscriber process or the raw publisher stopped part-way".into(),
+        });
     }
+    None
 }
 
 #[cfg(test)]

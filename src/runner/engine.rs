@@ -257,6 +257,11 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                             .is_some()
                             .then_some(count)
                             .or(streams.first().map(|(_, c)| *c)),
+                        // A swarm connected to a raw publisher reads plain stream sockets.
+                        raw: g
+                            .peers((i, 0))
+                            .iter()
+                            .any(|p| t.nodes[p.0].ticks.as_ref().is_some_and(|tk| tk.raw)),
                     }),
                     peer_label: None,
                     quit: Default::default(),

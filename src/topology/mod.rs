@@ -172,6 +172,10 @@ pub struct Ticks {
     /// libzmq io threads of the publisher's context.
     #[serde(default = "one_thread")]
     pub io_threads: i32,
+    /// Write the ticks to plain stream sockets (TCP or Unix) instead of an XPUB, one
+    /// connection per subscriber, read by raw swarms: the raw-socket floor of a fan-out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub raw: bool,
 }
 
 fn join_wait_ms() -> u64 {

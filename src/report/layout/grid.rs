@@ -70,7 +70,8 @@ fn lines(g: &Group<'_>) -> &'static [Line] {
     match (g.open_rate.is_some(), g.kind) {
         (false, Kind::Latency) => &[Latency, P99, Msgs, Mbit, Floor],
         (false, Kind::Throughput) => &[Latency, Msgs, Mbit, SendMsgs, Lost],
-        (true, _) => &[Latency, P99, Msgs, Mbit, SendMsgs, SendDelay, Lost],
+        // Floor: a fan-out (open loop on ticks) with its raw-socket floor (`fanout --floor`).
+        (true, _) => &[Latency, P99, Msgs, Mbit, SendMsgs, SendDelay, Lost, Floor],
     }
 }
 

@@ -6,11 +6,15 @@
 //! arrived for the idle time (or for the first-message timeout), or when the runner says
 //! stop. It then says `sent` (its measurement is over) and keeps its sockets open until the
 //! runner's stop, so that no teardown competes with the delivery to other swarms.
+//!
+//! In raw mode ([`SwarmSpec::raw`], the fan-out's raw-socket floor) it opens plain stream
+//! sockets instead of SUB sockets ([`raw::reader`]) and measures them the same way.
 
 use crate::zmq;
 
 mod context;
 mod poller;
+pub(crate) mod raw;
 mod state;
 
 pub use state::{ChildReport, ProcessUsage, StopReason, SubReport};
@@ -47,6 +51,123 @@ pub struct SwarmSpec {
     /// Messages each subscriber should get, when known (otherwise taken from the end of
     /// the stream).
     pub expect: Option<u64>,
+    /// Plain stream sockets (TCP or Unix, by the endpoint) instead of SUB sockets: the
+    /// raw-socket floor, read from a raw publisher.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub raw: bool,
+}
+
+/// Records one message of subscriber `i` received at `now` (`prefix`: its first bytes,
+/// `len`: its size): the ledger and figures of the subscriber, and the swarm's histogram.
+/// The same for SUB sockets and raw ones, so both runs are measured alike.
+#[inline]
+fn deliver(
+    st: &mut SubState,
+    hist: &mut LatencyHistogram,
+    prefix: &[u8],
+    len: usize,
+    now: u64,
+    i: usize,
+    process: u32,
+) -> Result<()> {
+    let h = match Header::decode(prefix) {
+        Ok(Some(h)) => h,
+        Ok(None) => {
+            return Err(Error::Protocol(format!(
+                "subscriber {i} of process {process} got a message of {len} B without the measurement header: sub-cluster measures the messages of `zmqperf pub`"
+            )))
+        }
+        Err(e) => return Err(Error::Protocol(e.to_string())),
+    };
+    if let Some(ns) = st.record(&h, now).map_err(Error::Protocol)? {
+        hist.record(ns);
+    }
+    Ok(())
+}
+
+/// Whether the measurement is over with `open` subscribers still waiting for the end (none
+/// left, or nothing arrived for the idle time, or nothing at all by `first_deadline`), or
+/// else how long to wait for the next wake-up, ms.
+fn over(
+    open: usize,
+    last_activity: Option<u64>,
+    first_deadline: u64,
+    idle_ns: u64,
+) -> std::result::Result<StopReason, i32> {
+    if open == 0 {
+        return Ok(StopReason::AllEnded);
+    }
+    let now = now_ns();
+    let deadline = last_activity.map_or(first_deadline, |t| t.saturating_add(idle_ns));
+    if now >= deadline {
+        return Ok(if last_activity.is_some() {
+            StopReason::Idle
+        } else {
+            StopReason::NothingArrived
+        });
+    }
+    Err(((deadline - now) / 1_000_000).clamp(1, 100) as i32)
+}
+
+/// The swarm's report once its measurement is over: each subscriber against the stream's
+/// length (given, or the longest seen).
+fn child_report(
+    sw: &SwarmSpec,
+    states: &[SubState],
+    hist: &LatencyHistogram,
+    stop: StopReason,
+    connect_ns: u64,
+) -> ChildReport {
+    let expected = sw
+        .expect
+        .or_else(|| {
+            states
+                .iter()
+                .filter_map(|s| s.end_seq().map(|e| e + 1))
+                .max()
+        })
+        .or_else(|| states.iter().filter_map(SubState::stream_length).max())
+        .unwrap_or(0);
+    let subscribers = states
+        .iter()
+        .enumerate()
+        .map(|(i, s)| s.report(sw.process, i as u32, expected))
+        .collect();
+    ChildReport {
+        process: sw.process,
+        pid: std::process::id(),
+        stop,
+        connect_ns,
+        subscribers,
+        latency: hist.clone(),
+        usage: ProcessUsage::of_this_process(&format!("subscribers {}", sw.process)),
+    }
+}
+
+/// Says the measurement is over, then (unless the runner already said stop) waits for the
+/// runner's stop with the sockets still open, so that closing them cannot slow the
+/// delivery to other swarms still receiving.
+fn hold_until_stop(ctl: &mut dyn Control, stop: StopReason, in_process: bool) -> Result<()> {
+    ctl.sent()?;
+    if stop != StopReason::ParentGone {
+        let give_up = now_ns().saturating_add(RELEASE_TIMEOUT_NS);
+        while !ctl.stop_requested() && now_ns() < give_up {
+            if in_process {
+                // Sleep on the runner's pipe, not on a timer: a swarm done early must not
+                // take CPU from those still receiving.
+                let mut fds = libc::pollfd {
+                    fd: 0,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one pollfd we own, for stdin.
+                unsafe { libc::poll(&mut fds, 1, 100) };
+            } else {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn open_subscribers(
@@ -110,6 +231,9 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
     if in_process {
         ensure_files(sw)?;
     }
+    if sw.raw {
+        return raw::reader::run(spec, sw, ctl, in_process);
+    }
     let t0 = now_ns();
     let n = sw.subs as usize;
     let ctx = BigContext::new((sw.subs as i32).saturating_add(64))?;
@@ -165,21 +289,16 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
                     Err(e) => return Err(zmq_err("receiving")(e)),
                 }
                 let now = now_ns();
-                let h = match Header::decode(msg.prefix(HEADER_LEN)) {
-                    Ok(Some(h)) => h,
-                    Ok(None) => {
-                        return Err(Error::Protocol(format!(
-                            "subscriber {i} of process {} got a message of {} B without the measurement header: sub-cluster measures the messages of `zmqperf pub`",
-                            sw.process,
-                            msg.len()
-                        )))
-                    }
-                    Err(e) => return Err(Error::Protocol(e.to_string())),
-                };
-                let lat = states[i].record(&h, now).map_err(Error::Protocol)?;
-                if let Some(ns) = lat {
-                    hist.record(ns);
-                }
+                let len = msg.len();
+                deliver(
+                    &mut states[i],
+                    &mut hist,
+                    msg.prefix(HEADER_LEN),
+                    len,
+                    now,
+                    i,
+                    sw.process,
+                )?;
                 last_activity = Some(now);
                 if states[i].ended() {
                     ended = true;
@@ -195,66 +314,14 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
         if (woken.contains(&STDIN_TOKEN) || !in_process) && ctl.stop_requested() {
             break StopReason::ParentGone;
         }
-        if open == 0 {
-            break StopReason::AllEnded;
-        }
-        let now = now_ns();
-        let deadline = last_activity.map_or(first_deadline, |t| t.saturating_add(idle_ns));
-        if now >= deadline {
-            break if last_activity.is_some() {
-                StopReason::Idle
-            } else {
-                StopReason::NothingArrived
-            };
-        }
-        let wait_ms = ((deadline - now) / 1_000_000).clamp(1, 100) as i32;
+        let wait_ms = match over(open, last_activity, first_deadline, idle_ns) {
+            Ok(stop) => break stop,
+            Err(ms) => ms,
+        };
         poller.wait(wait_ms, &mut woken).map_err(poller_err)?;
     };
-    let expected = sw
-        .expect
-        .or_else(|| {
-            states
-                .iter()
-                .filter_map(|s| s.end_seq().map(|e| e + 1))
-                .max()
-        })
-        .or_else(|| states.iter().filter_map(SubState::stream_length).max())
-        .unwrap_or(0);
-    let subscribers = states
-        .iter()
-        .enumerate()
-        .map(|(i, s)| s.report(sw.process, i as u32, expected))
-        .collect();
-    let report = ChildReport {
-        process: sw.process,
-        pid: std::process::id(),
-        stop,
-        connect_ns,
-        subscribers,
-        latency: hist.clone(),
-        usage: ProcessUsage::of_this_process(&format!("subscribers {}", sw.process)),
-    };
-    // The measurement is over; the sockets stay open until the runner's stop, so that
-    // closing them cannot slow the delivery to other swarms still receiving.
-    ctl.sent()?;
-    if stop != StopReason::ParentGone {
-        let give_up = now_ns().saturating_add(RELEASE_TIMEOUT_NS);
-        while !ctl.stop_requested() && now_ns() < give_up {
-            if in_process {
-                // Sleep on the runner's pipe, not on a timer: a swarm done early must not
-                // take CPU from those still receiving.
-                let mut fds = libc::pollfd {
-                    fd: 0,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one pollfd we own, for stdin.
-                unsafe { libc::poll(&mut fds, 1, 100) };
-            } else {
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-        }
-    }
+    let report = child_report(sw, &states, &hist, stop, connect_ns);
+    hold_until_stop(ctl, stop, in_process)?;
     // Closing tells the publisher the subscribers are done.
     drop(socks);
     drop(ctx);
