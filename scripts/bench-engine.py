@@ -9,7 +9,9 @@ interval. Ratios near 1.00 whose interval holds 1.00 are "within noise".
                 latency (mean us) of reqrep, msg/s of pushpull, pubsub and fanin
   compat        local_thr/remote_thr and local_lat/remote_lat over tcp, 64 B
   fanout        `zmqperf fanout` (C processes x S subscribers, 1 message per tick): mean
-                delivery latency and the delivered count, which must be exact
+                delivery latency, the subscriber processes' CPU per delivery (user + system
+                over their whole run / deliveries), and the delivered count, which must be
+                exact
 
 usage: scripts/bench-engine.py --before OLD_BIN [--after NEW_BIN] [--pairs N]
                                [--fanout 8x1000] [--only suite,compat,fanout]
@@ -148,16 +150,28 @@ def main():
     if "fanout" in only:
         procs, subs = (int(x) for x in a.fanout.split("x"))
         exact = []
+        cpu = {a.before: [], a.after: []}
 
         def fan(binary):
             v = fanout(binary, procs, subs)
             got = find(v, "delivery", "received")
             want = find(v, "delivery", "expected")
             exact.append((binary, got, want))
+            ms = sum(p["usage"]["cpu_user_ms"] + p["usage"]["cpu_sys_ms"] for p in v["process_list"])
+            cpu[binary].append(ms * 1000.0 / max(1, got))
             return find(v, "latency", "mean_ns") / 1000.0
 
         rows.append(pairs("fanout %dx%d mean latency us" % (procs, subs),
                           lambda: fan(a.before), lambda: fan(a.after), max(2, a.pairs // 2), False))
+        # The CPU figures of the same runs, paired in the order they ran.
+        ca, cb = cpu[a.before], cpu[a.after]
+        if ca and len(ca) == len(cb):
+            ratios = [y / x for x, y in zip(ca, cb)]
+            lo, hi = bootstrap(ratios)
+            med = statistics.median(ratios)
+            rows.append(("fanout %dx%d sub CPU us/delivery" % (procs, subs), statistics.median(ca),
+                         statistics.median(cb), med, lo, hi,
+                         "within noise" if lo <= 1.0 <= hi else ("better" if med < 1.0 else "WORSE")))
         bad = [e for e in exact if e[1] != e[2]]
         rows.append(("fanout delivered == expected", len(exact) - len(bad), len(exact), 1.0, 1.0, 1.0,
                      "exact" if not bad else "SHORT %s" % bad[:2]))
