@@ -431,9 +431,6 @@ pub(super) fn run_node(
     ticks: &crate::topology::Ticks,
     ctl: &mut dyn super::Control,
 ) -> Result<super::RoleReport> {
-    if ticks.raw {
-        return super::swarm::raw::writer::run_node(spec, ticks, ctl);
-    }
     let plan = &spec.sockets[0];
     let raw = plan.bind.first().ok_or_else(|| {
         Error::invalid(

@@ -24,6 +24,10 @@ pub(super) fn run(
     ctl: &mut dyn Control,
 ) -> Result<RoleReport> {
     if let Some(t) = &spec.ticks {
+        // The fan-out floor writes the same ticks to plain sockets.
+        if t.raw {
+            return super::swarm::raw::writer::run_node(spec, t, ctl);
+        }
         return super::publisher::run_node(spec, t, ctl);
     }
     let mut opened = open_all(ctx, spec, ctl, spec.timeout())?;
