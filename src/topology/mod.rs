@@ -9,6 +9,7 @@ use crate::zmq;
 pub mod builtin;
 pub mod check;
 pub mod load;
+pub mod security;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -267,10 +268,10 @@ pub struct SocketOptions {
     /// Security mechanism: null (the default), plain or curve. The binding side is the
     /// server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub security: Option<crate::net::security::Mechanism>,
+    pub security: Option<security::Mechanism>,
     /// CURVE keys (Z85); generated for each run when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub curve_keys: Option<crate::net::security::CurveKeys>,
+    pub curve_keys: Option<security::CurveKeys>,
     /// PLAIN user name (default `zmqperf`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plain_username: Option<String>,
