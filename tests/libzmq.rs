@@ -215,3 +215,122 @@ fn curve_against_null_side_by_side_in_one_run() {
         let _ = std::fs::remove_file(&db);
     });
 }
+
+/// A topology file with its own CURVE keys runs with them; a key that is not 40 Z85
+/// characters, or keys without `security = "curve"`, are refused before anything starts,
+/// naming the node and the field.
+#[test]
+fn a_topology_with_given_curve_keys_and_bad_ones() {
+    with_watchdog(T, || {
+        let keys = r#"curve_keys = { server_public = "DX4nh=yUn{-9ugra0X3Src4SU-4xTgqxcYY.+<SH", server_secret = "{X}#>t#jRGaQ}gMhv=30r(Mw+87YGs+5%kh=i@f8", client_public = "<n^oA}I:66W+*ds3tAmi1+KJzv-}k&fC2aA5Bj0K", client_secret = "9R9bV}[6z6DC-%$!jTVTKvWc=LEL{4i4gzUe$@Zx" }"#;
+        let file = |name: &str, sink_opts: &str, source_opts: &str| {
+            let p = std::env::temp_dir()
+                .join(format!("zmqperf-lib-{}-{name}.toml", std::process::id()));
+            std::fs::write(
+                &p,
+                format!(
+                    "name = \"{name}\"\n\n[[node]]\nname = \"sink\"\nrole = \"sink\"\nsocket = {{ type = \"PULL\", bind = [\"auto\"], {sink_opts} }}\n\n[[node]]\nname = \"source\"\nrole = \"source\"\nsocket = {{ type = \"PUSH\", connect = [\"sink\"], {source_opts} }}\n"
+                ),
+            )
+            .unwrap();
+            p.display().to_string()
+        };
+        let curve = format!("security = \"curve\", {keys}");
+        let good = file("given-keys", &curve, &curve);
+        let db = db("given");
+        let o = run(
+            zp(&[
+                "run",
+                &good,
+                "--transports",
+                "tcp",
+                "--sizes",
+                "64",
+                "--count",
+                "2000",
+                "--repetitions",
+                "1",
+                "--db",
+                &db,
+            ]),
+            T,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let o = run(zp(&["show", "last", "--format", "json", "--db", &db]), T);
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(v["cases"][0]["summary"]["lost"], 0, "{}", o.stdout);
+        assert!(v["cases"][0]["error"].is_null(), "{}", o.stdout);
+
+        let short = curve.replace("9R9bV}", "9R9bV");
+        let bad = file("short-key", &curve, &short);
+        let o = run(zp(&["run", &bad, "--no-history"]), T);
+        assert_eq!(o.code, Some(3), "{o:?}");
+        assert!(
+            o.stderr
+                .contains("node 'source': socket.curve_keys.client_secret"),
+            "{}",
+            o.stderr
+        );
+        let unused = file("unused-keys", keys, keys);
+        let o = run(zp(&["run", &unused, "--no-history"]), T);
+        assert_eq!(o.code, Some(3), "{o:?}");
+        assert!(
+            o.stderr.contains("without `security = \"curve\"`"),
+            "{}",
+            o.stderr
+        );
+        // PLAIN on one side only never completes the handshake: the case fails, named.
+        let half = file("half-plain", "security = \"plain\"", "");
+        let o = run(
+            zp(&[
+                "run",
+                &half,
+                "--transports",
+                "tcp",
+                "--count",
+                "100",
+                "--repetitions",
+                "1",
+                "--timeout",
+                "2s",
+                "--no-history",
+            ]),
+            T,
+        );
+        assert_eq!(o.code, Some(19), "{o:?}");
+        assert!(o.stdout.contains("security mechanism"), "{}", o.stdout);
+        for p in [good, bad, unused, half] {
+            let _ = std::fs::remove_file(p);
+        }
+        let _ = std::fs::remove_file(&db);
+    });
+}
+
+/// PLAIN between the two compatible latency commands, and the mechanism in the JSON.
+#[test]
+fn plain_between_the_compatible_commands() {
+    with_watchdog(T, || {
+        let ep = free_tcp_endpoint();
+        let l = Proc::spawn(
+            zp(&["local_lat", &ep, "64", "500", "--security", "plain"]),
+            T,
+        );
+        let r = run(
+            zp(&[
+                "remote_lat",
+                &ep,
+                "64",
+                "500",
+                "--security",
+                "plain",
+                "--json",
+            ]),
+            T,
+        );
+        assert_eq!(l.finish().code, Some(0));
+        assert_eq!(r.code, Some(0), "{r:?}");
+        let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+        assert_eq!(v["security"], "plain");
+        assert_eq!(v["roundtrip_count"], 500);
+    });
+}

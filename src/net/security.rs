@@ -28,10 +28,17 @@ pub fn apply(
     };
     match mechanism {
         Mechanism::Null => Ok(()),
-        Mechanism::Plain if server => set(
-            "setting ZMQ_PLAIN_SERVER",
-            s.set_int(zmq::ZMQ_PLAIN_SERVER, 1),
-        ),
+        Mechanism::Plain if server => {
+            // libzmq's PLAIN server needs a ZAP handler in its context to accept anyone.
+            s.context()
+                .ok_or_else(|| Error::Protocol("a PLAIN server socket without its context".into()))?
+                .start_zap_handler()
+                .map_err(crate::error::zmq_err("starting the ZAP handler for PLAIN"))?;
+            set(
+                "setting ZMQ_PLAIN_SERVER",
+                s.set_int(zmq::ZMQ_PLAIN_SERVER, 1),
+            )
+        }
         Mechanism::Plain => {
             set(
                 "setting ZMQ_PLAIN_USERNAME",

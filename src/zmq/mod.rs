@@ -207,7 +207,10 @@ pub fn version() -> (i32, i32, i32) {
     (a, b, c)
 }
 
-struct RawContext(*mut c_void);
+struct RawContext(
+    *mut c_void,
+    std::sync::OnceLock<std::result::Result<(), Error>>,
+);
 
 // SAFETY: a libzmq context is thread-safe.
 unsafe impl Send for RawContext {}
@@ -238,7 +241,7 @@ impl Context {
         let raw = unsafe { (api().zmq_ctx_new)() };
         assert!(!raw.is_null(), "zmq_ctx_new failed: {}", Error::last());
         Context {
-            raw: Arc::new(RawContext(raw)),
+            raw: Arc::new(RawContext(raw, std::sync::OnceLock::new())),
         }
     }
 
@@ -251,6 +254,29 @@ impl Context {
     /// The number of I/O threads (before the first socket).
     pub fn set_io_threads(&self, n: i32) -> Result<()> {
         self.set(ZMQ_IO_THREADS, n)
+    }
+
+    /// Starts, once per context, a ZAP handler (RFC 27) that accepts every client: libzmq's
+    /// PLAIN server refuses every handshake when no handler answers. zmqperf measures what a
+    /// mechanism costs, not an access policy. The handler's socket does not keep the context
+    /// alive: when the context terminates, its receive fails with ETERM and it closes.
+    pub fn start_zap_handler(&self) -> Result<()> {
+        *self.raw.1.get_or_init(|| {
+            // SAFETY: the context is live; the socket is owned by the handler thread alone.
+            let raw = unsafe { (api().zmq_socket)(self.raw.0, REP.0) };
+            if raw.is_null() {
+                return Err(Error::last());
+            }
+            // SAFETY: a fresh socket, owned by nobody else.
+            let sock = unsafe { Socket::from_raw(raw) };
+            sock.set_linger(0)?;
+            sock.bind("inproc://zeromq.zap.01")?;
+            std::thread::Builder::new()
+                .name("zmqperf-zap".into())
+                .spawn(move || zap_loop(sock))
+                .map_err(|_| Error::EMTHREAD)?;
+            Ok(())
+        })
     }
 
     /// A new socket of this type.
@@ -270,6 +296,40 @@ impl Context {
 impl Default for Context {
     fn default() -> Self {
         Context::new()
+    }
+}
+
+/// Answers ZAP requests with 200 OK until the context terminates.
+fn zap_loop(sock: Socket) {
+    loop {
+        match sock.recv_multipart(0) {
+            // version, request id, domain, address, routing id, mechanism, credentials...
+            Ok(req) if req.len() >= 6 => {
+                let user = if req[5] == b"PLAIN" {
+                    req.get(6).cloned().unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                let reply: [&[u8]; 6] = [b"1.0", &req[1], b"200", b"OK", &user, b""];
+                for (i, part) in reply.iter().enumerate() {
+                    let flags = if i + 1 < reply.len() { SNDMORE } else { 0 };
+                    if sock.send(part, flags).is_err() {
+                        return;
+                    }
+                }
+            }
+            Ok(_) => {
+                let reply: [&[u8]; 6] = [b"1.0", b"", b"400", b"malformed request", b"", b""];
+                for (i, part) in reply.iter().enumerate() {
+                    let flags = if i + 1 < reply.len() { SNDMORE } else { 0 };
+                    if sock.send(part, flags).is_err() {
+                        return;
+                    }
+                }
+            }
+            Err(Error::EINTR) => continue,
+            Err(_) => return,
+        }
     }
 }
 
@@ -300,6 +360,11 @@ impl Socket {
     /// `raw` must be a live socket owned by nobody else.
     pub unsafe fn from_raw(raw: *mut c_void) -> Socket {
         Socket { raw, _ctx: None }
+    }
+
+    /// The context the socket was made in (none for a socket taken over with `from_raw`).
+    pub fn context(&self) -> Option<&Context> {
+        self._ctx.as_ref()
     }
 
     /// The `void *` libzmq knows the socket by.

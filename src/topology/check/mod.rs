@@ -160,6 +160,22 @@ pub fn check(origin: &str, t: &Topology) -> Result<Graph> {
                 )
             })?;
             ts.push(ty);
+            if let Some(k) = &s.options.curve_keys {
+                k.check(&format!(
+                    "topology {origin}: node '{}': {}",
+                    n.name,
+                    field_of(n, si, "curve_keys")
+                ))?;
+                if s.options.security != Some(super::security::Mechanism::Curve) {
+                    return Err(err(
+                        origin,
+                        &n.name,
+                        &field_of(n, si, "curve_keys"),
+                        "given",
+                        "CURVE keys without `security = \"curve\"` would not be used; add it, or remove the keys",
+                    ));
+                }
+            }
         }
         check_role(origin, n, &ts)?;
         types.push(ts);
