@@ -10,6 +10,10 @@ use crate::zmq::{self, api, ffi::zmq_msg_t};
 pub struct RawMsg {
     msg: zmq_msg_t,
     len: usize,
+    /// Sent and so emptied by libzmq (`zmq_msg_send` leaves an empty, initialised message
+    /// that owns nothing): the next `reset_uninit` need not close it first, as libzmq's
+    /// own remote_thr does not.
+    sent: bool,
 }
 
 // SAFETY: a zmq_msg_t is plain data owned by this value; libzmq allows moving it across threads.
@@ -29,6 +33,7 @@ impl RawMsg {
             // SAFETY: initialised just above.
             msg: unsafe { msg.assume_init() },
             len: 0,
+            sent: false,
         }
     }
 
@@ -45,6 +50,7 @@ impl RawMsg {
             // SAFETY: rc == 0, so it is initialised.
             msg: unsafe { msg.assume_init() },
             len: size,
+            sent: false,
         })
     }
 
@@ -53,13 +59,18 @@ impl RawMsg {
     /// keeps the 64-byte `zmq_msg_t` from being moved for every message sent.
     #[inline]
     pub fn reset_uninit(&mut self, size: usize) -> Result<()> {
-        // SAFETY: the message is initialised; after close it is re-initialised at once, and
-        // if that fails it is made a valid empty message again.
+        let api = api();
+        // SAFETY: the message is initialised; unless libzmq emptied it by sending it, it is
+        // closed first; after that it is re-initialised at once, and if that fails it is
+        // made a valid empty message again.
         unsafe {
-            (api().zmq_msg_close)(&mut self.msg);
-            if (api().zmq_msg_init_size)(&mut self.msg, size) != 0 {
+            if !self.sent {
+                (api.zmq_msg_close)(&mut self.msg);
+            }
+            self.sent = false;
+            if (api.zmq_msg_init_size)(&mut self.msg, size) != 0 {
                 let e = last_error();
-                (api().zmq_msg_init)(&mut self.msg);
+                (api.zmq_msg_init)(&mut self.msg);
                 self.len = 0;
                 return Err(zmq_err("zmq_msg_init_size")(e));
             }
@@ -155,6 +166,7 @@ impl RawMsg {
             Err(last_error())
         } else {
             self.len = 0;
+            self.sent = true;
             Ok(())
         }
     }
@@ -173,6 +185,7 @@ impl RawMsg {
         } else {
             // zmq_msg_recv returns the size; it cannot be negative here.
             self.len = rc as usize;
+            self.sent = false;
             Ok(())
         }
     }
