@@ -334,3 +334,99 @@ fn plain_between_the_compatible_commands() {
         assert_eq!(v["roundtrip_count"], 500);
     });
 }
+
+/// Keys of one's own for the compatible commands: `zmqperf curve-keys` writes them, both
+/// sides read them with --curve-keys; a side with other keys fails the handshake (exit 9),
+/// and keys without CURVE are refused.
+#[test]
+fn compatible_commands_with_keys_of_their_own() {
+    with_watchdog(T, || {
+        let file = |name: &str| {
+            let p = std::env::temp_dir()
+                .join(format!("zmqperf-keys-{}-{name}.toml", std::process::id()));
+            let o = run(zp(&["curve-keys"]), T);
+            assert_eq!(o.code, Some(0), "{o:?}");
+            assert_eq!(o.stdout.lines().count(), 4, "{}", o.stdout);
+            std::fs::write(&p, &o.stdout).unwrap();
+            p.display().to_string()
+        };
+        let (mine, other) = (file("mine"), file("other"));
+        let ep = free_tcp_endpoint();
+        let l = Proc::spawn(
+            zp(&[
+                "local_thr",
+                &ep,
+                "64",
+                "5000",
+                "1",
+                "--curve-keys",
+                &mine,
+                "--json",
+            ]),
+            T,
+        );
+        let r = run(
+            zp(&[
+                "remote_thr",
+                &ep,
+                "64",
+                "5000",
+                "--security",
+                "curve",
+                "--curve-keys",
+                &mine,
+            ]),
+            T,
+        );
+        assert_eq!(r.code, Some(0), "{r:?}");
+        let l = l.finish();
+        assert_eq!(l.code, Some(0), "{l:?}");
+        assert!(l.stdout.contains("\"security\":\"curve\""), "{}", l.stdout);
+
+        let ep = free_tcp_endpoint();
+        let l = Proc::spawn(
+            zp(&[
+                "local_thr",
+                &ep,
+                "64",
+                "100",
+                "1",
+                "--curve-keys",
+                &mine,
+                "--timeout",
+                "3s",
+            ]),
+            T,
+        );
+        let r = run(
+            zp(&[
+                "remote_thr",
+                &ep,
+                "64",
+                "100",
+                "1",
+                "--curve-keys",
+                &other,
+                "--timeout",
+                "3s",
+            ]),
+            T,
+        );
+        assert_eq!(l.finish().code, Some(9));
+        assert_eq!(r.code, Some(9), "{r:?}");
+
+        let o = run(
+            zp(&["local_lat", &ep, "64", "10", "--curve-keys", &mine]),
+            T,
+        );
+        assert_eq!(o.code, Some(3), "{o:?}");
+        assert!(
+            o.stderr.contains("only with --security curve"),
+            "{}",
+            o.stderr
+        );
+        for p in [mine, other] {
+            let _ = std::fs::remove_file(p);
+        }
+    });
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 use zmqperf::compat::{self, EchoMode, LatConfig, Pattern, ThrConfig};
 use zmqperf::endpoint::{Endpoint, Side, Transport};
 use zmqperf::error::{Error, Result};
-use zmqperf::net::security::Mechanism;
+use zmqperf::net::security::{CurveKeys, Mechanism};
 use zmqperf::parse::{parse_count, parse_duration, parse_hwm, parse_size};
 use zmqperf::report::compat as out;
 use zmqperf::zmq;
@@ -31,6 +31,11 @@ pub(super) struct SecurityOpts {
     /// must say the same.
     #[arg(long, default_value = "null", value_name = "null|plain|curve")]
     security: String,
+    /// CURVE keys of one's own instead of the C tools': a TOML file with server_public,
+    /// server_secret, client_public and client_secret (Z85, 40 characters each); both
+    /// sides need the same file.
+    #[arg(long, value_name = "FILE")]
+    curve_keys: Option<String>,
 }
 
 #[derive(Args)]
@@ -215,6 +220,36 @@ fn timeout(c: &Common) -> Result<Duration> {
     parse_duration("--timeout", &c.timeout)
 }
 
+/// The CURVE keys of `--curve-keys FILE`, checked.
+fn curve_keys(sec: &SecurityOpts, mechanism: Mechanism) -> Result<Option<CurveKeys>> {
+    let Some(path) = &sec.curve_keys else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        op: format!("reading the CURVE keys in {path}"),
+        source: e,
+    })?;
+    let keys: CurveKeys = toml::from_str(&text).map_err(|e| {
+        Error::invalid(
+            "--curve-keys",
+            path,
+            format!(
+                "not a key file: {}; write server_public, server_secret, client_public and client_secret = \"<40 Z85 characters>\"",
+                e.message()
+            ),
+        )
+    })?;
+    keys.check(&format!("--curve-keys {path}"))?;
+    if mechanism != Mechanism::Curve {
+        return Err(Error::invalid(
+            "--curve-keys",
+            path,
+            "keys are used only with --security curve (or <enable_curve> 1)",
+        ));
+    }
+    Ok(Some(keys))
+}
+
 /// The mechanism of a compatible command: `--security`, or libzmq's `<enable_curve>`
 /// argument (an integer, non-zero for CURVE, as the C tools read it).
 fn security(sec: &SecurityOpts, enable_curve: Option<&String>) -> Result<Mechanism> {
@@ -295,6 +330,7 @@ pub(super) fn local_lat(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
         echo: echo_mode(&a.echo),
         endpoint: ep.clone(),
         security: security(&a.sec, None)?,
+        curve_keys: curve_keys(&a.sec, security(&a.sec, None)?)?,
     };
     let r = compat::local_lat(ctx, &cfg, |b| announce("local_lat", &ep, b))?;
     print(
@@ -317,6 +353,7 @@ pub(super) fn remote_lat(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
         instrumented: !a.plain,
         echo: EchoMode::Inspect,
         security: security(&a.sec, None)?,
+        curve_keys: curve_keys(&a.sec, security(&a.sec, None)?)?,
     };
     let r = compat::remote_lat(ctx, &cfg)?;
     if cfg.instrumented && !r.header && cfg.size >= zmqperf::header::HEADER_LEN {
@@ -349,6 +386,7 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
         stream_id: 0,
         endpoint: ep.clone(),
         security: security(&a.sec, a.enable_curve.as_ref())?,
+        curve_keys: curve_keys(&a.sec, security(&a.sec, a.enable_curve.as_ref())?)?,
     };
     let r = compat::local_thr(ctx, &cfg, |b| announce("local_thr", &ep, b))?;
     caveat_if_short(r.elapsed_ns);
@@ -415,6 +453,7 @@ pub(super) fn remote_thr(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
         lossy: a.lossy,
         stream_id: std::process::id(),
         security: security(&a.sec, a.enable_curve.as_ref())?,
+        curve_keys: curve_keys(&a.sec, security(&a.sec, a.enable_curve.as_ref())?)?,
     };
     let r = compat::remote_thr(ctx, &cfg)?;
     print(

@@ -136,6 +136,13 @@ enum Cmd {
     /// node and field at fault.
     #[command(subcommand)]
     Topology(TopologyCmd),
+    /// Print fresh CURVE keys (a server and a client key pair, from libzmq) as the TOML that
+    /// `--curve-keys FILE` and a topology's `curve_keys` take.
+    #[command(
+        name = "curve-keys",
+        after_help = "Example:\n  zmqperf curve-keys > keys.toml\n  zmqperf local_thr tcp://127.0.0.1:5556 64 1M --security curve --curve-keys keys.toml\n  zmqperf remote_thr tcp://127.0.0.1:5556 64 1M --security curve --curve-keys keys.toml"
+    )]
+    CurveKeys,
 }
 
 #[derive(Subcommand)]
@@ -192,6 +199,14 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     match &cli.cmd {
         Cmd::Topology(TopologyCmd::Check { file }) => return topology_check(file),
+        Cmd::CurveKeys => {
+            let k = zmqperf::net::security::CurveKeys::generate()?;
+            print!(
+                "server_public = {:?}\nserver_secret = {:?}\nclient_public = {:?}\nclient_secret = {:?}\n",
+                k.server_public, k.server_secret, k.client_public, k.client_secret
+            );
+            return Ok(());
+        }
         Cmd::Pub(a) => return fanout::run_pub(a),
         Cmd::SubCluster(a) => return fanout::run_sub_cluster(a),
         Cmd::Fanout(a) => return fanout::run_fanout(a),
@@ -276,6 +291,7 @@ pub fn run(cli: Cli) -> Result<()> {
         | Cmd::Diagnose(_)
         | Cmd::Node { .. }
         | Cmd::Topology(_)
+        | Cmd::CurveKeys
         | Cmd::Pub(_)
         | Cmd::SubCluster(_)
         | Cmd::Fanout(_)

@@ -27,6 +27,7 @@ pub fn inproc_lat(
     let ep = Endpoint::parse("inproc://lat_test", Side::Bind)?;
     let echo_cfg = LatConfig {
         security: Mechanism::Null,
+        curve_keys: None,
         endpoint: ep.clone(),
         side: Side::Connect,
         size,
@@ -37,6 +38,7 @@ pub fn inproc_lat(
     };
     let meas_cfg = LatConfig {
         security: Mechanism::Null,
+        curve_keys: None,
         side: Side::Bind,
         instrumented,
         ..echo_cfg.clone()
@@ -62,6 +64,7 @@ pub fn inproc_thr(
     let ep = Endpoint::parse("inproc://thr_test", Side::Bind)?;
     let recv_cfg = ThrConfig {
         security: Mechanism::Null,
+        curve_keys: None,
         endpoint: ep,
         side: Side::Bind,
         size,
@@ -76,6 +79,7 @@ pub fn inproc_thr(
     };
     let send_cfg = ThrConfig {
         security: Mechanism::Null,
+        curve_keys: None,
         side: Side::Connect,
         ..recv_cfg.clone()
     };

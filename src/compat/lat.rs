@@ -30,8 +30,10 @@ pub struct LatConfig {
     pub instrumented: bool,
     /// local_lat: how to echo.
     pub echo: EchoMode,
-    /// Security mechanism of the pair (CURVE with the keys of libzmq's perf tools).
+    /// Security mechanism of the pair.
     pub security: Mechanism,
+    /// CURVE keys of the pair (None: those of libzmq's perf tools).
+    pub curve_keys: Option<CurveKeys>,
 }
 
 /// What remote_lat measured.
@@ -97,11 +99,13 @@ pub(super) fn socket(
     side: Side,
     mut options: SocketOptions,
     security: Mechanism,
+    keys: Option<&CurveKeys>,
 ) -> SockPlan {
     if security != Mechanism::Null {
         options.security = Some(security);
         // The keys of libzmq's local_thr/remote_thr, so either side can be a C tool.
-        options.curve_keys = (security == Mechanism::Curve).then(CurveKeys::libzmq_perf_tools);
+        options.curve_keys = (security == Mechanism::Curve)
+            .then(|| keys.cloned().unwrap_or_else(CurveKeys::libzmq_perf_tools));
     }
     let e = vec![ep.as_str().to_string()];
     let (bind, connect) = match side {
@@ -157,6 +161,7 @@ pub fn local_lat(
         cfg.side,
         SocketOptions::default(),
         cfg.security,
+        cfg.curve_keys.as_ref(),
     );
     let mut spec = NodeSpec::single("local_lat", Role::Echo, sock, cfg.timeout);
     spec.size = cfg.size;
@@ -199,6 +204,7 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
         cfg.side,
         SocketOptions::default(),
         cfg.security,
+        cfg.curve_keys.as_ref(),
     );
     let mut spec = NodeSpec::single("remote_lat", Role::Ping, sock, cfg.timeout);
     spec.size = cfg.size;

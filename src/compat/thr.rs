@@ -5,7 +5,7 @@ use super::lat::{run_reported, socket};
 use crate::clock::{measure_timer_cost, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::Result;
-use crate::net::security::Mechanism;
+use crate::net::security::{CurveKeys, Mechanism};
 use crate::roles::{HeaderUse, NodeSpec, Role};
 use crate::stats::{LatencyHistogram, LatencySummary, LossSummary, Throughput};
 use crate::topology::{SocketOptions, SocketType};
@@ -49,8 +49,10 @@ pub struct ThrConfig {
     pub lossy: bool,
     /// Sender: the stream id written in the header.
     pub stream_id: u32,
-    /// Security mechanism of the pair (CURVE with the keys of libzmq's perf tools).
+    /// Security mechanism of the pair.
     pub security: Mechanism,
+    /// CURVE keys of the pair (None: those of libzmq's perf tools).
+    pub curve_keys: Option<CurveKeys>,
 }
 
 /// What local_thr measured.
@@ -153,7 +155,14 @@ pub fn local_thr(
         subscribe,
         ..Default::default()
     };
-    let sock = socket(kind, &cfg.endpoint, cfg.side, options, cfg.security);
+    let sock = socket(
+        kind,
+        &cfg.endpoint,
+        cfg.side,
+        options,
+        cfg.security,
+        cfg.curve_keys.as_ref(),
+    );
     let mut spec = NodeSpec::single("local_thr", Role::Sink, sock, cfg.timeout);
     spec.size = cfg.size;
     spec.streams = vec![(cfg.stream_id, cfg.count)];
@@ -211,7 +220,14 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
         xpub_nodrop: (kind == SocketType::Xpub).then_some(true),
         ..Default::default()
     };
-    let sock = socket(kind, &cfg.endpoint, cfg.side, options, cfg.security);
+    let sock = socket(
+        kind,
+        &cfg.endpoint,
+        cfg.side,
+        options,
+        cfg.security,
+        cfg.curve_keys.as_ref(),
+    );
     let mut spec = NodeSpec::single("remote_thr", Role::Source, sock, cfg.timeout);
     spec.size = cfg.size;
     spec.count = cfg.count;
