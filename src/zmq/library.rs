@@ -101,7 +101,12 @@ pub enum LoadError {
 pub fn choose(choice: &str) -> Result<&'static LibraryInfo, LoadError> {
     let choice = choice.trim();
     if choice.is_empty() || choice == "bundled" {
-        return Ok(info());
+        let l = info();
+        return if l.source == "bundled" {
+            Ok(l)
+        } else {
+            Err(LoadError::AlreadyChosen(l.path.clone(), "bundled".into()))
+        };
     }
     let (source, file) = match choice {
         "system" => ("system", SYSTEM_SONAME.to_string()),
