@@ -51,10 +51,11 @@ fn the_version_names_the_library_and_how_it_was_built() {
 fn a_run_on_the_system_library_says_so_in_every_result() {
     with_watchdog(T, || {
         let db = db("system");
-        let o = run(
-            zp(&[
+        // The same quick suite, on the library named first.
+        let quick = |lib: &str| {
+            let args = [
                 "--libzmq",
-                "system",
+                lib,
                 "run",
                 "--quick",
                 "--patterns",
@@ -64,10 +65,11 @@ fn a_run_on_the_system_library_says_so_in_every_result() {
                 "--no-floor",
                 "--db",
                 &db,
-            ]),
-            T,
-        );
-        assert_eq!(o.code, Some(0), "{o:?}");
+            ];
+            let o = run(zp(&args), T);
+            assert_eq!(o.code, Some(0), "{o:?}");
+        };
+        quick("system");
         // The roles ran in child processes too (tcp) and loaded the same library.
         let o = run(zp(&["show", "last", "--format", "json", "--db", &db]), T);
         let run_json: Value = serde_json::from_str(&o.stdout).unwrap();
@@ -84,21 +86,7 @@ fn a_run_on_the_system_library_says_so_in_every_result() {
         let o = run(zp(&["show", "last", "--db", &db]), T);
         assert!(o.stdout.contains("(system: /"), "{}", o.stdout);
         // The same on the bundled library, then the compare names the difference.
-        let o = run(
-            zp(&[
-                "run",
-                "--quick",
-                "--patterns",
-                "reqrep,pushpull",
-                "--transports",
-                "inproc,tcp",
-                "--no-floor",
-                "--db",
-                &db,
-            ]),
-            T,
-        );
-        assert_eq!(o.code, Some(0), "{o:?}");
+        quick("bundled");
         let o = run(zp(&["compare", "last~1", "last", "--db", &db]), T);
         assert_eq!(o.code, Some(0), "{o:?}");
         assert!(

@@ -284,18 +284,12 @@ pub fn text(r: &FanoutReport) -> String {
             cpu(&p.usage)
         );
     }
-    for p in &r.process_list {
-        let _ = writeln!(
-            out,
-            "  subscribers {:<3} pid {:<8} {}; {} subscribers connected in {:.2} s; stopped: {}",
-            p.process,
-            p.pid,
-            cpu(&p.usage),
-            grouped(p.subscribers as u64),
-            p.connect_ns as f64 / 1e9,
-            stop_text(p.stop)
-        );
-    }
+    subscriber_lines(
+        &mut out,
+        "subscribers",
+        "subscribers connected",
+        &r.process_list,
+    );
     if let Some(f) = &r.floor {
         floor_lines(&mut out, f);
     }
@@ -391,10 +385,20 @@ fn floor_lines(out: &mut String, f: &FanoutFloor) {
         f.publisher.usage.pid,
         cpu(&f.publisher.usage)
     );
-    for p in &f.process_list {
+    subscriber_lines(out, "raw subscribers", "connected", &f.process_list);
+}
+
+/// One line per subscriber process: pid, CPU and memory, connections, why it stopped.
+fn subscriber_lines(
+    out: &mut String,
+    label: &str,
+    connected: &str,
+    list: &[crate::fanout::ProcessSummary],
+) {
+    for p in list {
         let _ = writeln!(
             out,
-            "  raw subscribers {:<3} pid {:<8} {}; {} connected in {:.2} s; stopped: {}",
+            "  {label} {:<3} pid {:<8} {}; {} {connected} in {:.2} s; stopped: {}",
             p.process,
             p.pid,
             cpu(&p.usage),
