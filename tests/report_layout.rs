@@ -30,7 +30,7 @@ fn table_has_a_column_per_size_and_the_rows() {
         [
             "latency (us)",
             "p99 (us)",
-            "msg/s",
+            "round trips/s",
             "Mbit/s",
             "raw socket floor (us)"
         ]

@@ -89,6 +89,18 @@ fn check_transport(transport: &str) {
             assert_eq!(c["loop_mode"], "closed");
         } else {
             assert_eq!(reps[0]["latency"]["count"], 300);
+            // Round trips per second: every measured round trip counted, at a rate that
+            // agrees with the repetition's latency (one in flight, so at most one round trip
+            // per 2 x mean one-way latency).
+            for r in reps {
+                let d = &r["delivered"];
+                assert_eq!(d["messages"], 300, "{}", c["id"]);
+                let span_ns = d["end_ns"].as_f64().unwrap() - d["start_ns"].as_f64().unwrap();
+                let rts = 300.0 / (span_ns / 1e9);
+                let bound = 1e9 / (2.0 * r["latency"]["mean_ns"].as_f64().unwrap());
+                assert!(rts <= bound * 1.05, "{}: {rts} > {bound}", c["id"]);
+            }
+            assert!(s["msgs_per_sec"]["median"].as_f64().unwrap() > 0.0);
             if transport != "inproc" {
                 assert!(
                     c["floor"]["latency_us"].as_f64().unwrap() > 0.0,

@@ -174,6 +174,10 @@ pub fn repetition(reports: &Reports, edges: &[EdgeRep]) -> Repetition {
         if let Some(t) = &r.delivered {
             delivered.get_or_insert_with(Throughput::default).merge(t);
         }
+        // A latency case's rate is its round trips per second, counted by the pings.
+        if let (true, Some(t)) = (pings && rep.spec.role == Role::Ping, &r.round_trips) {
+            delivered.get_or_insert_with(Throughput::default).merge(t);
+        }
     }
     let mut loss: Option<LossSummary> = None;
     for e in edges {

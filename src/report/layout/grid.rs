@@ -23,6 +23,7 @@ enum Line {
     Latency,
     P99,
     Msgs,
+    RoundTrips,
     Mbit,
     Floor,
     SendMsgs,
@@ -36,6 +37,7 @@ impl Line {
             Line::Latency => "latency (us)",
             Line::P99 => "p99 (us)",
             Line::Msgs => "msg/s",
+            Line::RoundTrips => "round trips/s",
             Line::Mbit => "Mbit/s",
             Line::Floor => "raw socket floor (us)",
             Line::SendMsgs => "send msg/s",
@@ -46,7 +48,10 @@ impl Line {
 
     /// The first three rows are always shown; the others only when some case has a value.
     fn always(self) -> bool {
-        matches!(self, Line::Latency | Line::Msgs | Line::Mbit)
+        matches!(
+            self,
+            Line::Latency | Line::Msgs | Line::RoundTrips | Line::Mbit
+        )
     }
 
     fn cell(self, c: &CaseResult) -> Option<String> {
@@ -55,7 +60,7 @@ impl Line {
         match self {
             Line::Latency => est(&s.latency_us, numbers::estimate_value),
             Line::P99 => est(&s.p99_us, numbers::estimate_value),
-            Line::Msgs => est(&s.msgs_per_sec, numbers::estimate_whole),
+            Line::Msgs | Line::RoundTrips => est(&s.msgs_per_sec, numbers::estimate_whole),
             Line::Mbit => est(&s.mbit_per_sec, numbers::estimate_value),
             Line::Floor => c.floor.as_ref().map(|f| numbers::value(f.latency_us)),
             Line::SendMsgs => est(&s.send_msgs_per_sec, numbers::estimate_whole),
@@ -68,7 +73,7 @@ impl Line {
 fn lines(g: &Group<'_>) -> &'static [Line] {
     use Line::*;
     match (g.open_rate.is_some(), g.kind) {
-        (false, Kind::Latency) => &[Latency, P99, Msgs, Mbit, Floor],
+        (false, Kind::Latency) => &[Latency, P99, RoundTrips, Mbit, Floor],
         (false, Kind::Throughput) => &[Latency, Msgs, Mbit, SendMsgs, Lost],
         // Floor: a fan-out (open loop on ticks) with its raw-socket floor (`fanout --floor`).
         (true, _) => &[Latency, P99, Msgs, Mbit, SendMsgs, SendDelay, Lost, Floor],
