@@ -67,6 +67,9 @@ pub struct Environment {
     /// existed have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub libzmq: Option<crate::zmq::LibraryInfo>,
+    /// What the user said of the conditions (`zmqperf run --note TEXT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// zmqperf version.
     pub zmqperf_version: String,
 }

@@ -414,3 +414,43 @@ fn ipc_cases_leave_no_socket_file_behind() {
         assert!(after.is_empty(), "left behind: {after:?}");
     });
 }
+
+/// `--note TEXT` is kept with the run: in its JSON, in the history, and in the report.
+#[test]
+fn a_note_is_recorded_with_the_run() {
+    with_watchdog(T, || {
+        let db = temp_db("note");
+        let note = "after the kernel upgrade, offloads off";
+        let args = [
+            "--patterns",
+            "reqrep",
+            "--transports",
+            "inproc",
+            "--sizes",
+            "64",
+            "--count",
+            "100",
+            "--repetitions",
+            "1",
+            "--note",
+            note,
+            "--format",
+            "json",
+        ];
+        let o = run(run_cmd(&args, &db), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(v["environment"]["note"], note);
+        let mut show = zmqperf();
+        show.args(["show", "last", "--db", &db]);
+        let o = run(show, T);
+        assert!(
+            o.stdout
+                .lines()
+                .any(|l| l.starts_with("note") && l.ends_with(note)),
+            "{}",
+            o.stdout
+        );
+        let _ = std::fs::remove_file(&db);
+    });
+}

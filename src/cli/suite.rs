@@ -63,6 +63,10 @@ pub struct RunArgs {
     /// per case with 95% intervals. --repetitions is the number of rounds.
     #[arg(long, value_name = "LIB")]
     pub vs_libzmq: Option<String>,
+    /// Free text recorded with the run and shown with its environment: what was special
+    /// about it (e.g. "after the kernel upgrade", "NIC offloads off").
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
     /// Longest wait for a peer, per message.
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub timeout: String,
@@ -306,6 +310,7 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
     let (plan, workload, settings) = plan(a)?;
     a.out.check(Some(&a.db.path()))?;
     let mut run = runner::new_run(command, workload);
+    run.environment.note = a.note.clone();
     let mut store = a.db.begin(a.no_history, &run)?;
     catch_ctrl_c();
     // Cases not yet in the history, in order: a write that fails (the database locked by

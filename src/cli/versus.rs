@@ -192,6 +192,7 @@ pub fn run(a: &RunArgs, other: &str, command: String) -> Result<()> {
     };
     for (r, lib) in [(&mut ra, "A"), (&mut rb, "B")] {
         r.command = format!("{command} [{lib}]");
+        r.environment.note = a.note.clone();
     }
     if !a.no_history {
         let mut store = zmqperf::store::Store::open(a.db.path())?;

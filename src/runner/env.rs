@@ -43,6 +43,7 @@ pub fn environment() -> Environment {
         hostname: field(&u.nodename),
         libzmq_version: crate::libzmq_version(),
         libzmq: Some(crate::zmq::library().clone()),
+        note: None,
         zmqperf_version: crate::VERSION.to_string(),
     }
 }

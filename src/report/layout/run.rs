@@ -50,6 +50,9 @@ pub fn environment(run: &RunResult) -> Vec<(&'static str, String)> {
         ),
         ("zmqperf", or_unknown(&e.zmqperf_version)),
     ]);
+    if let Some(n) = &e.note {
+        v.push(("note", n.clone()));
+    }
     v
 }
 

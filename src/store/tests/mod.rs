@@ -129,6 +129,7 @@ fn run(id: &str) -> RunResult {
             hostname: "alpha".into(),
             libzmq_version: "4.3.5".into(),
             libzmq: None,
+            note: None,
             zmqperf_version: "0.1.0".into(),
         },
         cases: Vec::new(),
