@@ -332,10 +332,7 @@ fn dash_h_is_the_endpoint_and_help_is_long() {
 #[test]
 fn fanout_runs_are_recorded_and_compare_with_each_other() {
     with_watchdog(T, || {
-        let db =
-            std::env::temp_dir().join(format!("zmqperf-fanout-hist-{}.db", std::process::id()));
-        let _ = std::fs::remove_file(&db);
-        let db = db.display().to_string();
+        let db = fresh_db("fanout-hist");
         for _ in 0..2 {
             let o = run(
                 zp(&[
@@ -678,10 +675,7 @@ fn reports_without_a_floor_still_hold_to_the_schema() {
 #[test]
 fn fanout_floor_is_printed_beside_libzmq_and_recorded() {
     with_watchdog(T, || {
-        let db =
-            std::env::temp_dir().join(format!("zmqperf-fanout-floor-{}.db", std::process::id()));
-        let _ = std::fs::remove_file(&db);
-        let db = db.display().to_string();
+        let db = fresh_db("fanout-floor");
         let o = run(
             zp(&[
                 "fanout", "-c", "2", "-s", "20", "-t", "100", "-n", "1", "-p", "3", "--floor",

@@ -10,9 +10,7 @@ use serde_json::Value;
 const T: u64 = 240;
 
 fn db(name: &str) -> String {
-    let p = std::env::temp_dir().join(format!("zmqperf-lib-{}-{name}.db", std::process::id()));
-    let _ = std::fs::remove_file(&p);
-    p.display().to_string()
+    fresh_db(&format!("lib-{name}"))
 }
 
 #[test]

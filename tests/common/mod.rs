@@ -215,6 +215,14 @@ pub fn c_tools() -> PathBuf {
     .clone()
 }
 
+/// A history database path in the temp folder, unique to this test process and `name`,
+/// with no file there yet.
+pub fn fresh_db(name: &str) -> String {
+    let p = std::env::temp_dir().join(format!("zmqperf-{name}-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p.display().to_string()
+}
+
 /// A C perf tool command.
 pub fn c_tool(name: &str, args: &[&str]) -> Command {
     let mut c = Command::new(c_tools().join(name));
