@@ -221,6 +221,10 @@ pub struct CaseResult {
     /// all repetitions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub edges: Vec<EdgeResult>,
+    /// What the senders did, as far as the causes of loss depend on it (drop at the
+    /// high-water mark, wait for subscribers, wait at the end); absent in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<crate::stats::SenderFacts>,
 }
 
 /// One node of a case's topology: its replicas merged, over all repetitions.

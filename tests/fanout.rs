@@ -222,6 +222,49 @@ fn pub_sub_throughput_with_1_2_3_subscribers_loses_nothing() {
     });
 }
 
+/// `fanout --lossy`: the PUB/SUB of seed 002 and 004 as their harnesses ran it (no wait for
+/// the subscribers, drops at the high-water mark), 1, 2 and 3 subscribers. The ledger adds
+/// up to the last message, the report says it was lossy, and the causes given are the ones
+/// a dropping publisher that did not wait can have: never a fast quit.
+#[test]
+fn lossy_pub_sub_with_1_2_3_subscribers_is_measured() {
+    with_watchdog(T, || {
+        for k in ["1", "2", "3"] {
+            let o = run(
+                zp(&[
+                    "fanout", "-c", "1", "-s", k, "-t", "0", "-n", "20000", "-p", "1", "--lossy",
+                    "--json",
+                ]),
+                T,
+            );
+            // 12: messages were lost (the report is printed first); 0: none this time.
+            assert!(matches!(o.code, Some(0) | Some(12)), "k={k}: {o:?}");
+            let r = json_of(&o);
+            check_schema(&r);
+            assert_eq!(r["lossy"], true);
+            let k: u64 = k.parse().unwrap();
+            assert_eq!(u(&r, "/subscribers"), k);
+            let d = |x: &str| u(&r, &format!("/delivery/{x}"));
+            assert_eq!(d("received") + d("lost"), d("expected"), "{r}");
+            assert_eq!(
+                d("lost_at_start") + d("lost_in_middle") + d("lost_at_end"),
+                d("lost")
+            );
+            assert_eq!(o.code == Some(12), d("lost") > 0, "{o:?}");
+            if d("lost") > 0 {
+                assert!(!o.stderr.contains("fast quit"), "{}", o.stderr);
+                assert_eq!(o.stderr.contains("a slow joiner"), d("lost_at_start") > 0);
+                assert_eq!(
+                    o.stderr.contains("the high-water mark"),
+                    d("lost_in_middle") + d("lost_at_end") > 0,
+                    "{}",
+                    o.stderr
+                );
+            }
+        }
+    });
+}
+
 fn fails(args: &[&str], code: i32, needle: &str) {
     fails_within(60, args, code, needle);
 }

@@ -454,3 +454,92 @@ fn a_note_is_recorded_with_the_run() {
         let _ = std::fs::remove_file(&db);
     });
 }
+
+/// `run --lossy`: the PUB/SUB of the users' harnesses (no wait for the subscription, drops
+/// at the high-water mark) runs beside the lossless case; its ledger adds up exactly, the
+/// run says what the sender did, and every place that lost messages is given the cause
+/// those facts imply, with the send and delivered rates.
+#[test]
+fn lossy_pubsub_is_measured_beside_the_lossless_case() {
+    with_watchdog(T, || {
+        let db = temp_db("lossy");
+        let o = run(
+            run_cmd(
+                &[
+                    "--lossy",
+                    "--patterns",
+                    "pubsub",
+                    "--transports",
+                    "ipc",
+                    "--sizes",
+                    "64",
+                    "--count",
+                    "50k",
+                    "--repetitions",
+                    "1",
+                    "--format",
+                    "json",
+                ],
+                &db,
+            ),
+            T,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        let cases = v["cases"].as_array().unwrap();
+        let ids: Vec<&str> = cases.iter().map(|c| c["id"].as_str().unwrap()).collect();
+        assert_eq!(
+            ids,
+            ["throughput/pubsub/ipc/64", "throughput/pubsub-lossy/ipc/64"]
+        );
+        let (clean, lossy) = (&cases[0], &cases[1]);
+        assert_eq!(
+            clean["summary"]["lost"], 0,
+            "the XPUB with NODROP loses nothing"
+        );
+        assert_eq!(clean["sender"]["drops_at_hwm"], false);
+        assert_eq!(clean["sender"]["waited_for_subscribers"], true);
+        assert_eq!(lossy["sender"]["drops_at_hwm"], true);
+        assert_eq!(lossy["sender"]["waited_for_subscribers"], false);
+        let l = &lossy["repetitions"][0]["loss"];
+        let n = |k: &str| l[k].as_u64().unwrap();
+        assert_eq!(n("expected"), 50_000);
+        assert_eq!(n("received") + n("lost"), n("expected"), "{l}");
+        assert_eq!(
+            n("lost_at_start") + n("lost_in_middle") + n("lost_at_end"),
+            n("lost")
+        );
+        let warnings: Vec<&str> = lossy["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        let cause = warnings.iter().find(|w| w.starts_with("cause: "));
+        if n("lost") == 0 {
+            assert!(cause.is_none(), "{warnings:?}");
+        } else {
+            let cause = cause.expect("a lossy case names its causes");
+            assert_eq!(
+                cause.contains("a slow joiner"),
+                n("lost_at_start") > 0,
+                "{cause}"
+            );
+            assert_eq!(
+                cause.contains("the high-water mark"),
+                n("lost_in_middle") + n("lost_at_end") > 0,
+                "{cause}"
+            );
+            assert!(!cause.contains("fast quit"), "{cause}");
+        }
+        // The text report of the same run gives the rates beside the loss.
+        let mut show = zp(&["show", "last"]);
+        show.env("ZMQPERF_DB", &db);
+        let o = run(show, T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let words = o.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        if n("lost") > 0 {
+            assert!(words.contains("msg/s, delivered"), "{}", o.stdout);
+        }
+    });
+}

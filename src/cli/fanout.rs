@@ -92,6 +92,12 @@ pub struct Schedule {
     /// libzmq io threads of the publisher.
     #[arg(long, default_value = "1", value_name = "N")]
     pub io_threads: String,
+    /// Publish as the users' harnesses did: a PUB that drops at its high-water mark
+    /// (no ZMQ_XPUB_NODROP) and starts without waiting for the subscribers. The loss is
+    /// measured: where it fell (start: slow joiners; middle: the high-water mark) and the
+    /// send vs delivered rates.
+    #[arg(long)]
+    pub lossy: bool,
 }
 
 /// Options of `zmqperf pub`.
@@ -215,9 +221,9 @@ pub struct FanoutArgs {
     #[arg(long, default_value = "60s", value_name = "DURATION")]
     pub timeout: String,
     /// A subscriber process stops when nothing arrived for this long (at least twice the
-    /// interval is used).
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
-    pub idle: String,
+    /// interval is used). Default 10s; 1s with --lossy, whose end mark may be dropped.
+    #[arg(long, value_name = "DURATION")]
+    pub idle: Option<String>,
     /// High-water mark per subscriber, in messages, on both sides (0 = none).
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub hwm: Option<String>,
@@ -350,6 +356,7 @@ fn pub_config(s: &Schedule, ep: Endpoint, timeout: &str) -> Result<PubConfig> {
         hwm: None,
         io_threads: io_threads as i32,
         stream_id: std::process::id(),
+        lossy: s.lossy,
     })
 }
 
@@ -508,7 +515,11 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
         publisher,
         processes,
         subs_per_process: subs,
-        idle: parse_duration("--idle", &a.idle)?,
+        idle: match &a.idle {
+            Some(v) => parse_duration("--idle", v)?,
+            None if a.schedule.lossy => Duration::from_secs(1),
+            None => Duration::from_secs(10),
+        },
         hwm,
         exe: exe()?,
     };

@@ -28,7 +28,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub full: bool,
     /// Patterns, comma-separated: reqrep, dealerrouter, pair-lat, pushpull, pubsub, pair-thr, fanin
-    /// (three PUSH senders into one PULL).
+    /// (three PUSH senders into one PULL), pubsub-lossy (see --lossy).
     #[arg(long, value_name = "LIST")]
     pub patterns: Option<String>,
     /// Transports, comma-separated: inproc, ipc, tcp.
@@ -63,6 +63,12 @@ pub struct RunArgs {
     /// per case with 95% intervals. --repetitions is the number of rounds.
     #[arg(long, value_name = "LIB")]
     pub vs_libzmq: Option<String>,
+    /// PUB/SUB as the users' harnesses ran it, beside the lossless case: a plain PUB that
+    /// starts without waiting for its subscriber and drops at its high-water mark (the
+    /// pattern pubsub-lossy). Its loss is measured and placed: start (slow joiner), middle
+    /// and end (high-water mark), with the send and delivered rates.
+    #[arg(long)]
+    pub lossy: bool,
     /// Free text recorded with the run and shown with its environment: what was special
     /// about it (e.g. "after the kernel upgrade", "NIC offloads off").
     #[arg(long, value_name = "TEXT")]
@@ -145,6 +151,19 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
                 .ok_or_else(|| Error::invalid("--rate", r, "a rate in msg/s above 0, e.g. 10000"))
         })?,
     };
+    if a.lossy {
+        let mut p = sel
+            .patterns
+            .take()
+            .unwrap_or_else(|| builtin::SUITE.to_vec());
+        if !p.contains(&"pubsub-lossy") {
+            match p.iter().position(|&x| x == "pubsub") {
+                Some(i) => p.insert(i + 1, "pubsub-lossy"),
+                None => p.push("pubsub-lossy"),
+            }
+        }
+        sel.patterns = Some(p);
+    }
     if a.curve_cost {
         sel.patterns
             .get_or_insert_with(|| vec!["reqrep", "pushpull"]);

@@ -7,7 +7,9 @@ use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::Result;
 use crate::net::security::{CurveKeys, Mechanism};
 use crate::roles::{HeaderUse, NodeSpec, Role};
-use crate::stats::{LatencyHistogram, LatencySummary, LossSummary, Throughput};
+use crate::stats::{
+    loss_causes, LatencyHistogram, LatencySummary, LossSummary, SenderFacts, Throughput,
+};
 use crate::topology::{SocketOptions, SocketType};
 use crate::zmq;
 use serde::Serialize;
@@ -261,27 +263,22 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
     })
 }
 
-/// The likely causes of the holes in a stream that ended, where they are, for the
-/// pattern: a PUB drops at its high-water mark, a PUSH blocks there instead.
+/// The likely causes of the holes in a stream that ended, worst first, with the fix: a
+/// PUB drops at its high-water mark and (with --lossy) starts without waiting for its
+/// subscriber; a PUSH blocks there instead.
 pub fn loss_cause(pattern: Pattern, l: &LossSummary) -> String {
-    let mut causes = Vec::new();
-    if l.lost_at_start > 0 {
-        causes.push(
-            "at the start, a slow joiner (the sender started before this side was connected)",
-        );
+    let facts = SenderFacts {
+        drops_at_hwm: pattern == Pattern::PubSub,
+        waited_for_subscribers: false,
+        waited_at_end: pattern == Pattern::PubSub,
+    };
+    loss_causes(l, facts, |_, name| {
+        match name {
+        "slow joiner" => Some("start the receiving side first, or leave out --lossy (the sender then waits for the subscription)".into()),
+        "high-water mark" => Some("remote_thr --hwm 0 for no limit, or leave out --lossy so it blocks instead".into()),
+        _ => None,
     }
-    if l.lost_in_middle > 0 {
-        causes.push(match pattern {
-            Pattern::PubSub => "in the middle, the publisher dropped at its high-water mark (remote_thr --hwm 0 for no limit, or leave out --lossy so it blocks instead)",
-            Pattern::PushPull => "in the middle: a PUSH blocks at its high-water mark rather than drop, so holes inside a PUSH/PULL stream were made elsewhere (a device in between, a reconnect that lost its queue, or a sender that skipped numbers)",
-        });
-    }
-    if l.lost_at_end > 0 {
-        causes.push(
-            "at the end, the sender was given a smaller count or quit before its queue drained",
-        );
-    }
-    causes.join("; ")
+    })
 }
 
 /// The likely cause of a stream that stopped short, from where its holes are.

@@ -325,6 +325,7 @@ fn run_once(cfg: &FanoutConfig, p: &PubConfig, raw: bool, note: &Note) -> Result
         Some(pub_result),
     );
     r.failed_processes = failed(&failures);
+    r.lossy = p.lossy;
     Ok(r)
 }
 

@@ -106,5 +106,6 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
         wall_s,
         nodes,
         edges,
+        sender: Some(r.sender_facts()),
     }
 }

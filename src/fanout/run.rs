@@ -42,6 +42,7 @@ pub(super) fn swarm_node(cfg: &ClusterConfig, connect: &str) -> Node {
         ticks: None,
         idle_ms: Some(ms(cfg.idle)),
         first_timeout_ms: Some(ms(cfg.first_timeout)),
+        ..Default::default()
     }
 }
 
@@ -60,7 +61,7 @@ pub(super) fn publisher_node(p: &PubConfig, raw: bool) -> Node {
             connect: Vec::new(),
             options: SocketOptions {
                 sndhwm: p.hwm,
-                xpub_nodrop: Some(true),
+                xpub_nodrop: Some(!p.lossy),
                 ..Default::default()
             },
         }),
@@ -74,13 +75,14 @@ pub(super) fn publisher_node(p: &PubConfig, raw: bool) -> Node {
             per_tick: p.per_tick,
             passes: p.passes,
             warmup: p.warmup,
-            wait_ms: ms(p.wait),
+            wait_ms: if p.lossy { 0 } else { ms(p.wait) },
             linger_ms: ms(p.linger),
             io_threads: p.io_threads,
             raw,
         }),
         idle_ms: None,
         first_timeout_ms: None,
+        wait_subscriptions: p.lossy.then_some(false),
     }
 }
 

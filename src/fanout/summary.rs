@@ -8,7 +8,9 @@ use crate::error::Error;
 use crate::roles::publisher::PubResult;
 use crate::roles::swarm::{ChildReport, StopReason, SubReport};
 use crate::stats::ledger::{Gap, GAPS_LISTED};
-use crate::stats::{GapPosition, LatencyHistogram, LatencySummary, LossSummary};
+use crate::stats::{
+    loss_causes, GapPosition, LatencyHistogram, LatencySummary, LossSummary, SenderFacts,
+};
 use crate::units::grouped;
 use serde::Serialize;
 
@@ -78,6 +80,9 @@ pub struct FanoutReport {
     /// Subscriber processes that failed, died or overran and were stopped, with why; the
     /// report covers the others (their subscribers are missing from the figures).
     pub failed_processes: Vec<String>,
+    /// The publisher ran with --lossy: a PUB that drops at its high-water mark and does
+    /// not wait for its subscribers, as the users' harnesses did.
+    pub lossy: bool,
     /// Subscribers that lost, duplicated or reordered messages, worst first (at most 5).
     pub worst: Vec<SubReport>,
     /// Latency of every message at every subscriber, from the publisher's send call to the
@@ -230,6 +235,7 @@ pub fn merge(
         complete_subscribers,
         stream_ended,
         failed_processes: Vec::new(),
+        lossy: false,
         worst,
         latency: histogram.summary(),
         latency_histogram: histogram,
@@ -243,6 +249,33 @@ pub fn merge(
 }
 
 impl FanoutReport {
+    /// What the publisher did, for the causes of the holes: with --lossy it dropped at its
+    /// high-water mark and did not wait for its subscribers; it always waits for them to
+    /// leave before it closes.
+    pub fn sender_facts(&self) -> SenderFacts {
+        SenderFacts {
+            drops_at_hwm: self.lossy,
+            waited_for_subscribers: !self.lossy,
+            waited_at_end: true,
+        }
+    }
+
+    /// The causes of the holes, worst first, with the fanout flags that fix them.
+    pub fn loss_cause(&self) -> String {
+        loss_causes(&self.delivery, self.sender_facts(), |_, name| {
+            match name {
+            "slow joiner" => Some(
+                "leave out --lossy (the publisher then waits for every subscription)".into(),
+            ),
+            "high-water mark" => Some(
+                "a longer -t interval, --hwm 0 (no limit), or leave out --lossy (the publisher then blocks instead of dropping)"
+                    .into(),
+            ),
+            _ => None,
+        }
+        })
+    }
+
     /// The error for a run that lost messages (the report is printed first), if it did.
     pub fn loss_error(&self) -> Option<Error> {
         let d = &self.delivery;
@@ -274,7 +307,7 @@ impl FanoutReport {
                 at_start: d.lost_at_start,
                 in_middle: d.lost_in_middle,
                 at_end: d.lost_at_end,
-                cause: crate::compat::loss_cause(crate::compat::Pattern::PubSub, d),
+                cause: self.loss_cause(),
             });
         }
         self.floor.as_ref().and_then(floor_error)

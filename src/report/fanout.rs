@@ -6,6 +6,7 @@ use crate::fanout::{FanoutFloor, FanoutReport, ProcessUsage};
 use crate::report::first_middle_hole;
 use crate::roles::publisher::PubResult;
 use crate::roles::swarm::{StopReason, SubReport};
+use crate::stats::{cause_name, GapPosition};
 use crate::units::grouped;
 use std::fmt::Write;
 
@@ -56,7 +57,7 @@ fn stop_text(s: StopReason) -> &'static str {
         StopReason::AllEnded => "every subscriber saw the end",
         StopReason::Idle => "idle (the end never came to some subscribers)",
         StopReason::NothingArrived => "nothing arrived",
-        StopReason::ParentGone => "parent gone",
+        StopReason::ParentGone => "told to stop by the runner (or its parent went away) before every subscriber saw the end",
     }
 }
 
@@ -97,7 +98,7 @@ fn sub_loss(s: &SubReport) -> String {
     t
 }
 
-fn publisher_lines(out: &mut String, p: &PubResult) {
+fn publisher_lines(out: &mut String, p: &PubResult, lossy: bool) {
     let schedule = if p.interval_ms > 0.0 {
         format!("every {} ms", p.interval_ms)
     } else {
@@ -110,12 +111,17 @@ fn publisher_lines(out: &mut String, p: &PubResult) {
     };
     let _ = writeln!(
         out,
-        "publisher: {} messages of {} B ({} passes x {} {schedule}{warm}) to {} subscribers, who joined in {:.2} s",
+        "publisher: {} messages of {} B ({} passes x {} {schedule}{warm}) to {} subscribers, {} {:.2} s",
         grouped(p.messages),
         p.message_size,
         grouped(p.passes),
         grouped(p.per_tick),
         grouped(p.subscribers),
+        if lossy {
+            "present when it started (--lossy: no wait) after"
+        } else {
+            "who joined in"
+        },
         p.join_wait_ns as f64 / 1e9
     );
     let _ = write!(
@@ -158,7 +164,7 @@ fn publisher_lines(out: &mut String, p: &PubResult) {
 /// What `zmqperf pub` prints on its own: what it sent, and its CPU and memory.
 pub fn publisher_text(p: &PubResult) -> String {
     let mut out = String::new();
-    publisher_lines(&mut out, p);
+    publisher_lines(&mut out, p, false);
     let _ = writeln!(out, "  publisher pid {}: {}", p.usage.pid, cpu(&p.usage));
     out
 }
@@ -177,7 +183,7 @@ pub fn text(r: &FanoutReport) -> String {
         r.endpoint
     );
     if let Some(p) = &r.publisher {
-        publisher_lines(&mut out, p);
+        publisher_lines(&mut out, p, r.lossy);
     }
     let d = &r.delivery;
     let _ = writeln!(
@@ -201,12 +207,16 @@ pub fn text(r: &FanoutReport) -> String {
         );
     }
     if d.lost > 0 {
+        let f = r.sender_facts();
         let _ = writeln!(
             out,
-            "  lost at the start {} (slow joiners), in the middle {} (high-water mark), at the end {} (fast quit)",
+            "  lost at the start {} ({}), in the middle {} ({}), at the end {} ({})",
             grouped(d.lost_at_start),
+            cause_name(GapPosition::Start, f),
             grouped(d.lost_in_middle),
-            grouped(d.lost_at_end)
+            cause_name(GapPosition::Middle, f),
+            grouped(d.lost_at_end),
+            cause_name(GapPosition::End, f),
         );
     }
     let _ = writeln!(

@@ -184,6 +184,7 @@ mod tests {
                 wall_s: 0.0,
                 nodes: Vec::new(),
                 edges: Vec::new(),
+                sender: None,
             });
         }
         for f in Format::ALL {

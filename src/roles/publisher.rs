@@ -56,6 +56,9 @@ pub struct PubConfig {
     pub io_threads: i32,
     /// Stream id written in every header.
     pub stream_id: u32,
+    /// Publish as the users' harnesses did: no ZMQ_XPUB_NODROP (a full queue drops) and no
+    /// wait for the subscribers (the first ticks go out at once), so the loss is measured.
+    pub lossy: bool,
 }
 
 impl PubConfig {
@@ -148,7 +151,9 @@ impl Publisher {
                 if !counts_leaving {
                     set_int_option(sock, ZMQ_XPUB_VERBOSE, 1)?;
                 }
-                set_int_option(sock, ZMQ_XPUB_NODROP, 1)?;
+                if !cfg.lossy {
+                    set_int_option(sock, ZMQ_XPUB_NODROP, 1)?;
+                }
                 if let Some(h) = cfg.hwm {
                     sock.set_sndhwm(h).map_err(zmq_err("setting ZMQ_SNDHWM"))?;
                 }
@@ -454,6 +459,7 @@ pub(super) fn run_node(
         hwm: plan.options.sndhwm,
         io_threads: ticks.io_threads,
         stream_id: spec.stream_id,
+        lossy: plan.options.xpub_nodrop == Some(false),
     };
     let publisher = Publisher::bind(cfg)?;
     ctl.ready(&[publisher.endpoint().to_string()])?;

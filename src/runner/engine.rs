@@ -137,6 +137,7 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
         // subscribers before the first message.
         let out_sock = if n.role == Role::Proxy { 1 } else { 0 };
         let subscriptions: u32 = if matches!(n.role, Role::Source | Role::Proxy)
+            && n.wait_subscriptions != Some(false)
             && matches!(g.types[i][out_sock], SocketType::Pub | SocketType::Xpub)
         {
             g.peers((i, out_sock))

@@ -17,7 +17,7 @@ use crate::endpoint::Transport;
 use crate::model::{
     CaseResult, CaseSummary, Estimate, Kind, LoopMode, Repetition, RunResult, SCHEMA_VERSION,
 };
-use crate::stats::estimate;
+use crate::stats::{estimate, loss_causes, SenderFacts};
 use crate::topology::check::{check, Graph};
 use crate::topology::{Role, Topology};
 use serde::{Deserialize, Serialize};
@@ -248,6 +248,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         wall_s: started.elapsed().as_secs_f64(),
         nodes,
         edges,
+        sender: Some(sender_facts(&spec.topology)),
     }
 }
 
@@ -345,20 +346,53 @@ fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) -> Vec<String
             "delivery: {} lost (start {}, middle {}, end {}), {} duplicated, {} reordered",
             s.lost, at.0, at.1, at.2, s.duplicated, s.reordered
         ));
-        if s.lost > 0 && drops_at_hwm(&spec.topology) {
-            w.push(
-                "cause: a PUB (or XPUB without xpub_nodrop) drops what its subscribers' queues cannot take; it waited for every subscription before its first message, so loss at the start is not a slow joiner but the queue already full (its warm-up messages), and loss at the end is its end mark dropped too. Give the PUB xpub_nodrop = true (an XPUB), a larger sndhwm, or a rate".to_string(),
-            );
+        if s.lost > 0 {
+            let mut total = crate::stats::LossSummary::default();
+            for l in reps.iter().filter_map(|r| r.loss.as_ref()) {
+                total.add(l);
+            }
+            let causes = loss_causes(&total, sender_facts(&spec.topology), |_, name| {
+                match name {
+                    "slow joiner" => Some("let the PUB wait for its subscribers (remove `wait_subscriptions = false`), or start the subscribers first".into()),
+                    "high-water mark" => Some("give the PUB xpub_nodrop = true (an XPUB), a larger sndhwm, or a rate".into()),
+                    _ => None,
+                }
+            });
+            w.push(format!("cause: {causes}"));
         }
     }
     w
 }
 
-/// Whether a source of the topology publishes without flow control (PUB, or XPUB without
-/// xpub_nodrop), so that loss is messages dropped at its high-water mark.
+/// What the senders of the topology do, for the causes of loss: whether one publishes
+/// without flow control, whether every publisher waits for its subscriptions, and that
+/// sources keep their sockets until the receivers hang up.
+pub fn sender_facts(t: &crate::topology::Topology) -> SenderFacts {
+    let publishers = t
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.role, Role::Source | Role::Proxy));
+    let waits = publishers
+        .clone()
+        .all(|n| n.wait_subscriptions != Some(false));
+    SenderFacts {
+        drops_at_hwm: drops_at_hwm(t),
+        waited_for_subscribers: waits,
+        waited_at_end: true,
+    }
+}
+
+/// Whether a source (or a proxy's sending side) of the topology publishes without flow
+/// control (PUB, or XPUB without xpub_nodrop), so that loss is messages dropped at its
+/// high-water mark.
 fn drops_at_hwm(t: &crate::topology::Topology) -> bool {
-    t.nodes.iter().filter(|n| n.role == Role::Source).any(|n| {
-        n.all_sockets().iter().any(|s| {
+    t.nodes.iter().any(|n| {
+        let out = match n.role {
+            Role::Source => n.all_sockets().first().copied(),
+            Role::Proxy => n.all_sockets().get(1).copied(),
+            _ => None,
+        };
+        out.is_some_and(|s| {
             let kind = s.kind.to_ascii_uppercase();
             kind == "PUB" || (kind == "XPUB" && s.options.xpub_nodrop != Some(true))
         })

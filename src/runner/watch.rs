@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 /// A swarm has this long beyond its idle time to end its measurement once the stream is
 /// over (its sources are done, or another swarm has finished).
 pub(super) const SWARM_GRACE: Duration = Duration::from_secs(5);
+/// How long a swarm told to stop has to answer with its report.
+const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// A replica's end: its report or why it failed (None while it runs).
 pub(super) type Outcome = Option<std::result::Result<RoleReport, NodeFailure>>;
@@ -101,9 +103,14 @@ impl Watch {
 
     /// Waits until every swarm in `swarms` has ended its measurement (or failed). Once the
     /// stream is over (`stream_over`, or when the first swarm finishes), each has its idle
-    /// time and a grace more; one that passes it is frozen or hung, and is stopped.
+    /// time and a grace more; one that passes it is told to stop, and killed if it does
+    /// not answer (frozen or hung).
     pub fn wait_swarms(&mut self, swarms: &[(usize, Duration)], mut stream_over: Option<Instant>) {
         let mut last_note: Option<Instant> = None;
+        // When each swarm past its bound was told to stop: one that answers reports what
+        // arrived (a subscriber of a lossy publisher may have had nothing at all); one that
+        // does not within STOP_GRACE is frozen or hung, and is killed.
+        let mut told: Vec<Option<Instant>> = vec![None; self.placed.len()];
         loop {
             let pending: Vec<(usize, Duration)> = swarms
                 .iter()
@@ -123,14 +130,21 @@ impl Watch {
                 let bound = stream_over.map_or(self.deadline, |t| {
                     (t + idle + SWARM_GRACE).min(self.deadline)
                 });
-                if now >= bound {
-                    let why = format!(
-                        "did not end its measurement within {} s of the end of the stream (frozen or hung?) and was stopped",
-                        (idle + SWARM_GRACE).as_secs()
-                    );
-                    self.overrun(i, Some(&why));
-                } else {
-                    next = next.min(bound);
+                match told[i] {
+                    _ if now < bound => next = next.min(bound),
+                    None if bound < self.deadline => {
+                        self.stop(i);
+                        told[i] = Some(now);
+                        next = next.min(now + STOP_GRACE);
+                    }
+                    Some(t) if now < t + STOP_GRACE => next = next.min(t + STOP_GRACE),
+                    _ => {
+                        let why = format!(
+                            "did not end its measurement within {} s of the end of the stream, nor when told to stop (frozen or hung?), and was killed",
+                            (idle + SWARM_GRACE + STOP_GRACE).as_secs()
+                        );
+                        self.overrun(i, Some(&why));
+                    }
                 }
             }
             if let Some(&(i, _)) = pending.iter().find(|(i, _)| self.done[*i].is_none()) {

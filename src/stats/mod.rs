@@ -10,5 +10,8 @@ pub mod throughput;
 
 pub use estimate::estimate;
 pub use latency::{LatencyHistogram, LatencySummary};
-pub use ledger::{GapPosition, Ledger, LossSummary, StreamLedger};
+pub use ledger::{
+    cause_name, cause_text, loss_causes, GapPosition, Ledger, LossSummary, SenderFacts,
+    StreamLedger,
+};
 pub use throughput::Throughput;

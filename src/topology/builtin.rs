@@ -6,7 +6,7 @@ use super::Topology;
 use crate::error::{Error, Result};
 
 /// Every shipped topology: (name, file text).
-pub const FILES: [(&str, &str); 8] = [
+pub const FILES: [(&str, &str); 9] = [
     ("reqrep", include_str!("../../topologies/reqrep.toml")),
     (
         "dealerrouter",
@@ -15,6 +15,10 @@ pub const FILES: [(&str, &str); 8] = [
     ("pair-lat", include_str!("../../topologies/pair-lat.toml")),
     ("pushpull", include_str!("../../topologies/pushpull.toml")),
     ("pubsub", include_str!("../../topologies/pubsub.toml")),
+    (
+        "pubsub-lossy",
+        include_str!("../../topologies/pubsub-lossy.toml"),
+    ),
     ("pair-thr", include_str!("../../topologies/pair-thr.toml")),
     ("fanin", include_str!("../../topologies/fanin.toml")),
     ("fanout", include_str!("../../topologies/fanout.toml")),

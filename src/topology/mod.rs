@@ -56,10 +56,11 @@ pub struct Params {
 }
 
 /// What a node does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Sends a stream with the measurement header (count, size, rate).
+    #[default]
     Source,
     /// Receives streams and keeps a ledger and the latency of each.
     Sink,
@@ -107,7 +108,7 @@ pub enum Placement {
 }
 
 /// A node: a role with its sockets.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Node {
     /// Unique name; other nodes connect to it by this name.
@@ -148,6 +149,11 @@ pub struct Node {
     /// Swarm: longest wait for the first message, ms (default: the run's timeout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_timeout_ms: Option<u64>,
+    /// Source or proxy publishing on PUB/XPUB: wait for every subscription before the
+    /// first message (the default). `false` sends at once, as a plain PUB does, so a
+    /// subscriber that joins late loses the start (a slow joiner, measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_subscriptions: Option<bool>,
 }
 
 /// A source's tick schedule: `per_tick` messages every `interval_ms`, `passes` times, after

@@ -3,7 +3,7 @@
 
 use crate::model::{CaseResult, RunResult};
 use crate::report::numbers::{self, grouped};
-use crate::stats::{GapPosition, LossSummary};
+use crate::stats::{cause_text, GapPosition, LossSummary};
 
 /// The loss ledger of a case over all its repetitions; None if no repetition kept one.
 pub fn loss(c: &CaseResult) -> Option<LossSummary> {
@@ -17,7 +17,21 @@ pub fn loss(c: &CaseResult) -> Option<LossSummary> {
 /// The built-in patterns whose sender blocks at its high-water mark instead of dropping.
 const BLOCKING: [&str; 3] = ["pushpull", "fanin", "pair-thr"];
 
-fn cause(p: GapPosition, pattern: &str) -> &'static str {
+fn cause(p: GapPosition, c: &CaseResult) -> String {
+    if let Some(f) = c.sender {
+        let at = match p {
+            GapPosition::Start => "at the start",
+            GapPosition::Middle => "in the middle",
+            GapPosition::End => "at the end",
+        };
+        return format!("{at}: {}", cause_text(p, f));
+    }
+    legacy_cause(p, &c.pattern).to_string()
+}
+
+/// The cause by place for a run recorded before the senders' facts were kept: guessed from
+/// the pattern.
+fn legacy_cause(p: GapPosition, pattern: &str) -> &'static str {
     match p {
         GapPosition::Start => "at the start: a slow joiner",
         GapPosition::Middle if BLOCKING.contains(&pattern) => {
@@ -60,7 +74,7 @@ pub fn delivery(run: &RunResult) -> Vec<String> {
             if n == 0 {
                 continue;
             }
-            let mut part = format!("{} {}", grouped(n), cause(p, &c.pattern));
+            let mut part = format!("{} {}", grouped(n), cause(p, c));
             if let (GapPosition::Middle, Some(first)) = (p, first_middle_hole(&l)) {
                 part.push_str(&format!(", {first}"));
             }
@@ -80,6 +94,19 @@ pub fn delivery(run: &RunResult) -> Vec<String> {
             grouped(l.duplicated),
             grouped(l.reordered)
         ));
+        // A sender that drops: how fast it sent against what was delivered.
+        if c.sender.is_some_and(|f| f.drops_at_hwm) {
+            if let (Some(sent), Some(got)) = (
+                c.summary.send_msgs_per_sec.map(|e| e.median),
+                c.summary.msgs_per_sec.map(|e| e.median),
+            ) {
+                s.push_str(&format!(
+                    "; sent at {} msg/s, delivered {} msg/s",
+                    grouped(sent.round() as u64),
+                    grouped(got.round() as u64)
+                ));
+            }
+        }
         out.push(s);
     }
     if checked && out.is_empty() {

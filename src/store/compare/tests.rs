@@ -43,6 +43,7 @@ fn latency_case(size: usize, lat: Estimate) -> CaseResult {
         wall_s: 1.5,
         nodes: Vec::new(),
         edges: Vec::new(),
+        sender: None,
     }
 }
 

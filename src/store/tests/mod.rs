@@ -105,6 +105,7 @@ fn case(size: usize, error: Option<&str>) -> CaseResult {
         wall_s: 2.75,
         nodes: Vec::new(),
         edges: Vec::new(),
+        sender: None,
     }
 }
 

@@ -178,6 +178,20 @@ pub fn check(origin: &str, t: &Topology) -> Result<Graph> {
             }
         }
         check_role(origin, n, &ts)?;
+        if let Some(v) = n.wait_subscriptions {
+            let out = usize::from(n.role == Role::Proxy);
+            let publishes = matches!(n.role, Role::Source | Role::Proxy)
+                && matches!(ts.get(out), Some(SocketType::Pub | SocketType::Xpub));
+            if !publishes {
+                return Err(err(
+                    origin,
+                    &n.name,
+                    "wait_subscriptions",
+                    &v.to_string(),
+                    "only a source or proxy that publishes on PUB or XPUB waits for subscriptions; remove the field",
+                ));
+            }
+        }
         types.push(ts);
     }
     // Endpoints.

@@ -151,3 +151,23 @@ fn each_mistake_names_the_node_and_the_field() {
         assert!(e.contains(want), "want '{want}' in: {e}");
     }
 }
+
+#[test]
+fn wait_subscriptions_is_for_publishers_only() {
+    let sink = node(
+        "s",
+        "sink",
+        r#"{"type": "SUB", "bind": ["auto"], "subscribe": [""]}"#,
+    );
+    let publisher = r#"{"name": "p", "role": "source", "wait_subscriptions": false, "socket": {"type": "PUB", "connect": ["s"]}}"#;
+    one(&topo(&[sink.clone(), publisher.to_string()])).unwrap();
+    let pull = node("s", "sink", r#"{"type": "PULL", "bind": ["auto"]}"#);
+    let push = r#"{"name": "p", "role": "source", "wait_subscriptions": false, "socket": {"type": "PUSH", "connect": ["s"]}}"#;
+    let e = one(&topo(&[pull, push.to_string()]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("node 'p'") && e.contains("wait_subscriptions") && e.contains("PUB or XPUB"),
+        "{e}"
+    );
+}
