@@ -119,6 +119,23 @@ impl RawMsg {
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data_ptr(), n) };
     }
 
+    /// Writes `bytes` at offset `at` of the message, as far as the message goes.
+    pub fn write_at(&mut self, at: usize, bytes: &[u8]) {
+        let n = bytes.len().min(self.len().saturating_sub(at));
+        if n > 0 {
+            // SAFETY: `at + n` is within the message's own bytes.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data_ptr().add(at), n) };
+        }
+    }
+
+    /// Sets every byte from offset `at` to the end to `b`.
+    pub fn fill_from(&mut self, at: usize, b: u8) {
+        if self.len() > at {
+            // SAFETY: the range is within the message's own bytes.
+            unsafe { std::ptr::write_bytes(self.data_ptr().add(at), b, self.len() - at) };
+        }
+    }
+
     /// Writes exactly `N` bytes at the start of the message, as a fixed-size copy the
     /// compiler can inline (the header on the hot path).
     ///

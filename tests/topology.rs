@@ -131,6 +131,99 @@ socket = { type = "SUB", connect = ["collector"], subscribe = [""] }
     });
 }
 
+/// The shipped log pipeline of seed 001 over tcp, as the issue asks: 3 writers x 10,000
+/// log lines, a reader of everything and a reader filtered to ERROR. Every edge is exact,
+/// and the filtered reader's count is the ERROR lines the writers sent, counted here from
+/// the default level cycle on its own (1 in 20).
+#[test]
+fn the_log_pipeline_counts_exactly_what_each_filter_lets_through() {
+    with_watchdog(T, || {
+        let v = run_json(
+            "examples/topologies/log-pipeline.toml",
+            &["--repetitions", "1"],
+        );
+        let case = &v["cases"][0];
+        assert!(case["error"].is_null(), "{}", case["error"]);
+        assert_eq!(case["id"], "throughput/log-pipeline/tcp/128");
+        let errors_sent: u64 = (0..10_000u64).filter(|i| i % 20 == 9).count() as u64;
+        assert_eq!(errors_sent, 500);
+        let e = edges(case);
+        assert_eq!(e.len(), 6, "3 writers x 2 readers: {e:?}");
+        let mut to_errors = 0;
+        for (from, to, edge) in &e {
+            assert!(from.starts_with("writer["), "{from}");
+            let want = match to.as_str() {
+                "reader" => 10_000,
+                "errors" => errors_sent,
+                other => panic!("edge to {other}"),
+            };
+            assert_eq!(edge["messages"], want, "{from}->{to}");
+            assert_eq!(edge["loss"]["expected"], want, "{from}->{to}");
+            assert_eq!(edge["loss"]["lost"], 0, "{from}->{to}");
+            assert_eq!(edge["bytes"], want * 128);
+            assert!(
+                edge["latency"]["count"].as_u64().unwrap() > 0,
+                "{from}->{to}: hop latency"
+            );
+            if to == "errors" {
+                to_errors += edge["messages"].as_u64().unwrap();
+            }
+        }
+        assert_eq!(to_errors, 3 * errors_sent);
+        let nodes = case["nodes"].as_array().unwrap();
+        let node = |n: &str| nodes.iter().find(|x| x["name"] == n).unwrap();
+        assert!(node("writer")["send_msgs_per_sec"].as_f64().unwrap() > 0.0);
+        for n in ["writer", "collector", "reader", "errors"] {
+            assert!(node(n)["peak_rss_kib"].as_u64().unwrap() > 0, "{n}: RSS");
+            assert!(node(n)["cpu_ms"].as_f64().unwrap() > 0.0, "{n}: CPU");
+        }
+        assert_eq!(node("collector")["forwarded"], 3 * (10_000 + 1000));
+    });
+}
+
+/// Typed multi-frame messages: the shipped sweep puts the same 1,052 bytes in 1, 5 and 17
+/// frames; the sink checks every message's frame count and type id, so a clean run means
+/// every message arrived whole.
+#[test]
+fn typed_frames_arrive_whole_and_cost_is_a_sweep() {
+    with_watchdog(T, || {
+        let v = run_json(
+            "examples/topologies/frames.toml",
+            &[
+                "--count",
+                "3000",
+                "--repetitions",
+                "1",
+                "--transports",
+                "ipc",
+            ],
+        );
+        let cases = v["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 3);
+        for c in cases {
+            assert!(c["error"].is_null(), "{}: {}", c["id"], c["error"]);
+            let e = edges(c);
+            assert_eq!(e.len(), 1);
+            assert_eq!(e[0].2["messages"], 3000, "{}", c["id"]);
+            assert_eq!(e[0].2["bytes"], 3000 * 1052, "{}", c["id"]);
+            assert_eq!(e[0].2["loss"]["lost"], 0);
+            assert!(
+                c["warnings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|w| !w.as_str().unwrap().contains("frames")),
+                "{}",
+                c["warnings"]
+            );
+        }
+        assert!(cases[1]["pattern"]
+            .as_str()
+            .unwrap()
+            .contains("[28,256,256,256,256]"));
+    });
+}
+
 #[test]
 fn a_push_shared_by_two_pulls_is_one_edge_ended_by_the_runner() {
     with_watchdog(T, || {

@@ -83,6 +83,7 @@ pub(super) fn publisher_node(p: &PubConfig, raw: bool) -> Node {
         idle_ms: None,
         first_timeout_ms: None,
         wait_subscriptions: p.lossy.then_some(false),
+        ..Default::default()
     }
 }
 

@@ -14,6 +14,7 @@ mod echo;
 mod ping;
 mod proxy;
 pub mod publisher;
+pub mod shape;
 mod sink;
 mod source;
 pub mod swarm;

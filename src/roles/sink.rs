@@ -4,6 +4,7 @@
 //! load-balanced stream), or after being idle for the timeout (cut short: it reports what
 //! arrived).
 
+use super::shape::{LogFilter, FIRST_FRAME_MIN};
 use super::{
     node_usage, open_all, Control, HeaderUse, Next, NodeSpec, Patience, RoleReport, STOP_POLL,
 };
@@ -56,6 +57,18 @@ pub(super) fn run(
     let mut ledger = Ledger::new();
     let mut msg = RawMsg::new();
     let mut id = RawMsg::new();
+    // Typed frames and log lines: what to check, and which lines a SUB filter lets through.
+    let first_len = spec.frames.first().copied().unwrap_or(spec.size);
+    let log = (!spec.log_levels.is_empty()).then(|| {
+        let prefixes = spec.sockets[0]
+            .options
+            .subscribe
+            .clone()
+            .unwrap_or_default();
+        LogFilter::new(&spec.log_levels, &prefixes)
+    });
+    let mut level = Vec::new();
+    let mut frame_error: Option<String> = None;
     let mut received = 0u64;
     let mut seen = 0u64;
     let mut start = 0;
@@ -99,8 +112,20 @@ pub(super) fn run(
             msg.recv(s, 0)
                 .map_err(|e| wait.error(e, received, String::new()))?;
         }
-        if spec.size > 0 {
-            check_size(&mut msg, spec.size, seen)?;
+        if log.is_some() {
+            // The first frame was the level (the topic); the line follows.
+            level.clear();
+            level.extend_from_slice(msg.bytes());
+            msg.recv(s, 0)
+                .map_err(|e| wait.error(e, received, String::new()))?;
+        }
+        if !spec.frames.is_empty() {
+            if let Some(why) = check_frames(&mut msg, &mut id, s, spec) {
+                frame_error.get_or_insert(format!("message {}: {why}", seen + 1));
+            }
+        }
+        if first_len > 0 {
+            check_size(&mut msg, first_len, seen)?;
         }
         if seen == 0 && header && spec.header == HeaderUse::Detect {
             // A peer without the header (libzmq's C tools): count only.
@@ -152,7 +177,29 @@ pub(super) fn run(
             start = now;
         }
         received += 1;
-        ledger.record(h.stream_id, h.sequence);
+        // A log line behind a filter: its rank among the lines the filter lets through
+        // is the sequence the ledger keeps, so a hole is a line that should have come.
+        let seq = match &log {
+            Some(f) => {
+                let want = &spec.log_levels[(h.sequence % spec.log_levels.len() as u64) as usize];
+                if level != want.as_bytes() {
+                    frame_error.get_or_insert(format!(
+                        "line {} of stream {} came with level '{}', but it was written as {want}",
+                        h.sequence,
+                        h.stream_id,
+                        String::from_utf8_lossy(&level)
+                    ));
+                } else if !f.passes(h.sequence) {
+                    frame_error.get_or_insert(format!(
+                        "line {} ({want}) of stream {} came through a filter that should have stopped it",
+                        h.sequence, h.stream_id
+                    ));
+                }
+                f.rank(h.sequence)
+            }
+            None => h.sequence,
+        };
+        ledger.record(h.stream_id, seq);
         if stamped {
             let i = match slot.get(h.stream_id as usize) {
                 Some(&i) if i != usize::MAX => i,
@@ -160,8 +207,19 @@ pub(super) fn run(
             };
             hists[i].record(now.saturating_sub(h.send_ns));
         }
-        if h.flags & FLAG_END != 0 {
-            ends += 1;
+        match &log {
+            // A filtered stream ends at the last line the filter lets through.
+            Some(_) => {
+                let want = slot
+                    .get(h.stream_id as usize)
+                    .and_then(|&i| spec.streams.get(i))
+                    .map(|(_, n)| *n);
+                if want == Some(seq + 1) {
+                    ends += 1;
+                }
+            }
+            None if h.flags & FLAG_END != 0 => ends += 1,
+            None => {}
         }
         // With the header, a stream ends at its end mark, not after `total` arrivals:
         // duplicates would use up the count and leave real messages unread.
@@ -201,9 +259,40 @@ pub(super) fn run(
         }),
         ledger: header.then_some(ledger),
         cut_short,
-        protocol_error,
+        protocol_error: protocol_error.or(frame_error),
         header,
         usage: Some(node_usage(spec)),
         ..Default::default()
     })
+}
+
+/// Checks a typed message: the type id after the header in its first frame (`msg`), and
+/// its frame count (the other frames are read into `scratch`). Returns what is wrong.
+fn check_frames(
+    msg: &mut RawMsg,
+    scratch: &mut RawMsg,
+    s: &mut zmq::Socket,
+    spec: &NodeSpec,
+) -> Option<String> {
+    let mut frames = 1;
+    let mut more = msg.more();
+    while more {
+        if scratch.recv(s, 0).is_err() {
+            return Some("the rest of its frames never came".into());
+        }
+        frames += 1;
+        more = scratch.more();
+    }
+    let mut why = Vec::new();
+    if frames != spec.frames.len() {
+        why.push(format!("{frames} frames, {} sent", spec.frames.len()));
+    }
+    let t = msg.prefix(FIRST_FRAME_MIN);
+    if t.len() == FIRST_FRAME_MIN {
+        let got = u32::from_le_bytes([t[24], t[25], t[26], t[27]]);
+        if got != spec.type_id {
+            why.push(format!("type id {got}, {} sent", spec.type_id));
+        }
+    }
+    (!why.is_empty()).then(|| why.join(", "))
 }

@@ -6,6 +6,7 @@
 //! the sink's latency counts from when the message should have left (no coordinated
 //! omission), and the delay between due and actual send is recorded apart.
 
+use super::shape::Shape;
 use super::{
     node_usage, open_all, placement, rss_kib, wait_until, Control, HeaderUse, NodeSpec, Quit,
     RoleReport, SentFacts,
@@ -51,10 +52,25 @@ pub(super) fn run(
     }
     let subscription_wait_ns = (spec.subscriptions > 0).then(|| now_ns() - t_sub);
     let header = spec.size >= HEADER_LEN && spec.header != HeaderUse::Never;
+    // Typed frames or log lines: the loop fills the header frame, the shape sends the rest.
+    let shape = if !spec.frames.is_empty() {
+        Some(Shape::Typed {
+            type_id: spec.type_id.to_le_bytes(),
+            rest: spec.frames[1..].to_vec(),
+        })
+    } else if !spec.log_levels.is_empty() {
+        Some(Shape::Log {
+            levels: spec.log_levels.clone(),
+            writer: spec.name.clone(),
+        })
+    } else {
+        None
+    };
+    let first_len = spec.frames.first().copied().unwrap_or(spec.size);
     let every = spec.stamp_every.max(1);
     let mut m = RawMsg::new();
     for i in 0..spec.warmup {
-        m.reset_uninit(spec.size)?;
+        m.reset_uninit(first_len)?;
         if header {
             let h = Header {
                 flags: FLAG_WARMUP,
@@ -64,7 +80,7 @@ pub(super) fn run(
             };
             m.write_array(&h.to_bytes());
         }
-        m.send(s, 0).map_err(|e| wait.error(e, 0, String::new()))?;
+        send_one(&shape, s, &mut m, i).map_err(|e| wait.error(e, 0, String::new()))?;
     }
     let interval_ns = spec.rate.map(|r| 1e9 / r);
     let mut delay = LatencyHistogram::new();
@@ -76,7 +92,7 @@ pub(super) fn run(
     // Counts down to the next time-stamped message (no division on the hot path).
     let mut until_stamp = 0u64;
     for i in 0..spec.count {
-        m.reset_uninit(spec.size)?;
+        m.reset_uninit(first_len)?;
         if header {
             let (flags, stamp) = match interval_ns {
                 Some(iv) => {
@@ -104,7 +120,7 @@ pub(super) fn run(
             wait_until(due);
             delay.record(now_ns() - due);
         }
-        m.send(s, 0).map_err(|e| {
+        send_one(&shape, s, &mut m, i).map_err(|e| {
             wait.error(
                 e,
                 i,
@@ -158,6 +174,20 @@ pub(super) fn run(
         usage: Some(node_usage(spec)),
         ..Default::default()
     })
+}
+
+/// Sends one message: the frame the loop filled, or the whole shape around it.
+#[inline(always)]
+fn send_one(
+    shape: &Option<Shape>,
+    s: &mut zmq::Socket,
+    m: &mut RawMsg,
+    seq: u64,
+) -> std::result::Result<(), zmq::Error> {
+    match shape {
+        None => m.send(s, 0),
+        Some(sh) => sh.send(s, m, seq),
+    }
 }
 
 /// Sets the linger the socket closes with; no peer was watched.

@@ -99,6 +99,17 @@ pub struct NodeSpec {
     /// Source: how it ends once its last message has left.
     #[serde(default)]
     pub quit: Quit,
+    /// Source: typed frames, every frame's size (the first holds the header and
+    /// `type_id`); sink: the frames its streams carry, checked on every message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<usize>,
+    /// The type id of typed frames.
+    #[serde(default)]
+    pub type_id: u32,
+    /// Source: log lines with these levels in turn (the topic frame); sink: its streams are
+    /// such log lines (with its SUB prefixes, it knows which lines should come).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_levels: Vec<String>,
 }
 
 /// How a source ends once its last message has left (what `zmqperf diagnose` compares).
@@ -234,6 +245,9 @@ impl NodeSpec {
             swarm: None,
             peer_label: None,
             quit: Quit::WaitForPeer,
+            frames: Vec::new(),
+            type_id: 0,
+            log_levels: Vec::new(),
         }
     }
 

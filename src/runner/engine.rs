@@ -66,7 +66,54 @@ fn node_count_size(g: &Graph, i: usize, case: &CaseSpec) -> Result<(u64, usize)>
     })?
     .map(|s| s as usize)
     .unwrap_or(case.size);
+    // Typed frames: the message is all of them.
+    let (frames, _, _) = node_shape(g, i)?;
+    if !frames.is_empty() {
+        return Ok((count, frames.iter().sum()));
+    }
     Ok((count, size))
+}
+
+/// A node's message shape: its typed frames (sizes) and type id, and its log levels.
+fn node_shape(g: &Graph, i: usize) -> Result<(Vec<usize>, u32, Vec<String>)> {
+    let n = &g.topology.nodes[i];
+    let mut frames = Vec::new();
+    let mut type_id = 0;
+    if let Some(m) = &n.message {
+        type_id = m.type_id;
+        for (k, v) in m.frames.iter().enumerate() {
+            let what = format!("node '{}': message.frames[{k}]", n.name);
+            let size = value_u64(&Some(v.clone()), &what, |w, s| {
+                crate::parse::parse_size(w, s).map(|x| x as u64)
+            })?
+            .unwrap_or(0) as usize;
+            frames.push(size);
+        }
+        if frames[0] < crate::roles::shape::FIRST_FRAME_MIN {
+            return Err(Error::invalid(
+                &format!("topology: node '{}': message.frames[0]", n.name),
+                &frames[0].to_string(),
+                format!(
+                    "the first frame holds the {}-byte header and the 4-byte type id; make it at least {} bytes",
+                    crate::header::HEADER_LEN,
+                    crate::roles::shape::FIRST_FRAME_MIN
+                ),
+            ));
+        }
+    }
+    let levels = n
+        .log
+        .as_ref()
+        .map(|l| {
+            l.levels.clone().unwrap_or_else(|| {
+                crate::roles::shape::DEFAULT_LEVELS
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            })
+        })
+        .unwrap_or_default();
+    Ok((frames, type_id, levels))
 }
 
 /// Expands the topology into replicas, in placement order.
@@ -104,14 +151,48 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
         let mut streams = Vec::new();
         let mut shared = false;
         let mut sizes = Vec::new();
+        // The message shape of the streams into a sink: one for all of them.
+        let mut shape: Option<(Vec<usize>, u32, Vec<String>)> = None;
         for f in flows.iter().filter(|f| f.sink == i) {
             // (A swarm takes one stream: the first that reaches it.)
-            let (c, s) = node_count_size(g, f.source, case)?;
+            let (mut c, s) = node_count_size(g, f.source, case)?;
+            let this = node_shape(g, f.source)?;
+            match &shape {
+                Some(other) if *other != this => {
+                    return Err(Error::invalid(
+                        &format!("topology {}: node '{}'", case.origin, n.name),
+                        "its streams",
+                        "the sources that reach this sink send messages of different shapes (frames or log lines); give each shape its own sink",
+                    ))
+                }
+                _ => shape = Some(this.clone()),
+            }
+            // Log lines behind a SUB filter: the sink expects only the lines it lets through.
+            if !this.2.is_empty() {
+                let prefixes = socks[0].options.subscribe.clone().unwrap_or_default();
+                c = crate::roles::shape::LogFilter::new(&this.2, &prefixes).passed_of(c);
+            }
             sizes.push(s);
             shared |= f.shared;
             for r in 0..t.nodes[f.source].replicas {
                 streams.push((first_stream[f.source] + r, c));
             }
+        }
+        let (frames, type_id, log_levels) = match n.role {
+            Role::Sink => shape.unwrap_or_default(),
+            Role::Source => node_shape(g, i)?,
+            _ => Default::default(),
+        };
+        if n.role == Role::Source && !log_levels.is_empty() && size < crate::header::HEADER_LEN {
+            return Err(Error::invalid(
+                &format!("topology {}: node '{}': size", case.origin, n.name),
+                &size.to_string(),
+                format!(
+                    "a log line carries the {}-byte header before its text; give size {} or more",
+                    crate::header::HEADER_LEN,
+                    crate::header::HEADER_LEN
+                ),
+            ));
         }
         let sink_size = if sizes
             .iter()
@@ -225,7 +306,9 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     count,
                     warmup: case.warmup,
                     rate,
-                    stamp_every: if rate.is_some() {
+                    // Log lines are time-stamped each (a filtered reader gets only some
+                    // of them, so a stamp every n-th line could miss every one it gets).
+                    stamp_every: if rate.is_some() || !log_levels.is_empty() {
                         1
                     } else {
                         settings.stamp_every
@@ -246,6 +329,9 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     echo: EchoMode::ZeroCopy,
                     full_rtt: false,
                     ticks: n.ticks.clone(),
+                    frames: frames.clone(),
+                    type_id,
+                    log_levels: log_levels.clone(),
                     swarm: (n.role == Role::Swarm).then(|| SwarmSpec {
                         process: r,
                         subs: n.subs.unwrap_or(1),

@@ -84,6 +84,12 @@ pub fn edges(g: &Graph, reports: &Reports) -> Vec<EdgeRep> {
                 };
                 let size = group.first().map(|(r, _)| r.spec.size).unwrap_or(0) as u64;
                 let has_ledger = group.iter().any(|(_, rr)| rr.ledger.is_some());
+                // What this sink expected of the stream: fewer than were sent when a SUB
+                // filter lets only some log lines through.
+                let expected = group
+                    .first()
+                    .and_then(|(r, _)| r.spec.streams.iter().find(|(id, _)| *id == sid))
+                    .map_or(expected, |(_, n)| *n);
                 out.push(EdgeRep {
                     from: src.spec.name.clone(),
                     to,

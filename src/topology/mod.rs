@@ -154,6 +154,37 @@ pub struct Node {
     /// subscriber that joins late loses the start (a slow joiner, measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_subscriptions: Option<bool>,
+    /// Source: typed multi-frame messages (a type id, then payload frames) instead of one
+    /// frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<MessageFrames>,
+    /// Source: log lines (the level as a topic frame, then the line) instead of one frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogLines>,
+}
+
+/// A source's typed multi-frame messages: the first frame holds the measurement header and
+/// the type id, the others are payload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageFrames {
+    /// The type id written after the header in the first frame (4 bytes, little-endian).
+    #[serde(default = "one")]
+    pub type_id: u32,
+    /// Every frame's size in bytes (a number or a string such as "1KiB"); the first holds
+    /// the header and the type id, so it has at least 28 bytes.
+    pub frames: Vec<serde_json::Value>,
+}
+
+/// A source's log lines: each message is a level (the topic frame a SUB filters on), then
+/// the line (the header, then text) of the node's size.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogLines {
+    /// The level of each line in turn, repeated (default: a cycle of 20 lines with 1
+    /// ERROR, 3 WARN, 6 INFO and 10 DEBUG).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels: Option<Vec<String>>,
 }
 
 /// A source's tick schedule: `per_tick` messages every `interval_ms`, `passes` times, after

@@ -32,6 +32,7 @@ impl Error {
     pub const ECONNREFUSED: Error = Error(libc::ECONNREFUSED);
     pub const EHOSTUNREACH: Error = Error(libc::EHOSTUNREACH);
     pub const ENOTSUP: Error = Error(libc::ENOTSUP);
+    pub const ENOMEM: Error = Error(libc::ENOMEM);
     pub const EPROTONOSUPPORT: Error = Error(libc::EPROTONOSUPPORT);
     pub const EFSM: Error = Error(HAUSNUMERO + 51);
     pub const ENOCOMPATPROTO: Error = Error(HAUSNUMERO + 52);

@@ -192,6 +192,7 @@ pub fn check(origin: &str, t: &Topology) -> Result<Graph> {
                 ));
             }
         }
+        check_shape(origin, n)?;
         types.push(ts);
     }
     // Endpoints.
@@ -409,6 +410,53 @@ fn peers_hint(t: SocketType) -> String {
         .map(|o| o.name())
         .collect();
     format!("a {} socket talks to {}", t.name(), peers.join(", "))
+}
+
+/// Typed frames and log lines: a plain source's, one or the other, with something in them.
+fn check_shape(origin: &str, n: &Node) -> Result<()> {
+    for (field, given) in [("message", n.message.is_some()), ("log", n.log.is_some())] {
+        if given && (n.role != Role::Source || n.ticks.is_some()) {
+            return Err(err(
+                origin,
+                &n.name,
+                field,
+                "given",
+                "only a source (not on ticks) sends typed frames or log lines; remove the field",
+            ));
+        }
+    }
+    if n.message.is_some() && n.log.is_some() {
+        return Err(err(
+            origin,
+            &n.name,
+            "log",
+            "given",
+            "a source sends typed frames (`message`) or log lines (`log`), not both",
+        ));
+    }
+    if n.message.as_ref().is_some_and(|m| m.frames.is_empty()) {
+        return Err(err(
+            origin,
+            &n.name,
+            "message.frames",
+            "[]",
+            "give every frame's size, the first holding the header and the type id: e.g. frames = [28, 1024, 1024]",
+        ));
+    }
+    if n.log.as_ref().is_some_and(|l| {
+        l.levels
+            .as_ref()
+            .is_some_and(|v| v.is_empty() || v.iter().any(String::is_empty))
+    }) {
+        return Err(err(
+            origin,
+            &n.name,
+            "log.levels",
+            "[]",
+            "give the level of each line in turn, none empty: e.g. levels = [\"INFO\", \"ERROR\"]",
+        ));
+    }
+    Ok(())
 }
 
 fn check_role(origin: &str, n: &Node, ts: &[SocketType]) -> Result<()> {
