@@ -211,9 +211,8 @@ pub(super) fn run(cfg: &Config, t: Transport, p: Pattern) -> Result<Finding> {
         .to_string();
     let fix = format!(
         "keep the sender until the peer has the last message (an acknowledgement, or its \
-         disconnection): {} lost here, against {} with ZMQ_LINGER=0",
-        grouped(wait.lost()),
-        grouped(zero.lost())
+         disconnection): {} lost here",
+        grouped(wait.lost())
     );
     f.triage(
         cause::FAST_QUIT,

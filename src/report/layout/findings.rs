@@ -162,7 +162,9 @@ pub struct TriageLine {
 /// The triage summary: one line per cause named by the findings, worst first (most
 /// messages lost, then the highest count; ties keep the order the findings came in).
 pub fn triage(run: &RunResult) -> Vec<TriageLine> {
-    let mut lines: Vec<(TriageLine, Vec<(String, String)>)> = Vec::new();
+    // Each line with the (transport, finding id, fix) of its findings.
+    type Fixes = Vec<(String, String, String)>;
+    let mut lines: Vec<(TriageLine, Fixes)> = Vec::new();
     for f in &run.findings {
         let Some(t) = &f.triage else { continue };
         let transport = f.transport.to_string();
@@ -189,18 +191,28 @@ pub fn triage(run: &RunResult) -> Vec<TriageLine> {
         if !line.transports.contains(&transport) {
             line.transports.push(transport.clone());
         }
-        fixes.push((transport, t.fix.clone()));
+        fixes.push((transport, f.id.clone(), t.fix.clone()));
     }
     let mut out: Vec<TriageLine> = lines
         .into_iter()
         .map(|(mut line, fixes)| {
-            let first = &fixes[0].1;
-            line.fix = if fixes.iter().all(|(_, f)| f == first) {
+            let first = &fixes[0].2;
+            line.fix = if fixes.iter().all(|(_, _, f)| f == first) {
                 first.clone()
             } else {
-                fixes
-                    .iter()
-                    .map(|(t, f)| format!("{t}: {f}"))
+                // Each fix once, labelled by the transports that share it (by the finding
+                // ids when one transport has several findings of the cause).
+                let by_id = line.transports.len() < fixes.len();
+                let mut said: Vec<(Vec<String>, &str)> = Vec::new();
+                for (t, id, f) in &fixes {
+                    let who = if by_id { id } else { t };
+                    match said.iter_mut().find(|(_, s)| *s == f.as_str()) {
+                        Some((whos, _)) => whos.push(who.clone()),
+                        None => said.push((vec![who.clone()], f.as_str())),
+                    }
+                }
+                said.iter()
+                    .map(|(whos, f)| format!("{}: {}", whos.join(", "), f.trim_end_matches('.')))
                     .collect::<Vec<_>>()
                     .join("; ")
             };
@@ -269,6 +281,22 @@ mod tests {
             triage_text(&t[1]),
             "slow joiner: 35 messages lost (tcp, ipc). Fix: fix slow joiner."
         );
+        // Fixes that differ are each said once, labelled by who has them.
+        let mut other = with(
+            "slow-joiner/inproc",
+            Transport::Inproc,
+            "slow joiner",
+            1,
+            "A",
+        );
+        other.triage.as_mut().unwrap().fix = "wait".into();
+        let mut run2 = run.clone();
+        run2.findings.push(other);
+        let sj = triage(&run2)
+            .into_iter()
+            .find(|l| l.cause == "slow joiner")
+            .unwrap();
+        assert_eq!(sj.fix, "tcp, ipc: fix slow joiner; inproc: wait");
         // The remedy shared by the two slow-joiner findings is said once.
         let v = findings(&run);
         assert_eq!(v[0].remedy, Shared::For(vec!["tcp".into(), "ipc".into()]));
