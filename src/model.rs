@@ -405,4 +405,28 @@ pub struct Finding {
     pub wall_s: f64,
     /// Why the experiment could not run to its end, if it could not.
     pub error: Option<String>,
+    /// The finding's line in the triage summary that leads the findings: its cause in a
+    /// few words, what it cost and the fix in one line (None for a finding that names no
+    /// cause, such as a failed experiment; absent from reports written before triage).
+    #[serde(default)]
+    pub triage: Option<Triage>,
+}
+
+/// One cause as the triage summary counts it. Findings of the same cause (the same
+/// experiment over several transports, or one cause seen in a listened stream) share the
+/// `cause` text, so the summary adds them up into one line.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Triage {
+    /// The cause in a few words, e.g. `slow joiner`, `high-water mark / slow consumer`,
+    /// `sender stopped / fast quit`, `reordering`, `duplicates`, `publisher restart`.
+    pub cause: String,
+    /// Messages lost to this cause (0 for causes that lose none: reordering, idle periods).
+    /// The summary puts the worst first by this number, then by `count`.
+    pub lost: u64,
+    /// How often the cause was seen, in `unit`s (equal to `lost` for a loss).
+    pub count: u64,
+    /// What `count` counts: `messages lost`, `messages reordered`, `restarts`, ...
+    pub unit: String,
+    /// The fix in one line; measured where the experiment measured it.
+    pub fix: String,
 }

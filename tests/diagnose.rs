@@ -31,6 +31,14 @@ fn finding(part: Part, transport: Transport) -> Finding {
         assert!(f.error.is_none(), "the experiment failed: {f:#?}");
         assert!(!f.observed.is_empty() && !f.cause.is_empty() && !f.remedy.is_empty());
         assert!(f.wall_s < T as f64, "{}", f.wall_s);
+        let t = f
+            .triage
+            .as_ref()
+            .expect("every experiment's finding has its triage line");
+        assert!(
+            !t.cause.is_empty() && !t.fix.is_empty() && !t.unit.is_empty(),
+            "{t:?}"
+        );
         f
     })
 }
@@ -70,6 +78,9 @@ fn slow_joiner(t: Transport) {
     );
     assert_eq!(count(&f, "handshake_lost"), 0, "{f:#?}");
     assert!(f.title.contains("lost at the start"), "{}", f.title);
+    let t = f.triage.as_ref().unwrap();
+    assert_eq!((t.cause.as_str(), t.lost), ("slow joiner", lost));
+    assert!(t.fix.contains("both lost 0 here"), "{}", t.fix);
 }
 
 #[test]
@@ -109,6 +120,9 @@ fn hwm(t: Transport) {
         "PUSH lost messages: {f:#?}"
     );
     assert_eq!(count(&f, "push_lost_hwm_1000"), 0);
+    let t = f.triage.as_ref().unwrap();
+    assert_eq!(t.cause, "high-water mark / slow consumer");
+    assert!(t.lost >= dropped, "{t:?}");
     assert!(
         number(&f, "push_blocked_ms_hwm_10") > 0.0,
         "PUSH did not block: {f:#?}"

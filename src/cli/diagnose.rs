@@ -6,11 +6,17 @@ use super::suite::{catch_ctrl_c, DbArgs};
 use clap::Args;
 use std::io::IsTerminal;
 use std::time::Instant;
+use zmqperf::diagnose::listen::field::FieldSpec;
+use zmqperf::diagnose::listen::tally::Listening;
+use zmqperf::diagnose::listen::{self, EndedBy, ListenConfig, ListenObserver};
 use zmqperf::diagnose::{self, Config, Experiment, Observer, Step};
+use zmqperf::endpoint::{Endpoint, Side};
 use zmqperf::error::{Error, Result};
 use zmqperf::model::Finding;
-use zmqperf::parse::parse_duration;
+use zmqperf::parse::{parse_count, parse_duration};
 use zmqperf::runner;
+use zmqperf::topology::SocketType;
+use zmqperf::units::grouped;
 
 /// Examples shown by `zmqperf diagnose --help`.
 pub const EXAMPLES: &str = "\
@@ -21,7 +27,14 @@ Examples:
   zmqperf diagnose --json > findings.json        # the run, findings included, as JSON
   zmqperf report last --format html -o diagnose.html
 
-Experiments: slow-joiner, hwm, fast-quit, sender-stops, deep-queue (see docs/diagnose.md).";
+Experiments: slow-joiner, hwm, fast-quit, sender-stops, deep-queue (see docs/diagnose.md).
+
+Listening to a live stream someone else sends (Ctrl-C ends it early and still reports):
+  zmqperf diagnose --connect tcp://10.0.0.5:5556 --type SUB                  # a zmqperf stream, 10 s
+  zmqperf diagnose --bind tcp://*:5557 --type PULL --count 1M --expect 1M
+  zmqperf diagnose --connect tcp://10.0.0.5:5556 --type SUB --subscribe quotes. \\
+      --seq frame=1,offset=4,width=4,endian=big --stream-id frame=1,offset=0,width=4
+  zmqperf diagnose --connect ipc:///tmp/log.sock --type SUB --seq frame=0,text --duration 1m";
 
 /// The shortest `--timeout` accepted.
 const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
@@ -51,6 +64,76 @@ pub struct DiagnoseArgs {
     /// Do not record this run in the history.
     #[arg(long)]
     no_history: bool,
+    /// Listen to a live stream: connect to ENDPOINT, where its sender is bound.
+    #[arg(
+        long,
+        value_name = "ENDPOINT",
+        help_heading = "Listening to a live stream"
+    )]
+    connect: Option<String>,
+    /// Listen to a live stream: bind ENDPOINT (tcp://127.0.0.1:* picks a port, printed on
+    /// stderr) for its senders to connect to.
+    #[arg(
+        long,
+        value_name = "ENDPOINT",
+        help_heading = "Listening to a live stream"
+    )]
+    bind: Option<String>,
+    /// The listening socket: SUB (the stream is published) or PULL (it is pushed).
+    #[arg(
+        long = "type",
+        value_name = "SUB|PULL",
+        help_heading = "Listening to a live stream"
+    )]
+    kind: Option<String>,
+    /// For SUB: subscribe to this prefix (default: everything).
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        help_heading = "Listening to a live stream"
+    )]
+    subscribe: Option<String>,
+    /// Listen this long at most (e.g. 10s, 2m).
+    #[arg(
+        long,
+        default_value = "10s",
+        value_name = "DURATION",
+        help_heading = "Listening to a live stream"
+    )]
+    duration: String,
+    /// Stop after this many messages (e.g. 100000, 1M).
+    #[arg(long, value_name = "N", help_heading = "Listening to a live stream")]
+    count: Option<String>,
+    /// Where the sequence number is, for streams not written by zmqperf:
+    /// frame=F,offset=O,width=1|2|4|8,endian=big|little, or frame=F,offset=O,text for
+    /// decimal digits. Default: the zmqperf measurement header.
+    #[arg(
+        long,
+        value_name = "FIELD",
+        help_heading = "Listening to a live stream"
+    )]
+    seq: Option<String>,
+    /// Where a stream id is (the same form as --seq), to tell several senders apart.
+    /// Default: the header's stream id, or one stream.
+    #[arg(
+        long,
+        value_name = "FIELD",
+        help_heading = "Listening to a live stream"
+    )]
+    stream_id: Option<String>,
+    /// Messages each run of a sender sends (numbers 0 to N-1), if known: a missing tail is
+    /// then counted as lost at the end.
+    #[arg(long, value_name = "N", help_heading = "Listening to a live stream")]
+    expect: Option<String>,
+    /// A silence at least this long counts as an idle period, and at the end of the listen
+    /// as a sender that stopped.
+    #[arg(
+        long,
+        default_value = "1s",
+        value_name = "DURATION",
+        help_heading = "Listening to a live stream"
+    )]
+    idle: String,
 }
 
 fn list<T>(s: &Option<String>, f: impl Fn(&str) -> Result<T>) -> Result<Option<Vec<T>>> {
@@ -147,8 +230,245 @@ impl Drop for Progress<'_> {
     }
 }
 
+/// The listen's configuration, if `--connect` or `--bind` asks for one; errors for the
+/// options that belong to the other mode.
+fn listen_config(a: &DiagnoseArgs) -> Result<Option<ListenConfig>> {
+    let (endpoint, side) = match (&a.connect, &a.bind) {
+        (Some(c), Some(_)) => {
+            return Err(Error::invalid(
+                "--bind",
+                a.bind.as_deref().unwrap_or(""),
+                format!(
+                    "give either --connect (the sender binds) or --bind (the senders connect), \
+                     not both; e.g. --connect {c}"
+                ),
+            ))
+        }
+        (Some(c), None) => (c.clone(), Side::Connect),
+        (None, Some(b)) => (b.clone(), Side::Bind),
+        (None, None) => {
+            for (flag, given) in [
+                ("--type", a.kind.is_some()),
+                ("--subscribe", a.subscribe.is_some()),
+                ("--count", a.count.is_some()),
+                ("--seq", a.seq.is_some()),
+                ("--stream-id", a.stream_id.is_some()),
+                ("--expect", a.expect.is_some()),
+            ] {
+                if given {
+                    return Err(Error::invalid(
+                        flag,
+                        "",
+                        "it is for listening to a live stream: add --connect ENDPOINT or --bind ENDPOINT",
+                    ));
+                }
+            }
+            return Ok(None);
+        }
+    };
+    for (flag, given) in [
+        ("--only", a.only.is_some()),
+        ("--transports", a.transports.is_some()),
+        ("--quick", a.quick),
+    ] {
+        if given {
+            return Err(Error::invalid(
+                flag,
+                "",
+                "it chooses the loopback experiments, which do not run while listening to a \
+                 stream; drop it, or drop --connect/--bind",
+            ));
+        }
+    }
+    Endpoint::parse(&endpoint, side)?;
+    let kind =
+        match a.kind.as_deref().map(|k| k.trim().to_ascii_uppercase()) {
+            Some(k) if k == "SUB" => SocketType::Sub,
+            Some(k) if k == "PULL" => SocketType::Pull,
+            Some(_) => return Err(Error::invalid(
+                "--type",
+                a.kind.as_deref().unwrap_or(""),
+                "listen with SUB (to a PUB or XPUB) or PULL (to a PUSH): --type SUB or --type PULL",
+            )),
+            None => {
+                return Err(Error::invalid(
+                    "--type",
+                    "",
+                    "missing: say what the listening socket is, --type SUB (the stream is \
+                 published) or --type PULL (it is pushed)",
+                ))
+            }
+        };
+    if a.subscribe.is_some() && kind != SocketType::Sub {
+        return Err(Error::invalid(
+            "--subscribe",
+            a.subscribe.as_deref().unwrap_or(""),
+            "only a SUB subscribes; drop it or use --type SUB",
+        ));
+    }
+    let duration = parse_duration("--duration", &a.duration)?;
+    if duration < MIN_TIMEOUT {
+        return Err(Error::invalid(
+            "--duration",
+            &a.duration,
+            "too short to listen to anything; give at least 100ms, e.g. --duration 10s",
+        ));
+    }
+    let idle = parse_duration("--idle", &a.idle)?;
+    if idle.is_zero() {
+        return Err(Error::invalid(
+            "--idle",
+            &a.idle,
+            "a silence must last some time to count; e.g. --idle 1s",
+        ));
+    }
+    let positive = |flag: &str, v: &Option<String>| -> Result<Option<u64>> {
+        v.as_deref()
+            .map(|s| {
+                let n = parse_count(flag, s)?;
+                if n == 0 {
+                    return Err(Error::invalid(flag, s, "give at least 1 message"));
+                }
+                Ok(n)
+            })
+            .transpose()
+    };
+    let field = |flag: &str, v: &Option<String>| {
+        v.as_deref().map(|s| FieldSpec::parse(flag, s)).transpose()
+    };
+    Ok(Some(ListenConfig {
+        endpoint,
+        side,
+        kind,
+        subscribe: a.subscribe.clone().unwrap_or_default(),
+        duration,
+        count: positive("--count", &a.count)?,
+        seq: field("--seq", &a.seq)?,
+        stream_id: field("--stream-id", &a.stream_id)?,
+        expect: positive("--expect", &a.expect)?,
+        idle,
+        rcvhwm: None,
+    }))
+}
+
+/// How often the listen says on stderr how it is going.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The listen's lines on stderr: where it listens, then what it has seen every few seconds.
+struct ListenProgress {
+    live: bool,
+    what: String,
+    duration: std::time::Duration,
+}
+
+impl ListenObserver for ListenProgress {
+    fn opened(&mut self, endpoint: &str) {
+        // The endpoint last, so scripts (and the tests) can read the port chosen for `*`.
+        eprintln!(
+            "zmqperf: {} for up to {} (Ctrl-C ends it early and still reports), listening on {endpoint}",
+            self.what,
+            zmqperf::error::fmt_duration(self.duration)
+        );
+    }
+
+    fn progress(&mut self, elapsed: std::time::Duration, seen: &Listening) {
+        let mut lost = 0;
+        for s in seen.streams.values() {
+            for e in &s.epochs {
+                let top = e.tally.highest_seq().map_or(0, |t| t + 1);
+                lost += e.tally.summary(top).lost;
+            }
+        }
+        let line = format!(
+            "[{:.0} s] {} messages, {} stream{}, {} missing so far{}",
+            elapsed.as_secs_f64(),
+            grouped(seen.messages),
+            seen.streams.len(),
+            if seen.streams.len() == 1 { "" } else { "s" },
+            grouped(lost),
+            if seen.unreadable.total() > 0 {
+                format!(", {} unreadable", grouped(seen.unreadable.total()))
+            } else {
+                String::new()
+            }
+        );
+        if self.live {
+            eprint!("\r\x1b[2K{line}");
+        } else {
+            eprintln!("{line}");
+        }
+    }
+}
+
+impl Drop for ListenProgress {
+    fn drop(&mut self) {
+        if self.live {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+/// `zmqperf diagnose --connect|--bind ENDPOINT --type SUB|PULL`: listens, then records and
+/// prints the findings. Ctrl-C ends the listen; what was seen is reported all the same.
+fn run_listen(a: &DiagnoseArgs, cfg: ListenConfig, command: String) -> Result<()> {
+    let mut run = runner::new_run(command, None);
+    let mut store = a.db.begin(a.no_history, &run)?;
+    catch_ctrl_c();
+    let mut progress = ListenProgress {
+        live: std::io::stderr().is_terminal(),
+        what: format!(
+            "{} ({})",
+            cfg.kind.name().to_ascii_uppercase(),
+            if cfg.side == Side::Bind {
+                "bound"
+            } else {
+                "connected"
+            }
+        ),
+        duration: cfg.duration,
+    };
+    let listened = listen::listen(&cfg, PROGRESS_EVERY, &mut progress, runner::interrupted)?;
+    drop(progress);
+    run.findings = listen::findings(&cfg, &listened);
+    if let Some(s) = store.as_mut() {
+        for f in &run.findings {
+            s.add_finding(&run.run_id, f)?;
+        }
+    }
+    run.status = "complete".into();
+    run.finished_at = Some(runner::env::rfc3339(std::time::SystemTime::now()));
+    if let Some(s) = store.as_mut() {
+        s.finish_run(&run.run_id, &run.status, run.finished_at.as_deref())?;
+    }
+    if a.json {
+        print!(
+            "{}",
+            zmqperf::report::render(&run, zmqperf::report::Format::Json)
+        );
+    } else {
+        println!(
+            "zmqperf diagnose: listened with {} for {:.1} s{}\n",
+            cfg.describe(&listened.endpoint),
+            listened.ended_ns.saturating_sub(listened.started_ns) as f64 / 1e9,
+            match listened.ended_by {
+                EndedBy::Duration => "",
+                EndedBy::Count => " (--count reached)",
+                EndedBy::Interrupted => " (ended by Ctrl-C)",
+            }
+        );
+        print!("{}", zmqperf::report::table::findings_text(&run));
+    }
+    if store.is_some() {
+        a.db.announce(&run.run_id);
+    }
+    Ok(())
+}
+
 /// `zmqperf diagnose`.
 pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
+    if let Some(listen) = listen_config(a)? {
+        return run_listen(a, listen, command);
+    }
     let cfg = config(a)?;
     let (steps, notes) = diagnose::plan(&cfg);
     for n in &notes {

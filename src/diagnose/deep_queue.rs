@@ -11,7 +11,7 @@
 
 use super::net::{self, SIZE};
 use super::stream::Tally;
-use super::{messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
+use super::{cause, messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
 use crate::clock::now_ns;
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
@@ -243,5 +243,12 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
                 the age of messages (put the send time in them) and alarm when it grows. When \
                 only the latest value matters, ZMQ_CONFLATE keeps one message per queue."
         .to_string();
+    f.triage(
+        cause::DEEP_QUEUE,
+        loss.lost,
+        deepest.depth,
+        "messages queued at most",
+        "a faster consumer or more of them; a high-water mark sized for the delay you accept",
+    );
     Ok(f.finish())
 }

@@ -10,7 +10,7 @@
 use super::net;
 use super::sender::{self, Sender};
 use super::stream::{receive_until_quiet, Tally};
-use super::{messages, ms, ns_to_ms, Config, FindingDraft, Part};
+use super::{cause, messages, ms, ns_to_ms, Config, FindingDraft, Part};
 use crate::endpoint::Transport;
 use crate::error::Result;
 use crate::model::{Finding, Severity, TimedGap};
@@ -209,5 +209,17 @@ pub(super) fn run(cfg: &Config, t: Transport, p: Pattern) -> Result<Finding> {
                 message (a reply, or an end-of-stream it answers) or disconnects (a socket \
                 monitor reports ZMQ_EVENT_DISCONNECTED), as zmqperf's own senders do."
         .to_string();
+    let fix = format!(
+        "keep the sender until the peer has the last message (an acknowledgement, or its \
+         disconnection): {} lost here",
+        grouped(wait.lost())
+    );
+    f.triage(
+        cause::FAST_QUIT,
+        zero.lost(),
+        zero.lost(),
+        cause::LOST,
+        &fix,
+    );
     Ok(f.finish())
 }

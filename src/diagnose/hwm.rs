@@ -16,7 +16,7 @@
 use super::net::{self, SIZE};
 use super::sender::{self, figure, Sender};
 use super::stream::{receive_until_quiet, Tally};
-use super::{messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
+use super::{cause, messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
 use crate::clock::now_ns;
 use crate::endpoint::Transport;
 use crate::error::{zmq_err, Error, Result};
@@ -322,6 +322,13 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
                 see the drops. Size the high-water mark for the largest burst to absorb (HWM x \
                 message size is the memory per peer), or make the receiver faster."
         .to_string();
+    let fix = if push_lost == 0 {
+        "PUSH/PULL (or XPUB with ZMQ_XPUB_NODROP) waits instead of dropping: PUSH lost 0 here; \
+         or a higher HWM, or a faster receiver"
+    } else {
+        "a higher HWM or a faster receiver; PUSH/PULL waits instead of dropping"
+    };
+    f.triage(cause::HWM, pub_lost_total, pub_lost_total, cause::LOST, fix);
     Ok(f.finish())
 }
 
@@ -425,5 +432,12 @@ pub(super) fn memory(cfg: &Config, t: Transport) -> Result<Finding> {
                 (PUSH, or XPUB with ZMQ_XPUB_NODROP). Make the subscriber keep up (faster, or \
                 more of them), or pace the publisher."
         .to_string();
+    f.triage(
+        cause::HWM_MEMORY,
+        unbounded.lost,
+        unbounded.rss_growth_kib,
+        "KiB of sender memory",
+        "keep a finite ZMQ_SNDHWM (HWM x message size is the memory per peer)",
+    );
     Ok(f.finish())
 }

@@ -8,9 +8,11 @@
 //! own (a sender that exits, a sender whose memory is measured): there the source role
 //! runs in a child process (`zmqperf __node`), driven over the control protocol.
 
+pub mod cause;
 mod deep_queue;
 mod fast_quit;
 mod hwm;
+pub mod listen;
 mod net;
 mod sender;
 mod sender_stops;
@@ -19,7 +21,7 @@ mod stream;
 
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
-use crate::model::{Finding, Measure, Severity, TimedGap};
+use crate::model::{Finding, Measure, Severity, TimedGap, Triage};
 use crate::report::numbers::grouped;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -319,17 +321,24 @@ pub(crate) struct FindingDraft {
     pub remedy: String,
     pub evidence: BTreeMap<String, Measure>,
     pub gaps: Vec<TimedGap>,
+    pub triage: Option<Triage>,
 }
 
 impl FindingDraft {
     /// An empty finding with its id, experiment and transport.
     pub fn new(id: &str, part: Part, transport: Transport) -> FindingDraft {
+        let experiment = match part {
+            Part::HwmMemory => "hwm-memory",
+            other => other.experiment().name(),
+        };
+        FindingDraft::of(id, experiment, transport)
+    }
+
+    /// An empty finding of `experiment` (a name the JSON schema lists).
+    pub fn of(id: &str, experiment: &'static str, transport: Transport) -> FindingDraft {
         FindingDraft {
             id: id.to_string(),
-            experiment: match part {
-                Part::HwmMemory => "hwm-memory",
-                other => other.experiment().name(),
-            },
+            experiment,
             transport,
             severity: Severity::Info,
             title: String::new(),
@@ -338,7 +347,20 @@ impl FindingDraft {
             remedy: String::new(),
             evidence: BTreeMap::new(),
             gaps: Vec::new(),
+            triage: None,
         }
+    }
+
+    /// Sets the finding's triage line: its cause, the messages lost to it, how often it was
+    /// seen (in `unit`s) and the fix in one line.
+    pub fn triage(&mut self, cause: &str, lost: u64, count: u64, unit: &str, fix: &str) {
+        self.triage = Some(Triage {
+            cause: cause.to_string(),
+            lost,
+            count,
+            unit: unit.to_string(),
+            fix: fix.to_string(),
+        });
     }
 
     /// Adds a measured value.
@@ -372,6 +394,7 @@ impl FindingDraft {
             gaps: self.gaps,
             wall_s: 0.0,
             error: None,
+            triage: self.triage,
         }
     }
 }

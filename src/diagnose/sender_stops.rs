@@ -9,7 +9,7 @@
 
 use super::net::{self, SIZE};
 use super::stream::Tally;
-use super::{messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
+use super::{cause, messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
 use crate::clock::now_ns;
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
@@ -136,5 +136,12 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
                 silence means trouble; over tcp, ZMQ_HEARTBEAT_IVL and ZMQ_HEARTBEAT_TIMEOUT \
                 detect a dead peer, and a socket monitor reports disconnections."
         .to_string();
+    f.triage(
+        cause::SENDER_SILENT,
+        loss.lost,
+        1,
+        "silent senders",
+        "a timeout on every receive (ZMQ_RCVTIMEO or zmq_poll) and heartbeats from senders",
+    );
     Ok(f.finish())
 }

@@ -17,13 +17,14 @@
 
 use super::net::{self, SIZE};
 use super::stream::Tally;
-use super::{messages, ms, ns_to_ms, Config, FindingDraft, Part};
+use super::{cause, messages, ms, ns_to_ms, Config, FindingDraft, Part};
 use crate::clock::now_ns;
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
 use crate::header::{FLAG_END, FLAG_WARMUP};
 use crate::model::{Finding, Severity};
 use crate::msg::RawMsg;
+use crate::report::numbers::grouped;
 use crate::topology::SocketType;
 use crate::zmq;
 use std::sync::mpsc;
@@ -366,5 +367,18 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
                 that can be too short: over a 1 Gbps network PTMP needed 2 ms. Or let \
                 subscribers detect the gap by sequence number and ask for what they missed."
         .to_string();
+    let fix = if lost_of(&xp) == 0 && lost_of(&hs) == 0 {
+        "wait for the subscription before publishing (an XPUB's recv, or a handshake): both \
+         lost 0 here"
+            .to_string()
+    } else {
+        format!(
+            "wait for the subscription before publishing: an XPUB's recv lost {}, a handshake \
+             {} here",
+            grouped(lost_of(&xp)),
+            grouped(lost_of(&hs))
+        )
+    };
+    f.triage(cause::SLOW_JOINER, lost, lost, cause::LOST, &fix);
     Ok(f.finish())
 }

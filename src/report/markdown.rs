@@ -96,6 +96,13 @@ fn grid(out: &mut String, g: &Grid) {
 fn findings(out: &mut String, run: &RunResult) {
     let _ = writeln!(out, "\n## Findings\n");
     let _ = writeln!(out, "{}", layout::findings_count(run));
+    let triage = layout::triage(run);
+    if !triage.is_empty() {
+        let _ = writeln!(out, "\nTriage, worst first:\n");
+        for (i, line) in triage.iter().enumerate() {
+            let _ = writeln!(out, "{}. {}", i + 1, esc(&layout::triage_text(line)));
+        }
+    }
     for v in layout::findings(run) {
         let f = v.finding;
         let _ = writeln!(out, "\n### {}: {}\n", esc(&f.id), esc(&f.title));
@@ -103,8 +110,23 @@ fn findings(out: &mut String, run: &RunResult) {
         if let Some(e) = &f.error {
             let _ = writeln!(out, "- **Failed**: {}", esc(e));
         }
-        let _ = writeln!(out, "- **Cause**: {}", esc(&f.cause));
-        let _ = writeln!(out, "- **Remedy**: {}", esc(&f.remedy));
+        for (label, text, how) in [
+            ("Cause", &f.cause, &v.cause),
+            ("Remedy", &f.remedy, &v.remedy),
+        ] {
+            let _ = match how {
+                layout::Shared::Own => writeln!(out, "- **{label}**: {}", esc(text)),
+                layout::Shared::For(who) => writeln!(
+                    out,
+                    "- **{label}** (for {}): {}",
+                    esc(&who.join(", ")),
+                    esc(text)
+                ),
+                layout::Shared::SameAs(id) => {
+                    writeln!(out, "- **{label}**: as for {} above.", esc(id))
+                }
+            };
+        }
         if !v.evidence.is_empty() {
             let pairs: Vec<String> = v
                 .evidence

@@ -209,6 +209,13 @@ pub fn findings_text(run: &RunResult) -> String {
 fn findings(out: &mut String, run: &RunResult) {
     heading(out, "Findings", '-');
     let _ = writeln!(out, "{}", layout::findings_count(run));
+    let triage = layout::triage(run);
+    if !triage.is_empty() {
+        let _ = writeln!(out, "\nTriage, worst first:");
+        for (i, line) in triage.iter().enumerate() {
+            wrap(out, &format!("{:>3}. ", i + 1), &layout::triage_text(line));
+        }
+    }
     for v in layout::findings(run) {
         let f = v.finding;
         out.push('\n');
@@ -221,8 +228,8 @@ fn findings(out: &mut String, run: &RunResult) {
             wrap(out, "  Failed: ", e);
         }
         wrap(out, "  What happened: ", &f.observed);
-        wrap(out, "  Cause: ", &f.cause);
-        wrap(out, "  Remedy: ", &f.remedy);
+        shared(out, "Cause", &f.cause, &v.cause);
+        shared(out, "Remedy", &f.remedy, &v.remedy);
         if !v.evidence.is_empty() {
             let pairs: Vec<String> = v
                 .evidence
@@ -233,6 +240,20 @@ fn findings(out: &mut String, run: &RunResult) {
         }
         for g in &v.gaps {
             wrap(out, "  Gap: ", g);
+        }
+    }
+}
+
+/// A cause or remedy, said in full once and pointed back to when another finding has the
+/// same text: `  Remedy (for tcp, ipc): ...`, then `  Remedy: as for slow-joiner/tcp above.`
+fn shared(out: &mut String, label: &str, text: &str, how: &layout::Shared) {
+    match how {
+        layout::Shared::Own => wrap(out, &format!("  {label}: "), text),
+        layout::Shared::For(who) => {
+            wrap(out, &format!("  {label} (for {}): ", who.join(", ")), text)
+        }
+        layout::Shared::SameAs(id) => {
+            wrap(out, &format!("  {label}: "), &format!("as for {id} above."))
         }
     }
 }

@@ -12,7 +12,7 @@ mod security;
 mod topology;
 
 pub use delivery::{delivery, first_middle_hole, loss, loss_extras, loss_places};
-pub use findings::{findings, findings_count};
+pub use findings::{findings, findings_count, triage, triage_text, Shared};
 pub use grid::{grids, Grid};
 pub use groups::{groups, kind_name, loop_name, Group};
 pub use run::{environment, failures, resources, warnings, RESOURCE_HEADS};
