@@ -235,7 +235,7 @@ pub struct CaseResult {
 pub struct NodeResult {
     /// The node's name in the topology.
     pub name: String,
-    /// Its role: source, sink, echo, ping, proxy.
+    /// Its role: source, sink, echo, ping, proxy, or swarm (a fan-out's subscriber process).
     pub role: String,
     /// Replicas.
     pub replicas: u32,
