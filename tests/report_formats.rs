@@ -252,6 +252,14 @@ fn csv_snapshot() {
     snapshot("run.csv", &render(&sample_run(), Format::Csv));
 }
 
+/// The quick suite's shape: one pattern x transport matrix per kind.
+#[test]
+fn quick_matrix_snapshots() {
+    let run = zmqperf::report::fixture::quick_run();
+    snapshot("quick.txt", &render(&run, Format::Table));
+    snapshot("quick.md", &render(&run, Format::Markdown));
+}
+
 #[test]
 fn html_snapshot() {
     snapshot("run.html", &render(&sample_run(), Format::Html));
