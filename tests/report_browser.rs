@@ -228,8 +228,8 @@ fn screenshot(dir: &Path, name: &str, html: &str, width: u32, height: u32) -> Pa
     png
 }
 
-/// Loads the report of `run` and checks it rendered whole; returns the screenshot's path.
-fn check(name: &'static str, run: RunResult) -> PathBuf {
+/// Loads the report of `run` and checks it rendered whole.
+fn check(name: &'static str, run: RunResult) {
     with_watchdog(4 * CHROMIUM_SECS, move || {
         let dir = temp_dir(name);
         let html = render(&run, Format::Html);
@@ -249,7 +249,7 @@ fn check(name: &'static str, run: RunResult) -> PathBuf {
             got.tables, emitted_tables,
             "{name}: tables in the loaded page"
         );
-        let png = screenshot(&dir, name, &html, 1280, 900);
+        screenshot(&dir, name, &html, 1280, 900);
         if let Ok(keep) = std::env::var("ZMQPERF_SHOTS_DIR") {
             std::fs::create_dir_all(&keep).expect("create ZMQPERF_SHOTS_DIR");
             let full = screenshot(
@@ -264,7 +264,8 @@ fn check(name: &'static str, run: RunResult) -> PathBuf {
             std::fs::write(Path::new(&keep).join(format!("{name}.html")), &html)
                 .expect("keep the page");
         }
-        png
+        // Passed: the pages, screenshots and browser profiles go (a failure keeps them).
+        let _ = std::fs::remove_dir_all(&dir);
     })
 }
 

@@ -374,6 +374,38 @@ fn whiskers_are_cut_at_the_frame_with_a_mark() {
 }
 
 #[test]
+fn every_line_series_has_a_colour_of_its_own_beyond_the_palette() {
+    // Four patterns over tcp at three sizes: 12 latency series in one chart, more than the
+    // palette's 7 colours.
+    let mut run = sweep_run();
+    run.cases
+        .retain(|c| c.kind == Kind::Latency && c.message_size <= 64);
+    let base = run.cases.clone();
+    for p in ["dealerrouter", "pair-lat", "custom"] {
+        for c in &base {
+            let mut c = c.clone();
+            c.pattern = p.to_string();
+            c.id = format!("latency/{p}/tcp/{}", c.message_size);
+            run.cases.push(c);
+        }
+    }
+    let page = html(&run);
+    let svg = chart(&page, "Latency by message size");
+    let colours = attrs(svg, "polyline", "stroke");
+    assert_eq!(colours.len(), 12);
+    let mut distinct = colours.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 12, "{colours:?}");
+    for g in whiskers(svg) {
+        let stroke = attrs(g, "path", "stroke")[1];
+        assert!(colours.contains(&stroke), "{stroke} is a series' colour");
+    }
+    // The legend names each series in its colour.
+    assert!(svg.contains(">custom/tcp mean</text>"));
+}
+
+#[test]
 fn the_fanout_floor_is_drawn_beside_libzmq() {
     let run = fanout_run();
     let page = html(&run);

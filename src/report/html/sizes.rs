@@ -150,17 +150,17 @@ impl SizeChart<'_> {
     fn lines(&self, groups: &[&Group<'_>], id: &str, title: &str) -> String {
         let mut series = Vec::new();
         let mut legend = Vec::new();
-        // A colour per series while the palette has enough (so each interval's whisker has
-        // a colour of its own); else a colour per pattern/transport, the statistic told by
-        // the dash and the marker.
+        // A colour per series, so each interval's whisker has a colour of its own: the
+        // palette's while it has enough, else a hue per pattern/transport and a shade
+        // (itself, darker, lighter) per statistic. The dash and the marker tell the
+        // statistic too.
         let own = groups.len() * self.stats.len() <= svg::PALETTE.len();
         for (i, g) in groups.iter().enumerate() {
-            let group_color = svg::PALETTE[i % svg::PALETTE.len()];
             for (j, st) in self.stats.iter().enumerate() {
                 let color = if own {
                     svg::PALETTE[i * self.stats.len() + j]
                 } else {
-                    group_color
+                    svg::SHADES[i % svg::SHADES.len()][j % 3]
                 };
                 let name = if self.stats.len() > 1 {
                     format!("{} {}", g.name(), st.name)
@@ -172,7 +172,7 @@ impl SizeChart<'_> {
                     .iter()
                     .filter_map(|c| point(c, (st.pick)(c)))
                     .collect();
-                if own && !points.is_empty() {
+                if !points.is_empty() {
                     legend.push(Key::line(&name, color, st.dash, st.marker));
                 }
                 series.push(Series {
@@ -182,14 +182,6 @@ impl SizeChart<'_> {
                     marker: st.marker,
                     points,
                 });
-            }
-            if !own {
-                legend.push(Key::line(&g.name(), group_color, Dash::Solid, Marker::None));
-            }
-        }
-        if !own && self.stats.len() > 1 {
-            for st in self.stats {
-                legend.push(Key::line(st.name, "#555555", st.dash, st.marker));
             }
         }
         series.retain(|s| !s.points.is_empty());

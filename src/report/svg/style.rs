@@ -7,6 +7,18 @@ pub const PALETTE: [&str; 7] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
 ];
 
+/// Each palette colour (black left out) in three shades: itself, darker and lighter, for
+/// charts with more series than the palette has colours: a hue per pattern/transport, a
+/// shade per statistic, so every series (and its whiskers) still has a colour of its own.
+pub const SHADES: [[&str; 3]; 6] = [
+    ["#0072B2", "#00446B", "#80B8D8"],
+    ["#D55E00", "#803800", "#EAAE80"],
+    ["#009E73", "#005F45", "#80CEB9"],
+    ["#CC79A7", "#7A4964", "#E6BCD3"],
+    ["#E69F00", "#8A5F00", "#F2CF80"],
+    ["#56B4E9", "#346C8C", "#AADAF4"],
+];
+
 /// Line style of a series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dash {
