@@ -177,8 +177,15 @@ pub struct Floor {
     pub socket: String,
     /// Mean one-way latency (round trip / 2), us.
     pub latency_us: f64,
-    /// Round trips measured.
+    /// Round trips measured (for a fan-out's floor: the deliveries measured).
     pub roundtrips: u64,
+    /// Median one-way latency, us (a fan-out's floor: over every delivery; absent for the
+    /// ping-pong floor of latency cases and in results written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_us: Option<f64>,
+    /// 99th percentile one-way latency, us (as `p50_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_us: Option<f64>,
 }
 
 /// One case: a topology with its parameters, run for some repetitions.
@@ -232,7 +239,7 @@ pub struct CaseResult {
 pub struct NodeResult {
     /// The node's name in the topology.
     pub name: String,
-    /// Its role: source, sink, echo, ping, proxy.
+    /// Its role: source, sink, echo, ping, proxy, or swarm (a fan-out's subscriber process).
     pub role: String,
     /// Replicas.
     pub replicas: u32,

@@ -152,6 +152,96 @@ pub fn compact(v: f64) -> String {
     s
 }
 
+/// A chart label with three significant digits, in k, M or G from a thousand on:
+/// `2.36`, `382`, `1.94k`, `1.61M`, `1.63M`, `3.00M`. Every value label of a chart is
+/// written by this one rule, so neighbours never differ in precision (`1.61M` beside
+/// `1.631M`). `0` for zero, `-` when not finite.
+pub fn sig3(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".to_string();
+    }
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    // Round to 3 significant digits first: 999.7 becomes 1.00k, not 1,000.
+    let a = v.abs();
+    let m = 10f64.powi(2 - a.log10().floor() as i32);
+    let r = (a * m).round() / m;
+    let (x, suffix) = unit_of(r, 1e3);
+    let decimals = (2 - x.log10().floor() as i32).clamp(0, 6) as usize;
+    let sign = if v < 0.0 { "-" } else { "" };
+    format!("{sign}{x:.decimals$}{suffix}")
+}
+
+/// `v` in the unit it is written in from `k_from` on: (scaled value, suffix).
+fn unit_of(a: f64, k_from: f64) -> (f64, &'static str) {
+    if a >= 1e9 {
+        (a / 1e9, "G")
+    } else if a >= 1e6 {
+        (a / 1e6, "M")
+    } else if a >= k_from {
+        (a / 1e3, "k")
+    } else {
+        (a, "")
+    }
+}
+
+fn unit_div(suffix: &str) -> f64 {
+    match suffix {
+        "G" => 1e9,
+        "M" => 1e6,
+        "k" => 1e3,
+        _ => 1.0,
+    }
+}
+
+/// The tick labels of a linear axis, one rule for all: the unit of the largest tick (k
+/// from 10,000 on, M, G) and as many decimals as the step needs, the same on every tick
+/// (`0`, `0.5M`, `1.0M`, `1.5M`); whole numbers below 10,000 keep their separators.
+pub fn linear_ticks(values: &[f64]) -> Vec<String> {
+    let max = values.iter().map(|v| v.abs()).fold(0.0, f64::max);
+    let (_, suffix) = unit_of(max, 1e4);
+    let div = unit_div(suffix);
+    let step = values
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .fold(f64::INFINITY, f64::min);
+    // Decimals that show the step exactly (at most 3).
+    let decimals = (0..=3)
+        .find(|&d| {
+            let x = step / div * 10f64.powi(d);
+            !step.is_finite() || (x - x.round()).abs() < 1e-6
+        })
+        .unwrap_or(3) as usize;
+    values
+        .iter()
+        .map(|&v| {
+            if v.abs() <= max * 1e-9 {
+                "0".to_string()
+            } else if suffix.is_empty() && decimals == 0 {
+                grouped_f(v)
+            } else {
+                format!("{:.decimals$}{suffix}", v / div)
+            }
+        })
+        .collect()
+}
+
+/// The tick labels of a logarithmic axis (1, 2 and 5 times powers of ten): each in k, M
+/// or G from a thousand on, so the axis reads `500`, `1k`, `2k`, `10k`, `1M` (never
+/// `2,000` beside `10k`).
+pub fn log_ticks(values: &[f64]) -> Vec<String> {
+    values
+        .iter()
+        .map(|&v| {
+            let (x, suffix) = unit_of(v.abs(), 1e3);
+            let t = format!("{x:.3}");
+            let t = t.trim_end_matches('0').trim_end_matches('.');
+            format!("{}{t}{suffix}", if v < 0.0 { "-" } else { "" })
+        })
+        .collect()
+}
+
 /// `with / base` with a conservative 95% interval (from the ends of both intervals):
 /// `1.92 [1.70, 2.10]`; `[wide]` when the base's interval reaches 0.
 pub fn ratio_ci(with: &crate::model::Estimate, base: &crate::model::Estimate) -> String {
@@ -228,5 +318,46 @@ mod tests {
         assert_eq!(compact(1500.0), "1,500");
         assert_eq!(compact(20_000.0), "20k");
         assert_eq!(compact(2_500_000.0), "2.5M");
+    }
+
+    #[test]
+    fn chart_labels_follow_one_rule() {
+        // Three significant digits each, whatever the size.
+        let got: Vec<String> = [
+            1_610_000.0,
+            1_631_000.0,
+            3_040_000.0,
+            2.364,
+            382.46,
+            1_941.0,
+        ]
+        .iter()
+        .map(|&v| sig3(v))
+        .collect();
+        assert_eq!(got, ["1.61M", "1.63M", "3.04M", "2.36", "382", "1.94k"]);
+        assert_eq!(sig3(999.7), "1.00k");
+        assert_eq!(sig3(999_700.0), "1.00M");
+        assert_eq!(sig3(0.012345), "0.0123");
+        assert_eq!(sig3(0.0), "0");
+        assert_eq!(sig3(f64::NAN), "-");
+        // A linear axis: one unit and one number of decimals for every tick.
+        assert_eq!(
+            linear_ticks(&[0.0, 500_000.0, 1_000_000.0, 1_500_000.0]),
+            ["0", "0.5M", "1.0M", "1.5M"]
+        );
+        assert_eq!(
+            linear_ticks(&[0.0, 500.0, 1000.0, 1500.0]),
+            ["0", "500", "1,000", "1,500"]
+        );
+        assert_eq!(
+            linear_ticks(&[0.0, 2_500.0, 5_000.0, 7_500.0, 10_000.0]),
+            ["0", "2.5k", "5.0k", "7.5k", "10.0k"]
+        );
+        assert_eq!(linear_ticks(&[0.0, 0.25, 0.5]), ["0", "0.25", "0.50"]);
+        // A log axis: k from a thousand on, everywhere.
+        assert_eq!(
+            log_ticks(&[500.0, 1_000.0, 2_000.0, 10_000.0, 1e6, 0.5]),
+            ["500", "1k", "2k", "10k", "1M", "0.5"]
+        );
     }
 }

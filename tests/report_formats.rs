@@ -96,6 +96,32 @@ fn json_validates_against_the_schema() {
     }
 }
 
+#[test]
+fn the_other_fixtures_validate_and_read_back() {
+    let v = validator();
+    for run in [
+        zmqperf::report::fixture::quick_run(),
+        zmqperf::report::fixture::sweep_run(),
+        zmqperf::report::fixture::fanout_run(),
+    ] {
+        let json = json_of(&run);
+        let errs = errors(&v, &json);
+        assert!(
+            errs.is_empty(),
+            "{} does not validate: {errs:#?}",
+            run.command
+        );
+        let back: RunResult =
+            serde_json::from_str(&render(&run, Format::Json)).expect("reads back");
+        assert_eq!(back, run);
+    }
+    // The fan-out's floor keeps its median and p99; the ping-pong floor leaves them out.
+    let fan = json_of(&zmqperf::report::fixture::fanout_run());
+    assert_eq!(fan["cases"][0]["floor"]["p99_us"], 6905.0);
+    let sample = json_of(&sample_run());
+    assert!(sample["cases"][0]["floor"].get("p50_us").is_none());
+}
+
 /// A change that makes a valid report invalid.
 type Mutation = fn(&mut Value);
 
@@ -224,6 +250,14 @@ fn markdown_snapshot() {
 #[test]
 fn csv_snapshot() {
     snapshot("run.csv", &render(&sample_run(), Format::Csv));
+}
+
+/// The quick suite's shape: one pattern x transport matrix per kind.
+#[test]
+fn quick_matrix_snapshots() {
+    let run = zmqperf::report::fixture::quick_run();
+    snapshot("quick.txt", &render(&run, Format::Table));
+    snapshot("quick.md", &render(&run, Format::Markdown));
 }
 
 #[test]

@@ -217,15 +217,16 @@ fn html_is_self_contained_with_labelled_charts() {
     ] {
         assert!(html.contains(label), "no axis label {label:?}");
     }
+    // A legend entry per series (each has a colour of its own), a name at the end of each
+    // percentile line.
     for legend in [
-        ">reqrep/tcp<",
-        ">pair/ipc<",
-        ">p50<",
-        ">p99<",
-        ">mean<",
-        ">pubsub/inproc<",
-        ">delivered<",
-        ">sent<",
+        ">reqrep/tcp p50<",
+        ">reqrep/tcp p99<",
+        ">reqrep/tcp mean<",
+        ">pair/ipc p50<",
+        ">pubsub/inproc delivered<",
+        ">pushpull/tcp sent<",
+        ">pushpull/tcp<",
         ">64 KiB<",
     ] {
         assert!(html.contains(legend), "no legend entry {legend:?}");

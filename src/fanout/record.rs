@@ -100,6 +100,8 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             socket: f.socket.clone(),
             latency_us: f.raw.mean_ns / 1e3,
             roundtrips: f.raw.deliveries,
+            p50_us: Some(f.raw.p50_ns as f64 / 1e3),
+            p99_us: Some(f.raw.p99_ns as f64 / 1e3),
         }),
         warnings,
         error: None,

@@ -12,7 +12,7 @@ use crate::model::{CaseResult, Estimate, RunResult};
 pub struct Csv;
 
 /// The header row.
-pub const COLUMNS: [&str; 24] = [
+pub const COLUMNS: [&str; 27] = [
     "id",
     "kind",
     "pattern",
@@ -37,6 +37,9 @@ pub const COLUMNS: [&str; 24] = [
     "floor_latency_us",
     "warnings",
     "error",
+    "repetitions",
+    "cpu_ms",
+    "peak_rss_kib",
 ];
 
 /// One field, quoted if it needs to be.
@@ -62,6 +65,25 @@ fn opt(v: Option<f64>) -> String {
 
 fn median(e: &Option<Estimate>) -> String {
     opt(e.map(|e| e.median))
+}
+
+/// CPU time (user + system, ms) of everything the case ran, over all its repetitions, and
+/// the largest peak RSS (KiB) of one of its processes: from its nodes when it has them
+/// (topologies, fan-outs), else from the roles of each repetition. None when neither was
+/// recorded.
+pub fn resources(c: &CaseResult) -> Option<(f64, u64)> {
+    if !c.nodes.is_empty() {
+        let cpu = c.nodes.iter().map(|n| n.cpu_ms).sum();
+        let rss = c.nodes.iter().map(|n| n.peak_rss_kib).max().unwrap_or(0);
+        return Some((cpu, rss));
+    }
+    let roles: Vec<_> = c.repetitions.iter().flat_map(|r| &r.roles).collect();
+    if roles.is_empty() {
+        return None;
+    }
+    let cpu = roles.iter().map(|r| r.cpu_user_ms + r.cpu_sys_ms).sum();
+    let rss = roles.iter().map(|r| r.peak_rss_kib).max().unwrap_or(0);
+    Some((cpu, rss))
 }
 
 fn row(c: &CaseResult) -> Vec<String> {
@@ -93,6 +115,9 @@ fn row(c: &CaseResult) -> Vec<String> {
         opt(c.floor.as_ref().map(|f| f.latency_us)),
         c.warnings.join("; "),
         c.error.clone().unwrap_or_default(),
+        c.repetitions.len().to_string(),
+        opt(resources(c).map(|r| r.0)),
+        resources(c).map(|r| r.1.to_string()).unwrap_or_default(),
     ]
 }
 
@@ -120,5 +145,44 @@ mod tests {
         assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(field("two\nlines"), "\"two\nlines\"");
         assert_eq!(field(""), "");
+    }
+
+    #[test]
+    fn repetitions_cpu_and_rss_per_case() {
+        let run = crate::report::fixture::sample_run();
+        let text = Csv.render(&run);
+        let mut lines = text.lines();
+        let head: Vec<&str> = lines.next().expect("header").split(',').collect();
+        let col = |name: &str| head.iter().position(|h| *h == name).expect(name);
+        let (reps, cpu, rss) = (col("repetitions"), col("cpu_ms"), col("peak_rss_kib"));
+        // The first case: a latency case of 3 repetitions with a client and a server.
+        let first: Vec<&str> = lines.next().expect("a row").split(',').collect();
+        let c = &run.cases[0];
+        assert_eq!(first[reps], "3");
+        let want: f64 = c
+            .repetitions
+            .iter()
+            .flat_map(|r| &r.roles)
+            .map(|r| r.cpu_user_ms + r.cpu_sys_ms)
+            .sum();
+        let got: f64 = first[cpu].parse().expect("cpu_ms is a number");
+        assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+        assert_eq!(first[rss], "14464", "the largest role's peak, KiB");
+        // The topology case takes its figures from its nodes.
+        let topo = run
+            .cases
+            .iter()
+            .find(|c| !c.nodes.is_empty())
+            .expect("topology");
+        let (cpu_n, rss_n) = resources(topo).expect("nodes");
+        assert_eq!(cpu_n, topo.nodes.iter().map(|n| n.cpu_ms).sum::<f64>());
+        assert_eq!(Some(rss_n), topo.nodes.iter().map(|n| n.peak_rss_kib).max());
+        // A case that never ran has 0 repetitions and no resources.
+        let failed = run
+            .cases
+            .iter()
+            .find(|c| c.error.is_some())
+            .expect("failed");
+        assert_eq!(resources(failed), None);
     }
 }

@@ -74,21 +74,43 @@ fn pipe_table(out: &mut String, heads: &[String], rows: &[Vec<String>], right_fr
 
 fn grid(out: &mut String, g: &Grid) {
     let _ = writeln!(out, "### {}\n", esc(&g.title));
-    let heads: Vec<String> = [g.corner.clone()]
+    if g.row_groups.is_empty() {
+        let heads: Vec<String> = [g.corner.clone()]
+            .into_iter()
+            .chain(g.columns.iter().cloned())
+            .collect();
+        let rows: Vec<Vec<String>> = g
+            .rows
+            .iter()
+            .map(|(label, cells)| {
+                [label.clone()]
+                    .into_iter()
+                    .chain(cells.iter().cloned())
+                    .collect()
+            })
+            .collect();
+        pipe_table(out, &heads, &rows, 1);
+        return;
+    }
+    // A matrix: the pattern in the first column, on the first row of its figures.
+    let heads: Vec<String> = ["pattern".to_string(), "figure".to_string()]
         .into_iter()
         .chain(g.columns.iter().cloned())
         .collect();
-    let rows: Vec<Vec<String>> = g
-        .rows
-        .iter()
-        .map(|(label, cells)| {
-            [label.clone()]
-                .into_iter()
-                .chain(cells.iter().cloned())
-                .collect()
-        })
-        .collect();
-    pipe_table(out, &heads, &rows, 1);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut figures = g.rows.iter();
+    for (name, n) in &g.row_groups {
+        for (i, (label, cells)) in figures.by_ref().take(*n).enumerate() {
+            let first = if i == 0 { name.clone() } else { String::new() };
+            rows.push(
+                [first, label.clone()]
+                    .into_iter()
+                    .chain(cells.iter().cloned())
+                    .collect(),
+            );
+        }
+    }
+    pipe_table(out, &heads, &rows, 2);
 }
 
 /// The findings: a heading per finding, then what happened, cause, remedy, evidence and

@@ -49,8 +49,8 @@ fn wrap(out: &mut String, first: &str, text: &str) {
 /// A grid in blocks of as many columns as fit in `WIDTH`, each with its header.
 fn grid(out: &mut String, g: &Grid) {
     let _ = writeln!(out, "{}", g.title);
-    let lw = g
-        .rows
+    let rows = g.labelled_rows();
+    let lw = rows
         .iter()
         .map(|(l, _)| width(l))
         .chain([width(&g.corner)])
@@ -66,15 +66,14 @@ fn grid(out: &mut String, g: &Grid) {
                 .unwrap_or(0)
         })
         .collect();
-    let mut start = 0;
-    while start < cw.len() {
-        let mut end = start;
-        let mut w = INDENT.len() + lw;
-        while end < cw.len() && (end == start || w + 3 + cw[end] <= WIDTH) {
-            w += 3 + cw[end];
-            end += 1;
-        }
-        if start > 0 {
+    let room = (WIDTH - INDENT.len()) as f64;
+    for (b, block) in g
+        .blocks(room, 3.0, |s| width(s) as f64)
+        .into_iter()
+        .enumerate()
+    {
+        let (start, end) = (block.start, block.end);
+        if b > 0 {
             out.push('\n');
         }
         let mut head = format!("{INDENT}{:<lw$}", g.corner);
@@ -85,7 +84,12 @@ fn grid(out: &mut String, g: &Grid) {
         }
         let _ = writeln!(out, "{head}");
         let _ = writeln!(out, "{rule}");
-        for (label, cells) in &g.rows {
+        for (label, cells) in &rows {
+            // A matrix's pattern name stands on a line of its own.
+            let Some(cells) = cells else {
+                let _ = writeln!(out, "{INDENT}{label}");
+                continue;
+            };
             let mut line = format!("{INDENT}{label:<lw$}");
             for (i, &w) in cw.iter().enumerate().take(end).skip(start) {
                 let cell = cells.get(i).map_or("", String::as_str);
@@ -93,7 +97,6 @@ fn grid(out: &mut String, g: &Grid) {
             }
             let _ = writeln!(out, "{line}");
         }
-        start = end;
     }
 }
 

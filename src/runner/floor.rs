@@ -46,6 +46,8 @@ pub fn tcp(size: usize, roundtrips: u64) -> std::io::Result<Floor> {
         socket: "tcp".into(),
         latency_us: ns as f64 / 1000.0 / (2.0 * roundtrips as f64),
         roundtrips,
+        p50_us: None,
+        p99_us: None,
     })
 }
 
@@ -60,6 +62,8 @@ pub fn unix(size: usize, roundtrips: u64) -> std::io::Result<Floor> {
         socket: "unix".into(),
         latency_us: ns as f64 / 1000.0 / (2.0 * roundtrips as f64),
         roundtrips,
+        p50_us: None,
+        p99_us: None,
     })
 }
 

@@ -2,13 +2,13 @@
 //! case), warnings, failures, delivery and resource use.
 
 use super::delivery::delivery;
+use super::floor::floor_charts;
 use super::parts::{figure, grid, items, prose};
 use super::sizes::{SizeChart, BANDWIDTH, LATENCY, THROUGHPUT};
 use super::spectrum::spectrum_charts;
 use super::topology::{topology_figure, topology_tables};
-use crate::model::{Kind, RunResult};
+use crate::model::{CaseResult, Kind, RunResult};
 use crate::report::layout::{self, Group};
-use crate::report::numbers;
 use crate::report::svg::esc;
 use std::fmt::Write;
 
@@ -22,10 +22,12 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
             .collect()
     };
     out.push_str("<h2>Charts</h2>\n");
-    let lines_note = "Markers are medians over the repetitions; whiskers show the 95% \
-                          confidence interval where it is wider than a pixel.";
-    let bars_note = "Bars are medians over the repetitions; their 95% confidence intervals \
-                         are in the tables below.";
+    let lines_note = "Markers are medians over the repetitions; whiskers in each series' \
+                          colour show the 95% confidence interval where it is wider than a \
+                          pixel, cut at the frame with an arrowhead when it runs further.";
+    let bars_note = "Bars are medians over the repetitions; whiskers in each bar's colour \
+                         show the 95% confidence interval, cut at the edge with an arrowhead \
+                         when it runs further.";
     let mut drawn = 0;
     let charts = [
         (
@@ -34,7 +36,6 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
                 what: "Latency",
                 y_label: "one-way latency (µs)",
                 stats: &LATENCY,
-                value_fmt: numbers::value,
             },
             Kind::Latency,
             "Latency cases: median (p50), 99th percentile (p99) and mean one-way latency \
@@ -46,7 +47,6 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
                 what: "Throughput",
                 y_label: "messages per second (msg/s)",
                 stats: &THROUGHPUT,
-                value_fmt: numbers::compact,
             },
             Kind::Throughput,
             "Throughput cases at full speed: messages delivered per second at the receiver \
@@ -58,7 +58,6 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
                 what: "Bandwidth",
                 y_label: "payload bandwidth (Mbit/s)",
                 stats: &BANDWIDTH,
-                value_fmt: numbers::value,
             },
             Kind::Throughput,
             "Payload delivered, ZeroMQ framing not counted.",
@@ -71,16 +70,20 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
             drawn += 1;
         }
     }
-    for s in spectrum_charts(&groups) {
+    for (s, left_out) in spectrum_charts(&groups) {
         figure(
             out,
             &s,
-            "Percentile spectrum of the last repetition: the latency below which each \
-                 share of the messages fell. Each step right adds a nine (90%, 99%, 99.9%, ...), \
-                 so the tail is as visible as the median.",
+            &format!(
+                "Percentile spectrum of the last repetition: the latency below which each \
+                 share of the messages fell. Each step right adds a nine (90%, 99%, 99.9%, \
+                 ...), so the tail is as visible as the median. Each line has its own colour \
+                 and dash, and its name at its end.{left_out}"
+            ),
         );
         drawn += 1;
     }
+    drawn += floor_charts(out, run);
     if delivery(out, run) {
         drawn += 1;
     }
@@ -89,8 +92,8 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
     }
 
     out.push_str("<h2>Tables</h2>\n");
-    let grids = layout::grids(run);
-    if grids.is_empty() {
+    let tables = layout::tables(run);
+    if tables.is_empty() {
         out.push_str("<p>No cases in this run.</p>\n");
     } else {
         out.push_str(
@@ -99,9 +102,15 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
                  (round trip / 2 for latency cases).</p>\n",
         );
     }
-    for (g, group) in grids.iter().zip(&groups) {
+    for (g, cases) in &tables {
         grid(out, g);
-        for c in group.cases.iter().filter(|c| !c.nodes.is_empty()) {
+        // Under a matrix (one case per cell), only the topologies worth a closer look:
+        // a graph of one ping and one echo per cell says nothing the table does not.
+        let worth = |c: &CaseResult| {
+            !c.nodes.is_empty()
+                && (g.row_groups.is_empty() || layout::lists_edges(c) || layout::lists_nodes(c))
+        };
+        for c in cases.iter().filter(|c| worth(c)) {
             topology_figure(out, run, c);
         }
     }

@@ -49,6 +49,7 @@ pub(super) fn delivery(out: &mut String, run: &RunResult) -> bool {
                     .collect()
             })
             .collect(),
+        intervals: Vec::new(),
         value_fmt: numbers::grouped_f,
     };
     let mut caption = "Messages lost, duplicated or reordered, from the sequence numbers of \

@@ -120,10 +120,12 @@ fn depth_chart(f: &Finding) -> Option<String> {
                 Scale::Linear,
                 xs,
                 numbers::compact,
-            ),
+            )
+            .relabel(numbers::linear_ticks),
             y: y_axis("latency (ms)", &medians(&series), ys),
             series,
             legend: Vec::new(),
+            end_labels: false,
         }
         .render(),
     )

@@ -8,6 +8,7 @@
 mod cases;
 mod delivery;
 mod findings;
+mod floor;
 mod parts;
 mod sizes;
 mod spectrum;

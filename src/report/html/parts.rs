@@ -15,23 +15,58 @@ pub(super) fn figure(out: &mut String, svg: &str, caption: &str) {
     );
 }
 
+/// Width of the page's text column (`main` less its padding), px.
+const PAGE_W: f64 = 1124.0;
+/// Estimated advance of a character of table text, px (generous: digits of the usual
+/// sans-serif fonts at 16 px are 9 to 10 px wide).
+const TABLE_CHAR_W: f64 = 9.5;
+/// A cell's padding and border, px.
+const CELL_PAD: f64 = 22.0;
+
+/// A grid as tables that fit the page: a grid with more columns than fit is continued in
+/// further tables, each with the row labels and its own header, as the text report
+/// continues it in blocks (no horizontal scrolling on a desktop window). A matrix's
+/// pattern names head their rows.
 pub(super) fn grid(out: &mut String, g: &Grid) {
     let _ = writeln!(out, "<h3>{}</h3>", esc(&g.title));
-    out.push_str("<div class=\"tw\"><table><thead><tr>");
-    let _ = write!(out, "<th class=\"l\">{}</th>", esc(&g.corner));
-    for c in &g.columns {
-        let _ = write!(out, "<th class=\"n\">{}</th>", esc(c));
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for (label, cells) in &g.rows {
-        let _ = write!(out, "<tr><th>{}</th>", esc(label));
-        for c in cells {
-            let class = if c == "failed" { "n fail" } else { "n" };
-            let _ = write!(out, "<td class=\"{class}\">{}</td>", esc(c));
+    let text_w = |s: &str| s.chars().count() as f64 * TABLE_CHAR_W;
+    let matrix = !g.row_groups.is_empty();
+    for block in g.blocks(PAGE_W, CELL_PAD, text_w) {
+        out.push_str("<div class=\"tw\"><table class=\"grid\"><thead><tr>");
+        if matrix {
+            out.push_str("<th class=\"l\">pattern</th><th class=\"l\">figure</th>");
+        } else {
+            let _ = write!(out, "<th class=\"l\">{}</th>", esc(&g.corner));
         }
-        out.push_str("</tr>\n");
+        for c in &g.columns[block.clone()] {
+            let _ = write!(out, "<th class=\"n\">{}</th>", esc(c));
+        }
+        out.push_str("</tr></thead><tbody>\n");
+        // Where each row group starts: (row index, name, rows).
+        let mut starts = Vec::new();
+        let mut at = 0;
+        for (name, n) in &g.row_groups {
+            starts.push((at, name, *n));
+            at += n;
+        }
+        for (r, (label, cells)) in g.rows.iter().enumerate() {
+            out.push_str("<tr>");
+            if let Some((_, name, n)) = starts.iter().find(|s| s.0 == r) {
+                let _ = write!(
+                    out,
+                    "<th class=\"grp\" rowspan=\"{n}\" scope=\"rowgroup\">{}</th>",
+                    esc(name)
+                );
+            }
+            let _ = write!(out, "<th>{}</th>", esc(label));
+            for c in &cells[block.clone()] {
+                let class = if c == "failed" { "n fail" } else { "n" };
+                let _ = write!(out, "<td class=\"{class}\">{}</td>", esc(c));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table></div>\n");
     }
-    out.push_str("</tbody></table></div>\n");
 }
 
 /// A table whose first `left` columns are text; the cells of `warn` rows' column
@@ -112,5 +147,10 @@ pub(super) fn y_axis(label: &str, medians: &[f64], values: Vec<f64>) -> Axis {
     };
     // Every charted quantity (latency, rates, counts) is at least zero.
     let values: Vec<f64> = values.into_iter().map(|v| v.max(0.0)).collect();
-    Axis::new(&label, scale, values, numbers::compact)
+    let ticks = if scale == Scale::Log10 {
+        numbers::log_ticks
+    } else {
+        numbers::linear_ticks
+    };
+    Axis::new(&label, scale, values, numbers::compact).relabel(ticks)
 }

@@ -82,8 +82,6 @@ pub(super) struct SizeChart<'a> {
     pub(super) what: &'a str,
     pub(super) y_label: &'a str,
     pub(super) stats: &'a [Stat],
-    /// Formats values written on bars.
-    pub(super) value_fmt: fn(f64) -> String,
 }
 
 /// The median of an estimate as a point; the interval is cut at zero (the t-interval of
@@ -152,26 +150,38 @@ impl SizeChart<'_> {
     fn lines(&self, groups: &[&Group<'_>], id: &str, title: &str) -> String {
         let mut series = Vec::new();
         let mut legend = Vec::new();
+        // A colour per series, so each interval's whisker has a colour of its own: the
+        // palette's while it has enough, else a hue per pattern/transport and a shade
+        // (itself, darker, lighter) per statistic. The dash and the marker tell the
+        // statistic too.
+        let own = groups.len() * self.stats.len() <= svg::PALETTE.len();
         for (i, g) in groups.iter().enumerate() {
-            let color = svg::PALETTE[i % svg::PALETTE.len()];
-            for st in self.stats {
+            for (j, st) in self.stats.iter().enumerate() {
+                let color = if own {
+                    svg::PALETTE[i * self.stats.len() + j]
+                } else {
+                    svg::SHADES[i % svg::SHADES.len()][j % 3]
+                };
+                let name = if self.stats.len() > 1 {
+                    format!("{} {}", g.name(), st.name)
+                } else {
+                    g.name()
+                };
+                let points: Vec<Point> = g
+                    .cases
+                    .iter()
+                    .filter_map(|c| point(c, (st.pick)(c)))
+                    .collect();
+                if !points.is_empty() {
+                    legend.push(Key::line(&name, color, st.dash, st.marker));
+                }
                 series.push(Series {
-                    name: format!("{} {}", g.name(), st.name),
+                    name,
                     color,
                     dash: st.dash,
                     marker: st.marker,
-                    points: g
-                        .cases
-                        .iter()
-                        .filter_map(|c| point(c, (st.pick)(c)))
-                        .collect(),
+                    points,
                 });
-            }
-            legend.push(Key::line(&g.name(), color, Dash::Solid, Marker::None));
-        }
-        if self.stats.len() > 1 {
-            for st in self.stats {
-                legend.push(Key::line(st.name, "#555555", st.dash, st.marker));
             }
         }
         series.retain(|s| !s.points.is_empty());
@@ -199,17 +209,17 @@ impl SizeChart<'_> {
             y: y_axis(self.y_label, &medians(&series), ys),
             series,
             legend,
+            end_labels: false,
         }
         .render()
     }
 
     fn bars(&self, groups: &[&Group<'_>], size: usize) -> String {
-        let value = |g: &Group<'_>, st: &Stat| {
+        let at = |g: &Group<'_>, st: &Stat| {
             g.cases
                 .iter()
                 .find(|c| c.message_size == size)
                 .and_then(|c| point(c, (st.pick)(c)))
-                .map(|p| p.y)
         };
         BarChart {
             id: self.id.to_string(),
@@ -227,9 +237,18 @@ impl SizeChart<'_> {
                 .collect(),
             values: groups
                 .iter()
-                .map(|g| self.stats.iter().map(|st| value(g, st)).collect())
+                .map(|g| self.stats.iter().map(|st| at(g, st).map(|p| p.y)).collect())
                 .collect(),
-            value_fmt: self.value_fmt,
+            intervals: groups
+                .iter()
+                .map(|g| {
+                    self.stats
+                        .iter()
+                        .map(|st| at(g, st).and_then(|p| Some((p.lo?, p.hi?))))
+                        .collect()
+                })
+                .collect(),
+            value_fmt: numbers::sig3,
         }
         .render()
     }

@@ -49,26 +49,51 @@ struct SpectrumPart {
     curves: Vec<(String, Vec<Point>)>,
 }
 
-/// A spectrum chart with one line per (name, points).
+/// Most lines a spectrum chart draws: beyond five, lines of neighbouring sizes cross and
+/// cannot be followed, even with colours and dashes of their own.
+const MAX_LINES: usize = 5;
+
+/// Which of `n` ordered curves a chart draws: all up to [`MAX_LINES`], else the first, the
+/// last and evenly spaced ones between (for sizes: the smallest, the largest and steps
+/// between).
+fn shown(n: usize) -> Vec<usize> {
+    if n <= MAX_LINES {
+        return (0..n).collect();
+    }
+    let mut v: Vec<usize> = (0..MAX_LINES)
+        .map(|k| (k * (n - 1) + (MAX_LINES - 1) / 2) / (MAX_LINES - 1))
+        .collect();
+    v.dedup();
+    v
+}
+
+/// A spectrum chart with a line per (name, points), at most [`MAX_LINES`] of them, and a
+/// sentence naming the curves left out (empty when none). Each line has its own colour of
+/// the colour-blind-safe palette and its own dash, and its name is written at its end.
 fn spectrum_chart(
     id: String,
     title: String,
     open_loop: bool,
     curves: Vec<(String, Vec<Point>)>,
-) -> String {
-    let n = curves.len();
+) -> (String, String) {
+    let keep = shown(curves.len());
+    let left_out: Vec<String> = curves
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !keep.contains(i))
+        .map(|(_, c)| c.0.clone())
+        .collect();
     let series: Vec<Series> = curves
         .into_iter()
         .enumerate()
-        .map(|(i, (name, points))| {
-            let (color, dash) = svg::ordered_style(i, n);
-            Series {
-                name,
-                color,
-                dash,
-                marker: Marker::None,
-                points,
-            }
+        .filter(|(i, _)| keep.contains(i))
+        .enumerate()
+        .map(|(k, (_, (name, points)))| Series {
+            name,
+            color: svg::PALETTE[k % svg::PALETTE.len()],
+            dash: svg::DASHES[k % svg::DASHES.len()],
+            marker: Marker::None,
+            points,
         })
         .collect();
     let xs: Vec<f64> = series
@@ -80,7 +105,7 @@ fn spectrum_chart(
     } else {
         "one-way latency (µs)"
     };
-    LineChart {
+    let svg = LineChart {
         id,
         title,
         x: Axis::new(
@@ -92,14 +117,26 @@ fn spectrum_chart(
         y: y_axis(what, &medians(&series), svg::y_values(&series)),
         series,
         legend: Vec::new(),
+        end_labels: true,
     }
-    .render()
+    .render();
+    let note = if left_out.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " {} of {} lines drawn, so each can be followed; left out: {} (in the tables).",
+            keep.len(),
+            keep.len() + left_out.len(),
+            left_out.join(", ")
+        )
+    };
+    (svg, note)
 }
 
 /// Percentile spectra of the last repetition of the latency and open-loop cases: one chart
 /// per group with a line per message size; when every group has a single size, one chart
 /// per transport and load with a line per pattern instead.
-pub(super) fn spectrum_charts(groups: &[Group<'_>]) -> Vec<String> {
+pub(super) fn spectrum_charts(groups: &[Group<'_>]) -> Vec<(String, String)> {
     let curves: Vec<(&Group<'_>, Vec<CaseCurve<'_>>)> = groups
         .iter()
         .filter(|g| g.kind == Kind::Latency || g.open_rate.is_some())
@@ -176,6 +213,15 @@ pub(super) fn spectrum_charts(groups: &[Group<'_>]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn many_curves_are_thinned_to_the_ends_and_even_steps() {
+        assert_eq!(shown(3), [0, 1, 2]);
+        assert_eq!(shown(5), [0, 1, 2, 3, 4]);
+        assert_eq!(shown(13), [0, 3, 6, 9, 12]);
+        assert_eq!(shown(16), [0, 4, 8, 11, 15]);
+        assert_eq!(shown(6), [0, 1, 3, 4, 5]);
+    }
 
     #[test]
     fn spectrum_follows_the_buckets() {

@@ -34,6 +34,7 @@ td.n, th.n { text-align: right; white-space: nowrap; }
 td.l, th.l { text-align: left; }
 td.fail { color: #a32a00; font-weight: 600; }
 tbody th { text-align: left; font-weight: 600; background: #fafbfc; white-space: nowrap; }
+tbody th.grp { vertical-align: top; background: #f0f2f5; }
 ul.items li { margin: 3px 0; }
 code { white-space: nowrap; font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.92em; }
 .note { color: #555; }

@@ -1,9 +1,10 @@
 //! The grid of a group: one column per message size, one row per figure the group's kind
 //! has.
 
-use super::groups::{groups, Group};
+use super::groups::{counts_note, groups, kind_name, Group};
 use crate::model::{CaseResult, Estimate, Kind, RunResult};
 use crate::report::numbers::{self, grouped};
+use std::ops::Range;
 
 /// A table of text cells: a corner label, column heads, and labelled rows.
 pub struct Grid {
@@ -15,6 +16,77 @@ pub struct Grid {
     pub columns: Vec<String>,
     /// Rows: a label and one cell per column.
     pub rows: Vec<(String, Vec<String>)>,
+    /// A matrix's row groups, in order: a name (the pattern) and how many of the rows
+    /// that follow are its. Empty for a grid of one group.
+    pub row_groups: Vec<(String, usize)>,
+}
+
+/// What a matrix's figure labels are indented by under their pattern's name (text).
+pub const ROW_INDENT: &str = "  ";
+
+impl Grid {
+    /// The row labels as the text report shows them, with the names of a matrix's row
+    /// groups on lines of their own (`None` for a name line, whose cells are empty).
+    pub fn labelled_rows(&self) -> Vec<(String, Option<&Vec<String>>)> {
+        if self.row_groups.is_empty() {
+            return self
+                .rows
+                .iter()
+                .map(|(l, c)| (l.clone(), Some(c)))
+                .collect();
+        }
+        let mut out = Vec::new();
+        let mut rows = self.rows.iter();
+        for (name, n) in &self.row_groups {
+            out.push((name.clone(), None));
+            for (l, c) in rows.by_ref().take(*n) {
+                out.push((format!("{ROW_INDENT}{l}"), Some(c)));
+            }
+        }
+        out
+    }
+
+    /// The columns in blocks of as many as fit in `room`, each block at least one column,
+    /// in order: how a wide grid is continued in further tables, each with the row labels
+    /// and its own header. `width` measures a text; every column costs `sep` beside its
+    /// widest text, and the label column comes first in every block.
+    pub fn blocks(&self, room: f64, sep: f64, width: impl Fn(&str) -> f64) -> Vec<Range<usize>> {
+        // A matrix's figure labels are indented under their pattern's name.
+        let indent = if self.row_groups.is_empty() {
+            0.0
+        } else {
+            width(ROW_INDENT)
+        };
+        let label_w = self
+            .rows
+            .iter()
+            .map(|(l, _)| indent + width(l))
+            .chain(self.row_groups.iter().map(|(n, _)| width(n)))
+            .chain([width(&self.corner)])
+            .fold(0.0, f64::max);
+        let col_w: Vec<f64> = (0..self.columns.len())
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .map(|(_, cells)| cells.get(i).map_or(0.0, |c| width(c)))
+                    .chain([width(&self.columns[i])])
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < col_w.len() {
+            let mut end = start;
+            let mut w = label_w;
+            while end < col_w.len() && (end == start || w + sep + col_w[end] <= room) {
+                w += sep + col_w[end];
+                end += 1;
+            }
+            out.push(start..end);
+            start = end;
+        }
+        out
+    }
 }
 
 /// The rows a grid can have.
@@ -84,32 +156,132 @@ fn lines(g: &Group<'_>) -> &'static [Line] {
 /// `-` otherwise.
 pub fn grid(g: &Group<'_>) -> Grid {
     let columns = g.cases.iter().map(|c| c.message_size.to_string()).collect();
-    let mut rows = Vec::new();
-    for &line in lines(g) {
-        let cells: Vec<Option<String>> = g.cases.iter().map(|c| line.cell(c)).collect();
-        if !line.always() && cells.iter().all(Option::is_none) {
-            continue;
-        }
-        let cells = cells
-            .into_iter()
-            .zip(&g.cases)
-            .map(|(cell, c)| match (cell, &c.error) {
-                (Some(v), _) => v,
-                (None, Some(_)) => "failed".to_string(),
-                (None, None) => "-".to_string(),
-            })
-            .collect();
-        rows.push((line.label().to_string(), cells));
-    }
+    let cases: Vec<Option<&CaseResult>> = g.cases.iter().map(|&c| Some(c)).collect();
+    let rows = lines(g)
+        .iter()
+        .filter_map(|&line| Some((line.label().to_string(), cells(line, &cases)?)))
+        .collect();
     Grid {
         title: g.title(),
         corner: "size (B)".to_string(),
         columns,
         rows,
+        row_groups: Vec::new(),
     }
 }
 
-/// All grids of a run, one per group.
+/// The cells of `line` for some cases, `None` where there is no case: `-` when the case or
+/// its value is missing, `failed` when the case failed.
+fn cells(line: Line, cases: &[Option<&CaseResult>]) -> Option<Vec<String>> {
+    let values: Vec<Option<String>> = cases.iter().map(|c| c.and_then(|c| line.cell(c))).collect();
+    if !line.always() && values.iter().all(Option::is_none) {
+        return None;
+    }
+    Some(
+        values
+            .into_iter()
+            .zip(cases)
+            .map(|(v, c)| match (v, c.and_then(|c| c.error.as_ref())) {
+                (Some(v), _) => v,
+                (None, Some(_)) => "failed".to_string(),
+                (None, None) => "-".to_string(),
+            })
+            .collect(),
+    )
+}
+
+/// Groups of one kind and load that are worth a pattern x transport matrix: at least two,
+/// each a single case, all of the same message size (the shape of `run --quick`).
+fn matrix_worthy(gs: &[&Group<'_>]) -> bool {
+    gs.len() >= 2
+        && gs.iter().all(|g| g.cases.len() == 1)
+        && gs
+            .iter()
+            .all(|g| g.cases[0].message_size == gs[0].cases[0].message_size)
+}
+
+/// One table for groups of one kind, load and size: a column per transport, and per
+/// pattern a block of rows (its figures), as `run --quick` is best read.
+fn matrix(gs: &[&Group<'_>]) -> Grid {
+    let mut transports = Vec::new();
+    let mut patterns: Vec<&str> = Vec::new();
+    for g in gs {
+        if !transports.contains(&g.transport) {
+            transports.push(g.transport);
+        }
+        if !patterns.contains(&g.pattern) {
+            patterns.push(g.pattern);
+        }
+    }
+    let mut rows = Vec::new();
+    let mut row_groups = Vec::new();
+    for p in &patterns {
+        let cases: Vec<Option<&CaseResult>> = transports
+            .iter()
+            .map(|t| {
+                gs.iter()
+                    .find(|g| g.pattern == *p && g.transport == *t)
+                    .map(|g| g.cases[0])
+            })
+            .collect();
+        let before = rows.len();
+        for &line in lines(gs[0]) {
+            if let Some(c) = cells(line, &cases) {
+                rows.push((line.label().to_string(), c));
+            }
+        }
+        row_groups.push((p.to_string(), rows.len() - before));
+    }
+    let all: Vec<&CaseResult> = gs.iter().map(|g| g.cases[0]).collect();
+    let names: Vec<String> = transports.iter().map(|t| t.to_string()).collect();
+    Grid {
+        title: format!(
+            "{} at {} over {}: {}{}",
+            kind_name(gs[0].kind),
+            numbers::bytes(all[0].message_size as u64),
+            names.join(", "),
+            gs[0].load(),
+            counts_note(gs[0].kind, &all)
+        ),
+        corner: "pattern / figure".to_string(),
+        columns: names,
+        rows,
+        row_groups,
+    }
+}
+
+/// The tables of a run with the cases each shows, in the order of their first case: a
+/// grid per group, except that the groups of one kind and load that each hold one case of
+/// the same size (the quick suite) share a pattern x transport matrix.
+pub fn tables(run: &RunResult) -> Vec<(Grid, Vec<&CaseResult>)> {
+    let gs = groups(run);
+    let same_load = |a: &Group<'_>, b: &Group<'_>| a.kind == b.kind && a.load() == b.load();
+    let mut out = Vec::new();
+    let mut done = vec![false; gs.len()];
+    for i in 0..gs.len() {
+        if done[i] {
+            continue;
+        }
+        // Every group of this kind and load, so a matrix is all of them or none.
+        let peers: Vec<usize> = (0..gs.len())
+            .filter(|&j| same_load(&gs[i], &gs[j]))
+            .collect();
+        let members: Vec<&Group<'_>> = peers.iter().map(|&j| &gs[j]).collect();
+        if matrix_worthy(&members) {
+            for &j in &peers {
+                done[j] = true;
+            }
+            let cases = members.iter().map(|g| g.cases[0]).collect();
+            out.push((matrix(&members), cases));
+        } else {
+            done[i] = true;
+            out.push((grid(&gs[i]), gs[i].cases.clone()));
+        }
+    }
+    out
+}
+
+/// All tables of a run (see [`tables`]).
 pub fn grids(run: &RunResult) -> Vec<Grid> {
-    groups(run).iter().map(grid).collect()
+    tables(run).into_iter().map(|(g, _)| g).collect()
 }

@@ -49,33 +49,38 @@ impl Group<'_> {
             self.transport,
             self.load()
         );
-        let ran: Vec<&&CaseResult> = self
-            .cases
-            .iter()
-            .filter(|c| !c.repetitions.is_empty())
-            .collect();
-        if let Some(first) = ran.first() {
-            let same_count = ran.iter().all(|c| c.count == first.count);
-            let same_reps = ran
-                .iter()
-                .all(|c| c.repetitions.len() == first.repetitions.len());
-            let unit = match self.kind {
-                Kind::Latency => "round trips",
-                Kind::Throughput => "messages",
-            };
-            let mut parts = Vec::new();
-            if same_count {
-                parts.push(format!("{} {unit}", grouped(first.count)));
-            }
-            if same_reps {
-                let n = first.repetitions.len();
-                parts.push(format!("{n} repetition{}", if n == 1 { "" } else { "s" }));
-            }
-            if !parts.is_empty() {
-                t.push_str(&format!(" ({})", parts.join(", ")));
-            }
-        }
+        t.push_str(&counts_note(self.kind, &self.cases));
         t
+    }
+}
+
+/// ` (10,000 round trips, 3 repetitions)`: what the cases that ran have in common, or
+/// nothing.
+pub fn counts_note(kind: Kind, cases: &[&CaseResult]) -> String {
+    let ran: Vec<&&CaseResult> = cases.iter().filter(|c| !c.repetitions.is_empty()).collect();
+    let Some(first) = ran.first() else {
+        return String::new();
+    };
+    let same_count = ran.iter().all(|c| c.count == first.count);
+    let same_reps = ran
+        .iter()
+        .all(|c| c.repetitions.len() == first.repetitions.len());
+    let unit = match kind {
+        Kind::Latency => "round trips",
+        Kind::Throughput => "messages",
+    };
+    let mut parts = Vec::new();
+    if same_count {
+        parts.push(format!("{} {unit}", grouped(first.count)));
+    }
+    if same_reps {
+        let n = first.repetitions.len();
+        parts.push(format!("{n} repetition{}", if n == 1 { "" } else { "s" }));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
     }
 }
 

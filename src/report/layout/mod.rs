@@ -13,8 +13,10 @@ mod topology;
 
 pub use delivery::{delivery, first_middle_hole, loss, loss_extras, loss_places};
 pub use findings::{findings, findings_count, triage, triage_text, Shared};
-pub use grid::{grids, Grid};
+pub use grid::{grids, tables, Grid};
 pub use groups::{groups, kind_name, loop_name, Group};
 pub use run::{environment, failures, resources, warnings, RESOURCE_HEADS};
 pub use security::{security_cost, SECURITY_HEADS};
-pub use topology::{cut_short, edge_lossy, edges, lists_edges, nodes, EDGE_HEADS, NODE_HEADS};
+pub use topology::{
+    cut_short, edge_lossy, edges, lists_edges, lists_nodes, nodes, EDGE_HEADS, NODE_HEADS,
+};

@@ -177,6 +177,24 @@ impl Axis {
         }
     }
 
+    /// The ticks labelled again, all at once, by `f` from their values: one rule for the
+    /// whole axis (e.g. the same unit and decimals on every tick). Nines keep theirs.
+    pub fn relabel(mut self, f: fn(&[f64]) -> Vec<String>) -> Axis {
+        let value = |t: f64| match self.scale {
+            Scale::Linear | Scale::Nines => t,
+            Scale::Log2 => 2f64.powf(t),
+            Scale::Log10 => 10f64.powf(t),
+        };
+        if self.scale == Scale::Nines {
+            return self;
+        }
+        let values: Vec<f64> = self.ticks.iter().map(|(t, _)| value(*t)).collect();
+        for ((_, label), new) in self.ticks.iter_mut().zip(f(&values)) {
+            *label = new;
+        }
+        self
+    }
+
     pub(super) fn transform(&self, v: f64) -> Option<f64> {
         let t = match self.scale {
             Scale::Linear | Scale::Nines => v,

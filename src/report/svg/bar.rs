@@ -1,5 +1,6 @@
 //! Bar charts: horizontal bars in one band per category, one bar per metric, each value
-//! written at the end of its bar.
+//! written at the end of its bar, and its confidence interval as a whisker in the bar's
+//! colour, cut at the plot's edge with an arrowhead when it runs further.
 
 use super::axis::{Axis, Scale};
 use super::parts::*;
@@ -18,6 +19,9 @@ pub struct BarChart {
     pub metrics: Vec<(String, &'static str)>,
     /// `values[category][metric]`; None leaves the bar out.
     pub values: Vec<Vec<Option<f64>>>,
+    /// The 95% interval of each value, `[category][metric]` as `values` (low, high); None
+    /// (or an empty list) draws no whisker.
+    pub intervals: Vec<Vec<Option<(f64, f64)>>>,
     /// Writes the value at the end of each bar.
     pub value_fmt: fn(f64) -> String,
 }
@@ -36,13 +40,26 @@ impl BarChart {
             .copied()
             .filter(|v| v.is_finite())
             .fold(0.0, f64::max);
+        // The axis holds every bar and the intervals up to half as long again; a longer
+        // whisker is cut at the edge with a mark, so one wide interval of a short run does
+        // not squash every bar.
+        let reach = self
+            .intervals
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|&(_, hi)| hi)
+            .filter(|v| v.is_finite())
+            .fold(max, f64::max)
+            .min(max * 1.5);
         // Room after the longest bar for its value.
         let x = Axis::new(
             &self.x_label,
             Scale::Linear,
-            [0.0, (max * 1.2).max(1.0)],
+            [0.0, (reach * 1.2).max(1.0)],
             crate::report::numbers::compact,
-        );
+        )
+        .relabel(crate::report::numbers::linear_ticks);
         let ml = self
             .categories
             .iter()
@@ -58,7 +75,15 @@ impl BarChart {
         let plot_h = rows * band;
         let lw = legend_width(&entries);
         let plot_w = PLOT_W * 0.8;
-        let w = ml + plot_w + GAP + lw + 12.0;
+        // A whisker cut at the edge has its value written past it: room for that.
+        let cut = self
+            .intervals
+            .iter()
+            .flatten()
+            .flatten()
+            .any(|&(_, hi)| hi > x.hi);
+        let spill = if cut { 60.0 } else { 0.0 };
+        let w = ml + plot_w + spill + GAP + lw + 12.0;
         let bottom = mt + plot_h;
         let h = (bottom + 56.0).max(mt + entries.len() as f64 * LEGEND_ROW + 12.0);
         let px = |v: f64| ml + (v - x.lo) / (x.hi - x.lo) * plot_w;
@@ -96,9 +121,32 @@ impl BarChart {
                 let _ = write!(
                     out,
                     "<rect x=\"{ml:.1}\" y=\"{y:.1}\" width=\"{bw:.1}\" height=\"{BAR}\" \
-                     fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\" \
-                     dominant-baseline=\"middle\" font-size=\"11\">{}</text>",
-                    ml + bw + 4.0,
+                     fill=\"{color}\"/>"
+                );
+                let interval = self
+                    .intervals
+                    .get(ci)
+                    .and_then(|r| r.get(mi))
+                    .copied()
+                    .flatten()
+                    .filter(|(lo, hi)| lo.is_finite() && hi.is_finite() && hi > lo);
+                let mut text_x = ml + bw + 4.0;
+                if let Some((lo, hi)) = interval {
+                    let right = ml + plot_w;
+                    let end = whisker(
+                        &mut out,
+                        px(lo.max(0.0)),
+                        px(hi),
+                        right,
+                        y + BAR / 2.0,
+                        color,
+                    );
+                    text_x = text_x.max(end + 4.0);
+                }
+                let _ = write!(
+                    out,
+                    "<text x=\"{text_x:.1}\" y=\"{:.1}\" dominant-baseline=\"middle\" \
+                     font-size=\"11\">{}</text>",
                     y + BAR / 2.0,
                     esc(&(self.value_fmt)(v))
                 );
@@ -117,8 +165,40 @@ impl BarChart {
             bottom + 44.0,
             esc(&x.label)
         );
-        legend(&mut out, &entries, ml + plot_w + GAP, mt);
+        legend(&mut out, &entries, ml + plot_w + spill + GAP, mt);
         out.push_str("</svg>");
         out
     }
+}
+
+/// A horizontal whisker from `x0` to `x1` at `y` in `color`. Its line is in the bar's
+/// colour (so it merges with its bar and shows beyond it); its end caps have a white edge,
+/// so the low one shows on the bar too. An end beyond `right` (the plot's edge) is cut
+/// there and marked with an arrowhead pointing on. Returns where the drawing ends on the
+/// right.
+fn whisker(out: &mut String, x0: f64, x1: f64, right: f64, y: f64, color: &str) -> f64 {
+    let cut = x1 > right;
+    let x1 = x1.min(right);
+    let cap = |x: f64| format!("M{x:.1} {:.1}V{:.1}", y - 4.5, y + 4.5);
+    let caps = format!("{}{}", cap(x0), if cut { String::new() } else { cap(x1) });
+    let _ = write!(
+        out,
+        "<g class=\"whisker\"><path d=\"M{x0:.1} {y:.1}H{x1:.1}\" stroke=\"{color}\" \
+         stroke-width=\"1.5\" fill=\"none\"/><path d=\"{caps}\" stroke=\"#fff\" \
+         stroke-width=\"4\" fill=\"none\"/><path d=\"{caps}\" stroke=\"{color}\" \
+         stroke-width=\"1.8\" fill=\"none\"/>"
+    );
+    if cut {
+        let _ = write!(
+            out,
+            "<path class=\"cut\" d=\"M{:.1} {:.1}L{x1:.1} {y:.1}L{:.1} {:.1}Z\" fill=\"{color}\" \
+             stroke=\"#fff\" stroke-width=\"0.8\"/>",
+            x1 - 7.0,
+            y - 4.5,
+            x1 - 7.0,
+            y + 4.5
+        );
+    }
+    out.push_str("</g>");
+    x1
 }

@@ -16,6 +16,9 @@ pub struct LineChart {
     pub series: Vec<Series>,
     /// The legend; when empty, one entry per series.
     pub legend: Vec<Key>,
+    /// Write each series' name at the end of its line, in its colour, instead of a legend
+    /// (for many lines, which a legend beside the plot matches poorly).
+    pub end_labels: bool,
 }
 
 impl LineChart {
@@ -31,7 +34,9 @@ impl LineChart {
         let ml = 30.0 + (y_lines.len() - 1) as f64 * LINE_H + y_label_w + 8.0;
         let mt = 40.0;
         let mb = 56.0;
-        let entries: Vec<Key> = if self.legend.is_empty() {
+        let entries: Vec<Key> = if self.end_labels {
+            Vec::new()
+        } else if self.legend.is_empty() {
             self.series
                 .iter()
                 .map(|s| Key::line(&s.name, s.color, s.dash, s.marker))
@@ -39,7 +44,15 @@ impl LineChart {
         } else {
             self.legend.clone()
         };
-        let lw = legend_width(&entries);
+        let lw = if self.end_labels {
+            self.series
+                .iter()
+                .map(|s| text_w(&s.name))
+                .fold(0.0, f64::max)
+                + 10.0
+        } else {
+            legend_width(&entries)
+        };
         let w = ml + PLOT_W + GAP + lw + 12.0;
         let h = (mt + PLOT_H + mb).max(mt + entries.len() as f64 * LEGEND_ROW + 12.0);
         let px = |v: f64| self.x.frac(v).map(|f| ml + f * PLOT_W);
@@ -80,28 +93,23 @@ impl LineChart {
 
         // Series: error bars, line, markers.
         let _ = write!(out, "<g clip-path=\"url(#{}-clip)\">", self.id);
-        for s in &self.series {
+        let n = self.series.len();
+        for (si, s) in self.series.iter().enumerate() {
             let pts: Vec<(f64, f64, &Point)> = s
                 .points
                 .iter()
                 .filter_map(|p| Some((px(p.x)?, py(p.y)?, p)))
                 .collect();
+            // Whiskers of the series at one size stand a little apart, each in its
+            // series' colour, so overlapping intervals stay told apart.
+            let dx = ((si as f64 - (n as f64 - 1.0) / 2.0) * 2.5).clamp(-8.0, 8.0);
             for (x, _, p) in &pts {
-                // An end the axis cannot show (zero on a log scale) runs out of the frame.
+                // An end the axis cannot show (zero on a log scale) is below the frame.
                 let below = mt + PLOT_H + 12.0;
                 let lo = p.lo.map(|v| py(v).unwrap_or(below));
                 if let (Some(lo), Some(hi)) = (lo, p.hi.and_then(py)) {
                     if (lo - hi).abs() >= 1.0 {
-                        let _ = write!(
-                            out,
-                            "<path d=\"M{:.1} {lo:.1}H{:.1}M{x:.1} {lo:.1}V{hi:.1}M{:.1} \
-                             {hi:.1}H{:.1}\" stroke=\"{}\" stroke-width=\"1.2\" fill=\"none\"/>",
-                            x - 4.0,
-                            x + 4.0,
-                            x - 4.0,
-                            x + 4.0,
-                            s.color
-                        );
+                        whisker(&mut out, x + dx, lo, hi, mt, mt + PLOT_H, s.color);
                     }
                 }
             }
@@ -129,9 +137,69 @@ impl LineChart {
             }
         }
         out.push_str("</g>");
+        if self.end_labels {
+            self.end_labels(&mut out, ml, mt, &px, &py);
+        }
         legend(&mut out, &entries, ml + PLOT_W + GAP, mt);
         out.push_str("</svg>");
         out
+    }
+
+    /// Each series' name right of the plot at the height its line ends, moved apart where
+    /// they would touch, joined to the line's end by a thin leader in its colour.
+    fn end_labels(
+        &self,
+        out: &mut String,
+        ml: f64,
+        mt: f64,
+        px: &dyn Fn(f64) -> Option<f64>,
+        py: &dyn Fn(f64) -> Option<f64>,
+    ) {
+        const ROW: f64 = 14.0;
+        let mut ends: Vec<(f64, f64, &Series)> = self
+            .series
+            .iter()
+            .filter_map(|s| {
+                let p = s.points.last()?;
+                let y = py(p.y)?.clamp(mt, mt + PLOT_H);
+                Some((px(p.x)?, y, s))
+            })
+            .collect();
+        ends.sort_by(|a, b| a.1.total_cmp(&b.1));
+        // Push labels down until none overlaps the one above, then back up if the last
+        // ran past the bottom.
+        let mut ys: Vec<f64> = Vec::with_capacity(ends.len());
+        for (_, y, _) in &ends {
+            let y = ys.last().map_or(*y, |&prev: &f64| y.max(prev + ROW));
+            ys.push(y);
+        }
+        let limit = mt + PLOT_H + 20.0;
+        if let Some(&last) = ys.last() {
+            if last > limit {
+                let shift = last - limit;
+                for y in ys.iter_mut() {
+                    *y -= shift;
+                }
+                for i in (0..ys.len().saturating_sub(1)).rev() {
+                    ys[i] = ys[i].min(ys[i + 1] - ROW);
+                }
+            }
+        }
+        let lx = ml + PLOT_W + 10.0;
+        for ((x, y, s), ly) in ends.iter().zip(&ys) {
+            let _ = write!(
+                out,
+                "<g class=\"endlabel\"><path d=\"M{x:.1} {y:.1}L{:.1} {ly:.1}\" stroke=\"{}\" \
+                 stroke-width=\"0.8\" fill=\"none\"/><text x=\"{lx:.1}\" y=\"{ly:.1}\" \
+                 dominant-baseline=\"middle\" fill=\"{}\" style=\"fill:{}\" \
+                 font-weight=\"600\">{}</text></g>",
+                lx - 3.0,
+                s.color,
+                s.color,
+                s.color,
+                esc(&s.name)
+            );
+        }
     }
 
     fn axes(&self, out: &mut String, ml: f64, mt: f64) {
@@ -178,4 +246,42 @@ impl LineChart {
             );
         }
     }
+}
+
+/// A vertical whisker at `x` from `lo` down to `hi` up (pixels) in `color`, over a white
+/// halo. An end beyond the plot (`top`, `bottom`) is cut at the frame and marked there
+/// with an arrowhead pointing on, so a cut interval is never mistaken for a short one.
+fn whisker(out: &mut String, x: f64, lo: f64, hi: f64, top: f64, bottom: f64, color: &str) {
+    let (cut_hi, cut_lo) = (hi < top, lo > bottom);
+    let (hi, lo) = (hi.max(top), lo.min(bottom));
+    if lo - hi < 1.0 && !(cut_hi || cut_lo) {
+        return;
+    }
+    let cap = |y: f64| format!("M{:.1} {y:.1}H{:.1}", x - 4.0, x + 4.0);
+    let d = format!(
+        "{}M{x:.1} {lo:.1}V{hi:.1}{}",
+        if cut_lo { String::new() } else { cap(lo) },
+        if cut_hi { String::new() } else { cap(hi) }
+    );
+    let _ = write!(
+        out,
+        "<g class=\"whisker\"><path d=\"{d}\" stroke=\"#fff\" stroke-width=\"3\" \
+         fill=\"none\"/><path d=\"{d}\" stroke=\"{color}\" stroke-width=\"1.2\" \
+         fill=\"none\"/>"
+    );
+    // Arrowheads at a cut end: pointing up at the top, down at the bottom.
+    for (cut, y, dir) in [(cut_hi, hi, -1.0), (cut_lo, lo, 1.0)] {
+        if cut {
+            let _ = write!(
+                out,
+                "<path class=\"cut\" d=\"M{:.1} {:.1}L{x:.1} {y:.1}L{:.1} {:.1}Z\" \
+                 fill=\"{color}\" stroke=\"#fff\" stroke-width=\"0.8\"/>",
+                x - 4.5,
+                y - dir * 7.0,
+                x + 4.5,
+                y - dir * 7.0
+            );
+        }
+    }
+    out.push_str("</g>");
 }

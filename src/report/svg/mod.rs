@@ -18,4 +18,4 @@ pub use bar::BarChart;
 pub use line::LineChart;
 pub(super) use parts::open;
 pub use parts::{esc, y_values, Key, Point, Series};
-pub use style::{ordered_style, Dash, Marker, PALETTE};
+pub use style::{Dash, Marker, DASHES, PALETTE, SHADES};

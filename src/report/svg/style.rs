@@ -7,27 +7,17 @@ pub const PALETTE: [&str; 7] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
 ];
 
-/// A dark-to-light ramp (viridis, its palest end left out) for many ordered series.
-const RAMP: [&str; 10] = [
-    "#440154", "#482475", "#414487", "#355f8d", "#2a788e", "#21918c", "#22a884", "#44bf70",
-    "#7ad151", "#a0da39",
+/// Each palette colour (black left out) in three shades: itself, darker and lighter, for
+/// charts with more series than the palette has colours: a hue per pattern/transport, a
+/// shade per statistic, so every series (and its whiskers) still has a colour of its own.
+pub const SHADES: [[&str; 3]; 6] = [
+    ["#0072B2", "#00446B", "#80B8D8"],
+    ["#D55E00", "#803800", "#EAAE80"],
+    ["#009E73", "#005F45", "#80CEB9"],
+    ["#CC79A7", "#7A4964", "#E6BCD3"],
+    ["#E69F00", "#8A5F00", "#F2CF80"],
+    ["#56B4E9", "#346C8C", "#AADAF4"],
 ];
-
-/// Colour and line style of series `i` of `n` ordered ones (e.g. message sizes): distinct
-/// colours while there are few; with many, a dark-to-light ramp in order, every other
-/// line dashed once neighbours may share a colour.
-pub fn ordered_style(i: usize, n: usize) -> (&'static str, Dash) {
-    if n <= PALETTE.len() {
-        return (PALETTE[i % PALETTE.len()], Dash::Solid);
-    }
-    let color = RAMP[(i * (RAMP.len() - 1) / (n - 1)).min(RAMP.len() - 1)];
-    let dash = if n > RAMP.len() && i % 2 == 1 {
-        Dash::Dashed
-    } else {
-        Dash::Solid
-    };
-    (color, dash)
-}
 
 /// Line style of a series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +25,20 @@ pub enum Dash {
     Solid,
     Dashed,
     Dotted,
+    /// Long dash, dot.
+    DotDashed,
+    /// Long dashes.
+    Long,
 }
+
+/// Five line styles that stay apart in print and for any colour vision.
+pub const DASHES: [Dash; 5] = [
+    Dash::Solid,
+    Dash::Dashed,
+    Dash::Dotted,
+    Dash::DotDashed,
+    Dash::Long,
+];
 
 impl Dash {
     pub(super) fn attr(self) -> &'static str {
@@ -43,6 +46,8 @@ impl Dash {
             Dash::Solid => "",
             Dash::Dashed => " stroke-dasharray=\"7 4\"",
             Dash::Dotted => " stroke-dasharray=\"2 3\"",
+            Dash::DotDashed => " stroke-dasharray=\"9 3 2 3\"",
+            Dash::Long => " stroke-dasharray=\"14 4\"",
         }
     }
 }

@@ -99,6 +99,8 @@ fn case(size: usize, error: Option<&str>) -> CaseResult {
             socket: "tcp".into(),
             latency_us: 12.3,
             roundtrips: 10_000,
+            p50_us: None,
+            p99_us: None,
         }),
         warnings: vec!["spread 12% over repetitions".into()],
         error: error.map(String::from),
