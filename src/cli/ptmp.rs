@@ -272,9 +272,13 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
     if r.ended == Ended::Timeout && l.lost > 0 {
         return Err(Error::CutShort {
             detail: format!(
-                "nothing arrived for {} after message {}{}",
+                "nothing arrived {} {}{}",
+                if r.received == 0 {
+                    "within".to_string()
+                } else {
+                    format!("after message {} for", grouped(r.received))
+                },
                 fmt_duration(timeout),
-                grouped(r.received),
                 match r.sender_disconnected {
                     Some(true) => ", and the sender had disconnected",
                     Some(false) => ", and the sender is still connected",

@@ -54,36 +54,39 @@ pub(crate) fn recv_cause(
     disconnected: Option<bool>,
     r: &Received,
 ) -> Vec<Cause> {
-    let pace = r.sender_ns_per_msg();
     let rate = r.delivered().msgs_per_sec();
-    causes(kind, loss, ended, disconnected, pace, rate)
+    causes(kind, loss, ended, disconnected, r.joined_after_ns(), rate)
 }
 
-/// The causes from the figures alone (see [`recv_cause`]): `pace` is the sender's ns per
-/// message, `rate` the receiver's msg/s.
+/// The causes from the figures alone (see [`recv_cause`]): `joined` is how long after
+/// its socket opened the sender sent the first message that arrived (ns; check_send's
+/// trailer), `rate` the receiver's msg/s.
 pub fn causes(
     kind: SocketType,
     loss: &LossSummary,
     ended: Ended,
     disconnected: Option<bool>,
-    pace: Option<f64>,
+    joined: Option<f64>,
     rate: f64,
 ) -> Vec<Cause> {
     let mut out = Vec::new();
     if loss.lost_at_start > 0 {
         let n = loss.lost_at_start;
         out.push(if kind == SocketType::Sub {
-            let (took, delay) = match pace {
-                Some(p) => {
-                    let ns = p * n as f64;
-                    (format!(", sent in about {}", ms(ns)), ms_up(ns))
-                }
+            let (took, delay) = match joined {
+                Some(ns) => (
+                    format!(
+                        " (the subscription took effect {} after the publisher's socket connected)",
+                        ms(ns)
+                    ),
+                    ms_up(ns),
+                ),
                 None => (String::new(), 1),
             };
             Cause {
                 name: "slow joiner",
                 why: format!(
-                    "the first {} messages{took} were published before this SUB's subscription reached the publisher, and a PUB drops what no subscriber has asked for",
+                    "the first {} messages were published before this SUB's subscription reached the publisher{took}, and a PUB drops what no subscriber has asked for",
                     grouped(n)
                 ),
                 fix: format!(
@@ -181,6 +184,26 @@ pub fn causes(
     out
 }
 
+/// The cause when a sender connected and disconnected and nothing arrived.
+pub(crate) fn nothing_arrived(kind: SocketType, count: u64) -> Cause {
+    if kind == SocketType::Sub {
+        Cause {
+            name: "slow joiner",
+            why: "a publisher connected and left and nothing arrived: its whole stream was published before this SUB's subscription reached it (a PUB drops what no subscriber has asked for, and a fast one can send thousands of messages in the millisecond a subscription takes)".into(),
+            fix: "give check_send a START_DELAY_MS (1 or more on one host, more over a network), or make the publisher wait for the subscription (an XPUB, as `zmqperf remote_thr --pattern pubsub` does)".into(),
+        }
+    } else {
+        Cause {
+            name: "fast quit",
+            why: format!(
+                "a sender connected and left and none of the {} messages arrived: its socket closed with ZMQ_LINGER 0 (czmq's default, which PTMP's sockets and check_send have) and dropped its queue",
+                grouped(count)
+            ),
+            fix: "give check_send a QUIT_DELAY_MS (e.g. 1000, as PTMP's README does), or close with a linger above 0, or end with an acknowledgement".into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,34 +219,46 @@ mod tests {
     }
 
     #[test]
-    fn slow_joiner_fix_is_sized_from_the_senders_pace() {
-        // 1797 lost at 300 ns a message: 0.54 ms, so 1 ms.
+    fn slow_joiner_fix_is_sized_from_when_the_subscription_took_effect() {
+        // The first message that arrived left 0.54 ms after the publisher connected: 1 ms.
         let c = causes(
             SocketType::Sub,
             &loss(1797, 0, 0),
             Ended::Count,
             Some(false),
-            Some(300.0),
+            Some(540_000.0),
             1e6,
         );
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].name, "slow joiner");
         assert!(
             c[0].why
-                .contains("first 1,797 messages, sent in about 0.5 ms"),
+                .contains("first 1,797 messages were published before")
+                && c[0].why.contains("took effect 0.5 ms after"),
             "{c:?}"
         );
         assert!(c[0].fix.contains("START_DELAY_MS of 1 or more"), "{c:?}");
-        // 10,000 at 500 ns: 5 ms.
+        // 4.2 ms: 5 ms.
         let c = causes(
             SocketType::Sub,
             &loss(10_000, 0, 0),
             Ended::Count,
             None,
-            Some(500.0),
+            Some(4_200_000.0),
             1e6,
         );
         assert!(c[0].fix.contains("START_DELAY_MS of 5 or more"), "{c:?}");
+        // Without check_send's trailer, no measure: the fix says 1 ms.
+        let c = causes(
+            SocketType::Sub,
+            &loss(5, 0, 0),
+            Ended::Count,
+            None,
+            None,
+            1e6,
+        );
+        assert!(!c[0].why.contains("took effect"), "{c:?}");
+        assert!(c[0].fix.contains("START_DELAY_MS of 1 or more"), "{c:?}");
     }
 
     #[test]

@@ -83,6 +83,9 @@ pub(crate) struct Received {
     pub disconnected: Option<bool>,
     pub protocol_error: Option<String>,
     pub sightings: Option<crate::net::Sightings>,
+    /// The first message's send time and its sender's socket-opened time (check_send's
+    /// trailer), ns.
+    pub first_sent: Option<(u64, u64)>,
 }
 
 impl Received {
@@ -90,6 +93,13 @@ impl Received {
     pub fn sender_ns_per_msg(&self) -> Option<f64> {
         let ((s0, t0), (s1, t1)) = self.stamps?;
         (s1 > s0 && t1 >= t0).then(|| (t1 - t0) as f64 / (s1 - s0) as f64)
+    }
+
+    /// How long after its socket opened the sender sent the first message that arrived,
+    /// ns: for a SUB, when its subscription had taken effect.
+    pub fn joined_after_ns(&self) -> Option<f64> {
+        self.first_sent
+            .map(|(sent, opened)| sent.saturating_sub(opened) as f64)
     }
 
     /// From the first message to the last.
@@ -163,6 +173,7 @@ pub(crate) fn receive(
         disconnected: watch.map(|_| false),
         protocol_error: None,
         sightings: None,
+        first_sent: None,
     };
     let mut gaps = GapTracker::new(lp.verbose);
     let mut msg = RawMsg::new();
@@ -180,7 +191,7 @@ pub(crate) fn receive(
                     // Further frames of a multi-frame message are read and not counted.
                     while part.recv(sock, 0).is_ok() && part.more() {}
                 }
-                let h = match Header::decode(msg.prefix(crate::header::HEADER_LEN)) {
+                let h = match Header::decode(msg.prefix(super::send::OPENED_END)) {
                     Ok(Some(h)) => h,
                     Ok(None) => {
                         r.protocol_error = Some(format!(
@@ -195,6 +206,10 @@ pub(crate) fn receive(
                         break;
                     }
                 };
+                if r.arrivals == 0 && h.has_timestamp() {
+                    r.first_sent = super::send::opened_ns(msg.prefix(super::send::OPENED_END))
+                        .map(|o| (h.send_ns, o));
+                }
                 r.arrivals += 1;
                 r.payload_bytes += msg.len() as u64;
                 r.first_ns.get_or_insert(now);
@@ -290,6 +305,9 @@ pub struct RecvResult {
     pub delivered: Throughput,
     /// delivered as msg/s.
     pub rate_msgs_per_s: f64,
+    /// How long after its socket opened check_send sent the first message that arrived, ns
+    /// (from its trailer): for a SUB, when the subscription had taken effect.
+    pub first_sent_after_open_ns: Option<u64>,
     /// The sender's pace over the messages that arrived, from their send times, msg/s.
     pub sender_rate_msgs_per_s: Option<f64>,
     /// The loss ledger. Without the sender's end mark, a stream that stopped is taken to
@@ -339,7 +357,20 @@ pub fn check_recv(
             on_wait,
         },
     )?;
-    if r.arrivals == 0 && r.protocol_error.is_none() {
+    // A sender that completed the handshake and left, or (for a SUB) a publisher that left
+    // during its one handshake, as a fast one does when its stream is over before the
+    // subscription: a stream lost whole. A connection that failed its handshakes
+    // otherwise is a pairing to name (a PUB to a PULL retries, so it connects again).
+    let came_and_went = r.sightings.as_ref().is_some_and(|seen| {
+        let left_mid_handshake = cfg.kind == SocketType::Sub
+            && seen.connections == 1
+            && seen
+                .failures
+                .iter()
+                .all(|f| f.starts_with("the peer closed the connection during the handshake"));
+        r.disconnected == Some(true) && (seen.handshakes > 0 || left_mid_handshake)
+    });
+    if r.arrivals == 0 && r.protocol_error.is_none() && !came_and_went {
         let waiting = Waiting {
             endpoint: &s.endpoint,
             peer: "check_send",
@@ -350,9 +381,20 @@ pub fn check_recv(
         };
         return Err(waiting.error(zmq::Error::EAGAIN, 0, String::new()));
     }
-    let loss = r.summary(Some(cfg.count));
+    let mut loss = r.summary(Some(cfg.count));
     let delivered = r.delivered();
-    let causes = recv_cause(cfg.kind, &loss, r.ended, r.disconnected, &r);
+    let causes = if r.arrivals == 0 {
+        // A sender connected and left, and nothing arrived: for a SUB the whole stream went
+        // before the subscription (the ledger places it at the start), else it quit before
+        // anything was delivered (at the end).
+        if cfg.kind == SocketType::Sub {
+            loss.lost_at_start = loss.lost_at_end;
+            loss.lost_at_end = 0;
+        }
+        vec![super::cause::nothing_arrived(cfg.kind, cfg.count)]
+    } else {
+        recv_cause(cfg.kind, &loss, r.ended, r.disconnected, &r)
+    };
     Ok(RecvResult {
         command: "check_recv",
         endpoint: s.endpoint.clone(),
@@ -366,6 +408,7 @@ pub fn check_recv(
         first_after_ns: r.first_ns.map(|f| f - r.start_ns),
         rate_msgs_per_s: delivered.msgs_per_sec(),
         delivered,
+        first_sent_after_open_ns: r.joined_after_ns().map(|n| n as u64),
         sender_rate_msgs_per_s: r.sender_ns_per_msg().filter(|&n| n > 0.0).map(|n| 1e9 / n),
         loss,
         gap_lines: r.gap_lines.clone(),

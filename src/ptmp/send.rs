@@ -72,6 +72,26 @@ pub struct SendResult {
     pub peers_seen: Option<u64>,
 }
 
+/// The tag of check_send's trailer, right after the header: the four bytes `zpOP`, then
+/// the sender's clock (ns, u64 little-endian) when its socket had bound or connected. A
+/// receiver on the same host learns from it how long after connecting a message was sent
+/// (the slow joiner's measure).
+pub const OPENED_TAG: [u8; 4] = *b"zpOP";
+const OPENED_AT: usize = HEADER_LEN + 4;
+/// Bytes the header and the trailer take.
+pub const OPENED_END: usize = OPENED_AT + 8;
+
+/// Reads check_send's trailer (the clock when the sender's socket opened), if the message
+/// has one.
+pub fn opened_ns(prefix: &[u8]) -> Option<u64> {
+    if prefix.len() < OPENED_END || prefix[HEADER_LEN..OPENED_AT] != OPENED_TAG {
+        return None;
+    }
+    Some(u64::from_le_bytes(
+        prefix[OPENED_AT..OPENED_END].try_into().expect("8 bytes"),
+    ))
+}
+
 pub(crate) fn side_name(side: Side) -> &'static str {
     match side {
         Side::Bind => "bind",
@@ -93,9 +113,10 @@ pub fn check_send(
         ));
     }
     let mut s = open(ctx, cfg.kind, &cfg.endpoint, cfg.side, cfg.timeout, true)?;
+    let opened_ns = now_ns();
     on_ready(&s.endpoint);
     std::thread::sleep(cfg.start_delay);
-    let (start, end) = send_stream(&mut s.sock, cfg.count, cfg.size, cfg.stream_id).map_err(
+    let (start, end) = send_stream(&mut s.sock, cfg.count, cfg.size, cfg.stream_id, opened_ns).map_err(
         |(seq, e)| {
             let waiting = Waiting {
                 endpoint: &s.endpoint,
@@ -142,13 +163,15 @@ pub fn check_send(
 }
 
 /// Sends `count` messages of `size` bytes as fast as the socket takes them, each with the
-/// header (sequence number, send time; the end mark on the last). Returns the clock at
-/// the first send and after the last, or the sequence number whose send failed.
+/// header (sequence number, send time; the end mark on the last) and, when the size allows,
+/// the trailer with `opened_ns`. Returns the clock at the first send and after the last,
+/// or the sequence number whose send failed.
 pub(crate) fn send_stream(
     sock: &mut zmq::Socket,
     count: u64,
     size: usize,
     stream_id: u32,
+    opened_ns: u64,
 ) -> std::result::Result<(u64, u64), (u64, zmq::Error)> {
     let mut msg = RawMsg::new();
     let mut h = Header {
@@ -166,7 +189,15 @@ pub(crate) fn send_stream(
             h.flags |= FLAG_END;
         }
         h.send_ns = now_ns();
-        msg.write_array(&h.to_bytes());
+        if size >= OPENED_END {
+            let mut b = [0u8; OPENED_END];
+            h.encode(&mut b);
+            b[HEADER_LEN..OPENED_AT].copy_from_slice(&OPENED_TAG);
+            b[OPENED_AT..].copy_from_slice(&opened_ns.to_le_bytes());
+            msg.write_array(&b);
+        } else {
+            msg.write_array(&h.to_bytes());
+        }
         msg.send(sock, 0).map_err(|e| (seq, e))?;
     }
     Ok((start, now_ns()))

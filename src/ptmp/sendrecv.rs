@@ -161,7 +161,8 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
     });
     let (count, size) = (cfg.count, cfg.size);
     let sender = std::thread::spawn(move || {
-        let r = send_stream(&mut tx_sock, count, size, std::process::id());
+        let opened = crate::clock::now_ns();
+        let r = send_stream(&mut tx_sock, count, size, std::process::id(), opened);
         done.store(true, Ordering::Release);
         // The socket stays open until the receiver is done: no fast quit here.
         let _ = finished_rx.recv_timeout(timeout * 2 + Duration::from_secs(1));
@@ -211,7 +212,7 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
             &loss,
             received.ended,
             None,
-            received.sender_ns_per_msg(),
+            received.joined_after_ns(),
             delivered.msgs_per_sec(),
         ),
         loss,

@@ -91,11 +91,14 @@ pub fn recv_text(r: &RecvResult) -> String {
         grouped(r.received),
         grouped(r.count)
     );
-    t.push_str(&format!(
-        "rate: {} from the first message to the last (the first arrived {} after the start)\n",
-        rate(&r.delivered),
-        span(r.first_after_ns.unwrap_or(0))
-    ));
+    match r.first_after_ns {
+        Some(first) => t.push_str(&format!(
+            "rate: {} from the first message to the last (the first arrived {} after the start)\n",
+            rate(&r.delivered),
+            span(first)
+        )),
+        None => t.push_str("rate: none, nothing arrived\n"),
+    }
     t.push_str(&ledger_line(&r.loss));
     t
 }
