@@ -18,6 +18,7 @@ pub mod msg;
 pub mod net;
 pub mod parse;
 pub mod progress;
+pub mod ptmp;
 pub mod report;
 pub mod roles;
 pub mod runner;

@@ -7,6 +7,7 @@ mod compat;
 mod diagnose;
 mod fanout;
 mod output;
+mod ptmp;
 mod suite;
 mod versus;
 
@@ -64,6 +65,15 @@ enum Cmd {
     /// Throughput within one process: PUSH and PULL on two threads over inproc://.
     #[command(name = "inproc_thr", alias = "inproc-thr", after_help = EXAMPLES)]
     InprocThr(compat::InprocThr),
+    /// PTMP's sender: COUNT TYPE(PAIR|PUB|PUSH) bind|connect ADDR [START_DELAY_MS] [QUIT_DELAY_MS].
+    #[command(name = "check_send", alias = "check-send", after_help = ptmp::EXAMPLES)]
+    CheckSend(ptmp::CheckSend),
+    /// PTMP's receiver: COUNT TYPE(PAIR|SUB|PULL) bind|connect ADDR [TIMEOUT]; gap lines, ledger, cause.
+    #[command(name = "check_recv", alias = "check-recv", after_help = ptmp::EXAMPLES)]
+    CheckRecv(ptmp::CheckRecv),
+    /// PTMP's pattern test in one process: N bind|connect pubsub|pipe|pushpull ADDR.
+    #[command(name = "check_sendrecv", alias = "check-sendrecv", after_help = ptmp::EXAMPLES)]
+    CheckSendrecv(ptmp::CheckSendrecv),
     /// Run the benchmark suite (patterns x transports x sizes), store it, report it.
     #[command(after_help = RUN_EXAMPLES)]
     Run(suite::RunArgs),
@@ -207,6 +217,7 @@ pub fn run(cli: Cli) -> Result<()> {
             );
             return Ok(());
         }
+        Cmd::CheckSendrecv(a) => return ptmp::check_sendrecv(a),
         Cmd::Pub(a) => return fanout::run_pub(a),
         Cmd::SubCluster(a) => return fanout::run_sub_cluster(a),
         Cmd::Fanout(a) => return fanout::run_fanout(a),
@@ -287,11 +298,14 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::RemoteThr(a) => compat::remote_thr(a, &ctx)?,
         Cmd::InprocLat(a) => compat::inproc_lat(a)?,
         Cmd::InprocThr(a) => compat::inproc_thr(a)?,
+        Cmd::CheckSend(a) => ptmp::check_send(a, &ctx)?,
+        Cmd::CheckRecv(a) => ptmp::check_recv(a, &ctx)?,
         Cmd::Run(_)
         | Cmd::Diagnose(_)
         | Cmd::Node { .. }
         | Cmd::Topology(_)
         | Cmd::CurveKeys
+        | Cmd::CheckSendrecv(_)
         | Cmd::Pub(_)
         | Cmd::SubCluster(_)
         | Cmd::Fanout(_)

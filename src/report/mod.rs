@@ -13,6 +13,7 @@ mod layout;
 pub use layout::first_middle_hole;
 pub mod markdown;
 pub use crate::units as numbers;
+pub mod ptmp;
 mod svg;
 pub mod table;
 

@@ -1,0 +1,420 @@
+//! check_recv: opens a PAIR, SUB or PULL socket as PTMP's receiver does, receives until it
+//! has COUNT messages, the sender's last message (the header's end mark) arrived, or
+//! nothing came for TIMEOUT, printing PTMP's gap lines as it goes; then the loss ledger
+//! and, for a loss or a stream that stopped, its cause and fix.
+
+use super::cause::{recv_cause, Cause};
+use super::gap::{GapLine, GapTracker};
+use super::send::side_name;
+use super::{open, RECEIVING};
+use crate::clock::now_ns;
+use crate::endpoint::{Endpoint, Side, Transport};
+use crate::error::{Error, Result};
+use crate::header::{Header, FLAG_END};
+use crate::msg::RawMsg;
+use crate::net::{PeerWatch, Waiting};
+use crate::stats::{Ledger, LossSummary, Throughput};
+use crate::topology::SocketType;
+use crate::zmq;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Gap lines kept for the JSON (all of them are printed as they come).
+pub const GAP_LINES_KEPT: usize = 1000;
+
+/// What check_recv is asked to do.
+#[derive(Debug, Clone)]
+pub struct RecvConfig {
+    /// Messages to receive (and, without the sender's end mark, the stream's length).
+    pub count: u64,
+    /// PAIR, SUB or PULL.
+    pub kind: SocketType,
+    /// Bind ADDR or connect to it.
+    pub side: Side,
+    /// ADDR.
+    pub endpoint: Endpoint,
+    /// Longest wait for the next message.
+    pub timeout: Duration,
+    /// A line for every message, not only where diff changes.
+    pub verbose: bool,
+}
+
+/// Why the receiving stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ended {
+    /// COUNT messages arrived.
+    Count,
+    /// The sender's last message (its header's end mark) arrived.
+    EndMark,
+    /// Nothing arrived for the timeout.
+    Timeout,
+}
+
+/// What the receiver is waiting for, for a progress line.
+#[derive(Debug, Clone, Copy)]
+pub struct WaitStatus {
+    /// Messages received so far.
+    pub received: u64,
+    /// How long nothing has arrived.
+    pub silent: Duration,
+    /// When the wait gives up.
+    pub timeout: Duration,
+    /// Whether the sender has disconnected (None: not known, inproc).
+    pub disconnected: Option<bool>,
+}
+
+/// What came in, from the receive loop shared by check_recv and check_sendrecv.
+pub(crate) struct Received {
+    pub ledger: Ledger,
+    pub arrivals: u64,
+    pub payload_bytes: u64,
+    pub start_ns: u64,
+    pub first_ns: Option<u64>,
+    pub last_ns: u64,
+    pub ended: Ended,
+    pub ends: BTreeMap<u32, u64>,
+    pub gap_lines: Vec<GapLine>,
+    pub gap_lines_total: u64,
+    /// The first and the last message with a send time: (sequence, send_ns).
+    pub stamps: Option<((u64, u64), (u64, u64))>,
+    pub disconnected: Option<bool>,
+    pub protocol_error: Option<String>,
+    pub sightings: Option<crate::net::Sightings>,
+    /// The first message's send time and its sender's socket-opened time (check_send's
+    /// trailer), ns.
+    pub first_sent: Option<(u64, u64)>,
+}
+
+impl Received {
+    /// The sender's pace over the messages that arrived, ns per message.
+    pub fn sender_ns_per_msg(&self) -> Option<f64> {
+        let ((s0, t0), (s1, t1)) = self.stamps?;
+        (s1 > s0 && t1 >= t0).then(|| (t1 - t0) as f64 / (s1 - s0) as f64)
+    }
+
+    /// How long after its socket opened the sender sent the first message that arrived,
+    /// ns: for a SUB, when its subscription had taken effect.
+    pub fn joined_after_ns(&self) -> Option<f64> {
+        self.first_sent
+            .map(|(sent, opened)| sent.saturating_sub(opened) as f64)
+    }
+
+    /// From the first message to the last.
+    pub fn delivered(&self) -> Throughput {
+        Throughput {
+            messages: self.arrivals,
+            payload_bytes: self.payload_bytes,
+            start_ns: self.first_ns.unwrap_or(self.start_ns),
+            end_ns: if self.first_ns.is_some() {
+                self.last_ns
+            } else {
+                self.start_ns
+            },
+        }
+    }
+
+    /// The ledger's figures: a stream whose end mark came should have had every number up
+    /// to it; one that stopped, `length` numbers (when known); otherwise the highest seen.
+    pub fn summary(&self, length: Option<u64>) -> LossSummary {
+        let mut total = LossSummary::default();
+        for (id, l) in self.ledger.streams() {
+            let expected = match (self.ends.get(&id), self.ended) {
+                (Some(&last), _) => Some(last + 1),
+                (None, Ended::Timeout) => length,
+                (None, _) => None,
+            };
+            total.add(&l.summary(expected));
+        }
+        if self.ledger.streams().is_empty() {
+            total.expected = length.unwrap_or(0);
+            total.lost = total.expected;
+            total.lost_at_end = total.expected;
+        }
+        total
+    }
+}
+
+/// Limits and hooks of the receive loop.
+pub(crate) struct Loop<'a> {
+    pub count: Option<u64>,
+    pub timeout: Duration,
+    pub verbose: bool,
+    /// Set by the sender of check_sendrecv when it is done; after it, `idle` of silence ends.
+    pub sender_done: Option<(&'a AtomicBool, Duration)>,
+    pub on_line: &'a mut dyn FnMut(&GapLine),
+    pub on_wait: &'a mut dyn FnMut(&WaitStatus),
+}
+
+/// Receives until the count, every stream's end mark, or the timeout.
+pub(crate) fn receive(
+    sock: &mut zmq::Socket,
+    watch: Option<&PeerWatch>,
+    lp: Loop<'_>,
+) -> Result<Received> {
+    let slice = lp.timeout.min(Duration::from_millis(100));
+    sock.set_rcvtimeo(slice.as_millis().max(1) as i32)
+        .map_err(crate::error::zmq_err("setting ZMQ_RCVTIMEO"))?;
+    let start = now_ns();
+    let mut r = Received {
+        ledger: Ledger::new(),
+        arrivals: 0,
+        payload_bytes: 0,
+        start_ns: start,
+        first_ns: None,
+        last_ns: start,
+        ended: Ended::Timeout,
+        ends: BTreeMap::new(),
+        gap_lines: Vec::new(),
+        gap_lines_total: 0,
+        stamps: None,
+        disconnected: watch.map(|_| false),
+        protocol_error: None,
+        sightings: None,
+        first_sent: None,
+    };
+    let mut gaps = GapTracker::new(lp.verbose);
+    let mut msg = RawMsg::new();
+    let mut part = RawMsg::new();
+    let mut streams_seen = 0usize;
+    loop {
+        if lp.count.is_some_and(|c| r.arrivals >= c) {
+            r.ended = Ended::Count;
+            break;
+        }
+        match msg.recv(sock, 0) {
+            Ok(()) => {
+                let now = now_ns();
+                if msg.more() {
+                    // Further frames of a multi-frame message are read and not counted.
+                    while part.recv(sock, 0).is_ok() && part.more() {}
+                }
+                let h = match Header::decode(msg.prefix(super::send::OPENED_END)) {
+                    Ok(Some(h)) => h,
+                    Ok(None) => {
+                        r.protocol_error = Some(format!(
+                            "message #{} ({} B) carries no zmqperf measurement header: check_recv reads the sequence numbers that zmqperf check_send writes (PTMP's own check_send sends TPSet messages without one)",
+                            r.arrivals,
+                            msg.len()
+                        ));
+                        break;
+                    }
+                    Err(e) => {
+                        r.protocol_error = Some(format!("message #{}: {e}", r.arrivals));
+                        break;
+                    }
+                };
+                if r.arrivals == 0 && h.has_timestamp() {
+                    r.first_sent = super::send::opened_ns(msg.prefix(super::send::OPENED_END))
+                        .map(|o| (h.send_ns, o));
+                }
+                r.arrivals += 1;
+                r.payload_bytes += msg.len() as u64;
+                r.first_ns.get_or_insert(now);
+                r.last_ns = now;
+                let before = r.ledger.streams().len();
+                r.ledger.record(h.stream_id, h.sequence);
+                if r.ledger.streams().len() != before {
+                    streams_seen += 1;
+                }
+                if let Some(line) = gaps.next(h.sequence, now - start) {
+                    (lp.on_line)(&line);
+                    r.gap_lines_total += 1;
+                    if r.gap_lines.len() < GAP_LINES_KEPT {
+                        r.gap_lines.push(line);
+                    }
+                }
+                if h.has_timestamp() {
+                    let stamp = (h.sequence, h.send_ns);
+                    r.stamps = Some(match r.stamps {
+                        None => (stamp, stamp),
+                        Some((first, _)) => (first, stamp),
+                    });
+                }
+                if h.flags & FLAG_END != 0 {
+                    r.ends.insert(h.stream_id, h.sequence);
+                    if r.ends.len() == streams_seen {
+                        r.ended = Ended::EndMark;
+                        break;
+                    }
+                }
+            }
+            Err(zmq::Error::EAGAIN) => {
+                let now = now_ns();
+                let silent = Duration::from_nanos(now - r.last_ns);
+                if let (Some(w), Some(d)) = (watch, r.disconnected.as_mut()) {
+                    let seen = w.sightings();
+                    *d = seen.disconnections > 0 && seen.disconnections >= seen.connections;
+                }
+                let idle_done = lp
+                    .sender_done
+                    .is_some_and(|(done, idle)| done.load(Ordering::Acquire) && silent >= idle);
+                if silent >= lp.timeout || idle_done {
+                    r.ended = Ended::Timeout;
+                    break;
+                }
+                (lp.on_wait)(&WaitStatus {
+                    received: r.arrivals,
+                    silent,
+                    timeout: lp.timeout,
+                    disconnected: r.disconnected,
+                });
+            }
+            Err(e) => {
+                return Err(Error::Zmq {
+                    op: "receiving".into(),
+                    source: e,
+                })
+            }
+        }
+    }
+    if let (Some(w), Some(d)) = (watch, r.disconnected.as_mut()) {
+        let seen = w.sightings();
+        *d = seen.disconnections > 0 && seen.disconnections >= seen.connections;
+        r.sightings = Some(seen);
+    }
+    Ok(r)
+}
+
+/// What check_recv received.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecvResult {
+    /// "check_recv".
+    pub command: &'static str,
+    /// Endpoint bound or connected.
+    pub endpoint: String,
+    /// Its transport.
+    pub transport: Transport,
+    /// The socket type.
+    pub socket_type: SocketType,
+    /// "bind" or "connect".
+    pub side: &'static str,
+    /// COUNT: messages to receive.
+    pub count: u64,
+    /// The longest wait for a message, ms.
+    pub timeout_ms: u64,
+    /// Why receiving stopped: count, end_mark or timeout.
+    pub ended: Ended,
+    /// Messages received, duplicates included.
+    pub received: u64,
+    /// When the first message arrived, ns after the receiver started.
+    pub first_after_ns: Option<u64>,
+    /// Delivered rate, from the first message to the last.
+    pub delivered: Throughput,
+    /// delivered as msg/s.
+    pub rate_msgs_per_s: f64,
+    /// How long after its socket opened check_send sent the first message that arrived, ns
+    /// (from its trailer): for a SUB, when the subscription had taken effect.
+    pub first_sent_after_open_ns: Option<u64>,
+    /// The sender's pace over the messages that arrived, from their send times, msg/s.
+    pub sender_rate_msgs_per_s: Option<f64>,
+    /// The loss ledger. Without the sender's end mark, a stream that stopped is taken to
+    /// have COUNT messages; one that reached COUNT, to end at the highest number seen.
+    pub loss: LossSummary,
+    /// The gap lines printed (the first 1000).
+    pub gap_lines: Vec<GapLine>,
+    /// How many gap lines were printed.
+    pub gap_lines_total: u64,
+    /// Whether the sender had disconnected when receiving stopped (tcp and ipc).
+    pub sender_disconnected: Option<bool>,
+    /// Why messages were lost or the stream stopped, with the fix (None when complete).
+    pub causes: Vec<Cause>,
+    /// The stream broke the protocol part-way; the figures are of what came before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_error: Option<String>,
+}
+
+impl RecvResult {
+    /// The causes as one line.
+    pub fn cause_line(&self) -> String {
+        super::cause::one_line(&self.causes)
+    }
+}
+
+/// Runs check_recv. `on_ready` gets the endpoint bound; `on_line` each gap line as it is
+/// due; `on_wait` the state of a wait that lasts (about every 100 ms).
+pub fn check_recv(
+    ctx: &zmq::Context,
+    cfg: &RecvConfig,
+    on_ready: impl FnOnce(&str),
+    on_line: &mut dyn FnMut(&GapLine),
+    on_wait: &mut dyn FnMut(&WaitStatus),
+) -> Result<RecvResult> {
+    debug_assert!(RECEIVING.contains(&cfg.kind));
+    let mut s = open(ctx, cfg.kind, &cfg.endpoint, cfg.side, cfg.timeout, true)?;
+    on_ready(&s.endpoint);
+    let r = receive(
+        &mut s.sock,
+        s.watch.as_ref(),
+        Loop {
+            count: Some(cfg.count),
+            timeout: cfg.timeout,
+            verbose: cfg.verbose,
+            sender_done: None,
+            on_line,
+            on_wait,
+        },
+    )?;
+    // A sender that completed the handshake and left, or (for a SUB) a publisher that left
+    // during its one handshake, as a fast one does when its stream is over before the
+    // subscription: a stream lost whole. A connection that failed its handshakes
+    // otherwise is a pairing to name (a PUB to a PULL retries, so it connects again).
+    let came_and_went = r.sightings.as_ref().is_some_and(|seen| {
+        let left_mid_handshake = cfg.kind == SocketType::Sub
+            && seen.connections == 1
+            && seen
+                .failures
+                .iter()
+                .all(|f| f.starts_with("the peer closed the connection during the handshake"));
+        r.disconnected == Some(true) && (seen.handshakes > 0 || left_mid_handshake)
+    });
+    if r.arrivals == 0 && r.protocol_error.is_none() && !came_and_went {
+        let waiting = Waiting {
+            endpoint: &s.endpoint,
+            peer: "check_send",
+            timeout: cfg.timeout,
+            expected: cfg.count,
+            unit: "messages",
+            watch: s.watch.as_ref(),
+        };
+        return Err(waiting.error(zmq::Error::EAGAIN, 0, String::new()));
+    }
+    let mut loss = r.summary(Some(cfg.count));
+    let delivered = r.delivered();
+    let causes = if r.arrivals == 0 {
+        // A sender connected and left, and nothing arrived: for a SUB the whole stream went
+        // before the subscription (the ledger places it at the start), else it quit before
+        // anything was delivered (at the end).
+        if cfg.kind == SocketType::Sub {
+            loss.lost_at_start = loss.lost_at_end;
+            loss.lost_at_end = 0;
+        }
+        vec![super::cause::nothing_arrived(cfg.kind, cfg.count)]
+    } else {
+        recv_cause(cfg.kind, &loss, r.ended, r.disconnected, &r)
+    };
+    Ok(RecvResult {
+        command: "check_recv",
+        endpoint: s.endpoint.clone(),
+        transport: cfg.endpoint.transport(),
+        socket_type: cfg.kind,
+        side: side_name(cfg.side),
+        count: cfg.count,
+        timeout_ms: cfg.timeout.as_millis() as u64,
+        ended: r.ended,
+        received: r.arrivals,
+        first_after_ns: r.first_ns.map(|f| f - r.start_ns),
+        rate_msgs_per_s: delivered.msgs_per_sec(),
+        delivered,
+        first_sent_after_open_ns: r.joined_after_ns().map(|n| n as u64),
+        sender_rate_msgs_per_s: r.sender_ns_per_msg().filter(|&n| n > 0.0).map(|n| 1e9 / n),
+        loss,
+        gap_lines: r.gap_lines.clone(),
+        gap_lines_total: r.gap_lines_total,
+        sender_disconnected: r.disconnected,
+        causes,
+        protocol_error: r.protocol_error.clone(),
+    })
+}

@@ -1,0 +1,204 @@
+//! check_send: opens a PAIR, PUB or PUSH socket as PTMP's sender does (czmq's linger 0),
+//! sleeps START_DELAY_MS, sends COUNT messages as fast as it can, each with the
+//! measurement header and its sequence number, sleeps QUIT_DELAY_MS and closes.
+
+use super::open;
+use crate::clock::now_ns;
+use crate::endpoint::{Endpoint, Side, Transport};
+use crate::error::{Error, Result};
+use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, HEADER_LEN};
+use crate::msg::RawMsg;
+use crate::net::Waiting;
+use crate::stats::Throughput;
+use crate::topology::SocketType;
+use crate::zmq;
+use serde::Serialize;
+use std::time::Duration;
+
+/// What check_send is asked to do.
+#[derive(Debug, Clone)]
+pub struct SendConfig {
+    /// Messages to send.
+    pub count: u64,
+    /// PAIR, PUB or PUSH.
+    pub kind: SocketType,
+    /// Bind ADDR or connect to it.
+    pub side: Side,
+    /// ADDR.
+    pub endpoint: Endpoint,
+    /// Sleep between opening the socket and the first send.
+    pub start_delay: Duration,
+    /// Sleep between the last send and closing the socket.
+    pub quit_delay: Duration,
+    /// Bytes per message (at least the header's 24).
+    pub size: usize,
+    /// Longest a send may block (PAIR and PUSH block at the high-water mark or without a
+    /// peer; PTMP's sender would wait for ever).
+    pub timeout: Duration,
+    /// The stream id written in every header.
+    pub stream_id: u32,
+}
+
+/// What check_send did.
+#[derive(Debug, Clone, Serialize)]
+pub struct SendResult {
+    /// "check_send".
+    pub command: &'static str,
+    /// Endpoint bound or connected.
+    pub endpoint: String,
+    /// Its transport.
+    pub transport: Transport,
+    /// The socket type.
+    pub socket_type: SocketType,
+    /// "bind" or "connect".
+    pub side: &'static str,
+    /// Messages sent.
+    pub count: u64,
+    /// Bytes per message.
+    pub message_size: usize,
+    /// The stream id in the headers.
+    pub stream_id: u32,
+    /// START_DELAY_MS.
+    pub start_delay_ms: u64,
+    /// QUIT_DELAY_MS.
+    pub quit_delay_ms: u64,
+    /// ZMQ_LINGER of the socket when it closed, ms (czmq's default, 0).
+    pub linger_ms: i32,
+    /// Send (admission) rate: from the first send call to the return of the last. A PUB
+    /// sends whether or not anyone receives.
+    pub send: Throughput,
+    /// ZeroMQ handshakes completed with a peer by the time the socket closed (tcp and ipc;
+    /// None for inproc).
+    pub peers_seen: Option<u64>,
+}
+
+/// The tag of check_send's trailer, right after the header: the four bytes `zpOP`, then
+/// the sender's clock (ns, u64 little-endian) when its socket had bound or connected. A
+/// receiver on the same host learns from it how long after connecting a message was sent
+/// (the slow joiner's measure).
+pub const OPENED_TAG: [u8; 4] = *b"zpOP";
+const OPENED_AT: usize = HEADER_LEN + 4;
+/// Bytes the header and the trailer take.
+pub const OPENED_END: usize = OPENED_AT + 8;
+
+/// Reads check_send's trailer (the clock when the sender's socket opened), if the message
+/// has one.
+pub fn opened_ns(prefix: &[u8]) -> Option<u64> {
+    if prefix.len() < OPENED_END || prefix[HEADER_LEN..OPENED_AT] != OPENED_TAG {
+        return None;
+    }
+    Some(u64::from_le_bytes(
+        prefix[OPENED_AT..OPENED_END].try_into().expect("8 bytes"),
+    ))
+}
+
+pub(crate) fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::Bind => "bind",
+        Side::Connect => "connect",
+    }
+}
+
+/// Runs check_send. `on_ready` gets the endpoint bound (the port picked for `:*`).
+pub fn check_send(
+    ctx: &zmq::Context,
+    cfg: &SendConfig,
+    on_ready: impl FnOnce(&str),
+) -> Result<SendResult> {
+    if cfg.size < HEADER_LEN {
+        return Err(Error::invalid(
+            "--size",
+            &cfg.size.to_string(),
+            format!("the measurement header needs {HEADER_LEN} bytes; give {HEADER_LEN} or more"),
+        ));
+    }
+    let mut s = open(ctx, cfg.kind, &cfg.endpoint, cfg.side, cfg.timeout, true)?;
+    let opened_ns = now_ns();
+    on_ready(&s.endpoint);
+    std::thread::sleep(cfg.start_delay);
+    let (start, end) = send_stream(&mut s.sock, cfg.count, cfg.size, cfg.stream_id, opened_ns).map_err(
+        |(seq, e)| {
+            let waiting = Waiting {
+                endpoint: &s.endpoint,
+                peer: "check_recv",
+                timeout: cfg.timeout,
+                expected: cfg.count,
+                unit: "messages",
+                watch: s.watch.as_ref(),
+            };
+            waiting.error(
+                e,
+                seq,
+                format!(
+                    ": the {} socket blocked (no receiver taking messages, or a full queue); start check_recv first or raise --timeout",
+                    cfg.kind.name()
+                ),
+            )
+        },
+    )?;
+    std::thread::sleep(cfg.quit_delay);
+    let peers_seen = s.watch.as_ref().map(|w| w.sightings().handshakes);
+    let endpoint = s.endpoint.clone();
+    drop(s);
+    Ok(SendResult {
+        command: "check_send",
+        endpoint,
+        transport: cfg.endpoint.transport(),
+        socket_type: cfg.kind,
+        side: side_name(cfg.side),
+        count: cfg.count,
+        message_size: cfg.size,
+        stream_id: cfg.stream_id,
+        start_delay_ms: cfg.start_delay.as_millis() as u64,
+        quit_delay_ms: cfg.quit_delay.as_millis() as u64,
+        linger_ms: super::CZMQ_LINGER_MS,
+        send: Throughput {
+            messages: cfg.count,
+            payload_bytes: cfg.count * cfg.size as u64,
+            start_ns: start,
+            end_ns: end,
+        },
+        peers_seen,
+    })
+}
+
+/// Sends `count` messages of `size` bytes as fast as the socket takes them, each with the
+/// header (sequence number, send time; the end mark on the last) and, when the size allows,
+/// the trailer with `opened_ns`. Returns the clock at the first send and after the last,
+/// or the sequence number whose send failed.
+pub(crate) fn send_stream(
+    sock: &mut zmq::Socket,
+    count: u64,
+    size: usize,
+    stream_id: u32,
+    opened_ns: u64,
+) -> std::result::Result<(u64, u64), (u64, zmq::Error)> {
+    let mut msg = RawMsg::new();
+    let mut h = Header {
+        flags: FLAG_TIMESTAMP,
+        stream_id,
+        sequence: 0,
+        send_ns: 0,
+    };
+    let start = now_ns();
+    for seq in 0..count {
+        msg.reset_uninit(size)
+            .map_err(|_| (seq, zmq::Error::last()))?;
+        h.sequence = seq;
+        if seq + 1 == count {
+            h.flags |= FLAG_END;
+        }
+        h.send_ns = now_ns();
+        if size >= OPENED_END {
+            let mut b = [0u8; OPENED_END];
+            h.encode(&mut b);
+            b[HEADER_LEN..OPENED_AT].copy_from_slice(&OPENED_TAG);
+            b[OPENED_AT..].copy_from_slice(&opened_ns.to_le_bytes());
+            msg.write_array(&b);
+        } else {
+            msg.write_array(&h.to_bytes());
+        }
+        msg.send(sock, 0).map_err(|e| (seq, e))?;
+    }
+    Ok((start, now_ns()))
+}

@@ -1,0 +1,162 @@
+//! The text of check_send, check_recv and check_sendrecv after their gap lines: the send
+//! line in PTMP's shape, then zmqperf's ledger and rates.
+
+use crate::error::fmt_duration;
+use crate::ptmp::{Ended, RecvResult, SendRecvResult, SendResult};
+use crate::stats::{LossSummary, Throughput};
+use crate::units::grouped;
+use std::time::Duration;
+
+/// A span in the unit that reads best: us, ms or s.
+fn span(ns: u64) -> String {
+    let ns = ns as f64;
+    if ns < 1e6 {
+        format!("{:.1} us", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.1} ms", ns / 1e6)
+    } else {
+        format!("{:.3} s", ns / 1e9)
+    }
+}
+
+/// `N in SPAN: R msg/s`.
+fn rate(t: &Throughput) -> String {
+    format!(
+        "{} in {}: {} msg/s",
+        grouped(t.messages),
+        span(t.elapsed_ns()),
+        grouped(t.msgs_per_sec().round() as u64)
+    )
+}
+
+/// The ledger line.
+pub fn ledger_line(l: &LossSummary) -> String {
+    format!(
+        "ledger: received {}, lost {} (at the start {}, in the middle {}, at the end {}), duplicates {}, reordered {}\n",
+        grouped(l.received),
+        grouped(l.lost),
+        grouped(l.lost_at_start),
+        grouped(l.lost_in_middle),
+        grouped(l.lost_at_end),
+        grouped(l.duplicated),
+        grouped(l.reordered)
+    )
+}
+
+/// check_send's lines: PTMP's `send N in T s or R kHz`, then the settings that decide
+/// what arrives.
+pub fn send_text(r: &SendResult) -> String {
+    let secs = r.send.elapsed_ns() as f64 / 1e9;
+    let khz = if secs > 0.0 {
+        r.count as f64 / secs / 1000.0
+    } else {
+        0.0
+    };
+    format!(
+        "send {} in {secs:.3} s or {khz:.1} kHz\n\
+         check_send: {} {} {}, {} messages of {} B at {} msg/s (admission), start delay {} ms, quit delay {} ms, linger {} ms (czmq's default: what is still queued at close is dropped)\n",
+        r.count,
+        r.socket_type.name(),
+        r.side,
+        r.endpoint,
+        grouped(r.count),
+        r.message_size,
+        grouped(r.send.msgs_per_sec().round() as u64),
+        r.start_delay_ms,
+        r.quit_delay_ms,
+        r.linger_ms
+    )
+}
+
+/// check_recv's lines after the gap lines.
+pub fn recv_text(r: &RecvResult) -> String {
+    let how = match r.ended {
+        Ended::Count => "COUNT reached".to_string(),
+        Ended::EndMark => format!(
+            "the sender's last message arrived (its stream had {} messages)",
+            grouped(r.loss.expected)
+        ),
+        Ended::Timeout => format!(
+            "then nothing for {}{}",
+            fmt_duration(Duration::from_millis(r.timeout_ms)),
+            match r.sender_disconnected {
+                Some(true) => " (the sender had disconnected)",
+                Some(false) => " (the sender is still connected)",
+                None => "",
+            }
+        ),
+    };
+    let mut t = format!(
+        "recv {} of {}: {how}\n",
+        grouped(r.received),
+        grouped(r.count)
+    );
+    match r.first_after_ns {
+        Some(first) => t.push_str(&format!(
+            "rate: {} from the first message to the last (the first arrived {} after the start)\n",
+            rate(&r.delivered),
+            span(first)
+        )),
+        None => t.push_str("rate: none, nothing arrived\n"),
+    }
+    t.push_str(&ledger_line(&r.loss));
+    t
+}
+
+/// check_sendrecv's lines.
+pub fn sendrecv_text(r: &SendRecvResult) -> String {
+    let (binds, connects) = if r.sender_side == "bind" {
+        (r.sender.name(), r.receiver.name())
+    } else {
+        (r.receiver.name(), r.sender.name())
+    };
+    format!(
+        "check_sendrecv: {} over {} ({binds} binds, {connects} connects), {} messages of {} B\n\
+         send:    {} (admission)\n\
+         receive: {} (first message to last)\n{}",
+        r.pattern,
+        r.endpoint,
+        grouped(r.count),
+        r.message_size,
+        rate(&r.send),
+        rate(&r.delivered),
+        ledger_line(&r.loss)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ledger_line_has_every_figure_with_separators() {
+        let l = LossSummary {
+            expected: 11_807,
+            received: 10_000,
+            lost: 1_807,
+            lost_at_start: 1_797,
+            lost_in_middle: 10,
+            duplicated: 2,
+            reordered: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            ledger_line(&l),
+            "ledger: received 10,000, lost 1,807 (at the start 1,797, in the middle 10, at the end 0), duplicates 2, reordered 1\n"
+        );
+    }
+
+    #[test]
+    fn spans_and_rates_carry_units() {
+        assert_eq!(span(4_100), "4.1 us");
+        assert_eq!(span(12_340_000), "12.3 ms");
+        assert_eq!(span(2_749_240_000), "2.749 s");
+        let t = Throughput {
+            messages: 10_000,
+            payload_bytes: 0,
+            start_ns: 0,
+            end_ns: 4_000_000,
+        };
+        assert_eq!(rate(&t), "10,000 in 4.0 ms: 2,500,000 msg/s");
+    }
+}

@@ -1,0 +1,497 @@
+//! PTMP's README examples with `zmqperf` in place of `./build/test/`: check_recv and
+//! check_send as two processes in a temp folder (so `ipc://junk.txt` is a path of its
+//! own), under watchdogs, with short TIMEOUT arguments. The phenomena are races by nature,
+//! so each example is tried up to ATTEMPTS times: the conditions make the expected outcome
+//! essentially certain, every attempt is printed, and the test fails only when no attempt
+//! shows it. Plus check_sendrecv, the JSON schema and the usage errors.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const ATTEMPTS: usize = 5;
+const T: u64 = 30;
+
+static DIR_N: AtomicUsize = AtomicUsize::new(0);
+
+/// A fresh, empty working folder of this test process.
+fn temp_dir() -> PathBuf {
+    let n = DIR_N.fetch_add(1, Ordering::SeqCst);
+    let d = std::env::temp_dir().join(format!("zmqperf-ptmp-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn in_dir(dir: &Path, args: &[&str]) -> Command {
+    let mut c = zp(args);
+    c.current_dir(dir);
+    c
+}
+
+/// Waits until the receiver has bound `ipc://junk.txt` (the socket file exists).
+fn wait_bound(dir: &Path) {
+    let path = dir.join("junk.txt");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "check_recv never bound {path:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// One run of a seed example: check_recv started first (and bound), then check_send to
+/// its end, then check_recv to its end.
+fn seed(recv: &[&str], send: &[&str]) -> (Output, Output) {
+    let dir = temp_dir();
+    let r = Proc::spawn(in_dir(&dir, recv), T);
+    wait_bound(&dir);
+    let s = run(in_dir(&dir, send), T);
+    let r = r.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+    (r, s)
+}
+
+/// Runs the example up to ATTEMPTS times until `wanted` holds for one, printing each.
+fn until(what: &str, recv: &[&str], send: &[&str], wanted: impl Fn(&Output, &Output) -> bool) {
+    for attempt in 1..=ATTEMPTS {
+        let (r, s) = seed(recv, send);
+        println!(
+            "{what}, attempt {attempt}: check_recv exit {:?}\n{}{}check_send exit {:?}\n{}{}",
+            r.code, r.stdout, r.stderr, s.code, s.stdout, s.stderr
+        );
+        assert!(!r.stderr.contains("panicked") && !s.stderr.contains("panicked"));
+        if wanted(&r, &s) {
+            return;
+        }
+    }
+    panic!("{what}: not seen in {ATTEMPTS} attempts (each printed above)");
+}
+
+/// The gap lines of an output: `i - seq = diff : ts`, parsed.
+fn gap_lines(out: &str) -> Vec<(u64, u64, i64, f64)> {
+    out.lines()
+        .filter_map(|l| {
+            let (left, t) = l.split_once(" : ")?;
+            let t: f64 = t.strip_suffix('s')?.parse().ok()?;
+            let (sub, diff) = left.split_once(" = ")?;
+            let (i, seq) = sub.split_once(" - ")?;
+            Some((i.parse().ok()?, seq.parse().ok()?, diff.parse().ok()?, t))
+        })
+        .collect()
+}
+
+/// The figure after `word ` on the ledger line.
+fn ledger(out: &str, word: &str) -> u64 {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("ledger: "))
+        .unwrap_or_else(|| panic!("no ledger line in:\n{out}"));
+    let at = line
+        .find(&format!("{word} "))
+        .unwrap_or_else(|| panic!("no '{word}' in {line}"));
+    line[at + word.len() + 1..]
+        .split(|c: char| !(c.is_ascii_digit() || c == ','))
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap()
+}
+
+/// Seed: `check_recv 10 SUB bind ipc://junk.txt` + `check_send 10000 PUB connect
+/// ipc://junk.txt 0`: the start of the stream is lost and the slow joiner is named. The
+/// publisher sends 10,000 messages at once after connecting, in well under the time a
+/// subscription takes, so the whole stream may go before it (nothing arrives: exit 17)
+/// or only its start (exit 12); either way the loss is at the start.
+#[test]
+fn slow_joiner_with_no_start_delay_loses_the_start_and_is_named() {
+    with_watchdog(ATTEMPTS as u64 * T, || {
+        until(
+            "slow joiner",
+            &["check_recv", "10", "SUB", "bind", "ipc://junk.txt", "1000"],
+            &[
+                "check_send",
+                "10000",
+                "PUB",
+                "connect",
+                "ipc://junk.txt",
+                "0",
+            ],
+            |r, s| {
+                s.code == Some(0)
+                    && matches!(r.code, Some(12) | Some(17))
+                    && r.stderr.contains("Likely cause: slow joiner")
+                    && ledger(&r.stdout, "at the start") > 0
+                    && ledger(&r.stdout, "at the end") == 0
+            },
+        );
+    });
+}
+
+/// The seed's gap line, `0 - 1797 = -1797 : 2.74924s`: with a stream long enough to
+/// outlast the subscription (100,000 messages), the first message received is not seq 0,
+/// its line says by how much, and the fix names a START_DELAY_MS measured from the
+/// trailer of check_send's messages.
+#[test]
+fn slow_joiner_gap_line_has_the_seeds_shape() {
+    with_watchdog(ATTEMPTS as u64 * T, || {
+        until(
+            "slow joiner gap line",
+            &["check_recv", "10", "SUB", "bind", "ipc://junk.txt", "1000"],
+            &[
+                "check_send",
+                "100000",
+                "PUB",
+                "connect",
+                "ipc://junk.txt",
+                "0",
+            ],
+            |r, _| {
+                let lines = gap_lines(&r.stdout);
+                let Some(&(i, seq, diff, t)) = lines.first() else {
+                    return false;
+                };
+                r.code == Some(12)
+                    && i == 0
+                    && seq > 0
+                    && diff == -(seq as i64)
+                    && t > 0.0
+                    && lines.len() == 1
+                    && ledger(&r.stdout, "at the start") == seq
+                    && r.stderr.contains("took effect")
+                    && r.stderr.contains("START_DELAY_MS of ")
+            },
+        );
+    });
+}
+
+/// Seed: the same with `check_send ... 1`: a 1 ms start delay, and the receiver sees seq 0.
+#[test]
+fn start_delay_of_1_ms_lets_the_receiver_see_seq_0() {
+    with_watchdog(ATTEMPTS as u64 * T, || {
+        until(
+            "start delay 1 ms",
+            &["check_recv", "10", "SUB", "bind", "ipc://junk.txt", "1000"],
+            &[
+                "check_send",
+                "10000",
+                "PUB",
+                "connect",
+                "ipc://junk.txt",
+                "1",
+            ],
+            |r, _| {
+                r.code == Some(0)
+                    && r.stdout.starts_with("0 - 0 = 0 : ")
+                    && gap_lines(&r.stdout).len() == 1
+                    && ledger(&r.stdout, "lost") == 0
+                    && ledger(&r.stdout, "received") == 10
+            },
+        );
+    });
+}
+
+/// Seed: `check_recv 10000 PAIR bind` + `check_send 10000 PAIR connect`: the sender quits
+/// with linger 0 while its queue is full; PTMP's receiver hung, zmqperf's ends after its
+/// TIMEOUT (1500 ms; a waiting line after 1 s) with the ledger, the sender's disconnection, and the fast quit named.
+#[test]
+fn fast_quit_ends_after_the_timeout_with_the_ledger_and_the_cause() {
+    with_watchdog(ATTEMPTS as u64 * T, || {
+        until(
+            "fast quit",
+            &[
+                "check_recv",
+                "10000",
+                "PAIR",
+                "bind",
+                "ipc://junk.txt",
+                "1500",
+            ],
+            &["check_send", "10000", "PAIR", "connect", "ipc://junk.txt"],
+            |r, s| {
+                s.code == Some(0)
+                    && r.code == Some(17)
+                    && r.stdout
+                        .contains("then nothing for 1.5 s (the sender had disconnected)")
+                    && ledger(&r.stdout, "at the end") > 0
+                    && ledger(&r.stdout, "received") + ledger(&r.stdout, "at the end") == 10_000
+                    && r.stderr.contains("Likely cause: fast quit")
+                    && r.stderr.contains("QUIT_DELAY_MS of ")
+                    && r.stderr.contains("waiting: ")
+            },
+        );
+    });
+}
+
+/// Seed: `check_send 10000 PAIR connect ipc://junk.txt 0 1000`: a 1 s quit delay, and all
+/// 10,000 arrive.
+#[test]
+fn quit_delay_of_1000_ms_delivers_everything() {
+    with_watchdog(ATTEMPTS as u64 * T, || {
+        until(
+            "quit delay 1000 ms",
+            &[
+                "check_recv",
+                "10000",
+                "PAIR",
+                "bind",
+                "ipc://junk.txt",
+                "1000",
+            ],
+            &[
+                "check_send",
+                "10000",
+                "PAIR",
+                "connect",
+                "ipc://junk.txt",
+                "0",
+                "1000",
+            ],
+            |r, _| {
+                r.code == Some(0)
+                    && ledger(&r.stdout, "received") == 10_000
+                    && ledger(&r.stdout, "lost") == 0
+                    && r.stdout.starts_with("0 - 0 = 0 : ")
+            },
+        );
+    });
+}
+
+/// check_sendrecv over the blocking patterns loses nothing, on every transport, and says
+/// both rates.
+#[test]
+fn sendrecv_blocking_patterns_deliver_everything() {
+    with_watchdog(120, || {
+        for pattern in ["pipe", "pushpull"] {
+            for (side, addr) in [
+                ("bind", "inproc://sendrecv".to_string()),
+                ("connect", ipc_endpoint()),
+                ("bind", "tcp://127.0.0.1:*".to_string()),
+            ] {
+                let args = ["check_sendrecv", "20000", side, pattern, &addr];
+                let o = run(zp(&args), T);
+                assert_eq!(o.code, Some(0), "{args:?}: {o:?}");
+                assert!(o.stdout.contains("send:    20,000 in "), "{}", o.stdout);
+                assert!(o.stdout.contains("receive: 20,000 in "), "{}", o.stdout);
+                assert_eq!(ledger(&o.stdout, "lost"), 0, "{}", o.stdout);
+            }
+        }
+    });
+}
+
+/// check_sendrecv pubsub: whatever is lost is accounted for and, if anything, named.
+#[test]
+fn sendrecv_pubsub_accounts_for_every_message() {
+    with_watchdog(60, || {
+        let o = run(
+            zp(&[
+                "check_sendrecv",
+                "100000",
+                "bind",
+                "pubsub",
+                "inproc://ps",
+                "--json",
+            ]),
+            T,
+        );
+        assert!(matches!(o.code, Some(0) | Some(12)), "{o:?}");
+        let v: Value = serde_json::from_str(o.stdout.trim()).expect("JSON");
+        let l = &v["loss"];
+        assert_eq!(l["expected"], 100_000);
+        assert_eq!(
+            l["received"].as_u64().unwrap() + l["lost"].as_u64().unwrap(),
+            100_000
+        );
+        assert_eq!(o.code == Some(12), l["lost"].as_u64().unwrap() > 0);
+        if o.code == Some(12) {
+            assert!(o.stderr.contains("Likely cause: "), "{}", o.stderr);
+        }
+        assert!(v["send_rate_msgs_per_s"].as_f64().unwrap() > 0.0);
+    });
+}
+
+/// Every --json object follows schema/ptmp-result.schema.json: check_send, check_recv
+/// (complete, and cut short), check_sendrecv.
+#[test]
+fn every_json_output_follows_the_schema() {
+    with_watchdog(120, || {
+        let v = schema_validator("ptmp-result.schema.json");
+        let mut outputs = Vec::new();
+        let (r, s) = seed(
+            &[
+                "check_recv",
+                "1000",
+                "PULL",
+                "bind",
+                "ipc://junk.txt",
+                "1000",
+                "--json",
+            ],
+            &[
+                "check_send",
+                "1000",
+                "PUSH",
+                "connect",
+                "ipc://junk.txt",
+                "0",
+                "500",
+                "--json",
+            ],
+        );
+        assert_eq!(r.code, Some(0), "{r:?}");
+        outputs.push(("check_recv", r.stdout));
+        outputs.push(("check_send", s.stdout));
+        // More expected than sent: the end mark ends it (all of the shorter stream came).
+        let (r, _) = seed(
+            &[
+                "check_recv",
+                "2000",
+                "PULL",
+                "bind",
+                "ipc://junk.txt",
+                "2000",
+                "--json",
+            ],
+            &[
+                "check_send",
+                "1000",
+                "PUSH",
+                "connect",
+                "ipc://junk.txt",
+                "0",
+                "500",
+                "--size",
+                "24",
+            ],
+        );
+        assert_eq!(r.code, Some(0), "{r:?}");
+        assert!(r.stderr.contains("fewer than COUNT"), "{}", r.stderr);
+        outputs.push(("check_recv short", r.stdout));
+        let o = run(
+            zp(&[
+                "check_sendrecv",
+                "1000",
+                "connect",
+                "pair",
+                "tcp://127.0.0.1:*",
+                "--json",
+            ]),
+            T,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        outputs.push(("check_sendrecv", o.stdout));
+        for (what, text) in outputs {
+            let value: Value = serde_json::from_str(text.trim())
+                .unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {text}"));
+            let errors = schema_errors(&v, &value);
+            assert!(errors.is_empty(), "{what}: {errors:#?}\n{value}");
+        }
+    });
+}
+
+/// Usage errors: a type of the wrong end (3, naming the types that fit), a bad COUNT (3),
+/// a missing ADDR (2), a bad side (3), inproc between processes (4).
+#[test]
+fn argument_errors_name_the_fix() {
+    with_watchdog(60, || {
+        fails_within(
+            10,
+            &["check_send", "10", "SUB", "connect", "ipc://x"],
+            3,
+            "check_send takes PAIR, PUB or PUSH",
+        );
+        fails_within(
+            10,
+            &["check_recv", "10", "push", "bind", "ipc://x"],
+            3,
+            "give PULL here and PUSH to check_send",
+        );
+        fails_within(
+            10,
+            &["check_recv", "ten", "SUB", "bind", "ipc://x"],
+            3,
+            "<COUNT>",
+        );
+        fails_within(
+            10,
+            &["check_send", "0", "PUB", "bind", "ipc://x"],
+            3,
+            "<COUNT>",
+        );
+        fails_within(10, &["check_send", "10", "PUB", "connect"], 2, "<ADDR>");
+        fails_within(
+            10,
+            &["check_recv", "10", "SUB", "listen", "ipc://x"],
+            3,
+            "bind or connect",
+        );
+        fails_within(
+            10,
+            &["check_recv", "10", "SUB", "bind", "inproc://x"],
+            4,
+            "check_sendrecv",
+        );
+        fails_within(
+            10,
+            &["check_sendrecv", "10", "bind", "reqrep", "inproc://x"],
+            3,
+            "pushpull",
+        );
+    });
+}
+
+/// Types that do not pair (a PUB sending to a PULL): the receiver names the handshake
+/// failure (exit 9) instead of waiting for ever.
+#[test]
+fn types_that_do_not_pair_are_named() {
+    with_watchdog(60, || {
+        let (r, _) = seed(
+            &["check_recv", "10", "PULL", "bind", "ipc://junk.txt", "1000"],
+            &[
+                "check_send",
+                "10",
+                "PUB",
+                "connect",
+                "ipc://junk.txt",
+                "0",
+                "1500",
+            ],
+        );
+        assert_eq!(r.code, Some(9), "{r:?}");
+        assert!(r.stderr.contains("cannot talk to this one"), "{}", r.stderr);
+    });
+}
+
+/// Nothing sent at all: check_recv ends after its TIMEOUT with exit 6 and a waiting line.
+#[test]
+fn no_sender_ends_after_the_timeout() {
+    with_watchdog(30, || {
+        let dir = temp_dir();
+        let started = Instant::now();
+        let o = run(
+            in_dir(
+                &dir,
+                &["check_recv", "10", "SUB", "bind", "ipc://junk.txt", "1500"],
+            ),
+            T,
+        );
+        assert_eq!(o.code, Some(6), "{o:?}");
+        assert!(started.elapsed() >= Duration::from_millis(1500));
+        assert!(
+            o.stderr.contains("waiting: 0 of 10 received"),
+            "{}",
+            o.stderr
+        );
+        assert!(
+            o.stderr.contains("Start the other side (check_send)"),
+            "{}",
+            o.stderr
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
