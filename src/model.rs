@@ -261,6 +261,13 @@ pub struct NodeResult {
     /// Replicas that ended cut short (idle for the timeout), with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cut_short: Vec<String>,
+    /// Sources and sinks in a stream (a group of flows): its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
+    /// Sinks in a stream: messages still on their way when the end of transmission arrived,
+    /// over all replicas and repetitions (seen to within 1,024 while messages flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eot_ahead: Option<u64>,
 }
 
 /// One edge: a source replica's stream as one sink (or a load-balanced group of sink

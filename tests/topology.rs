@@ -224,6 +224,76 @@ fn typed_frames_arrive_whole_and_cost_is_a_sweep() {
     });
 }
 
+/// ACSflix (seed 003): the three shipped files, flows grouped in streams whose sinks end on
+/// the stream's end-of-transmission message. Every flow delivers exactly its count at
+/// every size of the sweep, no sink is cut short (each ended on its EOT), the nodes carry
+/// their stream, and the text report has the Streams table with an `all` row where there
+/// are several streams.
+#[test]
+fn acsflix_flows_in_streams_end_on_their_end_of_transmission() {
+    with_watchdog(T, || {
+        for (file, flows, streams) in [("1x1", 1, 1), ("3x1", 3, 1), ("3x3", 3, 3)] {
+            let path = format!("examples/topologies/acsflix-{file}.toml");
+            let v = run_json(
+                &path,
+                &["--count", "2000", "--repetitions", "1", "--sizes", "64"],
+            );
+            let cases = v["cases"].as_array().unwrap();
+            assert_eq!(cases.len(), 1, "{file}: --sizes replaces the sweep of size");
+            let c = &cases[0];
+            assert!(c["error"].is_null(), "{file}: {}", c["error"]);
+            let e = edges(c);
+            assert_eq!(e.len(), flows, "{file}");
+            for (from, to, edge) in &e {
+                assert_eq!(edge["messages"], 2000, "{file} {from}->{to}");
+                assert_eq!(edge["loss"]["lost"], 0);
+            }
+            let nodes = c["nodes"].as_array().unwrap();
+            let mut names: Vec<&str> = nodes
+                .iter()
+                .map(|n| n["stream"].as_str().unwrap())
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), streams, "{file}: {names:?}");
+            for n in nodes {
+                assert!(n["cut_short"].is_null(), "{file}: {n}");
+                if n["role"] == "sink" {
+                    assert!(n["eot_ahead"].as_u64().unwrap() <= 2000, "{file}: {n}");
+                }
+            }
+        }
+        // The whole sweep, 2 B .. 8 KiB, in one command, with the seed's rows per size.
+        let o = run(
+            zp(&[
+                "run",
+                "examples/topologies/acsflix-3x3.toml",
+                "--no-history",
+                "--count",
+                "2000",
+                "--repetitions",
+                "1",
+            ]),
+            T,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        for needle in [
+            "latency (us)",
+            "msg/s",
+            "Mbit/s",
+            "8192",
+            "Streams",
+            " all ",
+        ] {
+            assert!(o.stdout.contains(needle), "{needle}: {}", o.stdout);
+        }
+        for size in [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192] {
+            let id = format!("throughput/acsflix-3x3/tcp/{size} ");
+            assert!(o.stdout.contains(&id), "{id}");
+        }
+    });
+}
+
 #[test]
 fn a_push_shared_by_two_pulls_is_one_edge_ended_by_the_runner() {
     with_watchdog(T, || {

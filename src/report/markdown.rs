@@ -186,6 +186,12 @@ fn topology(out: &mut String, run: &RunResult) {
         );
         pipe_table(out, &heads(&layout::EDGE_HEADS), &rows(edges), 2);
     }
+    let streams = layout::streams(run);
+    if !streams.is_empty() {
+        let _ = writeln!(out, "\n## Streams\n");
+        let _ = writeln!(out, "Each stream (a group of flows) of a case, and all of them: its flows' delivered rates added up (medians over the repetitions), in msg/s and Mbit/s, and the messages still on their way when its end of transmission arrived (a worker that stopped there would lose them).\n");
+        pipe_table(out, &heads(&layout::STREAM_HEADS), &rows(streams), 2);
+    }
     let nodes = layout::nodes(run);
     if !nodes.is_empty() {
         let _ = writeln!(out, "\n## Nodes\n");

@@ -175,6 +175,13 @@ fn topology(out: &mut String, run: &RunResult) {
         );
         case_table(out, &layout::EDGE_HEADS, &edges, 2);
     }
+    let streams = layout::streams(run);
+    if !streams.is_empty() {
+        out.push('\n');
+        heading(out, "Streams", '-');
+        wrap(out, "", "Each stream (a group of flows) of a case, and all of them: its flows' delivered rates added up (medians over the repetitions), in msg/s and Mbit/s, and the messages still on their way when its end of transmission arrived (a worker that stopped there would lose them).");
+        case_table(out, &layout::STREAM_HEADS, &streams, 2);
+    }
     let nodes = layout::nodes(run);
     if !nodes.is_empty() {
         out.push('\n');

@@ -11,6 +11,7 @@
 use crate::zmq;
 
 mod echo;
+pub mod eot;
 mod ping;
 mod proxy;
 pub mod publisher;

@@ -4,6 +4,7 @@
 //! load-balanced stream), or after being idle for the timeout (cut short: it reports what
 //! arrived).
 
+use super::eot::EotWatch;
 use super::shape::{LogFilter, FIRST_FRAME_MIN};
 use super::{
     node_usage, open_all, Control, HeaderUse, Next, NodeSpec, Patience, RoleReport, STOP_POLL,
@@ -17,6 +18,7 @@ use crate::progress::Progress;
 use crate::stats::{LatencyHistogram, Ledger, Throughput};
 use crate::topology::SocketType;
 use crate::zmq;
+use std::time::Duration;
 
 pub(super) fn run(
     ctx: &zmq::Context,
@@ -25,6 +27,12 @@ pub(super) fn run(
 ) -> Result<RoleReport> {
     let mut opened = open_all(ctx, spec, ctl, STOP_POLL)?;
     let o = &mut opened[0];
+    // A sink in a stream: its end comes on the stream's end-of-transmission channel.
+    let mut eot = spec
+        .eot
+        .as_deref()
+        .map(|ep| EotWatch::open(ctx, ep))
+        .transpose()?;
     ctl.wait_start(spec.timeout())?;
     let total: u64 = spec.streams.iter().map(|(_, n)| n).sum();
     let warm_total: u64 = spec.warmup * spec.streams.len() as u64;
@@ -50,7 +58,17 @@ pub(super) fn run(
         .map(|_| LatencyHistogram::new())
         .collect();
     let other = spec.streams.len();
-    let mut patience = Patience::new(spec.timeout());
+    // With a channel to watch, the receive gives up every STOP_POLL to look at it, and the
+    // idle time is added up here.
+    let slice = if eot.is_some() {
+        STOP_POLL
+    } else {
+        spec.timeout()
+    };
+    let mut patience = Patience::new(slice);
+    let mut idle_total = Duration::ZERO;
+    // Messages received when the end of transmission had covered every flow.
+    let mut at_eot: Option<u64> = None;
     let mut ends = 0usize;
     let mut header = spec.size >= HEADER_LEN;
     let mut progress = Progress::new("messages", total);
@@ -80,7 +98,57 @@ pub(super) fn run(
             .recv(first, s, ctl)
             .map_err(|e| wait.error(e, received, String::new()))?;
         match next {
-            Next::Got => {}
+            Next::Got => idle_total = Duration::ZERO,
+            Next::Stopped if eot.is_some() => {
+                let w = eot.as_mut().expect("checked");
+                w.poll();
+                if w.covers(&spec.streams) {
+                    at_eot.get_or_insert(received);
+                    let want = w.total(&spec.streams);
+                    if received < want {
+                        cut_short = Some(format!(
+                            "the end of transmission announced {want} messages; {received} arrived before the senders finished and the queue ran dry"
+                        ));
+                    }
+                } else {
+                    cut_short = Some(format!(
+                        "the end of transmission never came; {received} messages arrived before the senders finished and the queue ran dry"
+                    ));
+                }
+                break;
+            }
+            Next::Idle if eot.is_some() => {
+                let w = eot.as_mut().expect("checked");
+                w.poll();
+                idle_total += patience.idle();
+                patience = Patience::new(slice);
+                if w.covers(&spec.streams) {
+                    let want = w.total(&spec.streams);
+                    at_eot.get_or_insert(received);
+                    if received >= want {
+                        break;
+                    }
+                    if idle_total >= EOT_DRAIN {
+                        cut_short = Some(format!(
+                            "the end of transmission announced {want} messages; {received} arrived, and nothing more for {:.1} s after it",
+                            idle_total.as_secs_f64()
+                        ));
+                        break;
+                    }
+                    continue;
+                }
+                if idle_total < spec.timeout() {
+                    continue;
+                }
+                if received == 0 {
+                    return Err(wait.error(zmq::Error::EAGAIN, 0, String::new()));
+                }
+                cut_short = Some(format!(
+                    "the end of transmission never came: nothing arrived for {:.1} s after {received} messages",
+                    idle_total.as_secs_f64()
+                ));
+                break;
+            }
             Next::Stopped => {
                 if spec.ends_itself && ends < spec.streams.len() && received < total {
                     cut_short = Some(format!(
@@ -142,7 +210,11 @@ pub(super) fn run(
                 start = now_ns();
             }
             received += 1;
-            if spec.ends_itself && received == total {
+            if let Some(w) = eot.as_mut() {
+                if eot_done(w, &spec.streams, received, &mut at_eot) {
+                    break;
+                }
+            } else if spec.ends_itself && received == total {
                 break;
             }
             continue;
@@ -223,6 +295,12 @@ pub(super) fn run(
         }
         // With the header, a stream ends at its end mark, not after `total` arrivals:
         // duplicates would use up the count and leave real messages unread.
+        if let Some(w) = eot.as_mut() {
+            if eot_done(w, &spec.streams, received, &mut at_eot) {
+                break;
+            }
+            continue;
+        }
         if spec.ends_itself && ends == spec.streams.len() {
             break;
         }
@@ -260,10 +338,37 @@ pub(super) fn run(
         ledger: header.then_some(ledger),
         cut_short,
         protocol_error: protocol_error.or(frame_error),
+        eot_ahead: at_eot
+            .zip(eot.as_ref())
+            .map(|(r, w)| w.total(&spec.streams).saturating_sub(r)),
         header,
         usage: Some(node_usage(spec)),
         ..Default::default()
     })
+}
+
+/// How long a sink in a stream waits, once the end of transmission has come, for the
+/// messages it announced that have not arrived yet.
+const EOT_DRAIN: Duration = Duration::from_secs(1);
+
+/// Whether a sink in a stream has everything its end of transmission announced. The
+/// channel is looked at every 1,024 messages while they flow; `at_eot` keeps the count
+/// when it first covered every flow.
+#[inline]
+fn eot_done(
+    w: &mut EotWatch,
+    streams: &[(u32, u64)],
+    received: u64,
+    at_eot: &mut Option<u64>,
+) -> bool {
+    if received & 1023 == 0 {
+        w.poll();
+    }
+    if !w.covers(streams) {
+        return false;
+    }
+    at_eot.get_or_insert(received);
+    received >= w.total(streams)
 }
 
 /// Checks a typed message: the type id after the header in its first frame (`msg`), and

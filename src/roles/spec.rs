@@ -110,6 +110,10 @@ pub struct NodeSpec {
     /// such log lines (with its SUB prefixes, it knows which lines should come).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_levels: Vec<String>,
+    /// Sink in a stream: the endpoint of the stream's end-of-transmission channel (a PUB the
+    /// runner binds); the sink ends on its message instead of the end marks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eot: Option<String>,
 }
 
 /// How a source ends once its last message has left (what `zmqperf diagnose` compares).
@@ -211,6 +215,10 @@ pub struct RoleReport {
     pub peer_closed: Option<bool>,
     /// CPU and memory.
     pub usage: Option<RoleUsage>,
+    /// Sink in a stream: messages of its flows still on their way when the
+    /// end-of-transmission message arrived (a worker that stopped there would lose them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eot_ahead: Option<u64>,
     /// A node in a process of its own: monotonic clock once its sockets were closed and its
     /// context terminated (where a linger is honoured, or not), ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -248,6 +256,7 @@ impl NodeSpec {
             frames: Vec::new(),
             type_id: 0,
             log_levels: Vec::new(),
+            eot: None,
         }
     }
 

@@ -151,6 +151,22 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
         let mut streams = Vec::new();
         let mut shared = false;
         let mut sizes = Vec::new();
+        // A sink in a stream takes flows of that stream only.
+        if let (Role::Sink, Some(st)) = (n.role, &n.stream) {
+            for f in flows.iter().filter(|f| f.sink == i) {
+                let src = &t.nodes[f.source];
+                if src.stream.as_deref() != Some(st.as_str()) {
+                    return Err(Error::invalid(
+                        &format!("topology {}: node '{}': stream", case.origin, n.name),
+                        st,
+                        format!(
+                            "its source '{}' is not in stream '{st}'; give the flow's source `stream = \"{st}\"` too",
+                            src.name
+                        ),
+                    ));
+                }
+            }
+        }
         // The message shape of the streams into a sink: one for all of them.
         let mut shape: Option<(Vec<usize>, u32, Vec<String>)> = None;
         for f in flows.iter().filter(|f| f.sink == i) {
@@ -332,6 +348,7 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     frames: frames.clone(),
                     type_id,
                     log_levels: log_levels.clone(),
+                    eot: None,
                     swarm: (n.role == Role::Swarm).then(|| SwarmSpec {
                         process: r,
                         subs: n.subs.unwrap_or(1),
@@ -427,6 +444,8 @@ fn run_repetition(
     let ctx = zmq::Context::new();
     let deadline = Instant::now() + settings.case_timeout;
     let mut reps = replicas(g, case, settings)?;
+    // Streams of flows: their end-of-transmission channels, bound before the sinks start.
+    let mut channels = super::eot::open(&ctx, g, &mut reps)?;
     let mut bound: BTreeMap<(usize, usize), Vec<String>> = BTreeMap::new();
     let mut placed: Vec<Box<dyn Placed>> = Vec::new();
     for rep in reps.iter_mut() {
@@ -460,6 +479,9 @@ fn run_repetition(
             at += k;
         }
         placed.push(p);
+    }
+    for c in channels.iter_mut() {
+        c.wait_subscribers(settings.timeout)?;
     }
     placed_all();
     for p in placed.iter_mut() {
@@ -498,6 +520,12 @@ fn run_repetition(
         })
         .collect();
     w.wait_swarms(&swarms, actives.then(Instant::now));
+    // Every source has sent: each stream's end of transmission goes out on its channel.
+    if !w.failed {
+        for c in channels.iter_mut() {
+            c.publish(g, &reps)?;
+        }
+    }
     // 2. Sinks, echoes and proxies that end by themselves are waited for, the others told
     //    to stop (and drain) first. A sink that ends by itself is told too: it takes the
     //    stop only after a quiet spell, so a stream whose end mark was dropped (a PUB at

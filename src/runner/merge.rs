@@ -280,6 +280,7 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
             let mut recv_rates = Vec::new();
             let mut forwarded = None;
             let mut cut = Vec::new();
+            let mut eot_ahead = None;
             for rep in reps {
                 let mut send: Option<Throughput> = None;
                 let mut recv: Option<Throughput> = None;
@@ -297,6 +298,9 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                     }
                     if let Some(f) = rr.forwarded {
                         *forwarded.get_or_insert(0) += f;
+                    }
+                    if let Some(a) = rr.eot_ahead {
+                        *eot_ahead.get_or_insert(0) += a;
                     }
                     if let Some(c) = &rr.cut_short {
                         cut.push(format!("{}: {c}", r.spec.name));
@@ -316,6 +320,8 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                 delivered_msgs_per_sec: median(recv_rates),
                 forwarded,
                 cut_short: cut,
+                stream: n.stream.clone(),
+                eot_ahead,
             }
         })
         .collect()

@@ -7,6 +7,7 @@
 pub mod control;
 pub mod engine;
 pub mod env;
+mod eot;
 pub mod floor;
 pub mod merge;
 pub mod place;

@@ -161,6 +161,11 @@ pub struct Node {
     /// Source: log lines (the level as a topic frame, then the line) instead of one frame.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<LogLines>,
+    /// Source or sink: the stream (a group of flows, as ACSflix has them) it belongs to. The
+    /// sinks of a stream end on its end-of-transmission message, which the runner publishes
+    /// on the stream's own PUB/SUB channel once every source of the stream has sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
 }
 
 /// A source's typed multi-frame messages: the first frame holds the measurement header and

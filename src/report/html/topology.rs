@@ -51,6 +51,11 @@ pub(super) fn topology_tables(out: &mut String, run: &RunResult) {
             .collect();
         plain_table(out, &layout::EDGE_HEADS, &edges, 2, &lossy, 4);
     }
+    let streams = layout::streams(run);
+    if !streams.is_empty() {
+        let _ = writeln!(out, "<h2>Streams</h2>\n<p class=\"note\">{}</p>", esc("Each stream (a group of flows) of a case, and all of them: its flows' delivered rates added up (medians over the repetitions), in msg/s and Mbit/s, and the messages still on their way when its end of transmission arrived (a worker that stopped there would lose them)."));
+        plain_table(out, &layout::STREAM_HEADS, &streams, 2, &[], 0);
+    }
     let nodes = layout::nodes(run);
     if !nodes.is_empty() {
         out.push_str(

@@ -18,5 +18,6 @@ pub use groups::{groups, kind_name, loop_name, Group};
 pub use run::{environment, failures, resources, warnings, RESOURCE_HEADS};
 pub use security::{security_cost, SECURITY_HEADS};
 pub use topology::{
-    cut_short, edge_lossy, edges, lists_edges, lists_nodes, nodes, EDGE_HEADS, NODE_HEADS,
+    cut_short, edge_lossy, edges, lists_edges, lists_nodes, nodes, streams, EDGE_HEADS, NODE_HEADS,
+    STREAM_HEADS,
 };

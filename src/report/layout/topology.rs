@@ -134,3 +134,70 @@ pub fn cut_short(run: &RunResult) -> Vec<(&str, String)> {
     }
     out
 }
+
+/// Heads of the stream table.
+pub const STREAM_HEADS: [&str; 6] = ["case", "stream", "flows", "msg/s", "Mbit/s", "EOT ahead"];
+
+/// One row per stream (a group of flows, as ACSflix has them) of each case, and one for
+/// all of the case's streams: the flows' delivered rates added up, in msg/s and Mbit/s,
+/// and the messages still on their way when the end of transmission came.
+pub fn streams(run: &RunResult) -> Vec<[String; 6]> {
+    let mut out = Vec::new();
+    for c in &run.cases {
+        let mut names: Vec<&str> = c.nodes.iter().filter_map(|n| n.stream.as_deref()).collect();
+        names.sort_unstable();
+        names.dedup();
+        if names.is_empty() {
+            continue;
+        }
+        let stream_of = |replica: &str| {
+            let node = replica.split('[').next().unwrap_or(replica);
+            c.nodes
+                .iter()
+                .find(|n| n.name == node)
+                .and_then(|n| n.stream.as_deref())
+        };
+        let mut all = (0usize, 0.0f64, 0.0f64, None::<u64>);
+        for name in &names {
+            let flows: Vec<_> = c
+                .edges
+                .iter()
+                .filter(|e| stream_of(&e.from) == Some(name))
+                .collect();
+            let rate: f64 = flows.iter().filter_map(|e| e.msgs_per_sec).sum();
+            let mbit = rate * c.message_size as f64 * 8.0 / 1e6;
+            let ahead = c
+                .nodes
+                .iter()
+                .filter(|n| n.stream.as_deref() == Some(name))
+                .filter_map(|n| n.eot_ahead)
+                .reduce(|a, b| a + b);
+            all.0 += flows.len();
+            all.1 += rate;
+            all.2 += mbit;
+            all.3 = match (all.3, ahead) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
+            out.push([
+                c.id.clone(),
+                name.to_string(),
+                flows.len().to_string(),
+                numbers::grouped_f(rate),
+                numbers::value(mbit),
+                or_dash(ahead.map(grouped)),
+            ]);
+        }
+        if names.len() > 1 {
+            out.push([
+                c.id.clone(),
+                "all".to_string(),
+                all.0.to_string(),
+                numbers::grouped_f(all.1),
+                numbers::value(all.2),
+                or_dash(all.3.map(grouped)),
+            ]);
+        }
+    }
+    out
+}

@@ -425,6 +425,20 @@ fn check_shape(origin: &str, n: &Node) -> Result<()> {
             ));
         }
     }
+    if let Some(st) = &n.stream {
+        if !matches!(n.role, Role::Source | Role::Sink) || n.ticks.is_some() {
+            return Err(err(
+                origin,
+                &n.name,
+                "stream",
+                st,
+                "only sources and sinks belong to a stream (a group of flows); remove the field",
+            ));
+        }
+        if st.is_empty() {
+            return Err(err(origin, &n.name, "stream", "", "give the stream a name"));
+        }
+    }
     if n.message.is_some() && n.log.is_some() {
         return Err(err(
             origin,

@@ -171,3 +171,19 @@ fn wait_subscriptions_is_for_publishers_only() {
         "{e}"
     );
 }
+
+#[test]
+fn only_sources_and_sinks_belong_to_a_stream() {
+    let sink = r#"{"name": "s", "role": "sink", "stream": "s1", "socket": {"type": "PULL", "bind": ["auto"]}}"#;
+    let src = r#"{"name": "p", "role": "source", "stream": "s1", "socket": {"type": "PUSH", "connect": ["s"]}}"#;
+    one(&topo(&[sink.to_string(), src.to_string()])).unwrap();
+    let echo = r#"{"name": "e", "role": "echo", "stream": "s1", "socket": {"type": "REP", "bind": ["auto"]}}"#;
+    let ping = node("q", "ping", r#"{"type": "REQ", "connect": ["e"]}"#);
+    let e = one(&topo(&[echo.to_string(), ping]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("node 'e'") && e.contains("stream") && e.contains("only sources and sinks"),
+        "{e}"
+    );
+}

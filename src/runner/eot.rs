@@ -1,0 +1,102 @@
+//! The end-of-transmission channels of streams (ACSflix): a stream is a group of flows,
+//! each a source and its sink, and its sinks end when the stream's end-of-transmission
+//! message says how many messages each flow sent, not on the flows' own end marks. The
+//! runner binds one XPUB per stream, waits for the subscription of every sink replica of
+//! the stream before the start, and publishes once every source of the stream has sent.
+//! The message is `roles::eot`'s.
+
+use super::engine::Replica;
+use crate::error::{zmq_err, Error, Result};
+use crate::roles::eot::EOT_TAG;
+use crate::topology::check::Graph;
+use crate::topology::Role;
+use crate::zmq;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// One stream's channel.
+pub struct Channel {
+    /// The stream's name.
+    pub name: String,
+    sock: zmq::Socket,
+    endpoint: String,
+    sinks: u32,
+}
+
+/// Opens a channel for every stream of the topology and tells its sinks where it is.
+pub fn open(ctx: &zmq::Context, g: &Graph, reps: &mut [Replica]) -> Result<Vec<Channel>> {
+    let mut names: BTreeMap<String, u32> = BTreeMap::new();
+    for r in reps.iter() {
+        let n = &g.topology.nodes[r.node];
+        if let (Some(s), Role::Sink) = (&n.stream, n.role) {
+            *names.entry(s.clone()).or_default() += 1;
+        }
+    }
+    let mut out = Vec::new();
+    for (name, sinks) in names {
+        let mut sock = ctx.socket(zmq::XPUB).map_err(zmq_err("opening an XPUB"))?;
+        // Every sink's subscription, not only the first of each topic.
+        crate::net::set_xpub_verbose(&mut sock)?;
+        sock.set_linger(0).map_err(zmq_err("setting ZMQ_LINGER"))?;
+        sock.set_rcvtimeo(100)
+            .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
+        sock.bind("tcp://127.0.0.1:*")
+            .map_err(zmq_err("binding the end-of-transmission channel"))?;
+        let endpoint = sock
+            .get_last_endpoint()
+            .map_err(zmq_err("reading ZMQ_LAST_ENDPOINT"))?
+            .map_err(|_| Error::Protocol("the bound endpoint is not text".into()))?;
+        for r in reps.iter_mut() {
+            let n = &g.topology.nodes[r.node];
+            if n.role == Role::Sink && n.stream.as_deref() == Some(name.as_str()) {
+                r.spec.eot = Some(endpoint.clone());
+            }
+        }
+        out.push(Channel {
+            name,
+            sock,
+            endpoint,
+            sinks,
+        });
+    }
+    Ok(out)
+}
+
+impl Channel {
+    /// Waits (up to `timeout`) until every sink replica of the stream has subscribed.
+    pub fn wait_subscribers(&mut self, timeout: Duration) -> Result<()> {
+        let until = std::time::Instant::now() + timeout;
+        let mut got = 0;
+        while got < self.sinks {
+            match self.sock.recv_bytes(0) {
+                Ok(m) if m.first() == Some(&1) => got += 1,
+                Ok(_) => {}
+                Err(zmq::Error::EAGAIN) if std::time::Instant::now() < until => {}
+                Err(zmq::Error::EAGAIN) => {
+                    return Err(Error::Protocol(format!(
+                        "stream '{}': {got} of {} sinks subscribed to its end-of-transmission channel {} within {:?}",
+                        self.name, self.sinks, self.endpoint, timeout
+                    )))
+                }
+                Err(e) => return Err(zmq_err("waiting for the end-of-transmission subscribers")(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Publishes the end of transmission: every source replica of the stream with what it
+    /// sent.
+    pub fn publish(&mut self, g: &Graph, reps: &[Replica]) -> Result<()> {
+        let mut m = EOT_TAG.to_vec();
+        for r in reps {
+            let n = &g.topology.nodes[r.node];
+            if n.role == Role::Source && n.stream.as_deref() == Some(self.name.as_str()) {
+                m.extend_from_slice(&r.spec.stream_id.to_le_bytes());
+                m.extend_from_slice(&r.spec.count.to_le_bytes());
+            }
+        }
+        self.sock
+            .send(&m, 0)
+            .map_err(zmq_err("publishing the end of transmission"))
+    }
+}
