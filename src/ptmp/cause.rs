@@ -3,7 +3,7 @@
 //! the receiver measured (the sender's pace from the send times in the headers, and the
 //! receiver's own rate). The words follow `zmqperf diagnose` (docs/diagnose.md).
 
-use super::recv::{Ended, Received};
+use super::received::{Ended, Received};
 use crate::stats::LossSummary;
 use crate::topology::SocketType;
 use crate::units::grouped;

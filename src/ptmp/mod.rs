@@ -9,6 +9,7 @@
 
 mod cause;
 pub mod gap;
+mod received;
 mod recv;
 mod send;
 mod sendrecv;

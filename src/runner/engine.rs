@@ -445,7 +445,22 @@ fn run_repetition(
     let deadline = Instant::now() + settings.case_timeout;
     let mut reps = replicas(g, case, settings)?;
     // Streams of flows: their end-of-transmission channels, bound before the sinks start.
-    let mut channels = super::eot::open(&ctx, g, &mut reps)?;
+    let stream_of = |r: &Replica| g.topology.nodes[r.node].stream.clone();
+    let mut sinks: BTreeMap<String, u32> = BTreeMap::new();
+    for r in reps.iter().filter(|r| r.spec.role == Role::Sink) {
+        if let Some(st) = stream_of(r) {
+            *sinks.entry(st).or_default() += 1;
+        }
+    }
+    let mut channels = super::eot::open(&ctx, &sinks)?;
+    for r in reps.iter_mut().filter(|r| r.spec.role == Role::Sink) {
+        if let Some(c) = channels
+            .iter()
+            .find(|c| Some(&c.name) == stream_of(r).as_ref())
+        {
+            r.spec.eot = Some(c.endpoint().to_string());
+        }
+    }
     let mut bound: BTreeMap<(usize, usize), Vec<String>> = BTreeMap::new();
     let mut placed: Vec<Box<dyn Placed>> = Vec::new();
     for rep in reps.iter_mut() {
@@ -523,7 +538,12 @@ fn run_repetition(
     // Every source has sent: each stream's end of transmission goes out on its channel.
     if !w.failed {
         for c in channels.iter_mut() {
-            c.publish(g, &reps)?;
+            let flows: Vec<(u32, u64)> = reps
+                .iter()
+                .filter(|r| r.spec.role == Role::Source && stream_of(r).as_ref() == Some(&c.name))
+                .map(|r| (r.spec.stream_id, r.spec.count))
+                .collect();
+            c.publish(&flows)?;
         }
     }
     // 2. Sinks, echoes and proxies that end by themselves are waited for, the others told

@@ -5,11 +5,8 @@
 //! the stream before the start, and publishes once every source of the stream has sent.
 //! The message is `roles::eot`'s.
 
-use super::engine::Replica;
 use crate::error::{zmq_err, Error, Result};
 use crate::roles::eot::EOT_TAG;
-use crate::topology::check::Graph;
-use crate::topology::Role;
 use crate::zmq;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -23,17 +20,11 @@ pub struct Channel {
     sinks: u32,
 }
 
-/// Opens a channel for every stream of the topology and tells its sinks where it is.
-pub fn open(ctx: &zmq::Context, g: &Graph, reps: &mut [Replica]) -> Result<Vec<Channel>> {
-    let mut names: BTreeMap<String, u32> = BTreeMap::new();
-    for r in reps.iter() {
-        let n = &g.topology.nodes[r.node];
-        if let (Some(s), Role::Sink) = (&n.stream, n.role) {
-            *names.entry(s.clone()).or_default() += 1;
-        }
-    }
+/// Opens a channel for every stream of the topology that has a sink; `sinks` gives, per
+/// stream, how many sink replicas will subscribe.
+pub fn open(ctx: &zmq::Context, sinks: &BTreeMap<String, u32>) -> Result<Vec<Channel>> {
     let mut out = Vec::new();
-    for (name, sinks) in names {
+    for (name, &sinks) in sinks {
         let mut sock = ctx.socket(zmq::XPUB).map_err(zmq_err("opening an XPUB"))?;
         // Every sink's subscription, not only the first of each topic.
         crate::net::set_xpub_verbose(&mut sock)?;
@@ -46,14 +37,8 @@ pub fn open(ctx: &zmq::Context, g: &Graph, reps: &mut [Replica]) -> Result<Vec<C
             .get_last_endpoint()
             .map_err(zmq_err("reading ZMQ_LAST_ENDPOINT"))?
             .map_err(|_| Error::Protocol("the bound endpoint is not text".into()))?;
-        for r in reps.iter_mut() {
-            let n = &g.topology.nodes[r.node];
-            if n.role == Role::Sink && n.stream.as_deref() == Some(name.as_str()) {
-                r.spec.eot = Some(endpoint.clone());
-            }
-        }
         out.push(Channel {
-            name,
+            name: name.clone(),
             sock,
             endpoint,
             sinks,
@@ -84,16 +69,18 @@ impl Channel {
         Ok(())
     }
 
-    /// Publishes the end of transmission: every source replica of the stream with what it
-    /// sent.
-    pub fn publish(&mut self, g: &Graph, reps: &[Replica]) -> Result<()> {
+    /// Where the stream's sinks connect.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Publishes the end of transmission: each flow of the stream (its stream id) with the
+    /// messages it sent.
+    pub fn publish(&mut self, flows: &[(u32, u64)]) -> Result<()> {
         let mut m = EOT_TAG.to_vec();
-        for r in reps {
-            let n = &g.topology.nodes[r.node];
-            if n.role == Role::Source && n.stream.as_deref() == Some(self.name.as_str()) {
-                m.extend_from_slice(&r.spec.stream_id.to_le_bytes());
-                m.extend_from_slice(&r.spec.count.to_le_bytes());
-            }
+        for (id, n) in flows {
+            m.extend_from_slice(&id.to_le_bytes());
+            m.extend_from_slice(&n.to_le_bytes());
         }
         self.sock
             .send(&m, 0)

@@ -1,0 +1,90 @@
+//! What a PTMP receiver took in and why it stopped: the figures the receive loop of
+//! check_recv and check_sendrecv hands to the causes and the report.
+
+use super::gap::GapLine;
+use crate::stats::{Ledger, LossSummary, Throughput};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Why the receiving stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ended {
+    /// COUNT messages arrived.
+    Count,
+    /// The sender's last message (its header's end mark) arrived.
+    EndMark,
+    /// Nothing arrived for the timeout.
+    Timeout,
+}
+
+/// What came in, from the receive loop shared by check_recv and check_sendrecv.
+pub(crate) struct Received {
+    pub ledger: Ledger,
+    pub arrivals: u64,
+    pub payload_bytes: u64,
+    pub start_ns: u64,
+    pub first_ns: Option<u64>,
+    pub last_ns: u64,
+    pub ended: Ended,
+    pub ends: BTreeMap<u32, u64>,
+    pub gap_lines: Vec<GapLine>,
+    pub gap_lines_total: u64,
+    /// The first and the last message with a send time: (sequence, send_ns).
+    pub stamps: Option<((u64, u64), (u64, u64))>,
+    pub disconnected: Option<bool>,
+    pub protocol_error: Option<String>,
+    pub sightings: Option<crate::net::Sightings>,
+    /// The first message's send time and its sender's socket-opened time (check_send's
+    /// trailer), ns.
+    pub first_sent: Option<(u64, u64)>,
+}
+
+impl Received {
+    /// The sender's pace over the messages that arrived, ns per message.
+    pub fn sender_ns_per_msg(&self) -> Option<f64> {
+        let ((s0, t0), (s1, t1)) = self.stamps?;
+        (s1 > s0 && t1 >= t0).then(|| (t1 - t0) as f64 / (s1 - s0) as f64)
+    }
+
+    /// How long after its socket opened the sender sent the first message that arrived,
+    /// ns: for a SUB, when its subscription had taken effect.
+    pub fn joined_after_ns(&self) -> Option<f64> {
+        self.first_sent
+            .map(|(sent, opened)| sent.saturating_sub(opened) as f64)
+    }
+
+    /// From the first message to the last.
+    pub fn delivered(&self) -> Throughput {
+        Throughput {
+            messages: self.arrivals,
+            payload_bytes: self.payload_bytes,
+            start_ns: self.first_ns.unwrap_or(self.start_ns),
+            end_ns: if self.first_ns.is_some() {
+                self.last_ns
+            } else {
+                self.start_ns
+            },
+        }
+    }
+
+    /// The ledger's figures: a stream whose end mark came should have had every number up
+    /// to it; one that stopped, `length` numbers (when known); otherwise the highest seen.
+    pub fn summary(&self, length: Option<u64>) -> LossSummary {
+        let mut total = LossSummary::default();
+        for (id, l) in self.ledger.streams() {
+            let expected = match (self.ends.get(&id), self.ended) {
+                (Some(&last), _) => Some(last + 1),
+                (None, Ended::Timeout) => length,
+                (None, _) => None,
+            };
+            total.add(&l.summary(expected));
+        }
+        if self.ledger.streams().is_empty() {
+            total.expected = length.unwrap_or(0);
+            total.lost = total.expected;
+            total.lost_at_end = total.expected;
+        }
+        total
+    }
+}
