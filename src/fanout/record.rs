@@ -35,6 +35,8 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             delivered_msgs_per_sec: None,
             forwarded: None,
             cut_short: Vec::new(),
+            io: None,
+            io_waits: None,
         });
     }
     let mut edges = Vec::new();
@@ -51,6 +53,8 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             delivered_msgs_per_sec: None,
             forwarded: None,
             cut_short: Vec::new(),
+            io: None,
+            io_waits: None,
         });
         let mut loss = LossSummary::default();
         for s in r

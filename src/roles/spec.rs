@@ -5,7 +5,7 @@
 use super::swarm;
 use crate::model::RoleUsage;
 use crate::stats::{LatencyHistogram, Ledger, Throughput};
-use crate::topology::{Role, SocketOptions, SocketType};
+use crate::topology::{IoMode, Role, SocketOptions, SocketType};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -110,6 +110,9 @@ pub struct NodeSpec {
     /// such log lines (with its SUB prefixes, it knows which lines should come).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_levels: Vec<String>,
+    /// Source, sink, ping and echo: how it sends and receives.
+    #[serde(default)]
+    pub io: IoMode,
 }
 
 /// How a source ends once its last message has left (what `zmqperf diagnose` compares).
@@ -215,6 +218,10 @@ pub struct RoleReport {
     /// context terminated (where a linger is honoured, or not), ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closed_ns: Option<u64>,
+    /// Source, sink, ping and echo in poll or timeout mode: how many times a send or a
+    /// receive waited (poll: `zmq_poll` calls after EAGAIN; timeout: calls timed out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_waits: Option<u64>,
 }
 
 impl NodeSpec {
@@ -248,6 +255,7 @@ impl NodeSpec {
             frames: Vec::new(),
             type_id: 0,
             log_levels: Vec::new(),
+            io: IoMode::Blocking,
         }
     }
 

@@ -8,6 +8,7 @@ use crate::roles::swarm::ChildReport;
 use crate::roles::Role;
 use crate::stats::{LatencyHistogram, LossSummary, StreamLedger, Throughput};
 use crate::topology::check::Graph;
+use crate::topology::IoMode;
 use std::collections::BTreeMap;
 
 /// One edge of one repetition, before merging.
@@ -280,6 +281,8 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
             let mut recv_rates = Vec::new();
             let mut forwarded = None;
             let mut cut = Vec::new();
+            let mut io = None;
+            let mut io_waits = None;
             for rep in reps {
                 let mut send: Option<Throughput> = None;
                 let mut recv: Option<Throughput> = None;
@@ -301,6 +304,12 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                     if let Some(c) = &rr.cut_short {
                         cut.push(format!("{}: {c}", r.spec.name));
                     }
+                    if r.spec.io != IoMode::Blocking {
+                        io = Some(r.spec.io.name().to_string());
+                    }
+                    if let Some(w) = rr.io_waits {
+                        *io_waits.get_or_insert(0) += w;
+                    }
                 }
                 send_rates.extend(send.map(|t| t.msgs_per_sec()));
                 recv_rates.extend(recv.map(|t| t.msgs_per_sec()));
@@ -316,6 +325,8 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                 delivered_msgs_per_sec: median(recv_rates),
                 forwarded,
                 cut_short: cut,
+                io,
+                io_waits,
             }
         })
         .collect()

@@ -21,6 +21,8 @@ fn replicas_resolve_to_their_node() {
             delivered_msgs_per_sec: None,
             forwarded: None,
             cut_short: Vec::new(),
+            io: None,
+            io_waits: None,
         })
         .collect();
     assert_eq!(node_index(&nodes, "src[2]"), Some(0));
