@@ -268,6 +268,14 @@ pub struct NodeResult {
     /// over all replicas and repetitions (seen to within 1,024 while messages flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eot_ahead: Option<u64>,
+    /// Its I/O mode when not blocking: `poll` or `timeout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<String>,
+    /// In poll or timeout mode: how many times its sends and receives waited (poll:
+    /// `zmq_poll` calls after EAGAIN; timeout: calls that timed out), all replicas and
+    /// repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_waits: Option<u64>,
 }
 
 /// One edge: a source replica's stream as one sink (or a load-balanced group of sink

@@ -396,3 +396,131 @@ socket = { type = "SUB", connect = ["pub"], subscribe = [""] }
         );
     });
 }
+
+/// The three I/O modes over ipc, from the shipped files: every message and every round trip
+/// arrives (exact counts, nothing lost), and each node says its mode and its waits.
+#[test]
+fn every_io_mode_delivers_every_message_over_push_pull_and_req_rep() {
+    with_watchdog(T, || {
+        let schema = schema_validator("run-result.schema.json");
+        for (file, from, to) in [
+            ("examples/topologies/io-modes.toml", "source", "sink"),
+            ("examples/topologies/io-modes-reqrep.toml", "req", "rep"),
+        ] {
+            let v = run_json(
+                file,
+                &[
+                    "--count",
+                    "3000",
+                    "--repetitions",
+                    "1",
+                    "--transports",
+                    "ipc",
+                ],
+            );
+            let errors = schema_errors(&schema, &v);
+            assert!(errors.is_empty(), "{file}: {errors:?}");
+            let cases = v["cases"].as_array().unwrap();
+            assert_eq!(cases.len(), 3, "{file}");
+            for (c, mode) in cases.iter().zip(["blocking", "poll", "timeout"]) {
+                assert!(c["error"].is_null(), "{}: {}", c["id"], c["error"]);
+                assert!(
+                    c["pattern"]
+                        .as_str()
+                        .unwrap()
+                        .ends_with(&format!("[io={mode}]")),
+                    "{}",
+                    c["pattern"]
+                );
+                let e = edges(c);
+                assert_eq!(e.len(), 1, "{}: {e:?}", c["id"]);
+                assert_eq!((e[0].0.as_str(), e[0].1.as_str()), (from, to));
+                assert_eq!(e[0].2["messages"], 3000, "{}", c["id"]);
+                if let Some(loss) = e[0].2.get("loss").filter(|l| !l.is_null()) {
+                    assert_eq!(loss["lost"], 0, "{}", c["id"]);
+                    assert_eq!(loss["duplicated"], 0, "{}", c["id"]);
+                }
+                for n in c["nodes"].as_array().unwrap() {
+                    assert!(
+                        n["cut_short"].as_array().is_none_or(|a| a.is_empty()),
+                        "{}: {n}",
+                        c["id"]
+                    );
+                    if mode == "blocking" {
+                        assert!(n.get("io").is_none(), "{}: {n}", c["id"]);
+                        assert!(n.get("io_waits").is_none(), "{}: {n}", c["id"]);
+                    } else {
+                        assert_eq!(n["io"], mode, "{}: {n}", c["id"]);
+                        assert!(n["io_waits"].is_u64(), "{}: {n}", c["id"]);
+                    }
+                }
+            }
+            // PUSH/PULL keeps the loss ledger on its edge.
+            if from == "source" {
+                assert!(cases.iter().all(|c| c["edges"][0]["loss"].is_object()));
+            }
+        }
+    });
+}
+
+#[test]
+fn an_io_mode_is_refused_where_it_does_not_apply_or_is_misspelt() {
+    with_watchdog(T, || {
+        let pipe = |sink_extra: &str| {
+            format!(
+                r#"{{"nodes": [
+  {{"name": "src", "role": "source", "socket": {{"type": "PUSH", "bind": ["auto"]}}}},
+  {{"name": "fwd", "role": "proxy", "sockets": [{{"type": "PULL", "connect": ["src"]}}, {{"type": "PUSH", "bind": ["auto"]}}]{sink_extra}}},
+  {{"name": "dst", "role": "sink", "socket": {{"type": "PULL", "connect": ["fwd"]}}}}
+]}}"#
+            )
+        };
+        let bad = [
+            (
+                pipe(r#", "io": "poll""#),
+                "node 'fwd'",
+                "a proxy keeps its own way",
+            ),
+            (
+                pipe("").replace(r#""role": "sink","#, r#""role": "sink", "io": "pol","#),
+                "node 'dst'",
+                "unknown variant `pol`",
+            ),
+            (
+                pipe("").replace(r#"{"nodes""#, r#"{"params": {"io": "select"}, "nodes""#),
+                "params.io",
+                "unknown variant `select`",
+            ),
+        ];
+        for (i, (text, node, why)) in bad.iter().enumerate() {
+            let f = write(&format!("io-bad{i}.json"), text);
+            for cmd in [
+                vec!["topology", "check", f.as_str()],
+                vec!["run", f.as_str(), "--no-history"],
+            ] {
+                let o = run(zp(&cmd), 20);
+                assert_eq!(o.code, Some(3), "{cmd:?}: {o:?}");
+                for want in [f.as_str(), node, "io", why] {
+                    assert!(o.stderr.contains(want), "want '{want}': {}", o.stderr);
+                }
+            }
+        }
+        // The same pipe with the mode where it applies runs.
+        let ok = pipe("").replace(
+            r#"{"nodes""#,
+            r#"{"params": {"io": "poll", "count": 2000, "repetitions": 1}, "nodes""#,
+        );
+        let v = run_json(&write("io-ok.json", &ok), &["--transports", "ipc"]);
+        let c = &v["cases"][0];
+        assert!(c["error"].is_null(), "{}", c["error"]);
+        assert_eq!(edges(c)[0].2["messages"], 2000);
+        let io: Vec<_> = c["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["io"].clone())
+            .collect();
+        // params.io reaches the source and the sink, not the proxy.
+        assert_eq!(io, [Value::from("poll"), Value::Null, Value::from("poll")]);
+    });
+}

@@ -37,6 +37,8 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             cut_short: Vec::new(),
             stream: None,
             eot_ahead: None,
+            io: None,
+            io_waits: None,
         });
     }
     let mut edges = Vec::new();
@@ -55,6 +57,8 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             cut_short: Vec::new(),
             stream: None,
             eot_ahead: None,
+            io: None,
+            io_waits: None,
         });
         let mut loss = LossSummary::default();
         for s in r

@@ -4,7 +4,7 @@
 //! hang up so the last reply is not lost.
 
 use super::{
-    node_usage, open_all, Control, EchoMode, HeaderUse, Next, NodeSpec, Patience, RoleReport,
+    node_usage, open_all, Control, EchoMode, HeaderUse, Io, Next, NodeSpec, Patience, RoleReport,
     STOP_POLL,
 };
 use crate::clock::now_ns;
@@ -34,6 +34,7 @@ pub(super) fn run(
     };
     let s = &mut o.sock;
     let mut patience = Patience::new(spec.timeout());
+    let mut io = Io::new(spec.io, spec.timeout());
     let mut progress = Progress::new("round trips", spec.expect);
     // Frames of one request: the routing envelope (ROUTER, DEALER), then the payload.
     let mut frames: Vec<RawMsg> = Vec::new();
@@ -52,11 +53,10 @@ pub(super) fn run(
             }
             let got = if n == 0 {
                 patience
-                    .recv(&mut frames[0], s, ctl)
+                    .recv(&mut frames[0], s, ctl, &mut io)
                     .map_err(|e| wait.error(e, done, String::new()))?
             } else {
-                frames[n]
-                    .recv(s, 0)
+                io.recv(&mut frames[n], s)
                     .map_err(|e| wait.error(e, done, String::new()))?;
                 Next::Got
             };
@@ -108,7 +108,7 @@ pub(super) fn run(
         }
         for (i, f) in frames[..n].iter_mut().enumerate() {
             let flags = if i + 1 < n { zmq::SNDMORE } else { 0 };
-            f.send(s, flags)
+            io.send(f, s, flags)
                 .map_err(|e| wait.error(e, done + 1, " (the reply could not be sent)".into()))?;
         }
         done += 1;
@@ -138,6 +138,7 @@ pub(super) fn run(
         peer_closed,
         cut_short,
         usage: Some(node_usage(spec)),
+        io_waits: io.waits(),
         ..Default::default()
     })
 }

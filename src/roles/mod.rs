@@ -20,6 +20,7 @@ mod sink;
 mod source;
 pub mod swarm;
 
+mod io;
 mod open;
 mod spec;
 mod usage;
@@ -27,6 +28,7 @@ mod wait;
 
 use crate::error::Result;
 pub use crate::topology::Role;
+pub(crate) use io::Io;
 pub(crate) use open::open_all;
 pub use spec::{EchoMode, HeaderUse, NodeSpec, Quit, RoleReport, SentFacts, SockPlan};
 use std::time::Duration;

@@ -99,6 +99,13 @@ fn configure(
     let ms = recv_timeout.as_millis().min(i32::MAX as u128) as i32;
     s.set_rcvtimeo(ms)
         .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
+    // The timeout mode: every call bounded by one slice, retried by the role.
+    if let Some((snd, rcv)) = super::io::socket_timeouts(spec.io, recv_timeout) {
+        s.set_sndtimeo(snd)
+            .map_err(zmq_err("setting ZMQ_SNDTIMEO"))?;
+        s.set_rcvtimeo(rcv)
+            .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
+    }
     apply_options(s, plan.kind, &plan.options, server)?;
     if kind == SocketType::Xpub && spec.subscriptions > 0 && plan.publishes(spec) {
         crate::net::set_xpub_verbose(s)?;

@@ -3,7 +3,7 @@
 //! and on request the full round trips (remote_lat's figure). In plain mode it reads no
 //! clock per round trip, as libzmq's own loop.
 
-use super::{node_usage, open_all, Control, HeaderUse, NodeSpec, RoleReport};
+use super::{node_usage, open_all, Control, HeaderUse, Io, NodeSpec, RoleReport};
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
@@ -30,6 +30,7 @@ pub(super) fn run(
         watch: o.watch.as_ref(),
     };
     let s = &mut o.sock;
+    let mut io = Io::new(spec.io, spec.timeout());
     // A request still queued when the peer never answered must not hold the close for the
     // linger as well: the wait for the peer is the timeout, once.
     let fail = |s: &zmq::Socket, e: zmq::Error, i: u64| {
@@ -64,13 +65,14 @@ pub(super) fn run(
             msg.write_array(&h.to_bytes());
         }
         if spec.delimiter {
-            delim.send(s, zmq::SNDMORE).map_err(|e| fail(s, e, i))?;
+            io.send(&mut delim, s, zmq::SNDMORE)
+                .map_err(|e| fail(s, e, i))?;
         }
-        msg.send(s, 0).map_err(|e| fail(s, e, i))?;
+        io.send(&mut msg, s, 0).map_err(|e| fail(s, e, i))?;
         if spec.delimiter {
-            delim.recv(s, 0).map_err(|e| fail(s, e, i))?;
+            io.recv(&mut delim, s).map_err(|e| fail(s, e, i))?;
         }
-        msg.recv(s, 0).map_err(|e| fail(s, e, i))?;
+        io.recv(&mut msg, s).map_err(|e| fail(s, e, i))?;
         check_size(&mut msg, spec.size, i)?;
         progress.tick(i);
         if plain {
@@ -132,6 +134,7 @@ pub(super) fn run(
         }),
         header,
         usage: Some(node_usage(spec)),
+        io_waits: io.waits(),
         ..Default::default()
     })
 }

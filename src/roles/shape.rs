@@ -5,6 +5,7 @@
 //! checks it and, for log lines behind a SUB filter, knows exactly which lines the filter
 //! should have let through.
 
+use super::Io;
 use crate::header::HEADER_LEN;
 use crate::msg::RawMsg;
 use crate::zmq;
@@ -98,16 +99,17 @@ impl Shape {
         s: &mut zmq::Socket,
         m: &mut RawMsg,
         seq: u64,
+        io: &mut Io,
     ) -> std::result::Result<(), zmq::Error> {
         match self {
             Shape::Typed { type_id, rest } => {
                 m.write_at(HEADER_LEN, type_id);
-                m.send(s, if rest.is_empty() { 0 } else { zmq::SNDMORE })?;
+                io.send(m, s, if rest.is_empty() { 0 } else { zmq::SNDMORE })?;
                 let mut f = RawMsg::new();
                 for (k, &len) in rest.iter().enumerate() {
                     f.reset_uninit(len).map_err(|_| zmq::Error::ENOMEM)?;
                     let last = k + 1 == rest.len();
-                    f.send(s, if last { 0 } else { zmq::SNDMORE })?;
+                    io.send(&mut f, s, if last { 0 } else { zmq::SNDMORE })?;
                 }
                 Ok(())
             }
@@ -115,11 +117,11 @@ impl Shape {
                 let level = &levels[(seq % levels.len() as u64) as usize];
                 let mut topic =
                     RawMsg::copy_of(level.as_bytes()).map_err(|_| zmq::Error::ENOMEM)?;
-                topic.send(s, zmq::SNDMORE)?;
+                io.send(&mut topic, s, zmq::SNDMORE)?;
                 let line = format!(" {level} {writer}: line {seq} of the log, written by zmqperf ");
                 m.write_at(HEADER_LEN, line.as_bytes());
                 m.fill_from(HEADER_LEN + line.len(), b'.');
-                m.send(s, 0)
+                io.send(m, s, 0)
             }
         }
     }

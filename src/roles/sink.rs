@@ -7,7 +7,7 @@
 use super::eot::EotWatch;
 use super::shape::{LogFilter, FIRST_FRAME_MIN};
 use super::{
-    node_usage, open_all, Control, HeaderUse, Next, NodeSpec, Patience, RoleReport, STOP_POLL,
+    node_usage, open_all, Control, HeaderUse, Io, Next, NodeSpec, Patience, RoleReport, STOP_POLL,
 };
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
@@ -69,6 +69,7 @@ pub(super) fn run(
     let mut idle_total = Duration::ZERO;
     // Messages received when the end of transmission had covered every flow.
     let mut at_eot: Option<u64> = None;
+    let mut io = Io::new(spec.io, spec.timeout());
     let mut ends = 0usize;
     let mut header = spec.size >= HEADER_LEN;
     let mut progress = Progress::new("messages", total);
@@ -95,7 +96,7 @@ pub(super) fn run(
     loop {
         let first = if routed { &mut id } else { &mut msg };
         let next = patience
-            .recv(first, s, ctl)
+            .recv(first, s, ctl, &mut io)
             .map_err(|e| wait.error(e, received, String::new()))?;
         match next {
             Next::Got => idle_total = Duration::ZERO,
@@ -177,18 +178,18 @@ pub(super) fn run(
             }
         }
         if routed {
-            msg.recv(s, 0)
+            io.recv(&mut msg, s)
                 .map_err(|e| wait.error(e, received, String::new()))?;
         }
         if log.is_some() {
             // The first frame was the level (the topic); the line follows.
             level.clear();
             level.extend_from_slice(msg.bytes());
-            msg.recv(s, 0)
+            io.recv(&mut msg, s)
                 .map_err(|e| wait.error(e, received, String::new()))?;
         }
         if !spec.frames.is_empty() {
-            if let Some(why) = check_frames(&mut msg, &mut id, s, spec) {
+            if let Some(why) = check_frames(&mut msg, &mut id, s, spec, &mut io) {
                 frame_error.get_or_insert(format!("message {}: {why}", seen + 1));
             }
         }
@@ -343,6 +344,7 @@ pub(super) fn run(
             .map(|(r, w)| w.total(&spec.streams).saturating_sub(r)),
         header,
         usage: Some(node_usage(spec)),
+        io_waits: io.waits(),
         ..Default::default()
     })
 }
@@ -378,11 +380,12 @@ fn check_frames(
     scratch: &mut RawMsg,
     s: &mut zmq::Socket,
     spec: &NodeSpec,
+    io: &mut Io,
 ) -> Option<String> {
     let mut frames = 1;
     let mut more = msg.more();
     while more {
-        if scratch.recv(s, 0).is_err() {
+        if io.recv(scratch, s).is_err() {
             return Some("the rest of its frames never came".into());
         }
         frames += 1;

@@ -8,7 +8,7 @@
 
 use super::shape::Shape;
 use super::{
-    node_usage, open_all, placement, rss_kib, wait_until, Control, HeaderUse, NodeSpec, Quit,
+    node_usage, open_all, placement, rss_kib, wait_until, Control, HeaderUse, Io, NodeSpec, Quit,
     RoleReport, SentFacts,
 };
 use crate::clock::now_ns;
@@ -42,12 +42,13 @@ pub(super) fn run(
         watch: o.watch.as_ref(),
     };
     let s = &mut o.sock;
+    let mut io = Io::new(spec.io, spec.timeout());
     ctl.wait_start(spec.timeout())?;
     // No slow joiner: the first message leaves once every subscription is in.
     let mut sub = RawMsg::new();
     let t_sub = now_ns();
     for _ in 0..spec.subscriptions {
-        sub.recv(s, 0)
+        io.recv(&mut sub, s)
             .map_err(|e| wait.error(e, 0, String::new()))?;
     }
     let subscription_wait_ns = (spec.subscriptions > 0).then(|| now_ns() - t_sub);
@@ -80,7 +81,7 @@ pub(super) fn run(
             };
             m.write_array(&h.to_bytes());
         }
-        send_one(&shape, s, &mut m, i).map_err(|e| wait.error(e, 0, String::new()))?;
+        send_one(&shape, &mut io, s, &mut m, i).map_err(|e| wait.error(e, 0, String::new()))?;
     }
     let interval_ns = spec.rate.map(|r| 1e9 / r);
     let mut delay = LatencyHistogram::new();
@@ -120,7 +121,7 @@ pub(super) fn run(
             wait_until(due);
             delay.record(now_ns() - due);
         }
-        send_one(&shape, s, &mut m, i).map_err(|e| {
+        send_one(&shape, &mut io, s, &mut m, i).map_err(|e| {
             wait.error(
                 e,
                 i,
@@ -172,6 +173,7 @@ pub(super) fn run(
             end_ns: end,
         }),
         usage: Some(node_usage(spec)),
+        io_waits: io.waits(),
         ..Default::default()
     })
 }
@@ -180,13 +182,14 @@ pub(super) fn run(
 #[inline(always)]
 fn send_one(
     shape: &Option<Shape>,
+    io: &mut Io,
     s: &mut zmq::Socket,
     m: &mut RawMsg,
     seq: u64,
 ) -> std::result::Result<(), zmq::Error> {
     match shape {
-        None => m.send(s, 0),
-        Some(sh) => sh.send(s, m, seq),
+        None => io.send(m, s, 0),
+        Some(sh) => sh.send(s, m, seq, io),
     }
 }
 

@@ -5,7 +5,7 @@
 use super::swarm;
 use crate::model::RoleUsage;
 use crate::stats::{LatencyHistogram, Ledger, Throughput};
-use crate::topology::{Role, SocketOptions, SocketType};
+use crate::topology::{IoMode, Role, SocketOptions, SocketType};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -114,6 +114,9 @@ pub struct NodeSpec {
     /// runner binds); the sink ends on its message instead of the end marks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eot: Option<String>,
+    /// Source, sink, ping and echo: how it sends and receives.
+    #[serde(default)]
+    pub io: IoMode,
 }
 
 /// How a source ends once its last message has left (what `zmqperf diagnose` compares).
@@ -223,6 +226,10 @@ pub struct RoleReport {
     /// context terminated (where a linger is honoured, or not), ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closed_ns: Option<u64>,
+    /// Source, sink, ping and echo in poll or timeout mode: how many times a send or a
+    /// receive waited (poll: `zmq_poll` calls after EAGAIN; timeout: calls timed out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_waits: Option<u64>,
 }
 
 impl NodeSpec {
@@ -257,6 +264,7 @@ impl NodeSpec {
             type_id: 0,
             log_levels: Vec::new(),
             eot: None,
+            io: IoMode::Blocking,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Waiting in the roles: a passive role's receive that looks for the runner's stop between
 //! slices, and the precise wait for an open-loop send time.
 
-use super::{Control, STOP_POLL};
+use super::{Control, Io, STOP_POLL};
 use crate::clock::now_ns;
 use crate::msg::RawMsg;
 use crate::zmq;
@@ -35,16 +35,18 @@ impl Patience {
         }
     }
 
-    /// Receives into `msg`; zmq errors other than a timeout are returned.
+    /// Receives into `msg` the role's way (`io`, one slice at a time); zmq errors other
+    /// than a timeout are returned.
     #[inline]
     pub fn recv(
         &mut self,
         msg: &mut RawMsg,
         s: &mut zmq::Socket,
         ctl: &mut dyn Control,
+        io: &mut Io,
     ) -> std::result::Result<Next, zmq::Error> {
         loop {
-            match msg.recv(s, 0) {
+            match io.recv_slice(msg, s) {
                 Ok(()) => {
                     self.idle = Duration::ZERO;
                     return Ok(Next::Got);

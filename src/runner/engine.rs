@@ -15,7 +15,7 @@ use crate::roles::swarm::SwarmSpec;
 use crate::roles::{EchoMode, HeaderUse, NodeSpec, RoleReport, SockPlan};
 use crate::runner::control::{ToNode, VERSION};
 use crate::topology::check::Graph;
-use crate::topology::{Placement, Role, SocketType};
+use crate::topology::{IoMode, Placement, Role, SocketType};
 use crate::zmq;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -349,6 +349,11 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     type_id,
                     log_levels: log_levels.clone(),
                     eot: None,
+                    io: if IoMode::applies_to(n.role) && n.ticks.is_none() {
+                        n.io.or(t.params.io).unwrap_or_default()
+                    } else {
+                        IoMode::Blocking
+                    },
                     swarm: (n.role == Role::Swarm).then(|| SwarmSpec {
                         process: r,
                         subs: n.subs.unwrap_or(1),

@@ -8,6 +8,7 @@ use crate::roles::swarm::ChildReport;
 use crate::roles::Role;
 use crate::stats::{LatencyHistogram, LossSummary, StreamLedger, Throughput};
 use crate::topology::check::Graph;
+use crate::topology::IoMode;
 use std::collections::BTreeMap;
 
 /// One edge of one repetition, before merging.
@@ -281,6 +282,8 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
             let mut forwarded = None;
             let mut cut = Vec::new();
             let mut eot_ahead = None;
+            let mut io = None;
+            let mut io_waits = None;
             for rep in reps {
                 let mut send: Option<Throughput> = None;
                 let mut recv: Option<Throughput> = None;
@@ -305,6 +308,12 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                     if let Some(c) = &rr.cut_short {
                         cut.push(format!("{}: {c}", r.spec.name));
                     }
+                    if r.spec.io != IoMode::Blocking {
+                        io = Some(r.spec.io.name().to_string());
+                    }
+                    if let Some(w) = rr.io_waits {
+                        *io_waits.get_or_insert(0) += w;
+                    }
                 }
                 send_rates.extend(send.map(|t| t.msgs_per_sec()));
                 recv_rates.extend(recv.map(|t| t.msgs_per_sec()));
@@ -322,6 +331,8 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                 cut_short: cut,
                 stream: n.stream.clone(),
                 eot_ahead,
+                io,
+                io_waits,
             }
         })
         .collect()

@@ -6,13 +6,14 @@ use crate::error::{Error, Result};
 use serde_json::Value;
 
 /// The case parameters a sweep may set directly (everything else is `NODE.FIELD`).
-pub const PARAMS: [&str; 6] = [
+pub const PARAMS: [&str; 7] = [
     "size",
     "count",
     "warmup",
     "rate",
     "repetitions",
     "transport",
+    "io",
 ];
 
 /// One topology of a file after its sweeps are expanded.

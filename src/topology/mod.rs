@@ -53,6 +53,38 @@ pub struct Params {
     pub repetitions: Option<u32>,
     /// Transport of `auto` binds: tcp, ipc or inproc.
     pub transport: Option<String>,
+    /// I/O mode of every source, sink, ping and echo node that sets none of its own.
+    pub io: Option<IoMode>,
+}
+
+/// How a role calls libzmq to send and receive (source, sink, ping and echo).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoMode {
+    /// Blocking `zmq_msg_send` / `zmq_msg_recv` (flags 0), as libzmq's own tools.
+    #[default]
+    Blocking,
+    /// Every call with ZMQ_DONTWAIT; on EAGAIN the role waits in `zmq_poll` on the socket.
+    Poll,
+    /// Blocking calls bounded by ZMQ_SNDTIMEO / ZMQ_RCVTIMEO, retried (and counted) until
+    /// the role's own timeout.
+    Timeout,
+}
+
+impl IoMode {
+    /// Its name in files and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoMode::Blocking => "blocking",
+            IoMode::Poll => "poll",
+            IoMode::Timeout => "timeout",
+        }
+    }
+
+    /// The roles that take an I/O mode.
+    pub fn applies_to(role: Role) -> bool {
+        matches!(role, Role::Source | Role::Sink | Role::Ping | Role::Echo)
+    }
 }
 
 /// What a node does.
@@ -166,6 +198,10 @@ pub struct Node {
     /// on the stream's own PUB/SUB channel once every source of the stream has sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<String>,
+    /// Source, sink, ping or echo: how it sends and receives (default: the case's
+    /// `params.io`, else blocking).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoMode>,
 }
 
 /// A source's typed multi-frame messages: the first frame holds the measurement header and

@@ -23,6 +23,8 @@ fn replicas_resolve_to_their_node() {
             cut_short: Vec::new(),
             stream: None,
             eot_ahead: None,
+            io: None,
+            io_waits: None,
         })
         .collect();
     assert_eq!(node_index(&nodes, "src[2]"), Some(0));

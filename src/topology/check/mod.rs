@@ -4,7 +4,7 @@
 //!
 //! Every error names where the topology came from, the node and the field.
 
-use super::{Node, Placement, Role, SocketType, Topology};
+use super::{IoMode, Node, Placement, Role, SocketType, Topology};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -193,6 +193,7 @@ pub fn check(origin: &str, t: &Topology) -> Result<Graph> {
             }
         }
         check_shape(origin, n)?;
+        check_io(origin, n)?;
         types.push(ts);
     }
     // Endpoints.
@@ -468,6 +469,26 @@ fn check_shape(origin: &str, n: &Node) -> Result<()> {
             "log.levels",
             "[]",
             "give the level of each line in turn, none empty: e.g. levels = [\"INFO\", \"ERROR\"]",
+        ));
+    }
+    Ok(())
+}
+
+/// An I/O mode only on the roles that take one (a proxy and a swarm keep their own loops).
+fn check_io(origin: &str, n: &Node) -> Result<()> {
+    let Some(io) = n.io else { return Ok(()) };
+    if !IoMode::applies_to(n.role) || n.ticks.is_some() {
+        let what = if n.ticks.is_some() {
+            "a source on ticks".to_string()
+        } else {
+            format!("a {}", n.role.name())
+        };
+        return Err(err(
+            origin,
+            &n.name,
+            "io",
+            io.name(),
+            format!("{what} keeps its own way of sending and receiving; only a source, sink, ping or echo takes `io` (blocking, poll or timeout): remove the field"),
         ));
     }
     Ok(())
