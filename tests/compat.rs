@@ -594,6 +594,14 @@ fn every_json_output_follows_the_schema() {
                 .unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {text}"));
             let errors = schema_errors(&v, &value);
             assert!(errors.is_empty(), "{what}: {errors:#?}");
+            // tcp endpoints carry the interface of 127.0.0.1; inproc has none.
+            if what.starts_with("inproc") {
+                assert!(value.get("network").is_none(), "{what}: {text}");
+            } else {
+                assert_eq!(value["network"]["interface"], "lo", "{what}: {text}");
+                assert_eq!(value["network"]["loopback"], true, "{what}: {text}");
+                assert!(value["network"]["mtu"].as_u64().unwrap_or(0) > 0, "{what}");
+            }
         }
     });
 }
