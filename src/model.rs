@@ -70,8 +70,59 @@ pub struct Environment {
     /// What the user said of the conditions (`zmqperf run --note TEXT`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The network interface of each tcp address the run's cases used, in the order first
+    /// used (none for runs on ipc and inproc only, and for runs before this field existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<NetworkInterface>,
     /// zmqperf version.
     pub zmqperf_version: String,
+}
+
+/// The network interface that carried a tcp address of a run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct NetworkInterface {
+    /// The host as the run's endpoints named it, e.g. `127.0.0.1`, `10.0.0.5`, `eth0`.
+    pub address: String,
+    /// This host's address on the interface (the source the kernel picks for a remote
+    /// address; the address itself for a local one).
+    pub local_address: String,
+    /// Interface name, e.g. `lo`, `eth0`.
+    pub interface: String,
+    /// Whether it is a loopback interface (traffic never reaches a wire).
+    pub loopback: bool,
+    /// Maximum transmission unit, bytes (from /sys/class/net/NAME/mtu).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+    /// Link speed, Mbit/s, where the driver reports one (not for lo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_mbps: Option<u64>,
+    /// Kernel driver of the device (none for virtual interfaces such as lo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+}
+
+impl NetworkInterface {
+    /// One line: `lo (loopback) mtu 65536 for 127.0.0.1`.
+    pub fn describe(&self) -> String {
+        let mut s = self.interface.clone();
+        if self.loopback {
+            s.push_str(" (loopback)");
+        }
+        if let Some(m) = self.mtu {
+            s.push_str(&format!(" mtu {m}"));
+        }
+        if let Some(sp) = self.speed_mbps {
+            s.push_str(&format!(" {sp} Mb/s"));
+        }
+        if let Some(d) = &self.driver {
+            s.push_str(&format!(" driver {d}"));
+        }
+        s.push_str(&format!(" for {}", self.address));
+        if self.local_address != self.address {
+            s.push_str(&format!(" (from {})", self.local_address));
+        }
+        s
+    }
 }
 
 /// What a case measures.

@@ -145,6 +145,18 @@ fn schema_rejects_wrong_types_and_unknown_fields() {
         ("unknown field in the environment", |j| {
             j["environment"]["gpu"] = Value::from("none")
         }),
+        ("unknown field in a network interface", |j| {
+            j["environment"]["network"][0]["duplex"] = Value::from("full")
+        }),
+        ("a network interface without its name", |j| {
+            j["environment"]["network"][0]
+                .as_object_mut()
+                .expect("object")
+                .remove("interface");
+        }),
+        ("mtu as a string", |j| {
+            j["environment"]["network"][0]["mtu"] = Value::from("1500")
+        }),
         ("unknown field in a histogram", |j| {
             j["cases"][0]["repetitions"][0]["latency_histogram"]["p42"] = Value::from(1)
         }),

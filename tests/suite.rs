@@ -455,6 +455,66 @@ fn a_note_is_recorded_with_the_run() {
     });
 }
 
+/// A tcp run records the interface that carried 127.0.0.1 (lo, loopback, its MTU), in
+/// the JSON (valid against the schema) and in `show`; a run on ipc alone records none.
+#[test]
+fn the_network_interface_of_tcp_is_recorded_and_ipc_has_none() {
+    with_watchdog(T, || {
+        let db = temp_db("network");
+        let args = |t: &'static str| {
+            [
+                "--patterns",
+                "reqrep",
+                "--transports",
+                t,
+                "--sizes",
+                "64",
+                "--count",
+                "100",
+                "--repetitions",
+                "1",
+                "--format",
+                "json",
+            ]
+        };
+        let o = run(run_cmd(&args("tcp"), &db), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        let errors = schema_errors(&schema_validator("run-result.schema.json"), &v);
+        assert!(errors.is_empty(), "{errors:?}");
+        let net = v["environment"]["network"]
+            .as_array()
+            .expect("a network list");
+        assert_eq!(net.len(), 1, "{net:?}");
+        assert_eq!(net[0]["address"], "127.0.0.1");
+        assert_eq!(net[0]["interface"], "lo");
+        assert_eq!(net[0]["loopback"], true);
+        assert!(net[0]["mtu"].as_u64().unwrap_or(0) > 0, "{net:?}");
+        let mut show = zmqperf();
+        show.args(["show", "last", "--db", &db]);
+        let o = run(show, T);
+        let mtu = net[0]["mtu"].as_u64().unwrap();
+        let line = format!("lo (loopback) mtu {mtu} for 127.0.0.1");
+        assert!(
+            o.stdout
+                .lines()
+                .any(|l| l.starts_with("network") && l.ends_with(&line)),
+            "{}",
+            o.stdout
+        );
+
+        let o = run(run_cmd(&args("ipc"), &db), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        assert!(
+            v["environment"].get("network").is_none(),
+            "{}",
+            v["environment"]
+        );
+        let _ = std::fs::remove_file(&db);
+    });
+}
+
 /// `run --lossy`: the PUB/SUB of the users' harnesses (no wait for the subscription, drops
 /// at the high-water mark) runs beside the lossless case; its ledger adds up exactly, the
 /// run says what the sender did, and every place that lost messages is given the cause

@@ -524,3 +524,106 @@ fn an_io_mode_is_refused_where_it_does_not_apply_or_is_misspelt() {
         assert_eq!(io, [Value::from("poll"), Value::Null, Value::from("poll")]);
     });
 }
+
+/// The shipped files of PTMP's throughput table (seed 004), with small counts: every case
+/// of each sweep completes; every edge accounts for every message (received + lost ==
+/// expected, and the lost split into start, middle and end); the blocking patterns (PAIR,
+/// PUSH/PULL) lose nothing; a paced PUB never sends faster than its rate; inproc cases
+/// run on threads.
+#[test]
+fn ptmp_throughput_table_files_complete_and_account_for_every_message() {
+    with_watchdog(300, || {
+        let small = ["--count", "2000", "--repetitions", "1"];
+        let u = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"));
+        let check_common = |c: &Value| {
+            let id = c["id"].as_str().unwrap().to_string();
+            assert!(c["error"].is_null(), "{id}: {}", c["error"]);
+            for n in c["nodes"].as_array().unwrap() {
+                let want = if c["transport"] == "inproc" {
+                    "thread"
+                } else {
+                    "process"
+                };
+                assert_eq!(n["placement"], want, "{id}: {}", n["name"]);
+            }
+            for (from, to, e) in edges(c) {
+                let l = &e["loss"];
+                assert_eq!(u(&l["expected"]), 2000, "{id} {from}->{to}");
+                assert_eq!(u(&l["received"]), u(&e["messages"]), "{id} {from}->{to}");
+                assert_eq!(
+                    u(&l["received"]) + u(&l["lost"]),
+                    u(&l["expected"]),
+                    "{id} {from}->{to}: {l}"
+                );
+                assert_eq!(
+                    u(&l["lost_at_start"]) + u(&l["lost_in_middle"]) + u(&l["lost_at_end"]),
+                    u(&l["lost"]),
+                    "{id} {from}->{to}: {l}"
+                );
+            }
+            id
+        };
+
+        // PUB/SUB: 2 rates x 3 subscriber counts x 3 transports, lossy by design.
+        let v = run_json("examples/topologies/ptmp-pubsub-sweep.toml", &small);
+        let cases = v["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 18);
+        for c in cases {
+            let id = check_common(c);
+            let subs: usize = id
+                .split("sub.replicas=")
+                .nth(1)
+                .and_then(|r| r[..1].parse().ok())
+                .unwrap_or_else(|| panic!("{id}: no replica count"));
+            assert_eq!(edges(c).len(), subs, "{id}: one edge per SUB");
+            let paced = id.ends_with("/100000");
+            assert_eq!(c["rate"].as_f64(), paced.then_some(100_000.0), "{id}");
+            let send = c["nodes"][0]["send_msgs_per_sec"].as_f64().unwrap();
+            assert!(send > 0.0, "{id}");
+            if paced {
+                // The schedule allows at most 2000 messages in 1999 intervals of 10 us.
+                assert!(send <= 100_000.0 * 1.01, "{id}: sent at {send} msg/s");
+            }
+            assert_eq!(c["sender"]["waited_for_subscribers"], false, "{id}");
+        }
+
+        // PAIR: blocks, loses nothing.
+        let v = run_json("examples/topologies/ptmp-pipe.toml", &small);
+        let cases = v["cases"].as_array().unwrap();
+        let ids: Vec<&str> = cases.iter().map(|c| c["id"].as_str().unwrap()).collect();
+        assert_eq!(
+            ids,
+            [
+                "throughput/ptmp-pipe/inproc/64",
+                "throughput/ptmp-pipe/ipc/64",
+                "throughput/ptmp-pipe/tcp/64"
+            ]
+        );
+        for c in cases {
+            let id = check_common(c);
+            let e = edges(c);
+            assert_eq!(e.len(), 1, "{id}");
+            assert_eq!(e[0].2["messages"], 2000, "{id}");
+            assert_eq!(c["summary"]["lost"], 0, "{id}");
+        }
+
+        // PUSH to 1 and 3 PULLs: round-robin, blocks, loses nothing; the three share one
+        // stream, and their delivered rate spans the arrivals, not the runner's stop.
+        let v = run_json("examples/topologies/ptmp-pushpull-3.toml", &small);
+        let cases = v["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 6);
+        for c in cases {
+            let id = check_common(c);
+            let e = edges(c);
+            assert_eq!(e.len(), 1, "{id}: one shared stream");
+            assert_eq!(e[0].2["messages"], 2000, "{id}");
+            assert_eq!(e[0].2["loss"]["lost"], 0, "{id}");
+            if id.contains("pull.replicas=3") {
+                assert_eq!(c["nodes"][1]["replicas"], 3, "{id}");
+                // 2000 messages within one 100 ms receive slice: the stop is not counted.
+                let rate = c["nodes"][1]["delivered_msgs_per_sec"].as_f64().unwrap();
+                assert!(rate > 20_000.0, "{id}: delivered {rate} msg/s");
+            }
+        }
+    });
+}

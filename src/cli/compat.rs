@@ -301,6 +301,22 @@ fn print(
     }
 }
 
+/// The JSON of a compatible command with the network interface of its tcp endpoint
+/// (`network`, as in a run's environment); ipc and inproc endpoints have none.
+fn with_network(json: String, endpoint: &str) -> String {
+    let Some(iface) =
+        zmqperf::net::iface::tcp_host(endpoint).and_then(|h| zmqperf::net::iface::lookup(&h))
+    else {
+        return json;
+    };
+    // Appended as the last field, so the others keep their order.
+    let Some(body) = json.strip_suffix('}') else {
+        return json;
+    };
+    let iface = serde_json::to_string(&iface).expect("serialisable");
+    format!("{body},\"network\":{iface}}}")
+}
+
 /// A rate measured over too short a time says more about the clock than the transport:
 /// say so on stderr (the compatible lines stay libzmq's).
 fn caveat_if_short(elapsed_ns: u64) {
@@ -335,7 +351,7 @@ pub(super) fn local_lat(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
     let r = compat::local_lat(ctx, &cfg, |b| announce("local_lat", &ep, b))?;
     print(
         &a.common,
-        || out::json(&r),
+        || with_network(out::json(&r), &r.endpoint),
         String::new(),
         || out::echo_detail(&r),
     );
@@ -363,7 +379,7 @@ pub(super) fn remote_lat(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
     }
     print(
         &a.common,
-        || out::json(&r),
+        || with_network(out::json(&r), &r.endpoint),
         out::latency_lines(&r),
         || out::latency_detail(&r),
     );
@@ -400,7 +416,7 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
     }
     print(
         &a.common,
-        || out::json(&r),
+        || with_network(out::json(&r), &r.endpoint),
         out::throughput_lines(&r),
         || out::receiver_detail(&r),
     );
@@ -458,7 +474,7 @@ pub(super) fn remote_thr(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
     let r = compat::remote_thr(ctx, &cfg)?;
     print(
         &a.common,
-        || out::json(&r),
+        || with_network(out::json(&r), &r.endpoint),
         String::new(),
         || out::sender_detail(&r),
     );

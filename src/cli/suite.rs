@@ -330,6 +330,7 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
     a.out.check(Some(&a.db.path()))?;
     let mut run = runner::new_run(command, workload);
     run.environment.note = a.note.clone();
+    run.environment.network = runner::network(&plan);
     let mut store = a.db.begin(a.no_history, &run)?;
     catch_ctrl_c();
     // Cases not yet in the history, in order: a write that fails (the database locked by

@@ -4,6 +4,7 @@
 
 use crate::zmq;
 
+pub mod iface;
 pub mod limits;
 mod options;
 pub mod security;

@@ -91,6 +91,8 @@ pub(super) fn run(
     let mut received = 0u64;
     let mut seen = 0u64;
     let mut start = 0;
+    // The latest clock reading at an arrival (the first and the time-stamped ones).
+    let mut last_read_ns = 0;
     let mut cut_short = None;
     let mut protocol_error = None;
     loop {
@@ -249,6 +251,7 @@ pub(super) fn run(
         if received == 0 {
             start = now;
         }
+        last_read_ns = last_read_ns.max(now);
         received += 1;
         // A log line behind a filter: its rank among the lines the filter lets through
         // is the sequence the ledger keeps, so a hole is a line that should have come.
@@ -307,10 +310,18 @@ pub(super) fn run(
         }
     }
     progress.finish();
-    let end = if cut_short.is_some() || !spec.ends_itself {
-        // Rate over the time messages were arriving, not the idle wait or the drain.
-        now_ns()
-            .saturating_sub(patience.idle().as_nanos() as u64)
+    let end = if received == 0 {
+        // Nothing arrived: no span (a merge of replicas leaves it out).
+        start
+    } else if cut_short.is_some() || !spec.ends_itself {
+        // Rate over the time messages were arriving, not the idle wait, the wait for the
+        // runner's stop (a share of a load-balanced stream) or the drain after it.
+        // The quiet spell's start is an estimate (one receive timeout back); the last
+        // clock reading at an arrival bounds it from below.
+        patience
+            .quiet_since_ns()
+            .unwrap_or_else(now_ns)
+            .max(last_read_ns)
             .max(start)
     } else {
         now_ns()

@@ -24,6 +24,9 @@ pub(crate) struct Patience {
     limit: Duration,
     idle: Duration,
     stopping: bool,
+    /// When the current quiet spell began: the start of the first slice that timed out
+    /// since the last message (None while messages arrive).
+    quiet_since_ns: Option<u64>,
 }
 
 impl Patience {
@@ -32,6 +35,7 @@ impl Patience {
             limit,
             idle: Duration::ZERO,
             stopping: false,
+            quiet_since_ns: None,
         }
     }
 
@@ -49,9 +53,15 @@ impl Patience {
             match io.recv_slice(msg, s) {
                 Ok(()) => {
                     self.idle = Duration::ZERO;
+                    self.quiet_since_ns = None;
                     return Ok(Next::Got);
                 }
                 Err(zmq::Error::EAGAIN) => {
+                    // The slice that just timed out began one slice ago, after the last
+                    // message: no clock read per message on the hot path.
+                    self.quiet_since_ns.get_or_insert_with(|| {
+                        now_ns().saturating_sub(STOP_POLL.as_nanos() as u64)
+                    });
                     if self.stopping {
                         return Ok(Next::Stopped);
                     }
@@ -72,6 +82,13 @@ impl Patience {
     /// How long the role had been idle (for the cut-short note).
     pub fn idle(&self) -> Duration {
         self.idle
+    }
+
+    /// When the last message had been taken, to within the precision of one receive
+    /// timeout (the end of a rate, without the idle wait, the stop and the drain); None
+    /// while messages were still arriving.
+    pub fn quiet_since_ns(&self) -> Option<u64> {
+        self.quiet_since_ns
     }
 }
 

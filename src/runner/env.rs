@@ -44,6 +44,7 @@ pub fn environment() -> Environment {
         libzmq_version: crate::libzmq_version(),
         libzmq: Some(crate::zmq::library().clone()),
         note: None,
+        network: Vec::new(),
         zmqperf_version: crate::VERSION.to_string(),
     }
 }

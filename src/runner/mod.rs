@@ -70,6 +70,29 @@ impl CaseSpec {
         )
     }
 
+    /// The hosts of the tcp endpoints the case binds and connects to, in node order:
+    /// `auto` binds on tcp are `127.0.0.1`; connects that name a node reach its binds.
+    pub fn tcp_hosts(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for s in self.topology.nodes.iter().flat_map(|n| n.all_sockets()) {
+            for b in &s.bind {
+                if b == "auto" {
+                    if self.transport == Transport::Tcp {
+                        out.push("127.0.0.1".to_string());
+                    }
+                } else if let Some(h) = crate::net::iface::tcp_host(b) {
+                    out.push(h);
+                }
+            }
+            out.extend(
+                s.connect
+                    .iter()
+                    .filter_map(|c| crate::net::iface::tcp_host(c)),
+            );
+        }
+        out
+    }
+
     /// Whether the topology measures round trips (it has a ping).
     pub fn is_latency(&self) -> bool {
         self.topology.nodes.iter().any(|n| n.role == Role::Ping)
@@ -120,6 +143,13 @@ pub fn interrupt() {
 /// Whether the run was interrupted.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// The network interface of every tcp host the plan's cases use (none for a plan on ipc
+/// and inproc alone).
+pub fn network(plan: &[CaseSpec]) -> Vec<crate::model::NetworkInterface> {
+    let hosts: Vec<String> = plan.iter().flat_map(CaseSpec::tcp_hosts).collect();
+    crate::net::iface::interfaces(hosts.iter().map(String::as_str))
 }
 
 /// A new, empty run.

@@ -16,6 +16,10 @@ pub const PARAMS: [&str; 7] = [
     "io",
 ];
 
+/// The value of a `rate` sweep that means no rate: the sources send as fast as their
+/// sockets take the messages, so a file can sweep paced against unpaced.
+pub const RATE_MAX: &str = "max";
+
 /// One topology of a file after its sweeps are expanded.
 #[derive(Debug, Clone)]
 pub struct Variant {
@@ -105,10 +109,15 @@ fn set_path(path: &str, v: &mut Value, key: &str, value: &Value) -> Result<()> {
             .ok_or_else(|| bad("the file is not a table".into()))?
             .entry("params")
             .or_insert_with(|| Value::Object(Default::default()));
-        params
+        let params = params
             .as_object_mut()
-            .ok_or_else(|| bad("params is not a table".into()))?
-            .insert(key.to_string(), value.clone());
+            .ok_or_else(|| bad("params is not a table".into()))?;
+        if key == "rate" && value.as_str() == Some(RATE_MAX) {
+            // As fast as the socket takes them: no rate at all (closed loop).
+            params.remove(key);
+        } else {
+            params.insert(key.to_string(), value.clone());
+        }
         return Ok(());
     }
     let Some((node, field)) = key.split_once('.') else {
@@ -226,6 +235,30 @@ mod tests {
         let s = t.nodes[1].socket.as_ref().unwrap();
         assert_eq!(s.kind, "SUB");
         assert_eq!(s.connect, vec!["pub".to_string()]);
+    }
+
+    #[test]
+    fn a_rate_sweep_of_max_means_unpaced() {
+        let text = r#"
+[params]
+rate = 5
+[sweep]
+rate = ["max", 1000]
+[[node]]
+name = "a"
+role = "source"
+socket = { type = "PUSH", bind = ["auto"] }
+[[node]]
+name = "b"
+role = "sink"
+socket = { type = "PULL", connect = ["a"] }
+"#;
+        let v = load("r.toml", text).unwrap();
+        let rates: Vec<Option<f64>> = v.iter().map(|x| x.topology.params.rate).collect();
+        assert_eq!(rates, [None, Some(1000.0)]);
+        assert_eq!(v[0].label, "rate=max");
+        let bad = text.replace(r#"["max", 1000]"#, r#"["fast"]"#);
+        assert!(load("r.toml", &bad).is_err());
     }
 
     #[test]

@@ -50,6 +50,7 @@ pub fn environment(run: &RunResult) -> Vec<(&'static str, String)> {
         ),
         ("zmqperf", or_unknown(&e.zmqperf_version)),
     ]);
+    v.extend(e.network.iter().map(|n| ("network", n.describe())));
     if let Some(n) = &e.note {
         v.push(("note", n.clone()));
     }

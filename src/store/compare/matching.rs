@@ -84,7 +84,16 @@ fn environment_notes(a: &RunResult, b: &RunResult) -> Vec<String> {
             .map(|l| format!("{} {}", l.source, l.path))
             .unwrap_or_default()
     };
-    let fields: [(&str, String, String); 7] = [
+    // Only when both runs say: a run on ipc alone, or one from before the field, has none.
+    let network = |e: &crate::model::Environment, other: &crate::model::Environment| {
+        if e.network.is_empty() || other.network.is_empty() {
+            String::new()
+        } else {
+            let all: Vec<String> = e.network.iter().map(|n| n.describe()).collect();
+            all.join("; ")
+        }
+    };
+    let fields: [(&str, String, String); 8] = [
         ("host", ea.hostname.clone(), eb.hostname.clone()),
         ("CPU", ea.cpu_model.clone(), eb.cpu_model.clone()),
         ("cores", ea.cores.to_string(), eb.cores.to_string()),
@@ -95,6 +104,7 @@ fn environment_notes(a: &RunResult, b: &RunResult) -> Vec<String> {
             eb.libzmq_version.clone(),
         ),
         ("libzmq library", file(ea), file(eb)),
+        ("network", network(ea, eb), network(eb, ea)),
         (
             "zmqperf",
             ea.zmqperf_version.clone(),

@@ -277,3 +277,28 @@ fn percentages() {
         assert_eq!(e.exit_code(), 3);
     }
 }
+
+#[test]
+fn network_differences_are_noted_only_when_both_runs_record_one() {
+    let nic = |name: &str, mtu: u32, loopback: bool| crate::model::NetworkInterface {
+        address: "10.0.0.5".into(),
+        local_address: "10.0.0.2".into(),
+        interface: name.into(),
+        loopback,
+        mtu: Some(mtu),
+        speed_mbps: None,
+        driver: None,
+    };
+    let mut a = baseline();
+    let mut b = baseline();
+    a.environment.network = vec![nic("eth0", 1500, false)];
+    // B ran on ipc alone (or before the field existed): nothing to compare.
+    assert!(compare(&a, &b, None).environment_notes.is_empty());
+    b.environment.network = vec![nic("eth0", 9000, false)];
+    assert_eq!(
+        compare(&a, &b, None).environment_notes,
+        ["network differs: eth0 mtu 1500 for 10.0.0.5 (from 10.0.0.2) (A), eth0 mtu 9000 for 10.0.0.5 (from 10.0.0.2) (B)"]
+    );
+    b.environment.network = a.environment.network.clone();
+    assert!(compare(&a, &b, None).environment_notes.is_empty());
+}

@@ -133,6 +133,7 @@ fn run(id: &str) -> RunResult {
             libzmq_version: "4.3.5".into(),
             libzmq: None,
             note: None,
+            network: Vec::new(),
             zmqperf_version: "0.1.0".into(),
         },
         cases: Vec::new(),
