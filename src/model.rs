@@ -286,7 +286,7 @@ pub struct CaseResult {
 }
 
 /// One node of a case's topology: its replicas merged, over all repetitions.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct NodeResult {
     /// The node's name in the topology.
     pub name: String,

@@ -32,13 +32,7 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             cpu_ms: p.usage.cpu_user_ms + p.usage.cpu_sys_ms,
             peak_rss_kib: p.usage.peak_rss_kib,
             send_msgs_per_sec: Some(p.send.msgs_per_sec()),
-            delivered_msgs_per_sec: None,
-            forwarded: None,
-            cut_short: Vec::new(),
-            stream: None,
-            eot_ahead: None,
-            io: None,
-            io_waits: None,
+            ..Default::default()
         });
     }
     let mut edges = Vec::new();
@@ -51,14 +45,7 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             placement: "process".into(),
             cpu_ms: proc.usage.cpu_user_ms + proc.usage.cpu_sys_ms,
             peak_rss_kib: proc.usage.peak_rss_kib,
-            send_msgs_per_sec: None,
-            delivered_msgs_per_sec: None,
-            forwarded: None,
-            cut_short: Vec::new(),
-            stream: None,
-            eot_ahead: None,
-            io: None,
-            io_waits: None,
+            ..Default::default()
         });
         let mut loss = LossSummary::default();
         for s in r

@@ -17,14 +17,7 @@ fn replicas_resolve_to_their_node() {
             placement: "thread".to_string(),
             cpu_ms: 0.0,
             peak_rss_kib: 0,
-            send_msgs_per_sec: None,
-            delivered_msgs_per_sec: None,
-            forwarded: None,
-            cut_short: Vec::new(),
-            stream: None,
-            eot_ahead: None,
-            io: None,
-            io_waits: None,
+            ..Default::default()
         })
         .collect();
     assert_eq!(node_index(&nodes, "src[2]"), Some(0));
