@@ -8,7 +8,8 @@ use crate::error::Result;
 use crate::net::security::{CurveKeys, Mechanism};
 use crate::roles::{HeaderUse, NodeSpec, Role};
 use crate::stats::{
-    loss_causes, LatencyHistogram, LatencySummary, LossSummary, SenderFacts, Throughput,
+    cause_name, cause_text, loss_causes, GapPosition, LatencyHistogram, LatencySummary,
+    LossSummary, SenderFacts, Throughput,
 };
 use crate::topology::{SocketOptions, SocketType};
 use crate::zmq;
@@ -267,36 +268,86 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
 /// PUB drops at its high-water mark and (with --lossy) starts without waiting for its
 /// subscriber; a PUSH blocks there instead.
 pub fn loss_cause(pattern: Pattern, l: &LossSummary) -> String {
-    let facts = SenderFacts {
-        drops_at_hwm: pattern == Pattern::PubSub,
-        waited_for_subscribers: false,
-        waited_at_end: pattern == Pattern::PubSub,
-    };
-    loss_causes(l, facts, |_, name| {
-        match name {
-        "slow joiner" => Some("start the receiving side first, or leave out --lossy (the sender then waits for the subscription)".into()),
-        "high-water mark" => Some("remote_thr --hwm 0 for no limit, or leave out --lossy so it blocks instead".into()),
-        _ => None,
-    }
-    })
+    loss_causes(l, sender_facts(pattern), |_, name| fix_of(name))
 }
 
-/// The likely cause of a stream that stopped short, from where its holes are.
+/// The likely cause of a stream that stopped short, from where its holes are: the worst
+/// place, named by the one rule of `stats::ledger::cause` with this pattern's sender, and
+/// its fix.
 pub fn cut_short_cause(pattern: Pattern, loss: Option<&LossSummary>) -> String {
     let Some(l) = loss else {
         return "the sender stopped early or was given a smaller count (without the header \
                 the holes cannot be placed)"
             .into();
     };
-    if l.lost_in_middle > 0 && pattern == Pattern::PubSub {
-        "the publisher outpaced this subscriber and dropped at its high-water mark; give \
-         remote_thr --hwm 0 (no limit) or leave out --lossy so it blocks instead"
-            .into()
-    } else if l.lost_in_middle > 0 {
-        "holes inside a PUSH/PULL stream, where the PUSH blocks at its high-water mark rather than drop: made on the way (a device in between, a reconnect that lost its queue) or by a sender that skipped numbers".into()
-    } else if l.lost_at_start > 0 {
-        "a slow joiner: the sender started before this side was connected".into()
+    if l.lost_in_middle == 0 && l.lost_at_start == 0 {
+        return "the sender stopped (or died) before its last message, or was given a smaller count".into();
+    }
+    let facts = sender_facts(pattern);
+    let place = if l.lost_in_middle > 0 {
+        GapPosition::Middle
     } else {
-        "the sender stopped (or died) before its last message, or was given a smaller count".into()
+        GapPosition::Start
+    };
+    let mut s = cause_text(place, facts).to_string();
+    if let Some(fix) = fix_of(cause_name(place, facts)) {
+        s.push_str(&format!("; fix: {fix}"));
+    }
+    s
+}
+
+/// What the sender of each pattern does, as far as the causes of loss depend on it.
+fn sender_facts(pattern: Pattern) -> SenderFacts {
+    SenderFacts {
+        drops_at_hwm: pattern == Pattern::PubSub,
+        waited_for_subscribers: false,
+        waited_at_end: pattern == Pattern::PubSub,
+    }
+}
+
+/// The compatible commands' fix for a cause.
+fn fix_of(cause: &str) -> Option<String> {
+    match cause {
+        "slow joiner" => Some("start the receiving side first, or leave out --lossy (the sender then waits for the subscription)".into()),
+        "high-water mark" => Some("remote_thr --hwm 0 for no limit, or leave out --lossy so it blocks instead".into()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lost(start: u64, middle: u64, end: u64) -> LossSummary {
+        LossSummary {
+            lost: start + middle + end,
+            lost_at_start: start,
+            lost_in_middle: middle,
+            lost_at_end: end,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_stream_cut_short_is_named_by_the_one_rule_with_the_pattern_s_fix() {
+        let s = cut_short_cause(Pattern::PubSub, Some(&lost(0, 40, 0)));
+        assert!(s.starts_with("the high-water mark"), "{s}");
+        assert!(s.contains("remote_thr --hwm 0"), "{s}");
+        let s = cut_short_cause(Pattern::PushPull, Some(&lost(0, 40, 0)));
+        assert!(s.contains("lost on the way") && !s.contains("fix:"), "{s}");
+        let s = cut_short_cause(Pattern::PubSub, Some(&lost(7, 0, 0)));
+        assert!(
+            s.starts_with("a slow joiner") && s.contains("--lossy"),
+            "{s}"
+        );
+        let s = cut_short_cause(Pattern::PushPull, Some(&lost(0, 0, 9)));
+        assert!(s.contains("stopped (or died)"), "{s}");
+        assert!(cut_short_cause(Pattern::PushPull, None).contains("without the header"));
+        // The causes of a stream that ended say the same, worst first.
+        let s = loss_cause(Pattern::PubSub, &lost(1, 5, 0));
+        assert!(
+            s.starts_with("in the middle (5 lost), the high-water mark"),
+            "{s}"
+        );
     }
 }
