@@ -6,6 +6,7 @@ use zmqperf::zmq;
 mod compat;
 mod diagnose;
 mod fanout;
+mod matrix;
 mod output;
 mod peers;
 mod ptmp;
@@ -147,6 +148,10 @@ enum Cmd {
     /// node and field at fault.
     #[command(subcommand)]
     Topology(TopologyCmd),
+    /// Every implementation against every other: the interop grid (works, or why not) and
+    /// the performance grid as ratios to libzmq's C on both sides, with 95% intervals.
+    #[command(after_help = matrix::EXAMPLES)]
+    Matrix(matrix::MatrixArgs),
     /// Peers in other languages (pyzmq, node, jeromq, Go, Ruby, C, pure Rust): set them
     /// up, list them. Nodes name them with `impl`; `run --impl` plays the suite with them.
     #[command(subcommand)]
@@ -215,6 +220,10 @@ pub fn run(cli: Cli) -> Result<()> {
     match &cli.cmd {
         Cmd::Topology(TopologyCmd::Check { file }) => return topology_check(file),
         Cmd::Peers(c) => return peers::run(c),
+        Cmd::Matrix(a) => {
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            return matrix::run(a, command);
+        }
         Cmd::CurveKeys => {
             let k = zmqperf::net::security::CurveKeys::generate()?;
             print!(
@@ -311,6 +320,7 @@ pub fn run(cli: Cli) -> Result<()> {
         | Cmd::Node { .. }
         | Cmd::Topology(_)
         | Cmd::Peers(_)
+        | Cmd::Matrix(_)
         | Cmd::CurveKeys
         | Cmd::CheckSendrecv(_)
         | Cmd::Pub(_)

@@ -73,7 +73,7 @@ pub(super) fn is_latency(t: &Topology) -> bool {
 
 /// A case of a built-in topology.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn builtin_case(
+pub fn builtin_case(
     name: &str,
     transport: Transport,
     size: usize,
