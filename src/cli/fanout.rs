@@ -44,6 +44,8 @@ Examples:
   zmqperf fanout -c 8 -s 100 -t 1000 -n 100 -p 10             # 800 subscribers, 100 msg/s
   zmqperf fanout -c 1 -s 3 -t 0 -n 1000000 -p 1               # PUB/SUB throughput, 3 subscribers
   zmqperf fanout -c 8 -s 1000 -t 1000 -n 1 -p 10 --floor      # and the raw-socket floor beside it
+  zmqperf fanout -c 2 -s 50 -t 10 -n 10 -p 20 --impl zmqperf,node --rounds 3
+                                        # Node's subscribers against zmqperf's, side by side
 
 Exit codes: 3 bad value (also: too many subscribers for the open-file limit), 4 bad
 endpoint, 12 messages lost (the report is printed first), 16 subscribers missing.";
@@ -239,6 +241,16 @@ pub struct FanoutArgs {
     /// Do not record this run in the history.
     #[arg(long)]
     pub no_history: bool,
+    /// Who plays the subscribers, comma-separated: zmqperf (its own swarm) and peers that
+    /// play the swarm role (node, pyzmq). With more than one, the fan-out runs once per
+    /// implementation in turn and the figures are printed side by side, as ratios to the
+    /// first. Example: --impl zmqperf,node
+    #[arg(long = "impl", value_name = "LIST")]
+    pub implementations: Option<String>,
+    /// With --impl: rounds of the implementations in turn (medians and 95% intervals over
+    /// the rounds).
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub rounds: u32,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -461,6 +473,7 @@ pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
         hwm: a.hwm.as_deref().map(parse_hwm).transpose()?,
         exe: exe()?,
         subs_flag: "-n",
+        implementation: None,
     };
     let started = std::time::Instant::now();
     let r = fanout::sub_cluster(&cfg, &mut |l| note(format!("sub-cluster: {l}")))?;
@@ -522,7 +535,44 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
         },
         hwm,
         exe: exe()?,
+        implementation: None,
     };
+    let impls: Vec<String> = match &a.implementations {
+        None => vec![zmqperf::peers::CORE.to_string()],
+        Some(l) => l
+            .split(',')
+            .map(|n| {
+                zmqperf::peers::canonical(n.trim()).map_err(|e| match e {
+                    Error::InvalidValue { value, reason, .. } => {
+                        Error::invalid("--impl", &value, reason)
+                    }
+                    other => other,
+                })
+            })
+            .collect::<Result<_>>()?,
+    };
+    if a.rounds == 0 {
+        return Err(Error::invalid("--rounds", "0", "run at least 1 round"));
+    }
+    if impls.len() > 1 || a.rounds > 1 {
+        if a.floor {
+            return Err(Error::invalid(
+                "--floor",
+                "with --impl of several or --rounds",
+                "the floor is measured beside one run; leave out --floor or give one --impl",
+            ));
+        }
+        let r = side_by_side(&cfg, &impls, a);
+        if let Some(p) = ipc_file {
+            let _ = std::fs::remove_file(p);
+        }
+        return r;
+    }
+    let mut cfg = cfg;
+    cfg.implementation = impls
+        .first()
+        .filter(|n| *n != zmqperf::peers::CORE)
+        .cloned();
     let started = std::time::Instant::now();
     let notes: fanout::Note = Arc::new(|l: String| note(format!("fanout: {l}")));
     let r = fanout::fanout(&cfg, notes.clone());
@@ -550,5 +600,131 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
             Err(e)
         }
         _ => printed,
+    }
+}
+
+/// The figures of one fan-out run that `--impl` compares.
+fn figures(r: &FanoutReport) -> [f64; 5] {
+    let cpu_ms: f64 = r
+        .process_list
+        .iter()
+        .map(|p| p.usage.cpu_user_ms + p.usage.cpu_sys_ms)
+        .sum();
+    let rss = r
+        .process_list
+        .iter()
+        .map(|p| p.usage.peak_rss_kib)
+        .max()
+        .unwrap_or(0);
+    let received = r.delivery.received.max(1) as f64;
+    [
+        r.latency.mean_ns / 1000.0,
+        r.latency.p99_ns as f64 / 1000.0,
+        // Subscriber CPU per delivered message, us.
+        cpu_ms * 1000.0 / received,
+        rss as f64 / 1024.0,
+        r.delivery.received as f64 / (r.subscribers * r.expected_per_subscriber).max(1) as f64
+            * 100.0,
+    ]
+}
+
+const FIGURES: [&str; 5] = [
+    "latency mean (us)",
+    "latency p99 (us)",
+    "subscriber CPU per message (us)",
+    "peak RSS per process (MiB)",
+    "delivered (%)",
+];
+
+/// `fanout --impl A,B[,...]`: the same fan-out with each implementation's subscribers, in
+/// turn for every round; each run recorded; the figures side by side with the ratios to
+/// the first implementation.
+fn side_by_side(cfg: &FanoutConfig, impls: &[String], a: &FanoutArgs) -> Result<()> {
+    use zmqperf::stats::estimate;
+    let mut runs: Vec<Vec<[f64; 5]>> = vec![Vec::new(); impls.len()];
+    let mut labels: Vec<String> = impls.to_vec();
+    let mut last: Vec<Option<FanoutReport>> = vec![None; impls.len()];
+    let mut lost = None;
+    for round in 0..a.rounds {
+        for (k, name) in impls.iter().enumerate() {
+            let mut c = cfg.clone();
+            c.implementation = (name != zmqperf::peers::CORE).then(|| name.clone());
+            note(format!(
+                "fanout: round {} of {}: subscribers played by {name}",
+                round + 1,
+                a.rounds
+            ));
+            let started = std::time::Instant::now();
+            let notes: fanout::Note = Arc::new(|l: String| note(format!("fanout: {l}")));
+            let r = fanout::fanout(&c, notes)?;
+            record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64())?;
+            if let Some(l) = &r.implementation {
+                labels[k] = format!("{name}: {l}");
+            }
+            if lost.is_none() {
+                lost = r.loss_error();
+            }
+            runs[k].push(figures(&r));
+            last[k] = Some(r);
+        }
+    }
+    if a.json {
+        let v: Vec<serde_json::Value> = impls
+            .iter()
+            .enumerate()
+            .map(|(k, n)| {
+                serde_json::json!({
+                    "impl": n,
+                    "label": labels[k],
+                    "rounds": runs[k].iter().map(|f| serde_json::json!({
+                        "latency_mean_us": f[0], "latency_p99_us": f[1],
+                        "subscriber_cpu_us_per_msg": f[2], "peak_rss_mib": f[3],
+                        "delivered_pct": f[4]})).collect::<Vec<_>>(),
+                    "report": last[k],
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::from(v));
+    } else {
+        for r in last.iter().flatten() {
+            print!("{}", zmqperf::report::fanout::text(r));
+            println!();
+        }
+        println!(
+            "Side by side ({} round{}, medians with 95% intervals; ratios to {}):",
+            a.rounds,
+            if a.rounds == 1 { "" } else { "s" },
+            impls[0]
+        );
+        for l in &labels {
+            println!("  {l}");
+        }
+        let mut head = format!("  {:<32}", "");
+        for n in impls {
+            head.push_str(&format!(" | {n:>22}"));
+        }
+        println!("{head}");
+        for (f, what) in FIGURES.iter().enumerate() {
+            let mut line = format!("  {what:<32}");
+            let base = estimate(&runs[0].iter().map(|x| x[f]).collect::<Vec<_>>());
+            for run in &runs {
+                let e = estimate(&run.iter().map(|x| x[f]).collect::<Vec<_>>());
+                let cell = match (&e, &base) {
+                    (Some(e), Some(b)) if !std::ptr::eq(run, &runs[0]) && f < 4 => format!(
+                        "{} x{}",
+                        zmqperf::units::value(e.median),
+                        zmqperf::units::ratio_ci(e, b)
+                    ),
+                    (Some(e), _) => zmqperf::units::value(e.median),
+                    (None, _) => "-".into(),
+                };
+                line.push_str(&format!(" | {cell:>22}"));
+            }
+            println!("{line}");
+        }
+    }
+    match lost {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }

@@ -63,6 +63,9 @@ pub struct ClusterConfig {
     pub exe: PathBuf,
     /// The flag that set `subs_per_process`, for error messages ("-n" or "-s").
     pub subs_flag: &'static str,
+    /// Who plays the subscribers: None for zmqperf's own swarm, or a peer (`node`,
+    /// `pyzmq`) that plays the swarm role.
+    pub implementation: Option<String>,
 }
 
 impl ClusterConfig {
@@ -210,6 +213,8 @@ pub struct FanoutConfig {
     pub hwm: Option<i32>,
     /// The zmqperf binary to re-execute.
     pub exe: PathBuf,
+    /// Who plays the subscribers (None: zmqperf's own swarm).
+    pub implementation: Option<String>,
 }
 
 /// A line of progress from a run, for the caller to show.
@@ -268,6 +273,7 @@ fn run_once(cfg: &FanoutConfig, p: &PubConfig, raw: bool, note: &Note) -> Result
         hwm: cfg.hwm,
         exe: cfg.exe.clone(),
         subs_flag: "-s",
+        implementation: cfg.implementation.clone(),
     };
     check_counts(cfg.processes, cfg.subs_per_process, "-s")?;
     limits::ensure(&publisher_fd_need(
@@ -326,6 +332,10 @@ fn run_once(cfg: &FanoutConfig, p: &PubConfig, raw: bool, note: &Note) -> Result
     );
     r.failed_processes = failed(&failures);
     r.lossy = p.lossy;
+    r.implementation = match &cfg.implementation {
+        Some(name) if !raw => Some(crate::peers::get(name)?.label()),
+        _ => None,
+    };
     Ok(r)
 }
 
@@ -366,6 +376,7 @@ mod tests {
             hwm: None,
             exe: PathBuf::from("/bin/true"),
             subs_flag: "-n",
+            implementation: None,
         };
         let node = run::swarm_node(&cfg, "tcp://127.0.0.1:2002");
         assert_eq!((node.replicas, node.subs), (3, Some(7)));

@@ -23,7 +23,13 @@ pub(super) fn swarm_node(cfg: &ClusterConfig, connect: &str) -> Node {
         name: "subs".into(),
         role: Role::Swarm,
         replicas: cfg.processes,
-        placement: Placement::Process,
+        // A peer's swarm is placed as a foreign process by its impl.
+        placement: if cfg.implementation.is_some() {
+            Placement::Auto
+        } else {
+            Placement::Process
+        },
+        implementation: cfg.implementation.clone(),
         socket: Some(SocketSpec {
             kind: "SUB".into(),
             bind: Vec::new(),

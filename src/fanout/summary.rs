@@ -103,6 +103,9 @@ pub struct FanoutReport {
     pub per_subscriber: Vec<SubReport>,
     /// The raw-socket floor beside this run (`fanout --floor`); None otherwise.
     pub floor: Option<super::FanoutFloor>,
+    /// Who played the subscribers, when a peer did (`fanout --impl node`): its versions.
+    #[serde(default, rename = "impl", skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<String>,
 }
 
 /// Raises a subscriber's expected count to `expected` (its process knew a shorter stream,
@@ -245,6 +248,7 @@ pub fn merge(
         process_list,
         per_subscriber,
         floor: None,
+        implementation: None,
     }
 }
 

@@ -182,6 +182,9 @@ pub fn text(r: &FanoutReport) -> String {
         grouped(r.subs_per_process as u64),
         r.endpoint
     );
+    if let Some(i) = &r.implementation {
+        let _ = writeln!(out, "subscribers played by {i}");
+    }
     if let Some(p) = &r.publisher {
         publisher_lines(&mut out, p, r.lossy);
     }

@@ -301,7 +301,18 @@ fn spawn_node(
                 fill_slot(&slot, facts);
                 Some(Event::Sent)
             }
-            Ok(ToRunner::Report { report, .. }) => Some(Event::Done(Box::new(Ok(*report)))),
+            Ok(ToRunner::Report { report, .. }) => {
+                let mut report = *report;
+                // A peer's swarm gives its process's usage once, as every node does.
+                if let (Some(sw), Some(u)) = (report.swarm.as_mut(), &report.usage) {
+                    if sw.usage.cpu_user_ms == 0.0 && sw.usage.peak_rss_kib == 0 {
+                        sw.usage.cpu_user_ms = u.cpu_user_ms;
+                        sw.usage.cpu_sys_ms = u.cpu_sys_ms;
+                        sw.usage.peak_rss_kib = u.peak_rss_kib;
+                    }
+                }
+                Some(Event::Done(Box::new(Ok(report))))
+            }
             Ok(ToRunner::Error {
                 message, exit_code, ..
             }) => Some(Event::Done(Box::new(Err(NodeFailure::reported(

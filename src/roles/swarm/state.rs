@@ -73,8 +73,9 @@ pub enum StopReason {
     ParentGone,
 }
 
-/// What one swarm (subscriber process) reports.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// What one swarm (subscriber process) reports. A peer's compact form (docs/peers.md:
+/// each subscriber's arrival runs and latency buckets) is read into the same figures.
+#[derive(Debug, Clone, Serialize)]
 pub struct ChildReport {
     /// Index of the process in the cluster.
     pub process: u32,
@@ -90,6 +91,148 @@ pub struct ChildReport {
     pub latency: LatencyHistogram,
     /// CPU time and peak RSS.
     pub usage: ProcessUsage,
+}
+
+/// The full form of a [`ChildReport`], as zmqperf writes it.
+#[derive(Deserialize)]
+struct FullReport {
+    process: u32,
+    pid: u32,
+    stop: StopReason,
+    connect_ns: u64,
+    subscribers: Vec<SubReport>,
+    latency: LatencyHistogram,
+    usage: ProcessUsage,
+}
+
+/// A peer's subscriber: its arrivals as runs, its latency buckets.
+#[derive(Deserialize)]
+struct CompactSub {
+    runs: Vec<(u64, u64, u64)>,
+    #[serde(default)]
+    warmup: u64,
+    end_seq: Option<u64>,
+    latency: LatencyHistogram,
+    first_send_ns: Option<u64>,
+    #[serde(default)]
+    last_recv_ns: u64,
+}
+
+/// A peer's swarm report.
+#[derive(Deserialize)]
+struct CompactReport {
+    process: u32,
+    pid: u32,
+    stop: StopReason,
+    connect_ns: u64,
+    subscribers: Vec<CompactSub>,
+    /// Messages each subscriber should get, when the spec said.
+    #[serde(default)]
+    expect: Option<u64>,
+}
+
+impl CompactReport {
+    fn into_report(self) -> ChildReport {
+        let ledgers: Vec<StreamLedger> = self
+            .subscribers
+            .iter()
+            .map(|s| StreamLedger::from_runs(&s.runs))
+            .collect();
+        // The stream's length: as the spec said, else from the end marks, else the highest
+        // number any subscriber saw.
+        let expected = self
+            .expect
+            .or_else(|| {
+                self.subscribers
+                    .iter()
+                    .filter_map(|s| s.end_seq.map(|e| e + 1))
+                    .max()
+            })
+            .or_else(|| {
+                ledgers
+                    .iter()
+                    .map(|l| l.summary(None))
+                    .filter(|l| l.received > 0)
+                    .map(|l| l.expected)
+                    .max()
+            })
+            .unwrap_or(0);
+        let mut all = LatencyHistogram::new();
+        let subscribers = self
+            .subscribers
+            .iter()
+            .zip(&ledgers)
+            .enumerate()
+            .map(|(i, (s, l))| {
+                all.merge(&s.latency);
+                let loss = l.summary(Some(expected));
+                let lat = s.latency.summary();
+                let span = s
+                    .first_send_ns
+                    .map(|f| s.last_recv_ns.saturating_sub(f))
+                    .unwrap_or(0);
+                SubReport {
+                    process: self.process,
+                    sub: i as u32,
+                    ended: s.end_seq.is_some(),
+                    warmup: s.warmup,
+                    latency_count: lat.count,
+                    latency_min_ns: lat.min_ns,
+                    latency_max_ns: lat.max_ns,
+                    latency_mean_ns: lat.mean_ns,
+                    delivered_per_sec: if span == 0 {
+                        0.0
+                    } else {
+                        loss.received as f64 * 1e9 / span as f64
+                    },
+                    loss,
+                }
+            })
+            .collect();
+        ChildReport {
+            process: self.process,
+            pid: self.pid,
+            stop: self.stop,
+            connect_ns: self.connect_ns,
+            subscribers,
+            latency: all,
+            // The runner fills it in from the node's usage.
+            usage: ProcessUsage {
+                name: format!("subscribers {}", self.process),
+                pid: self.pid,
+                cpu_user_ms: 0.0,
+                cpu_sys_ms: 0.0,
+                peak_rss_kib: 0,
+            },
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ChildReport {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let v = serde_json::Value::deserialize(d)?;
+        let compact = v
+            .get("subscribers")
+            .and_then(|s| s.as_array())
+            .is_some_and(|s| s.first().is_some_and(|x| x.get("runs").is_some()))
+            || v.get("usage").is_none();
+        if compact {
+            return serde_json::from_value::<CompactReport>(v)
+                .map(CompactReport::into_report)
+                .map_err(D::Error::custom);
+        }
+        let f: FullReport = serde_json::from_value(v).map_err(D::Error::custom)?;
+        Ok(ChildReport {
+            process: f.process,
+            pid: f.pid,
+            stop: f.stop,
+            connect_ns: f.connect_ns,
+            subscribers: f.subscribers,
+            latency: f.latency,
+            usage: f.usage,
+        })
+    }
 }
 
 /// Running figures of one subscriber.
@@ -266,6 +409,37 @@ mod tests {
         s.record(&h(0, 5, true), 10).unwrap();
         let r = s.report(0, 0, 1);
         assert_eq!((r.warmup, r.loss.received, r.latency_count), (1, 1, 1));
+    }
+
+    #[test]
+    fn a_peers_compact_swarm_report_gives_the_same_figures() {
+        let json = r#"{"process": 1, "pid": 42, "stop": "all-ended", "connect_ns": 5,
+            "subscribers": [
+              {"runs": [[0, 10, 100]], "warmup": 2, "end_seq": 9, "stream_id": 7,
+               "latency": {"buckets": [[500, 4], [700, 6]]}, "first_send_ns": 0,
+               "last_recv_ns": 1000},
+              {"runs": [[0, 3, 100], [5, 4, 200]], "warmup": 0, "end_seq": null, "stream_id": 7,
+               "latency": {"buckets": []}, "first_send_ns": null, "last_recv_ns": 0}
+            ]}"#;
+        let r: ChildReport = serde_json::from_str(json).unwrap();
+        assert_eq!((r.process, r.pid, r.stop), (1, 42, StopReason::AllEnded));
+        let a = &r.subscribers[0];
+        assert_eq!((a.loss.expected, a.loss.received, a.loss.lost), (10, 10, 0));
+        assert_eq!((a.warmup, a.latency_count, a.ended), (2, 10, true));
+        assert_eq!((a.latency_min_ns, a.latency_max_ns), (500, 700));
+        assert!((a.latency_mean_ns - 620.0).abs() < 1e-9);
+        assert!((a.delivered_per_sec - 1e7).abs() < 1e-3);
+        let b = &r.subscribers[1];
+        // 10 due (the end mark of the first), 7 came: 2 in the middle, 1 at the end.
+        assert_eq!(
+            (b.loss.received, b.loss.lost_in_middle, b.loss.lost_at_end),
+            (7, 2, 1)
+        );
+        assert!(!b.ended);
+        assert_eq!(r.latency.count(), 10);
+        // The full form reads back as written.
+        let back: ChildReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back.subscribers, r.subscribers);
     }
 
     #[test]
