@@ -721,7 +721,15 @@ public final class JeromqPeer {
         return report;
     }
 
+    /**
+     * Closes the socket and terminates the context. ZContext gives every socket its own linger
+     * at close: 0, except for an echo, whose last reply must reach its ping (the topology's
+     * linger, or up to 1 s).
+     */
     void close() {
+        if (spec.role.equals("echo")) {
+            ctx.setLinger(intOpt(spec.options, "linger", (int) Math.min(1000, spec.timeoutMs)));
+        }
         ctx.close();
     }
 
