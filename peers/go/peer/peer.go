@@ -28,6 +28,8 @@ type Options struct {
 	Linger    *int     `json:"linger"`
 	Subscribe []string `json:"subscribe"`
 	RoutingID *string  `json:"routing_id"`
+	// XPubNoDrop: an XPUB blocks at its high-water mark instead of dropping.
+	XPubNoDrop *bool `json:"xpub_nodrop"`
 	// XPubVerbose: open the socket as XPUB and see every subscription (a PUB source that
 	// waits for its subscribers).
 	XPubVerbose bool `json:"-"`
@@ -146,12 +148,13 @@ func parseSpec(text string, b Binding) (*Spec, Options, error) {
 	if !contains(allowed, sock.Kind) {
 		return nil, o, Refuse("the %s peer plays %s on %s, not on %s", b.Name(), s.Role, strings.Join(allowed, ", "), sock.Kind)
 	}
-	known := map[string]any{"sndhwm": &o.SndHWM, "rcvhwm": &o.RcvHWM, "linger": &o.Linger, "subscribe": &o.Subscribe, "routing_id": &o.RoutingID}
+	known := map[string]any{"sndhwm": &o.SndHWM, "rcvhwm": &o.RcvHWM, "linger": &o.Linger, "subscribe": &o.Subscribe,
+		"routing_id": &o.RoutingID, "xpub_nodrop": &o.XPubNoDrop}
 	for key, raw := range sock.Options {
 		target, ok := known[key]
 		if !ok {
 			if string(raw) != "null" {
-				return nil, o, Refuse("the %s peer does not set the socket option '%s' (it sets sndhwm, rcvhwm, linger, subscribe, routing_id)", b.Name(), key)
+				return nil, o, Refuse("the %s peer does not set the socket option '%s' (it sets sndhwm, rcvhwm, linger, subscribe, routing_id, xpub_nodrop)", b.Name(), key)
 			}
 			continue
 		}
@@ -178,6 +181,9 @@ func parseSpec(text string, b Binding) (*Spec, Options, error) {
 		}
 	}
 	o.XPubVerbose = sock.Kind == "XPUB" || (sock.Kind == "PUB" && s.Subscriptions > 0)
+	if o.XPubNoDrop != nil && *o.XPubNoDrop && !o.XPubVerbose {
+		return nil, o, Refuse("xpub_nodrop is an option of an XPUB (or of a PUB waiting for subscriptions), not of %s", sock.Kind)
+	}
 	return &s, o, nil
 }
 

@@ -77,6 +77,9 @@ func (binding) Open(kind string, o peer.Options, timeout time.Duration) (peer.So
 	if o.XPubVerbose {
 		steps = append(steps, s.SetXpubVerbose(1))
 	}
+	if o.XPubNoDrop != nil && *o.XPubNoDrop {
+		steps = append(steps, s.SetXpubNodrop(true))
+	}
 	if kind == "SUB" {
 		topics := o.Subscribe
 		if len(topics) == 0 {

@@ -25,7 +25,7 @@ type binding struct{}
 func (binding) Name() string { return "zmq4-go" }
 
 func (binding) Version() (string, string) {
-	return "go-zeromq/zmq4 " + moduleVersion("github.com/go-zeromq/zmq4"), "pure Go ZMTP (go-zeromq/zmq4) on " + runtime.Version()
+	return "go-zeromq/zmq4 " + moduleVersion("github.com/go-zeromq/zmq4"), "pure Go (" + runtime.Version() + ")"
 }
 
 // moduleVersion reads a dependency's version from the build information.
@@ -91,6 +91,10 @@ func (binding) Open(kind string, o peer.Options, timeout time.Duration) (peer.So
 	case o.SndHWM != nil:
 		cancel()
 		return nil, peer.Refuse("go-zeromq/zmq4 has no send high-water mark on %s (only on PUB and XPUB)", kind)
+	}
+	if o.XPubNoDrop != nil && *o.XPubNoDrop {
+		cancel()
+		return nil, peer.Refuse("go-zeromq/zmq4 has no xpub_nodrop: its PUB and XPUB drop a message when a subscriber's queue is full")
 	}
 	if o.RcvHWM != nil {
 		cancel()

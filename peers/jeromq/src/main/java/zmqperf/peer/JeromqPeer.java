@@ -244,7 +244,7 @@ public final class JeromqPeer {
 
     /** The fields of the node spec a peer reads (docs/peers.md). */
     static final class Spec {
-        static final Set<String> OPTIONS = Set.of("sndhwm", "rcvhwm", "linger", "subscribe", "routing_id");
+        static final Set<String> OPTIONS = Set.of("sndhwm", "rcvhwm", "linger", "subscribe", "routing_id", "xpub_nodrop");
         static final Map<String, Set<String>> KINDS = Map.of(
                 "source", Set.of("PUB", "XPUB", "PUSH", "PAIR", "DEALER"),
                 "sink", Set.of("SUB", "PULL", "PAIR", "DEALER", "ROUTER"),
@@ -384,6 +384,12 @@ public final class JeromqPeer {
         if (xpub) {
             sock.setXpubVerbose(true);
         }
+        if (has(opt, "xpub_nodrop") && opt.get("xpub_nodrop").getAsBoolean()) {
+            if (!xpub) {
+                throw new PeerError(3, "xpub_nodrop is an option of an XPUB (or of a PUB waiting for subscriptions), not of " + spec.kind);
+            }
+            sock.setXpubNoDrop(true);
+        }
         if (spec.kind.equals("SUB")) {
             JsonArray topics = has(opt, "subscribe") ? opt.getAsJsonArray("subscribe") : new JsonArray();
             if (topics.size() == 0) {
@@ -423,8 +429,12 @@ public final class JeromqPeer {
 
     private void send(byte[] m, int flags, long i) throws PeerError {
         if (!sock.send(m, flags)) {
-            throw new PeerError(4, "message " + i + " could not be sent within " + spec.timeoutMs + " ms on " + endpoint
-                    + " (no peer took it: is the other side running and connected?)");
+            String what = "message " + i + " could not be sent within " + spec.timeoutMs + " ms on " + endpoint;
+            if (i == 0 && !spec.connect.isEmpty()) {
+                throw new PeerError(4, "JeroMQ stalled on the first message: " + what + " (its connection never completed;"
+                        + " JeroMQ's connect is known to stall at times: run again)");
+            }
+            throw new PeerError(4, what + " (no peer took it: is the other side running and connected?)");
         }
     }
 
@@ -812,8 +822,8 @@ public final class JeromqPeer {
         }
         JsonObject o = new JsonObject();
         o.addProperty("binding", "JeroMQ " + p.getProperty("jeromq"));
-        o.addProperty("engine", "pure Java ZMTP (JeroMQ " + p.getProperty("jeromq") + ", libzmq API "
-                + ZMQ.getVersionString() + ") on Java " + System.getProperty("java.version"));
+        o.addProperty("engine", "pure Java (Java " + System.getProperty("java.version") + ", libzmq API "
+                + ZMQ.getVersionString() + ")");
         return o;
     }
 
