@@ -230,3 +230,169 @@ fn a_peer_that_lacks_something_is_named_with_what_it_lacks() {
         assert!(o.stderr.contains("inproc:// cannot reach"), "{}", o.stderr);
     });
 }
+
+/// The peers of the repository (peers/*/peer.toml), as `peers list --json` gives them.
+fn repo_peers() -> Vec<Value> {
+    let o = run(zp(&["peers", "list", "--json"]), 60);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    o.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A two-node topology: `client` (ping or source) and `server` (echo or sink), one of
+/// them played by `peer`.
+fn pair_topology(
+    transport: &str,
+    kinds: (&str, &str),
+    roles: (&str, &str),
+    peer_side: usize,
+    peer: &str,
+) -> String {
+    let imp = |side: usize| {
+        if side == peer_side {
+            format!("impl = \"{peer}\"\n")
+        } else {
+            String::new()
+        }
+    };
+    // A PUB paced well below any binding's speed: nothing is dropped at the high-water mark.
+    let rate = if kinds.0 == "PUB" { "rate = 20000\n" } else { "" };
+    let count = if roles.0 == "ping" { 300 } else { 3000 };
+    format!(
+        r#"
+[params]
+transport = "{transport}"
+count = {count}
+size = 64
+warmup = 10
+
+[[nodes]]
+name = "server"
+role = "{}"
+{}socket = {{ type = "{}", bind = ["auto"] }}
+
+[[nodes]]
+name = "client"
+role = "{}"
+{}{rate}socket = {{ type = "{}", connect = ["server"] }}
+"#,
+        roles.1,
+        imp(1),
+        kinds.1,
+        roles.0,
+        imp(0),
+        kinds.0
+    )
+}
+
+/// Every peer of the repository against zmqperf's own nodes, each side in turn: REQ/REP,
+/// DEALER/ROUTER and PAIR round trips, PUSH/PULL and PUB/SUB streams over tcp (and PUSH/PULL
+/// over ipc where the peer has it), with exact counts. A peer that is not ready is set up
+/// first (`zmqperf peers setup`); one that cannot be set up fails the test with why.
+#[test]
+fn every_peer_plays_every_pair_against_zmqperf() {
+    with_watchdog(45 * 60, || {
+        let peers = repo_peers();
+        assert!(
+            peers.len() >= 8,
+            "expected the eight peers of docs/peers.md, found {}",
+            peers.len()
+        );
+        let missing: Vec<String> = peers
+            .iter()
+            .filter(|p| p["ready"] != true)
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .collect();
+        if !missing.is_empty() {
+            eprintln!("setting up peers not ready yet: {}", missing.join(", "));
+            let mut args = vec!["peers", "setup"];
+            args.extend(missing.iter().map(String::as_str));
+            let o = run(zp(&args), 40 * 60);
+            assert_eq!(o.code, Some(0), "peers setup failed:\n{}\n{}", o.stdout, o.stderr);
+        }
+        let dir = scratch("every");
+        let pairs = [
+            (("REQ", "REP"), ("ping", "echo")),
+            (("DEALER", "ROUTER"), ("ping", "echo")),
+            (("PAIR", "PAIR"), ("ping", "echo")),
+            (("PUSH", "PULL"), ("source", "sink")),
+            (("PUB", "SUB"), ("source", "sink")),
+        ];
+        let mut report = Vec::new();
+        let mut failures = Vec::new();
+        for p in &peers {
+            let name = p["name"].as_str().unwrap();
+            let has = |k: &str| {
+                p["sockets"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|s| s.as_str().unwrap().eq_ignore_ascii_case(k))
+            };
+            let transports: Vec<&str> = p["transports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap())
+                .collect();
+            for (kinds, roles) in pairs {
+                for side in [0, 1] {
+                    let kind = if side == 0 { kinds.0 } else { kinds.1 };
+                    if !has(kind) {
+                        report.push(format!("{name}: no {kind} socket (its manifest)"));
+                        continue;
+                    }
+                    let mut ts = vec!["tcp"];
+                    if kinds.0 == "PUSH" && transports.contains(&"ipc") {
+                        ts.push("ipc");
+                    }
+                    for t in ts {
+                        let text = pair_topology(t, kinds, roles, side, name);
+                        let file = write(&dir, &format!("{name}-{kind}-{side}-{t}.toml"), &text);
+                        let what = format!(
+                            "{name} as {} ({kind}) over {t}",
+                            if side == 0 { roles.0 } else { roles.1 }
+                        );
+                        let o = run(
+                            zp(&[
+                                "run", &file, "--no-history", "--format", "json",
+                                "--repetitions", "1", "--timeout", "10s",
+                            ]),
+                            120,
+                        );
+                        if o.code != Some(0) {
+                            failures.push(format!("{what}: exit {:?}: {}", o.code, o.stderr));
+                            continue;
+                        }
+                        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+                        let case = &v["cases"][0];
+                        let edge = &case["edges"][0];
+                        let want = if roles.0 == "ping" { 300 } else { 3000 };
+                        if edge["messages"] != want
+                            || (roles.0 == "source" && edge["loss"]["lost"] != 0)
+                        {
+                            failures.push(format!("{what}: edge {edge}"));
+                            continue;
+                        }
+                        let node = case["nodes"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .find(|n| n["placement"] == "foreign")
+                            .cloned()
+                            .unwrap_or(Value::Null);
+                        if !node["impl"].as_str().unwrap_or("").contains(" (") {
+                            failures.push(format!("{what}: no foreign node named: {node}"));
+                            continue;
+                        }
+                        report.push(format!("{what}: {} ok", edge["messages"]));
+                    }
+                }
+            }
+        }
+        eprintln!("{}", report.join("\n"));
+        assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    });
+}
