@@ -258,7 +258,11 @@ fn pair_topology(
         }
     };
     // A PUB paced well below any binding's speed: nothing is dropped at the high-water mark.
-    let rate = if kinds.0 == "PUB" { "rate = 20000\n" } else { "" };
+    let rate = if kinds.0 == "PUB" {
+        "rate = 20000\n"
+    } else {
+        ""
+    };
     let count = if roles.0 == "ping" { 300 } else { 3000 };
     format!(
         r#"
@@ -310,7 +314,13 @@ fn every_peer_plays_every_pair_against_zmqperf() {
             let mut args = vec!["peers", "setup"];
             args.extend(missing.iter().map(String::as_str));
             let o = run(zp(&args), 40 * 60);
-            assert_eq!(o.code, Some(0), "peers setup failed:\n{}\n{}", o.stdout, o.stderr);
+            assert_eq!(
+                o.code,
+                Some(0),
+                "peers setup failed:\n{}\n{}",
+                o.stdout,
+                o.stderr
+            );
         }
         let dir = scratch("every");
         let pairs = [
@@ -357,8 +367,15 @@ fn every_peer_plays_every_pair_against_zmqperf() {
                         );
                         let o = run(
                             zp(&[
-                                "run", &file, "--no-history", "--format", "json",
-                                "--repetitions", "1", "--timeout", "10s",
+                                "run",
+                                &file,
+                                "--no-history",
+                                "--format",
+                                "json",
+                                "--repetitions",
+                                "1",
+                                "--timeout",
+                                "10s",
                             ]),
                             120,
                         );

@@ -701,7 +701,7 @@ fn side_by_side(cfg: &FanoutConfig, impls: &[String], a: &FanoutArgs) -> Result<
         }
         let mut head = format!("  {:<32}", "");
         for n in impls {
-            head.push_str(&format!(" | {n:>22}"));
+            head.push_str(&format!(" | {n:>28}"));
         }
         println!("{head}");
         for (f, what) in FIGURES.iter().enumerate() {
@@ -718,7 +718,7 @@ fn side_by_side(cfg: &FanoutConfig, impls: &[String], a: &FanoutArgs) -> Result<
                     (Some(e), _) => zmqperf::units::value(e.median),
                     (None, _) => "-".into(),
                 };
-                line.push_str(&format!(" | {cell:>22}"));
+                line.push_str(&format!(" | {cell:>28}"));
             }
             println!("{line}");
         }

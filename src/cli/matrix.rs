@@ -48,6 +48,10 @@ pub struct MatrixArgs {
     /// Messages of a PUSH/PULL or PUB/SUB pair per pass.
     #[arg(long, value_name = "N")]
     pub messages: Option<String>,
+    /// The pair every ratio is taken against, both sides this implementation (default c:
+    /// libzmq's C API).
+    #[arg(long, default_value = "c", value_name = "IMPL")]
+    pub baseline: String,
     /// Longest wait for a peer or a message.
     #[arg(long, default_value = "5s")]
     pub timeout: String,
@@ -142,6 +146,17 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         })
     })?;
     let impls = matrix::implementations(names.as_deref())?;
+    let baseline = zmqperf::peers::canonical(&a.baseline).map_err(|e| match e {
+        Error::InvalidValue { value, reason, .. } => Error::invalid("--baseline", &value, reason),
+        other => other,
+    })?;
+    if !impls.iter().any(|i| i.name == baseline) {
+        return Err(Error::invalid(
+            "--baseline",
+            &baseline,
+            "it is not among the implementations of the matrix; add it to --impls",
+        ));
+    }
     let (one_pass, skipped) = matrix::plan(&impls, &shape);
     if one_pass.is_empty() {
         return Err(Error::invalid(
@@ -192,7 +207,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         }
         None => Ok(()),
     };
-    let m = matrix::read(&run, &impls, &shape, &skipped);
+    let m = matrix::read(&run, &impls, &shape, &skipped, &baseline);
     let text = render(&m);
     match &a.output {
         Some(path) => std::fs::write(path, &text).map_err(|e| Error::Io {

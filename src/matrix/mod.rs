@@ -12,7 +12,8 @@ use crate::runner::{summarise, CaseSpec};
 use crate::topology::Role;
 use serde::Serialize;
 
-/// The implementation every ratio is taken against: libzmq's C API on both sides.
+/// The implementation every ratio is taken against by default: libzmq's C API on both
+/// sides.
 pub const BASELINE: &str = "c";
 
 /// The patterns of the matrix.
@@ -293,6 +294,8 @@ pub struct Matrix {
     pub grids: Vec<Grid>,
     /// Passes.
     pub passes: u32,
+    /// The implementation of the baseline pair (both sides).
+    pub baseline: String,
 }
 
 /// The ratio of two estimates with a conservative interval (the low over the other's high,
@@ -309,7 +312,13 @@ fn ratio(x: &Estimate, base: &Estimate) -> Option<(f64, f64, f64)> {
 }
 
 /// Reads the grids back from the merged cases.
-pub fn read(run: &RunResult, impls: &[Impl], shape: &Shape, skipped: &[Skipped]) -> Matrix {
+pub fn read(
+    run: &RunResult,
+    impls: &[Impl],
+    shape: &Shape,
+    skipped: &[Skipped],
+    baseline: &str,
+) -> Matrix {
     let mut grids = Vec::new();
     for p in &shape.patterns {
         for &t in &shape.transports {
@@ -326,7 +335,7 @@ pub fn read(run: &RunResult, impls: &[Impl], shape: &Shape, skipped: &[Skipped])
                     let id = pair_case(p, t, size, shape, a, b).id();
                     run.cases.iter().find(|c| c.id == id).cloned()
                 };
-                let baseline = case_of(BASELINE, BASELINE)
+                let base = case_of(baseline, baseline)
                     .filter(|c| c.error.is_none())
                     .and_then(|c| value_of(&c));
                 let mut cells = Vec::new();
@@ -357,7 +366,7 @@ pub fn read(run: &RunResult, impls: &[Impl], shape: &Shape, skipped: &[Skipped])
                                 (status, value_of(&c))
                             }
                         };
-                        let ratio = match (&value, &baseline) {
+                        let ratio = match (&value, &base) {
                             (Some(v), Some(b)) => ratio(v, b),
                             _ => None,
                         };
@@ -375,7 +384,7 @@ pub fn read(run: &RunResult, impls: &[Impl], shape: &Shape, skipped: &[Skipped])
                     transport: t,
                     size,
                     unit: if latency { "latency (us)" } else { "msg/s" }.into(),
-                    baseline,
+                    baseline: base,
                     cells,
                 });
             }
@@ -386,6 +395,7 @@ pub fn read(run: &RunResult, impls: &[Impl], shape: &Shape, skipped: &[Skipped])
         impls: impls.to_vec(),
         grids,
         passes: shape.passes,
+        baseline: baseline.to_string(),
     }
 }
 

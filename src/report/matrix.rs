@@ -52,24 +52,38 @@ fn title(g: &Grid) -> String {
     format!("{} over {}, {} B", what, g.transport, g.size)
 }
 
-fn baseline_text(g: &Grid) -> String {
+/// The baseline pair's name: C-C for the c peer.
+fn base_name(m: &Matrix) -> String {
+    if m.baseline == crate::matrix::BASELINE {
+        "C-C".into()
+    } else {
+        format!("{0}-{0}", m.baseline)
+    }
+}
+
+fn baseline_text(m: &Matrix, g: &Grid) -> String {
     match &g.baseline {
         Some(b) => format!(
-            "C-C: {} {} [{}, {}]",
+            "{}: {} {} [{}, {}]",
+            base_name(m),
             value(b.median),
             g.unit,
             value(b.ci_low),
             value(b.ci_high)
         ),
-        None => "C-C did not run: no ratios (set up the c peer)".into(),
+        None => format!(
+            "{} did not run: no ratios (set up the {} peer, or choose --baseline)",
+            base_name(m),
+            m.baseline
+        ),
     }
 }
 
-fn direction(g: &Grid) -> &'static str {
+fn direction(m: &Matrix, g: &Grid) -> String {
     if g.pattern == "reqrep" {
-        "ratio of latency to C-C's: above 1 is slower"
+        format!("ratio of latency to {}'s: above 1 is slower", base_name(m))
     } else {
-        "ratio of msg/s to C-C's: below 1 is slower"
+        format!("ratio of msg/s to {}'s: below 1 is slower", base_name(m))
     }
 }
 
@@ -121,7 +135,13 @@ pub fn text(m: &Matrix) -> String {
         for (k, n) in notes.iter().enumerate() {
             let _ = writeln!(out, "    [{}] {}", k + 1, n);
         }
-        let _ = writeln!(out, "{} ({}; {}):", g.unit, baseline_text(g), direction(g));
+        let _ = writeln!(
+            out,
+            "{} ({}; {}):",
+            g.unit,
+            baseline_text(m, g),
+            direction(m, g)
+        );
         let ratios: Vec<String> = g.cells.iter().map(ratio_text).collect();
         out.push_str(&text_grid(m, &ratios));
     }
@@ -158,7 +178,7 @@ pub fn markdown(m: &Matrix) -> String {
         for (k, note) in notes.iter().enumerate() {
             let _ = writeln!(out, "\n[{}] {}", k + 1, note.replace('|', "\\|"));
         }
-        let _ = writeln!(out, "\n{}; {}.\n", baseline_text(g), direction(g));
+        let _ = writeln!(out, "\n{}; {}.\n", baseline_text(m, g), direction(m, g));
         head(&mut out);
         for (a, i) in m.impls.iter().enumerate() {
             let _ = write!(out, "| **{}** |", i.name);
@@ -253,7 +273,7 @@ pub fn html(m: &Matrix) -> String {
         out.push_str("</div>\n");
         head(
             &mut out,
-            &format!("{} - {}; {}", g.unit, baseline_text(g), direction(g)),
+            &format!("{} - {}; {}", g.unit, baseline_text(m, g), direction(m, g)),
         );
         for (a, i) in m.impls.iter().enumerate() {
             let _ = write!(out, "<tr><th>{}</th>", esc(&i.name));
