@@ -163,8 +163,10 @@ class Control {
     for (const w of this.stopWaiters.splice(0)) w()
   }
 
+  /** Writes one line; resolves once it is handed to the pipe (a long report may not fit
+   * the pipe at once, and the process must not exit before). */
   say(type, fields = {}) {
-    process.stdout.write(toJson({ type, v: 1, ...fields }) + "\n")
+    return new Promise((resolve) => process.stdout.write(toJson({ type, v: 1, ...fields }) + "\n", resolve))
   }
 
   async waitStart(timeoutMs) {
@@ -806,12 +808,12 @@ async function main(args) {
     }
     const report = await ROLES[spec.role](spec, ctl)
     report.usage = usage(spec.role)
-    ctl.say("report", { report })
+    await ctl.say("report", { report })
     return 0
   } catch (e) {
     const code = e instanceof PeerError ? e.exitCode : 10
     const message = e instanceof PeerError ? e.message : `zmq error: ${e.message}`
-    if (ctl) ctl.say("error", { message, exit_code: code })
+    if (ctl) await ctl.say("error", { message, exit_code: code })
     else console.error(message)
     return code
   }
