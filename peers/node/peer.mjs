@@ -697,7 +697,7 @@ async function runSwarm(spec, ctl) {
   const socks = []
   for (let i = 0; i < n; i++) {
     try {
-      const sock = makeSocket("SUB", plan.options, 0, { context, receiveTimeout: STOP_POLL_MS })
+      const sock = makeSocket("SUB", plan.options, 0, { context })
       await attach(sock, plan, spec.name)
       socks.push(sock)
     } catch (e) {
@@ -715,19 +715,14 @@ async function runSwarm(spec, ctl) {
   let measuring = true
   let finish
   const over = new Promise((resolve) => (finish = resolve))
-  // One receive loop per socket, all awaiting at once.
+  // One receive loop per socket, all awaiting at once; a loop parked when the measurement
+  // ends finishes when its socket is closed.
   const loops = socks.map(async (sock, i) => {
     const sub = subs[i]
-    while (measuring) {
-      let frames
-      try {
-        frames = await sock.receive()
-      } catch (e) {
-        if (timedOut(e)) continue
-        throw e
-      }
+    for await (const [msg] of sock) {
+      if (!measuring) return
       lastActivity = now()
-      if (sub.take(frames[0], lastActivity)) {
+      if (sub.take(msg, lastActivity)) {
         // Done; the socket stays open until the runner's stop.
         if (--open === 0) finish("all-ended")
         return
@@ -751,12 +746,12 @@ async function runSwarm(spec, ctl) {
   clearInterval(watch)
   measuring = false
   if (stop instanceof Error) throw stop
-  const failure = await failed
-  if (failure) throw failure
   ctl.say("sent")
   // Closing now could slow the delivery to swarms still receiving: wait for stop.
   if (stop !== "parent-gone") await ctl.waitStop(RELEASE_TIMEOUT_MS)
   for (const sock of socks) sock.close()
+  const failure = await failed
+  if (failure) throw failure
   const everything = new Map()
   for (const sub of subs) merge(everything, sub.latency)
   return {

@@ -247,6 +247,24 @@ test("pub -> swarm over tcp", async () => {
   })
 })
 
+test("a swarm with nothing arriving ends and says so", async () => {
+  await withNodes(async (start) => {
+    // A port nobody listens on: the subscribers keep trying, nothing arrives.
+    const swarm = start({
+      ...spec("subs", "swarm", "SUB", { connect: ["tcp://127.0.0.1:1"] }),
+      swarm: { process: 0, subs: 3, first_timeout_ms: 300, idle_ms: 300, expect: null },
+    })
+    await swarm.expect("ready")
+    swarm.tell("start")
+    await swarm.expect("sent")
+    swarm.tell("stop")
+    const sw = (await swarm.expect("report")).report.swarm
+    assert.equal(await swarm.finish(), 0)
+    assert.equal(sw.stop, "nothing-arrived")
+    assert.deepEqual(sw.subscribers.map((s) => s.runs), [[], [], []])
+  })
+})
+
 test("refuses what it does not play", async () => {
   await withNodes(async (start) => {
     const node = start(spec("rx", "sink", "PULL", { bind: ["tcp://127.0.0.1:*"], options: { conflate: true } }))

@@ -236,6 +236,20 @@ class AgainstItself(unittest.TestCase):
             self.assertEqual(histogram_count(sub["latency"]), count)
         self.assertEqual(histogram_count(rep["latency"]), subs * count)
 
+    def test_swarm_with_nothing_arriving_ends_and_says_so(self):
+        # A port nobody listens on: the subscribers keep trying, nothing arrives.
+        s = spec("subs", "swarm", "SUB", connect=["tcp://127.0.0.1:1"])
+        s["swarm"] = {"process": 0, "subs": 3, "first_timeout_ms": 300, "idle_ms": 300, "expect": None}
+        swarm = self.start(s)
+        swarm.expect("ready")
+        swarm.tell("start")
+        swarm.expect("sent")
+        swarm.tell("stop")
+        sw = swarm.expect("report")["report"]["swarm"]
+        self.assertEqual(swarm.finish(), 0)
+        self.assertEqual(sw["stop"], "nothing-arrived")
+        self.assertEqual([sub["runs"] for sub in sw["subscribers"]], [[], [], []])
+
     def test_refuses_what_it_does_not_play(self):
         s = spec("rx", "sink", "PULL", bind=["tcp://127.0.0.1:*"])
         s["sockets"][0]["options"]["conflate"] = True
