@@ -6,7 +6,9 @@ use zmqperf::zmq;
 mod compat;
 mod diagnose;
 mod fanout;
+mod matrix;
 mod output;
+mod peers;
 mod ptmp;
 mod suite;
 mod versus;
@@ -146,6 +148,14 @@ enum Cmd {
     /// node and field at fault.
     #[command(subcommand)]
     Topology(TopologyCmd),
+    /// Every implementation against every other: the interop grid (works, or why not) and
+    /// the performance grid as ratios to libzmq's C on both sides, with 95% intervals.
+    #[command(after_help = matrix::EXAMPLES)]
+    Matrix(matrix::MatrixArgs),
+    /// Peers in other languages (pyzmq, node, jeromq, Go, Ruby, C, pure Rust): set them
+    /// up, list them. Nodes name them with `impl`; `run --impl` plays the suite with them.
+    #[command(subcommand)]
+    Peers(peers::PeersCmd),
     /// Print fresh CURVE keys (a server and a client key pair, from libzmq) as the TOML that
     /// `--curve-keys FILE` and a topology's `curve_keys` take.
     #[command(
@@ -209,6 +219,11 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     match &cli.cmd {
         Cmd::Topology(TopologyCmd::Check { file }) => return topology_check(file),
+        Cmd::Peers(c) => return peers::run(c),
+        Cmd::Matrix(a) => {
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            return matrix::run(a, command);
+        }
         Cmd::CurveKeys => {
             let k = zmqperf::net::security::CurveKeys::generate()?;
             print!(
@@ -304,6 +319,8 @@ pub fn run(cli: Cli) -> Result<()> {
         | Cmd::Diagnose(_)
         | Cmd::Node { .. }
         | Cmd::Topology(_)
+        | Cmd::Peers(_)
+        | Cmd::Matrix(_)
         | Cmd::CurveKeys
         | Cmd::CheckSendrecv(_)
         | Cmd::Pub(_)

@@ -12,6 +12,7 @@ pub mod json;
 mod layout;
 pub use layout::first_middle_hole;
 pub mod markdown;
+pub mod matrix;
 pub use crate::units as numbers;
 pub mod ptmp;
 mod svg;

@@ -1,0 +1,228 @@
+//! `zmqperf matrix`: every implementation against every other, the interop grid and the
+//! performance grid as ratios to C-C, recorded in the history like any run.
+
+use super::output::{record_rest, DbArgs};
+use super::suite::{catch_ctrl_c, Progress};
+use clap::Args;
+use zmqperf::error::{Error, Result};
+use zmqperf::matrix::{self, Shape, PATTERNS};
+use zmqperf::parse::{parse_count, parse_duration, parse_size};
+use zmqperf::runner::{self, plan as rplan, Settings};
+
+pub const EXAMPLES: &str = "\
+Examples:
+  zmqperf matrix --quick                        # tcp, 64 B, 2 passes: a few minutes
+  zmqperf matrix                                # tcp and ipc, 64 B and 1 KiB, 3 passes
+  zmqperf matrix --impls c,ffi-rzmq,zmqperf --patterns reqrep --passes 5
+  zmqperf matrix --quick --format html -o matrix.html
+
+Pairs run once per pass, all pairs in turn, so each is interleaved with C-C (the c peer
+on both sides), the baseline of every ratio. Set peers up first: zmqperf peers setup.
+A pair that fails or loses messages is a finding, shown in the grid with its reason
+(exit 0); exit 3 for bad options or no pair to run, 130 after Ctrl-C.";
+
+/// `zmqperf matrix`.
+#[derive(Args)]
+pub struct MatrixArgs {
+    /// tcp, 64 B, two passes of short cases.
+    #[arg(long)]
+    pub quick: bool,
+    /// Implementations (default: zmqperf and every peer), comma-separated.
+    #[arg(long, value_name = "LIST")]
+    pub impls: Option<String>,
+    /// Patterns: reqrep, pushpull, pubsub (comma-separated).
+    #[arg(long, value_name = "LIST")]
+    pub patterns: Option<String>,
+    /// Transports: tcp, ipc.
+    #[arg(long, value_name = "LIST")]
+    pub transports: Option<String>,
+    /// Message sizes, e.g. 64,1KiB.
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
+    /// Passes over all pairs (the repetitions of each pair), at least 2 for intervals.
+    #[arg(long)]
+    pub passes: Option<u32>,
+    /// Round trips of a REQ/REP pair per pass.
+    #[arg(long, value_name = "N")]
+    pub round_trips: Option<String>,
+    /// Messages of a PUSH/PULL or PUB/SUB pair per pass.
+    #[arg(long, value_name = "N")]
+    pub messages: Option<String>,
+    /// Longest wait for a peer or a message.
+    #[arg(long, default_value = "5s")]
+    pub timeout: String,
+    /// Longest one pair may take.
+    #[arg(long, default_value = "30s")]
+    pub case_timeout: String,
+    /// text, markdown, html or json.
+    #[arg(long, default_value = "text")]
+    pub format: String,
+    /// Write the report here instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<String>,
+    /// Do not record the run in the history.
+    #[arg(long)]
+    pub no_history: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+fn list<T>(s: &Option<String>, f: impl Fn(&str) -> Result<T>) -> Result<Option<Vec<T>>> {
+    s.as_ref()
+        .map(|s| s.split(',').map(|x| f(x.trim())).collect())
+        .transpose()
+}
+
+/// Runs the matrix.
+pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
+    let render: fn(&matrix::Matrix) -> String = match a.format.as_str() {
+        "text" | "table" => zmqperf::report::matrix::text,
+        "markdown" | "md" => zmqperf::report::matrix::markdown,
+        "html" => zmqperf::report::matrix::html,
+        "json" => zmqperf::report::matrix::json,
+        other => {
+            return Err(Error::invalid(
+                "--format",
+                other,
+                "use text, markdown, html or json",
+            ))
+        }
+    };
+    let mut shape = if a.quick {
+        Shape::quick()
+    } else {
+        Shape::full()
+    };
+    if let Some(p) = list(&a.patterns, |p| {
+        if PATTERNS.contains(&p) {
+            Ok(p.to_string())
+        } else {
+            Err(Error::invalid(
+                "--patterns",
+                p,
+                "the matrix has reqrep, pushpull and pubsub",
+            ))
+        }
+    })? {
+        shape.patterns = p;
+    }
+    if let Some(t) = list(&a.transports, |t| match rplan::parse_transport(t)? {
+        zmqperf::endpoint::Transport::Inproc => Err(Error::invalid(
+            "--transports",
+            t,
+            "a peer is a process of its own: use tcp or ipc",
+        )),
+        x => Ok(x),
+    })? {
+        shape.transports = t;
+    }
+    if let Some(s) = list(&a.sizes, |s| parse_size("--sizes", s))? {
+        shape.sizes = s;
+    }
+    if let Some(p) = a.passes {
+        if p == 0 {
+            return Err(Error::invalid(
+                "--passes",
+                "0",
+                "run at least 1 pass (2 or more give intervals)",
+            ));
+        }
+        shape.passes = p;
+    }
+    if let Some(n) = &a.round_trips {
+        shape.round_trips = parse_count("--round-trips", n)?;
+    }
+    if let Some(n) = &a.messages {
+        shape.messages = parse_count("--messages", n)?;
+    }
+    let names = list(&a.impls, |n| {
+        zmqperf::peers::canonical(n).map_err(|e| match e {
+            Error::InvalidValue { value, reason, .. } => Error::invalid("--impls", &value, reason),
+            other => other,
+        })
+    })?;
+    let impls = matrix::implementations(names.as_deref())?;
+    let (one_pass, skipped) = matrix::plan(&impls, &shape);
+    if one_pass.is_empty() {
+        return Err(Error::invalid(
+            "matrix",
+            "no pairs",
+            "no pair can run: set the peers up first (zmqperf peers setup)",
+        ));
+    }
+    let settings = Settings {
+        timeout: parse_duration("--timeout", &a.timeout)?,
+        case_timeout: parse_duration("--case-timeout", &a.case_timeout)?,
+        exe: std::env::current_exe().map_err(|e| Error::Io {
+            op: "finding the zmqperf binary".into(),
+            source: e,
+        })?,
+        stamp_every: 16,
+        floor: false,
+    };
+    let mut plan = Vec::new();
+    for _ in 0..shape.passes {
+        plan.extend(one_pass.iter().cloned());
+    }
+    eprintln!(
+        "zmqperf: matrix of {} implementations, {} pairs x {} passes = {} cases ({} pairs not run)",
+        impls.len(),
+        one_pass.len(),
+        shape.passes,
+        plan.len(),
+        skipped.len()
+    );
+    let mut run = runner::new_run(command, None);
+    let mut store = a.db.begin(a.no_history, &run)?;
+    catch_ctrl_c();
+    {
+        let mut progress = Progress::new(&plan, |_| {});
+        runner::run_suite(&mut run, &plan, &settings, &mut progress);
+    }
+    let passes: Vec<Vec<_>> = run
+        .cases
+        .chunks(one_pass.len())
+        .map(|c| c.to_vec())
+        .collect();
+    run.cases = matrix::merge_passes(passes);
+    let recorded = match store.as_mut() {
+        Some(s) => {
+            let mut pending = run.cases.clone();
+            record_rest(s, &run, &mut pending)
+        }
+        None => Ok(()),
+    };
+    let m = matrix::read(&run, &impls, &shape, &skipped);
+    let text = render(&m);
+    match &a.output {
+        Some(path) => std::fs::write(path, &text).map_err(|e| Error::Io {
+            op: format!("writing {path}"),
+            source: e,
+        })?,
+        None => print!("{text}"),
+    }
+    recorded?;
+    if store.is_some() {
+        a.db.announce(&run.run_id);
+    }
+    let count = |f: fn(&matrix::Status) -> bool| {
+        m.grids
+            .iter()
+            .flat_map(|g| &g.cells)
+            .filter(|c| f(&c.status))
+            .count()
+    };
+    eprintln!(
+        "zmqperf: {} pairs work, {} lost messages, {} failed, {} not run",
+        count(|s| matches!(s, matrix::Status::Works)),
+        count(|s| matches!(s, matrix::Status::Lossy(_))),
+        count(|s| matches!(s, matrix::Status::Fails(_))),
+        count(|s| matches!(s, matrix::Status::NotRun(_)))
+    );
+    if run.status == "interrupted" {
+        return Err(Error::Interrupted(
+            "the matrix so far is printed above".into(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,455 @@
+//! The bindings matrix: every implementation against every other (client x server for
+//! REQ/REP latency, sender x receiver for PUSH/PULL and PUB/SUB throughput), as cases of
+//! the built-in topologies with each side's `impl` set. The passes run every pair once in
+//! turn, so each pair and the C-C baseline are interleaved in time; the grids are read back
+//! from the run: whether each pair works (or why not) and its figure as a ratio to C-C.
+
+use crate::endpoint::Transport;
+use crate::model::{CaseResult, Estimate, RunResult};
+use crate::peers::{self, CORE};
+use crate::runner::plan::builtin_case;
+use crate::runner::{summarise, CaseSpec};
+use crate::topology::Role;
+use serde::Serialize;
+
+/// The implementation every ratio is taken against: libzmq's C API on both sides.
+pub const BASELINE: &str = "c";
+
+/// The patterns of the matrix.
+pub const PATTERNS: [&str; 3] = ["reqrep", "pushpull", "pubsub"];
+
+/// One implementation in the matrix.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Impl {
+    /// `zmqperf` or a peer's name.
+    pub name: String,
+    /// Its versions (`pyzmq 26.2.0 (libzmq 4.3.5)`), or why it is not there.
+    pub label: String,
+    /// Set up and usable.
+    pub ready: bool,
+    /// Transports it has.
+    pub transports: Vec<String>,
+}
+
+/// The implementations: zmqperf's core first, then every peer in the repository (or the
+/// ones named).
+pub fn implementations(names: Option<&[String]>) -> crate::Result<Vec<Impl>> {
+    let mut out = Vec::new();
+    let wanted = |n: &str| names.is_none_or(|ns| ns.iter().any(|x| x == n));
+    if wanted(CORE) {
+        out.push(Impl {
+            name: CORE.into(),
+            label: format!(
+                "zmqperf {} (libzmq {})",
+                crate::VERSION,
+                crate::libzmq_version()
+            ),
+            ready: true,
+            transports: vec!["tcp".into(), "ipc".into()],
+        });
+    }
+    for m in peers::all()? {
+        if !wanted(&m.name) {
+            continue;
+        }
+        let ready = m.ready().is_some();
+        out.push(Impl {
+            label: if ready {
+                m.label()
+            } else {
+                format!("not set up: zmqperf peers setup {}", m.name)
+            },
+            name: m.name.clone(),
+            ready,
+            transports: m.transports.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// What the matrix runs.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    /// Patterns (of [`PATTERNS`]).
+    pub patterns: Vec<String>,
+    /// Transports.
+    pub transports: Vec<Transport>,
+    /// Message sizes, bytes.
+    pub sizes: Vec<usize>,
+    /// Round trips of a latency case.
+    pub round_trips: u64,
+    /// Messages of a throughput case.
+    pub messages: u64,
+    /// Passes: each pair runs once per pass, interleaved with the others.
+    pub passes: u32,
+}
+
+impl Shape {
+    /// `matrix --quick`: tcp, 64 B, two passes of short cases.
+    pub fn quick() -> Shape {
+        Shape {
+            patterns: PATTERNS.iter().map(|s| s.to_string()).collect(),
+            transports: vec![Transport::Tcp],
+            sizes: vec![64],
+            round_trips: 500,
+            messages: 20_000,
+            passes: 2,
+        }
+    }
+
+    /// The default: tcp and ipc, 64 B and 1 KiB, three passes.
+    pub fn full() -> Shape {
+        Shape {
+            patterns: PATTERNS.iter().map(|s| s.to_string()).collect(),
+            transports: vec![Transport::Tcp, Transport::Ipc],
+            sizes: vec![64, 1024],
+            round_trips: 2_000,
+            messages: 100_000,
+            passes: 3,
+        }
+    }
+}
+
+/// The label of a pair's case: `client>server`.
+fn pair_label(client: &str, server: &str) -> String {
+    format!("{client}>{server}")
+}
+
+/// Why a pair is not run (a side not set up, or without the transport), or None.
+fn not_played(a: &Impl, b: &Impl, t: Transport) -> Option<String> {
+    for x in [a, b] {
+        if !x.ready {
+            return Some(format!(
+                "{} is not set up (zmqperf peers setup {})",
+                x.name, x.name
+            ));
+        }
+        if !x.transports.iter().any(|y| *y == t.to_string()) {
+            return Some(format!("{} has no {t} transport", x.name));
+        }
+    }
+    None
+}
+
+/// The case of one pair: the built-in pattern with its client (ping, source) played by
+/// `client` and its server (echo, sink) by `server`.
+fn pair_case(
+    pattern: &str,
+    t: Transport,
+    size: usize,
+    shape: &Shape,
+    a: &str,
+    b: &str,
+) -> CaseSpec {
+    let latency = pattern == "reqrep";
+    let count = if latency {
+        shape.round_trips
+    } else {
+        shape.messages
+    };
+    let mut c = builtin_case(
+        pattern,
+        t,
+        size,
+        count,
+        (count / 10).clamp(1, 1000),
+        1,
+        None,
+    );
+    for n in &mut c.topology.nodes {
+        let side = match n.role {
+            Role::Ping | Role::Source => a,
+            _ => b,
+        };
+        if side != CORE {
+            n.implementation = Some(side.to_string());
+        }
+    }
+    c.label = pair_label(a, b);
+    c
+}
+
+/// The cases of one pass, pair after pair, and the pairs left out with why.
+pub fn plan(impls: &[Impl], shape: &Shape) -> (Vec<CaseSpec>, Vec<Skipped>) {
+    let mut cases = Vec::new();
+    let mut skipped = Vec::new();
+    for p in &shape.patterns {
+        for &t in &shape.transports {
+            for &size in &shape.sizes {
+                for a in impls {
+                    for b in impls {
+                        let c = pair_case(p, t, size, shape, &a.name, &b.name);
+                        match not_played(a, b, t) {
+                            Some(why) => skipped.push(Skipped { id: c.id(), why }),
+                            None => cases.push(c),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (cases, skipped)
+}
+
+/// A pair left out of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    /// Its case id.
+    pub id: String,
+    /// Why.
+    pub why: String,
+}
+
+/// The passes' results of each case merged into one (repetitions appended, the summary
+/// taken again); a pass that failed is kept as the error, with the pass it came from.
+pub fn merge_passes(passes: Vec<Vec<CaseResult>>) -> Vec<CaseResult> {
+    let mut out: Vec<CaseResult> = Vec::new();
+    for (k, pass) in passes.into_iter().enumerate() {
+        for c in pass {
+            match out.iter_mut().find(|o| o.id == c.id) {
+                None => {
+                    let mut c = c;
+                    if let Some(e) = c.error.take() {
+                        c.error = Some(format!("pass {}: {e}", k + 1));
+                    }
+                    out.push(c)
+                }
+                Some(o) => {
+                    o.repetitions.extend(c.repetitions);
+                    o.wall_s += c.wall_s;
+                    o.warnings.extend(c.warnings);
+                    if let Some(e) = c.error {
+                        o.error.get_or_insert(format!("pass {}: {e}", k + 1));
+                    }
+                    if o.nodes.is_empty() {
+                        o.nodes = c.nodes;
+                        o.edges = c.edges;
+                    }
+                }
+            }
+        }
+    }
+    for o in &mut out {
+        o.summary = summarise(&o.repetitions);
+    }
+    out
+}
+
+/// How a pair did.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "kebab-case", tag = "status", content = "why")]
+pub enum Status {
+    /// Every message arrived, in every pass.
+    Works,
+    /// It ran, but messages were lost (how many, and where).
+    Lossy(String),
+    /// It failed: the first error.
+    Fails(String),
+    /// Not run: a side not set up, or without the transport.
+    NotRun(String),
+}
+
+/// One cell: a client (or sender) and a server (or receiver).
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    /// Client, sender.
+    pub client: String,
+    /// Server, receiver.
+    pub server: String,
+    /// Works, or why not.
+    #[serde(flatten)]
+    pub status: Status,
+    /// Its figure: latency in us (REQ/REP) or delivered msg/s, median over the passes.
+    pub value: Option<Estimate>,
+    /// The figure over C-C's: (median, low, high of the 95% interval).
+    pub ratio: Option<(f64, f64, f64)>,
+}
+
+/// One grid: a pattern over a transport at a size.
+#[derive(Debug, Clone, Serialize)]
+pub struct Grid {
+    /// reqrep, pushpull, pubsub.
+    pub pattern: String,
+    /// tcp, ipc.
+    pub transport: Transport,
+    /// Bytes.
+    pub size: usize,
+    /// "latency (us)" or "msg/s".
+    pub unit: String,
+    /// C-C's figure, when it ran.
+    pub baseline: Option<Estimate>,
+    /// Every pair, client-major.
+    pub cells: Vec<Cell>,
+}
+
+/// The matrix read back from a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Matrix {
+    /// The run it was read from.
+    pub run_id: String,
+    /// The implementations, in grid order.
+    pub impls: Vec<Impl>,
+    /// The grids.
+    pub grids: Vec<Grid>,
+    /// Passes.
+    pub passes: u32,
+}
+
+/// The ratio of two estimates with a conservative interval (the low over the other's high,
+/// the high over the other's low); None without a positive baseline.
+fn ratio(x: &Estimate, base: &Estimate) -> Option<(f64, f64, f64)> {
+    if base.median <= 0.0 || base.ci_low <= 0.0 {
+        return None;
+    }
+    Some((
+        x.median / base.median,
+        x.ci_low.max(0.0) / base.ci_high,
+        x.ci_high / base.ci_low,
+    ))
+}
+
+/// Reads the grids back from the merged cases.
+pub fn read(run: &RunResult, impls: &[Impl], shape: &Shape, skipped: &[Skipped]) -> Matrix {
+    let mut grids = Vec::new();
+    for p in &shape.patterns {
+        for &t in &shape.transports {
+            for &size in &shape.sizes {
+                let latency = p == "reqrep";
+                let value_of = |c: &CaseResult| {
+                    if latency {
+                        c.summary.latency_us
+                    } else {
+                        c.summary.msgs_per_sec
+                    }
+                };
+                let case_of = |a: &str, b: &str| {
+                    let id = pair_case(p, t, size, shape, a, b).id();
+                    run.cases.iter().find(|c| c.id == id).cloned()
+                };
+                let baseline = case_of(BASELINE, BASELINE)
+                    .filter(|c| c.error.is_none())
+                    .and_then(|c| value_of(&c));
+                let mut cells = Vec::new();
+                for a in impls {
+                    for b in impls {
+                        let id = pair_case(p, t, size, shape, &a.name, &b.name).id();
+                        let (status, value) = match case_of(&a.name, &b.name) {
+                            None => (
+                                Status::NotRun(
+                                    skipped
+                                        .iter()
+                                        .find(|s| s.id == id)
+                                        .map(|s| s.why.clone())
+                                        .unwrap_or_else(|| "not run (interrupted)".into()),
+                                ),
+                                None,
+                            ),
+                            Some(c) => {
+                                let lost = c.summary.lost;
+                                let status = match &c.error {
+                                    Some(e) => Status::Fails(e.clone()),
+                                    None if lost > 0 => Status::Lossy(format!(
+                                        "{lost} messages lost over {} passes",
+                                        c.repetitions.len()
+                                    )),
+                                    None => Status::Works,
+                                };
+                                (status, value_of(&c))
+                            }
+                        };
+                        let ratio = match (&value, &baseline) {
+                            (Some(v), Some(b)) => ratio(v, b),
+                            _ => None,
+                        };
+                        cells.push(Cell {
+                            client: a.name.clone(),
+                            server: b.name.clone(),
+                            status,
+                            value,
+                            ratio,
+                        });
+                    }
+                }
+                grids.push(Grid {
+                    pattern: p.clone(),
+                    transport: t,
+                    size,
+                    unit: if latency { "latency (us)" } else { "msg/s" }.into(),
+                    baseline,
+                    cells,
+                });
+            }
+        }
+    }
+    Matrix {
+        run_id: run.run_id.clone(),
+        impls: impls.to_vec(),
+        grids,
+        passes: shape.passes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn imp(name: &str, ready: bool, transports: &[&str]) -> Impl {
+        Impl {
+            name: name.into(),
+            label: name.into(),
+            ready,
+            transports: transports.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn every_pair_is_planned_or_left_out_with_why() {
+        let impls = [
+            imp(CORE, true, &["tcp", "ipc"]),
+            imp("c", true, &["tcp", "ipc"]),
+            imp("jeromq", true, &["tcp"]),
+            imp("node", false, &["tcp", "ipc"]),
+        ];
+        let mut shape = Shape::quick();
+        shape.transports = vec![Transport::Tcp, Transport::Ipc];
+        let (cases, skipped) = plan(&impls, &shape);
+        assert_eq!(cases.len() + skipped.len(), 3 * 2 * 16);
+        // tcp: 9 pairs run (node not set up); ipc: 4 (jeromq has no ipc, node not set up).
+        assert_eq!(cases.len(), 3 * (9 + 4));
+        let c = cases
+            .iter()
+            .find(|c| c.label == "jeromq>c" && c.topology.name == "reqrep")
+            .unwrap();
+        for n in &c.topology.nodes {
+            let want = if n.role == Role::Ping { "jeromq" } else { "c" };
+            assert_eq!(n.implementation.as_deref(), Some(want));
+        }
+        let core = cases.iter().find(|c| c.label == "zmqperf>zmqperf").unwrap();
+        assert!(core
+            .topology
+            .nodes
+            .iter()
+            .all(|n| n.implementation.is_none()));
+        assert!(skipped
+            .iter()
+            .any(|s| s.why == "jeromq has no ipc transport" && s.id.contains("[c>jeromq]/ipc")));
+        assert!(skipped.iter().any(|s| s
+            .why
+            .contains("node is not set up (zmqperf peers setup node)")));
+    }
+
+    #[test]
+    fn the_ratio_interval_holds_both_intervals() {
+        let e = |m: f64, lo: f64, hi: f64| Estimate {
+            median: m,
+            ci_low: lo,
+            ci_high: hi,
+            spread_pct: 0.0,
+            n: 3,
+        };
+        let (r, lo, hi) = ratio(&e(20.0, 18.0, 22.0), &e(10.0, 9.0, 11.0)).unwrap();
+        assert_eq!(r, 2.0);
+        assert!((lo - 18.0 / 11.0).abs() < 1e-12 && (hi - 22.0 / 9.0).abs() < 1e-12);
+        assert!(ratio(&e(1.0, 1.0, 1.0), &e(0.0, 0.0, 0.0)).is_none());
+    }
+}

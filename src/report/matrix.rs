@@ -1,0 +1,285 @@
+//! The bindings matrix as a person reads it: for each pattern, transport and size, the
+//! interop grid (works, loses, fails: the reasons listed below it) and the performance grid
+//! (each pair's figure over C-C's, with the 95% interval), in text, Markdown, HTML heat
+//! maps or JSON.
+
+use crate::matrix::{Cell, Grid, Matrix, Status};
+use crate::units::value;
+use std::fmt::Write;
+
+/// The short mark of a cell in the interop grid; reasons are numbered in `notes`.
+fn mark(c: &Cell, notes: &mut Vec<String>) -> String {
+    let mut note = |why: &str| {
+        let k = match notes.iter().position(|n| n == why) {
+            Some(k) => k,
+            None => {
+                notes.push(why.to_string());
+                notes.len() - 1
+            }
+        };
+        k + 1
+    };
+    match &c.status {
+        Status::Works => "ok".into(),
+        Status::Lossy(why) => format!("loss [{}]", note(why)),
+        Status::Fails(why) => format!("FAIL [{}]", note(why)),
+        Status::NotRun(why) => format!("- [{}]", note(why)),
+    }
+}
+
+fn ratio_text(c: &Cell) -> String {
+    match c.ratio {
+        Some((r, lo, hi)) => format!("{r:.2} ({lo:.2}-{hi:.2})"),
+        None => match &c.status {
+            Status::Works | Status::Lossy(_) => c
+                .value
+                .as_ref()
+                .map(|v| format!("{} abs", value(v.median)))
+                .unwrap_or_else(|| "-".into()),
+            _ => "-".into(),
+        },
+    }
+}
+
+fn title(g: &Grid) -> String {
+    let what = if g.pattern == "reqrep" {
+        "REQ/REP latency, client x server"
+    } else if g.pattern == "pushpull" {
+        "PUSH/PULL throughput, sender x receiver"
+    } else {
+        "PUB/SUB throughput, publisher x subscriber"
+    };
+    format!("{} over {}, {} B", what, g.transport, g.size)
+}
+
+fn baseline_text(g: &Grid) -> String {
+    match &g.baseline {
+        Some(b) => format!(
+            "C-C: {} {} [{}, {}]",
+            value(b.median),
+            g.unit,
+            value(b.ci_low),
+            value(b.ci_high)
+        ),
+        None => "C-C did not run: no ratios (set up the c peer)".into(),
+    }
+}
+
+fn direction(g: &Grid) -> &'static str {
+    if g.pattern == "reqrep" {
+        "ratio of latency to C-C's: above 1 is slower"
+    } else {
+        "ratio of msg/s to C-C's: below 1 is slower"
+    }
+}
+
+/// A grid's cell texts (client-major, n x n) as aligned text rows.
+fn text_grid(m: &Matrix, texts: &[String]) -> String {
+    let names: Vec<&str> = m.impls.iter().map(|i| i.name.as_str()).collect();
+    let n = names.len();
+    let first = names.iter().map(|s| s.len()).max().unwrap_or(6).max(15);
+    let mut widths = vec![0usize; n];
+    for (k, w) in widths.iter_mut().enumerate() {
+        *w = names[k].len();
+        for a in 0..n {
+            *w = (*w).max(texts[a * n + k].len());
+        }
+    }
+    let mut out = String::new();
+    let _ = write!(out, "  {:<first$}", "client \\ server");
+    for (k, w) in widths.iter().enumerate() {
+        let _ = write!(out, " | {:>w$}", names[k]);
+    }
+    out.push('\n');
+    for (a, name) in names.iter().enumerate() {
+        let _ = write!(out, "  {name:<first$}");
+        for (k, w) in widths.iter().enumerate() {
+            let _ = write!(out, " | {:>w$}", texts[a * n + k]);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The text report.
+pub fn text(m: &Matrix) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "zmqperf matrix {} ({} passes, pairs interleaved)",
+        m.run_id, m.passes
+    );
+    for i in &m.impls {
+        let _ = writeln!(out, "  {:<10} {}", i.name, i.label);
+    }
+    for g in &m.grids {
+        let mut notes = Vec::new();
+        let _ = writeln!(out, "\n{}", title(g));
+        let _ = writeln!(out, "interop:");
+        let marks: Vec<String> = g.cells.iter().map(|c| mark(c, &mut notes)).collect();
+        out.push_str(&text_grid(m, &marks));
+        for (k, n) in notes.iter().enumerate() {
+            let _ = writeln!(out, "    [{}] {}", k + 1, n);
+        }
+        let _ = writeln!(out, "{} ({}; {}):", g.unit, baseline_text(g), direction(g));
+        let ratios: Vec<String> = g.cells.iter().map(ratio_text).collect();
+        out.push_str(&text_grid(m, &ratios));
+    }
+    out
+}
+
+/// The Markdown report.
+pub fn markdown(m: &Matrix) -> String {
+    let mut out = format!("# zmqperf matrix {}\n\n", m.run_id);
+    for i in &m.impls {
+        let _ = writeln!(out, "- **{}**: {}", i.name, i.label);
+    }
+    for g in &m.grids {
+        let _ = writeln!(out, "\n## {}\n", title(g));
+        let mut notes = Vec::new();
+        let n = m.impls.len();
+        let head = |out: &mut String| {
+            out.push_str("| client \\ server |");
+            for i in &m.impls {
+                let _ = write!(out, " {} |", i.name);
+            }
+            out.push_str("\n|---|");
+            out.push_str(&"---|".repeat(n));
+            out.push('\n');
+        };
+        head(&mut out);
+        for (a, i) in m.impls.iter().enumerate() {
+            let _ = write!(out, "| **{}** |", i.name);
+            for c in &g.cells[a * n..(a + 1) * n] {
+                let _ = write!(out, " {} |", mark(c, &mut notes));
+            }
+            out.push('\n');
+        }
+        for (k, note) in notes.iter().enumerate() {
+            let _ = writeln!(out, "\n[{}] {}", k + 1, note.replace('|', "\\|"));
+        }
+        let _ = writeln!(out, "\n{}; {}.\n", baseline_text(g), direction(g));
+        head(&mut out);
+        for (a, i) in m.impls.iter().enumerate() {
+            let _ = write!(out, "| **{}** |", i.name);
+            for c in &g.cells[a * n..(a + 1) * n] {
+                let _ = write!(out, " {} |", ratio_text(c));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The colour of a ratio: green where the pair does better than C-C, red where worse, by
+/// the log of the ratio (x2 is full colour); grey without a ratio.
+fn heat(g: &Grid, c: &Cell) -> String {
+    let Some((r, _, _)) = c.ratio else {
+        return "#eeeeee".into();
+    };
+    // Better is a lower latency or a higher rate.
+    let better = if g.pattern == "reqrep" { 1.0 / r } else { r };
+    let x = better.max(1e-9).log2().clamp(-1.0, 1.0);
+    let (red, green) = if x >= 0.0 {
+        ((255.0 * (1.0 - x * 0.6)) as u8, 230u8)
+    } else {
+        (240u8, (230.0 * (1.0 + x * 0.6)) as u8)
+    };
+    format!(
+        "#{red:02x}{green:02x}{:02x}",
+        (200.0 * (1.0 - x.abs())) as u8
+    )
+}
+
+/// The HTML report: one page, the interop grids and the heat maps of the ratios.
+pub fn html(m: &Matrix) -> String {
+    let mut out = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>zmqperf matrix</title>\n<style>\nbody{font:14px system-ui,sans-serif;margin:24px;color:#222}\ntable{border-collapse:collapse;margin:8px 0 20px}\ntd,th{border:1px solid #bbb;padding:4px 8px;text-align:center;font-variant-numeric:tabular-nums}\nth{background:#f4f4f4}\n.ok{background:#cdeccd}.loss{background:#ffe7a8}.fail{background:#f6b3b3}.none{background:#eee;color:#777}\n.notes{font-size:12px;color:#444}\n</style></head><body>\n",
+    );
+    let _ = writeln!(out, "<h1>zmqperf matrix {}</h1>\n<ul>", esc(&m.run_id));
+    for i in &m.impls {
+        let _ = writeln!(out, "<li><b>{}</b>: {}</li>", esc(&i.name), esc(&i.label));
+    }
+    out.push_str("</ul>\n");
+    let n = m.impls.len();
+    for g in &m.grids {
+        let _ = writeln!(out, "<h2>{}</h2>", esc(&title(g)));
+        let head = |out: &mut String, caption: &str| {
+            let _ = write!(
+                out,
+                "<table><caption>{}</caption><tr><th>client \\ server</th>",
+                esc(caption)
+            );
+            for i in &m.impls {
+                let _ = write!(out, "<th>{}</th>", esc(&i.name));
+            }
+            out.push_str("</tr>\n");
+        };
+        let mut notes = Vec::new();
+        head(&mut out, "interop");
+        for (a, i) in m.impls.iter().enumerate() {
+            let _ = write!(out, "<tr><th>{}</th>", esc(&i.name));
+            for c in &g.cells[a * n..(a + 1) * n] {
+                let class = match c.status {
+                    Status::Works => "ok",
+                    Status::Lossy(_) => "loss",
+                    Status::Fails(_) => "fail",
+                    Status::NotRun(_) => "none",
+                };
+                let why = match &c.status {
+                    Status::Lossy(w) | Status::Fails(w) | Status::NotRun(w) => w.clone(),
+                    Status::Works => "works".into(),
+                };
+                let _ = write!(
+                    out,
+                    "<td class=\"{class}\" title=\"{}\">{}</td>",
+                    esc(&why),
+                    esc(&mark(c, &mut notes))
+                );
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n<div class=\"notes\">");
+        for (k, note) in notes.iter().enumerate() {
+            let _ = write!(out, "[{}] {}<br>", k + 1, esc(note));
+        }
+        out.push_str("</div>\n");
+        head(
+            &mut out,
+            &format!("{} - {}; {}", g.unit, baseline_text(g), direction(g)),
+        );
+        for (a, i) in m.impls.iter().enumerate() {
+            let _ = write!(out, "<tr><th>{}</th>", esc(&i.name));
+            for c in &g.cells[a * n..(a + 1) * n] {
+                let abs = c
+                    .value
+                    .as_ref()
+                    .map(|v| format!("{} {}", value(v.median), g.unit))
+                    .unwrap_or_default();
+                let _ = write!(
+                    out,
+                    "<td style=\"background:{}\" title=\"{}\">{}</td>",
+                    heat(g, c),
+                    esc(&abs),
+                    esc(&ratio_text(c))
+                );
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// The JSON report.
+pub fn json(m: &Matrix) -> String {
+    serde_json::to_string_pretty(m).expect("the matrix serialises") + "\n"
+}
