@@ -32,7 +32,7 @@ const ROLE_SOCKETS = {
   echo: ["REP", "ROUTER", "DEALER", "PAIR"],
   swarm: ["SUB"],
 }
-const OPTIONS = ["sndhwm", "rcvhwm", "linger", "subscribe", "routing_id"]
+const OPTIONS = ["sndhwm", "rcvhwm", "linger", "subscribe", "routing_id", "xpub_nodrop", "xpub_verbose"]
 // Node spec fields that ask for something this peer does not play, with their unset value.
 const UNPLAYED = { frames: [], log_levels: [], eot: null, ticks: null, io: "blocking" }
 const LEGACY_ROLE = { ping: "client", echo: "server", source: "sender", sink: "receiver", swarm: "receiver" }
@@ -256,6 +256,11 @@ function makeSocket(kind, options, linger, extra = {}) {
     if (!("routingId" in sock)) throw new PeerError(`socket option routing_id does not apply to a ${kind} socket`, 3)
     sock.routingId = o.routing_id
   }
+  if (o.xpub_nodrop != null && "noDrop" in sock) sock.noDrop = o.xpub_nodrop
+  if (o.xpub_verbose != null) {
+    if (kind !== "XPUB") throw new PeerError(`socket option xpub_verbose is played by the node peer on XPUB only, not ${kind}`, 3)
+    sock.verbosity = o.xpub_verbose ? "allSubs" : null
+  }
   if (kind === "SUB") {
     const prefixes = o.subscribe?.length ? o.subscribe : [""]
     for (const p of prefixes) sock.subscribe(p)
@@ -294,7 +299,8 @@ async function openSocket(spec, linger = 0) {
     kind = "XPUB"
     extra.verbosity = "allSubs"
   }
-  const sock = makeSocket(kind, plan.options, linger, extra)
+  const sock = makeSocket(kind, plan.options, linger)
+  Object.assign(sock, extra)
   const bound = await attach(sock, plan, spec.name)
   if (kind === "XSUB") {
     const prefixes = plan.options?.subscribe?.length ? plan.options.subscribe : [""]

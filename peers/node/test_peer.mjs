@@ -156,7 +156,9 @@ async function stream(sinkKind, sourceKind, bind) {
     const ep = (await sink.expect("ready")).endpoints[0]
     assert.ok(!ep.endsWith("*"), ep)
     const subscriptions = sourceKind === "PUB" || sourceKind === "XPUB" ? 1 : 0
-    const source = start(spec("tx", "source", sourceKind, { connect: [ep], options, subscriptions }))
+    // A publisher as zmqperf's suite opens it: blocking at the high-water mark, not dropping.
+    const sourceOptions = subscriptions ? { ...options, xpub_nodrop: true } : options
+    const source = start(spec("tx", "source", sourceKind, { connect: [ep], options: sourceOptions, subscriptions }))
     await source.expect("ready")
     sink.tell("start")
     source.tell("start")

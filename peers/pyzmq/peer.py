@@ -43,7 +43,7 @@ ROLE_SOCKETS = {
     "echo": {"REP", "ROUTER", "DEALER", "PAIR"},
     "swarm": {"SUB"},
 }
-OPTIONS = {"sndhwm", "rcvhwm", "linger", "subscribe", "routing_id"}
+OPTIONS = {"sndhwm", "rcvhwm", "linger", "subscribe", "routing_id", "xpub_nodrop", "xpub_verbose"}
 # Node spec fields that ask for something this peer does not play, with their "unset" value.
 UNPLAYED = {"frames": [], "log_levels": [], "eot": None, "ticks": None, "io": "blocking"}
 LEGACY_ROLE = {"ping": "client", "echo": "server", "source": "sender", "sink": "receiver", "swarm": "receiver"}
@@ -194,6 +194,12 @@ def apply_options(sock, kind, options, linger):
         sock.rcvhwm = options["rcvhwm"]
     if options.get("routing_id") is not None:
         sock.setsockopt(zmq.ROUTING_ID, options["routing_id"].encode())
+    if kind in (zmq.PUB, zmq.XPUB):
+        # A PUB is an XPUB to libzmq: both options apply to both.
+        if options.get("xpub_nodrop") is not None:
+            sock.setsockopt(zmq.XPUB_NODROP, int(options["xpub_nodrop"]))
+        if options.get("xpub_verbose") is not None:
+            sock.setsockopt(zmq.XPUB_VERBOSE, int(options["xpub_verbose"]))
     if kind == zmq.SUB:
         for prefix in options.get("subscribe") or [""]:
             sock.subscribe(prefix.encode())
@@ -225,9 +231,10 @@ def open_socket(ctx, spec, linger=0):
     if spec["role"] == "source" and spec.get("subscriptions", 0) > 0 and kind == zmq.PUB:
         kind = zmq.XPUB
     sock = ctx.socket(kind)
-    if kind == zmq.XPUB:
-        sock.setsockopt(zmq.XPUB_VERBOSE, 1)
     apply_options(sock, kind, plan.get("options"), linger)
+    if kind == zmq.XPUB and spec["role"] == "source" and spec.get("subscriptions", 0) > 0:
+        # Every subscription is passed on, so that the source can count its subscribers.
+        sock.setsockopt(zmq.XPUB_VERBOSE, 1)
     bound = attach(sock, plan, spec["name"])
     if kind == zmq.XSUB:
         for prefix in (plan.get("options") or {}).get("subscribe") or [""]:
