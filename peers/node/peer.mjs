@@ -218,6 +218,15 @@ function checkSpec(spec) {
       throw new PeerError(`node ${name}: socket option ${key} is not played by the node peer (it plays ${OPTIONS.join(", ")})`, 3)
     }
   }
+  if (plan.options?.xpub_nodrop) {
+    // Measured with zeromq 6.8.0 (libzmq 4.3.5), even within one process: an XPUB with
+    // NODROP stops at its high-water mark and its send never resumes, so the node peer
+    // cannot block at the mark as the option asks.
+    throw new PeerError(
+      `node ${name}: socket option xpub_nodrop is not played by the node peer: with zeromq.js a NODROP publisher stalls for good at its high-water mark (its send never resumes); use a PUB that drops (pattern pubsub-lossy) or another implementation`,
+      3,
+    )
+  }
   for (const [key, unset] of Object.entries(UNPLAYED)) {
     const v = spec[key]
     if (v !== undefined && v !== null && JSON.stringify(v) !== JSON.stringify(unset)) {

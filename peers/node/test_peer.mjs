@@ -156,9 +156,7 @@ async function stream(sinkKind, sourceKind, bind) {
     const ep = (await sink.expect("ready")).endpoints[0]
     assert.ok(!ep.endsWith("*"), ep)
     const subscriptions = sourceKind === "PUB" || sourceKind === "XPUB" ? 1 : 0
-    // A publisher as zmqperf's suite opens it: blocking at the high-water mark, not dropping.
-    const sourceOptions = subscriptions ? { ...options, xpub_nodrop: true } : options
-    const source = start(spec("tx", "source", sourceKind, { connect: [ep], options: sourceOptions, subscriptions }))
+    const source = start(spec("tx", "source", sourceKind, { connect: [ep], options, subscriptions }))
     await source.expect("ready")
     sink.tell("start")
     source.tell("start")
@@ -274,6 +272,15 @@ test("refuses what it does not play", async () => {
     assert.equal(await node.finish(), 3)
     assert.equal(err.exit_code, 3)
     assert.match(err.message, /conflate/)
+  })
+})
+
+test("refuses xpub_nodrop, naming why", async () => {
+  await withNodes(async (start) => {
+    const node = start(spec("tx", "source", "XPUB", { bind: ["tcp://127.0.0.1:*"], options: { xpub_nodrop: true }, subscriptions: 1 }))
+    const err = await node.expect("error")
+    assert.deepEqual([await node.finish(), err.exit_code], [3, 3])
+    assert.match(err.message, /xpub_nodrop.*stalls/)
   })
 })
 
