@@ -41,7 +41,7 @@ version = ["sh", "-c", "echo '{{\"binding\": \"selfpeer 1.0\", \"engine\": \"lib
 run = ["{exe}", "__node"]
 transports = ["tcp", "ipc"]
 roles = ["source", "sink", "ping", "echo"]
-sockets = ["PUSH", "PULL", "REQ", "REP"]
+sockets = ["PUSH", "PULL", "REQ", "REP", "PUB", "SUB"]
 "#
         ),
     )
@@ -411,5 +411,78 @@ fn every_peer_plays_every_pair_against_zmqperf() {
         }
         eprintln!("{}", report.join("\n"));
         assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    });
+}
+
+#[test]
+fn the_matrix_shows_every_pair_with_its_ratio_to_the_baseline() {
+    with_watchdog(T, || {
+        let (peers, cache) = self_peer("matrix", "");
+        let s = run(with_peers(zp(&["peers", "setup"]), &peers, &cache), 60);
+        assert_eq!(s.code, Some(0), "{s:?}");
+        let args = [
+            "matrix",
+            "--impls",
+            "zmqperf,selfpeer",
+            "--baseline",
+            "zmqperf",
+            "--quick",
+            "--round-trips",
+            "200",
+            "--messages",
+            "3000",
+            "--no-history",
+        ];
+        let mut json_args = args.to_vec();
+        json_args.extend(["--format", "json"]);
+        let o = run(with_peers(zp(&json_args), &peers, &cache), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let m: Value = serde_json::from_str(&o.stdout).unwrap();
+        let grids = m["grids"].as_array().unwrap();
+        assert_eq!(grids.len(), 3, "reqrep, pushpull, pubsub over tcp at 64 B");
+        for g in grids {
+            let cells = g["cells"].as_array().unwrap();
+            assert_eq!(cells.len(), 4, "{g}");
+            assert!(g["baseline"]["median"].as_f64().unwrap() > 0.0, "{g}");
+            for c in cells {
+                assert_eq!(c["status"], "works", "{c}");
+                let r = c["ratio"].as_array().unwrap();
+                let (x, lo, hi) = (
+                    r[0].as_f64().unwrap(),
+                    r[1].as_f64().unwrap(),
+                    r[2].as_f64().unwrap(),
+                );
+                assert!(lo <= x && x <= hi && x > 0.0, "{c}");
+                if c["client"] == "zmqperf" && c["server"] == "zmqperf" {
+                    assert_eq!(x, 1.0, "the baseline against itself");
+                }
+            }
+        }
+        assert!(
+            o.stderr.contains("4 pairs x 2 passes") || o.stderr.contains("12 pairs x 2 passes"),
+            "{}",
+            o.stderr
+        );
+        // The text grid and the HTML heat maps of the same run.
+        let o = run(with_peers(zp(&args), &peers, &cache), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(
+            o.stdout.contains("client \\ server |  zmqperf | selfpeer"),
+            "{}",
+            o.stdout
+        );
+        assert!(o.stdout.contains("zmqperf-zmqperf: "), "{}", o.stdout);
+        let html = peers.parent().unwrap().join("m.html");
+        let mut html_args = args.to_vec();
+        html_args.extend(["--format", "html", "-o", html.to_str().unwrap()]);
+        let o = run(with_peers(zp(&html_args), &peers, &cache), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert_eq!(
+            page.matches("<table>").count(),
+            6,
+            "an interop grid and a heat map per grid"
+        );
+        assert_eq!(page.matches("class=\"ok\"").count(), 12);
     });
 }
