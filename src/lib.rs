@@ -17,6 +17,7 @@ pub mod model;
 pub mod msg;
 pub mod net;
 pub mod parse;
+pub mod peers;
 pub mod progress;
 pub mod ptmp;
 pub mod report;

@@ -327,6 +327,10 @@ pub struct NodeResult {
     /// repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_waits: Option<u64>,
+    /// Who played it: `zmqperf` (its own core) or a peer with its versions, as
+    /// `pyzmq 26.2.0 (libzmq 4.3.5)`.
+    #[serde(default, rename = "impl", skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<String>,
 }
 
 /// One edge: a source replica's stream as one sink (or a load-balanced group of sink

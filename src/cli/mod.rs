@@ -7,6 +7,7 @@ mod compat;
 mod diagnose;
 mod fanout;
 mod output;
+mod peers;
 mod ptmp;
 mod suite;
 mod versus;
@@ -146,6 +147,10 @@ enum Cmd {
     /// node and field at fault.
     #[command(subcommand)]
     Topology(TopologyCmd),
+    /// Peers in other languages (pyzmq, node, jeromq, Go, Ruby, C, pure Rust): set them
+    /// up, list them. Nodes name them with `impl`; `run --impl` plays the suite with them.
+    #[command(subcommand)]
+    Peers(peers::PeersCmd),
     /// Print fresh CURVE keys (a server and a client key pair, from libzmq) as the TOML that
     /// `--curve-keys FILE` and a topology's `curve_keys` take.
     #[command(
@@ -209,6 +214,7 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     match &cli.cmd {
         Cmd::Topology(TopologyCmd::Check { file }) => return topology_check(file),
+        Cmd::Peers(c) => return peers::run(c),
         Cmd::CurveKeys => {
             let k = zmqperf::net::security::CurveKeys::generate()?;
             print!(
@@ -304,6 +310,7 @@ pub fn run(cli: Cli) -> Result<()> {
         | Cmd::Diagnose(_)
         | Cmd::Node { .. }
         | Cmd::Topology(_)
+        | Cmd::Peers(_)
         | Cmd::CurveKeys
         | Cmd::CheckSendrecv(_)
         | Cmd::Pub(_)

@@ -54,6 +54,12 @@ pub struct RunArgs {
     /// handshake), and the report compares each with its NULL twin.
     #[arg(long, value_name = "LIST")]
     pub security: Option<String>,
+    /// Implementations that play the measured roles, comma-separated: zmqperf (its own
+    /// core) and peers in other languages (pyzmq, node, jeromq, zmq4-go, zmq4-cgo,
+    /// ffi-rzmq, c, zeromq-rs; `zmqperf peers list`). Each case runs once per
+    /// implementation, side by side, over ipc and tcp. Example: --impl zmqperf,pyzmq
+    #[arg(long = "impl", value_name = "LIST")]
+    pub implementations: Option<String>,
     /// What CURVE costs: REQ/REP latency and PUSH/PULL throughput over tcp, 64 B .. 64 KiB,
     /// each under NULL and CURVE side by side (the options above narrow or widen it).
     #[arg(long, conflicts_with_all = ["quick", "full", "workload"])]
@@ -124,6 +130,14 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
         transports: list(&a.transports, plan::parse_transport)?,
         sizes: list(&a.sizes, |s| parse_size("--sizes", s))?,
         security: list(&a.security, |m| Mechanism::parse("--security", m))?,
+        impls: list(&a.implementations, |m| {
+            zmqperf::peers::canonical(m).map_err(|e| match e {
+                Error::InvalidValue { value, reason, .. } => {
+                    Error::invalid("--impl", &value, reason)
+                }
+                other => other,
+            })
+        })?,
         count: a
             .count
             .as_deref()
@@ -327,6 +341,7 @@ pub fn catch_ctrl_c() {
 /// and prints the report (a partial one after Ctrl-C).
 pub fn run(a: &RunArgs, command: String) -> Result<()> {
     let (plan, workload, settings) = plan(a)?;
+    runner::check_peers(&plan)?;
     a.out.check(Some(&a.db.path()))?;
     let mut run = runner::new_run(command, workload);
     run.environment.note = a.note.clone();

@@ -4,7 +4,7 @@
 //! proxies that cannot know their end are stopped once the senders are done), and their
 //! reports collected.
 
-use super::place::{in_process, on_thread, Event, Placed};
+use super::place::{in_peer, in_process, on_thread, Event, Placed};
 use super::watch::Watch;
 use super::{CaseSpec, Settings};
 use crate::endpoint::Transport;
@@ -27,8 +27,98 @@ pub struct Replica {
     pub node: usize,
     /// Its spec (connect endpoints filled in when it is placed).
     pub spec: NodeSpec,
-    /// Thread or process.
+    /// Thread, process, or foreign (a peer in another language).
     pub placement: Placement,
+    /// A foreign replica's command (its peer's, from the manifest).
+    pub command: Option<Vec<String>>,
+    /// Who plays it: `zmqperf`, or the peer with its versions.
+    pub implementation: String,
+}
+
+/// The peer that plays node `i`, if its `impl` names one: checked against what the peer
+/// plays and against what no peer is given (docs/peers.md).
+pub(crate) fn node_peer(
+    g: &Graph,
+    i: usize,
+    case: &CaseSpec,
+) -> Result<Option<crate::peers::Manifest>> {
+    let t = &g.topology;
+    let n = &t.nodes[i];
+    let name = match n.implementation.as_deref() {
+        None | Some(crate::peers::CORE) => return Ok(None),
+        Some(x) => x,
+    };
+    let at = format!("topology {}: node '{}': impl", case.origin, n.name);
+    let m = crate::peers::get(name).map_err(|e| match e {
+        Error::InvalidValue { reason, .. } => Error::invalid(&at, name, reason),
+        other => other,
+    })?;
+    let refuse = |what: &str| {
+        Err(Error::invalid(
+            &at,
+            name,
+            format!("a peer is not given {what} (docs/peers.md); play this node with zmqperf's own core (leave out impl)"),
+        ))
+    };
+    let socks = n.all_sockets();
+    if n.message.is_some() {
+        return refuse("typed frames (message)");
+    }
+    if n.log.is_some() {
+        return refuse("log lines (log)");
+    }
+    if n.stream.is_some() {
+        return refuse("streams with an end-of-transmission channel (stream)");
+    }
+    if n.ticks.is_some() {
+        return refuse("a tick schedule (ticks)");
+    }
+    if n.io
+        .or(t.params.io)
+        .is_some_and(|io| io != IoMode::Blocking)
+        && IoMode::applies_to(n.role)
+    {
+        return refuse("an I/O mode other than blocking (io)");
+    }
+    if socks
+        .iter()
+        .any(|s| s.options.security.is_some_and(|m| m != Mechanism::Null))
+    {
+        return refuse("CURVE or PLAIN security");
+    }
+    if matches!(n.placement, Placement::Thread | Placement::Process) {
+        return Err(Error::invalid(
+            &format!("topology {}: node '{}': placement", case.origin, n.name),
+            if n.placement == Placement::Thread {
+                "thread"
+            } else {
+                "process"
+            },
+            "a node played by a peer runs in a process of its own (foreign); leave out placement",
+        ));
+    }
+    // The transport it uses: its literal endpoints', else the case's.
+    let mut transport = case.transport;
+    for s in &socks {
+        for e in s.bind.iter().chain(&s.connect) {
+            if let Some(scheme) = e.split("://").next().filter(|_| e.contains("://")) {
+                transport = match scheme {
+                    "tcp" => Transport::Tcp,
+                    "ipc" => Transport::Ipc,
+                    _ => Transport::Inproc,
+                };
+            }
+        }
+    }
+    if transport == Transport::Inproc {
+        return Err(Error::invalid(
+            &at,
+            name,
+            "a peer runs in a process of its own, which inproc:// cannot reach; run the case over tcp or ipc (--transports tcp,ipc)",
+        ));
+    }
+    m.plays(n.role, &g.types[i], transport)?;
+    Ok(Some(m))
 }
 
 fn replica_name(name: &str, replicas: u32, i: u32) -> String {
@@ -275,11 +365,18 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                 "a swarm opens its own ZeroMQ context, which inproc:// cannot cross; run it over ipc or tcp (--transports ipc)",
             ));
         }
+        let peer = node_peer(g, i, case)?;
         let placement = match n.placement {
+            _ if peer.is_some() => Placement::Foreign,
             Placement::Auto if uses_inproc => Placement::Thread,
             Placement::Auto => Placement::Process,
             p => p,
         };
+        let command = peer.as_ref().map(|m| m.command()).transpose()?;
+        let implementation = peer
+            .as_ref()
+            .map(|m| m.label())
+            .unwrap_or_else(|| crate::peers::CORE.to_string());
         for r in 0..n.replicas {
             let sockets = socks
                 .iter()
@@ -310,6 +407,8 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
             out.push(Replica {
                 node: i,
                 placement,
+                command: command.clone(),
+                implementation: implementation.clone(),
                 spec: NodeSpec {
                     name: replica_name(&n.name, n.replicas, r),
                     role: n.role,
@@ -373,7 +472,13 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                             .any(|p| t.nodes[p.0].ticks.as_ref().is_some_and(|tk| tk.raw)),
                     }),
                     peer_label: None,
-                    quit: Default::default(),
+                    // A peer's source keeps its socket until the runner's stop, which
+                    // comes once every receiver has reported.
+                    quit: if peer.is_some() {
+                        crate::roles::Quit::WaitForStop
+                    } else {
+                        Default::default()
+                    },
                 },
             });
         }
@@ -470,8 +575,9 @@ fn run_repetition(
     let mut placed: Vec<Box<dyn Placed>> = Vec::new();
     for rep in reps.iter_mut() {
         resolve_connects(g, rep, &bound);
-        let mut p = match rep.placement {
-            Placement::Thread => on_thread(&ctx, rep.spec.clone()),
+        let mut p = match (&rep.placement, &rep.command) {
+            (Placement::Thread, _) => on_thread(&ctx, rep.spec.clone()),
+            (Placement::Foreign, Some(cmd)) => in_peer(cmd, &rep.spec)?,
             _ => in_process(&settings.exe, &rep.spec)?,
         };
         let eps = match p.next(deadline)? {
@@ -572,7 +678,16 @@ fn run_repetition(
             w.stop(i);
         }
     }
-    // 3. The senders' final reports (after their receivers hung up).
+    // 3. The senders' final reports (after their receivers hung up); a source that holds
+    //    its socket until told (a peer's) is told now.
+    for (i, rep) in reps.iter().enumerate() {
+        if rep.spec.role == Role::Source
+            && rep.spec.quit == crate::roles::Quit::WaitForStop
+            && w.done[i].is_none()
+        {
+            w.stop(i);
+        }
+    }
     for i in 0..n {
         w.wait(i, false);
     }

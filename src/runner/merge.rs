@@ -8,7 +8,7 @@ use crate::roles::swarm::ChildReport;
 use crate::roles::Role;
 use crate::stats::{LatencyHistogram, LossSummary, StreamLedger, Throughput};
 use crate::topology::check::Graph;
-use crate::topology::IoMode;
+use crate::topology::{IoMode, Placement};
 use std::collections::BTreeMap;
 
 /// One edge of one repetition, before merging.
@@ -284,6 +284,7 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
             let mut eot_ahead = None;
             let mut io = None;
             let mut io_waits = None;
+            let mut implementation = None;
             for rep in reps {
                 let mut send: Option<Throughput> = None;
                 let mut recv: Option<Throughput> = None;
@@ -314,6 +315,10 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                     if let Some(w) = rr.io_waits {
                         *io_waits.get_or_insert(0) += w;
                     }
+                    implementation = Some(r.implementation.clone());
+                    if r.placement == Placement::Foreign {
+                        placement = "foreign".to_string();
+                    }
                 }
                 send_rates.extend(send.map(|t| t.msgs_per_sec()));
                 recv_rates.extend(recv.map(|t| t.msgs_per_sec()));
@@ -333,6 +338,7 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                 eot_ahead,
                 io,
                 io_waits,
+                implementation,
             }
         })
         .collect()

@@ -199,6 +199,22 @@ pub fn run_suite(
     run.finished_at = Some(env::rfc3339(SystemTime::now()));
 }
 
+/// Checks every peer a plan names before anything runs: known, set up, and able to play
+/// its node (the error names the case's topology, the node and the fix).
+pub fn check_peers(plan: &[CaseSpec]) -> crate::error::Result<()> {
+    for c in plan {
+        let Ok(g) = check(&c.origin, &c.topology) else {
+            continue;
+        };
+        for i in 0..g.topology.nodes.len() {
+            if let Some(m) = engine::node_peer(&g, i, c)? {
+                m.command()?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs one case: its repetitions, the raw-socket floor, the summary and the warnings.
 pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) -> CaseResult {
     let started = Instant::now();

@@ -262,16 +262,37 @@ impl Placed for InProcess {
 
 /// Starts a node in a child process: `exe __node '<spec as JSON>'`.
 pub fn in_process(exe: &Path, spec: &NodeSpec) -> Result<Box<dyn Placed>> {
+    spawn_node(exe, &["__node"], &[(CHILD_ENV, "1")], spec)
+}
+
+/// Starts a node played by a peer in another language: its command (from its manifest)
+/// with the spec as the last argument (docs/peers.md).
+pub fn in_peer(command: &[String], spec: &NodeSpec) -> Result<Box<dyn Placed>> {
+    let (prog, args) = command
+        .split_first()
+        .ok_or_else(|| Error::Protocol(format!("node {}: an empty peer command", spec.name)))?;
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    spawn_node(Path::new(prog), &args, &[], spec)
+}
+
+fn spawn_node(
+    exe: &Path,
+    first_args: &[&str],
+    envs: &[(&str, &str)],
+    spec: &NodeSpec,
+) -> Result<Box<dyn Placed>> {
     let json = serde_json::to_string(spec).expect("specs serialise");
     let (etx, erx) = mpsc::channel();
     let name = format!("node {}", spec.name);
     let sent = SentSlot::default();
     let slot = sent.clone();
     let node = name.clone();
+    let mut args = first_args.to_vec();
+    args.push(&json);
     let child = ChildProc::spawn(
         exe,
-        &["__node", &json],
-        &[(CHILD_ENV, "1")],
+        &args,
+        envs,
         &name,
         etx,
         move |line| match ToRunner::read(&line) {

@@ -229,10 +229,28 @@ impl Serialize for LatencyHistogram {
     }
 }
 
+/// What a reader accepts: the full form, or a peer's compact form (docs/peers.md): only the
+/// `[value_ns, count]` buckets, from which the moments are computed.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum AnyWire {
+    Full(Wire),
+    Compact { buckets: Vec<(u64, u64)> },
+}
+
 impl<'de> Deserialize<'de> for LatencyHistogram {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error as _;
-        let w = Wire::deserialize(d)?;
+        let w = match AnyWire::deserialize(d)? {
+            AnyWire::Full(w) => w,
+            AnyWire::Compact { buckets } => {
+                let mut h = LatencyHistogram::new();
+                for (v, c) in buckets {
+                    h.record_n(v, c);
+                }
+                return Ok(h);
+            }
+        };
         let mut h = LatencyHistogram::new();
         for (v, c) in &w.buckets {
             h.hist.saturating_record_n(*v, *c);
@@ -274,6 +292,19 @@ mod tests {
         assert_eq!(s.mean_ns, 500_500.0);
         // Population stddev of 1..=1000 is sqrt((1000^2 - 1) / 12) = 288.6749..., in us.
         assert!((s.stddev_ns - 288_674.9).abs() < 1.0, "{}", s.stddev_ns);
+    }
+
+    #[test]
+    fn a_peers_compact_buckets_give_the_same_figures_as_the_samples() {
+        let compact = r#"{"buckets": [[2000, 1], [1000, 2], [4000, 1]]}"#;
+        let h: LatencyHistogram = serde_json::from_str(compact).unwrap();
+        let mut want = LatencyHistogram::new();
+        for v in [1000, 1000, 2000, 4000] {
+            want.record(v);
+        }
+        assert_eq!(h, want);
+        assert_eq!(h.summary().mean_ns, 2000.0);
+        assert!(serde_json::from_str::<LatencyHistogram>(r#"{"buckets": "x"}"#).is_err());
     }
 
     #[test]

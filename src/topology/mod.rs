@@ -137,6 +137,8 @@ pub enum Placement {
     /// Left to the runner: a thread if the node uses inproc, else a process.
     #[default]
     Auto,
+    /// A child process running a peer in another language (the node's `impl`).
+    Foreign,
 }
 
 /// A node: a role with its sockets.
@@ -202,6 +204,10 @@ pub struct Node {
     /// `params.io`, else blocking).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io: Option<IoMode>,
+    /// Who plays it: `zmqperf` (its own core, the default) or a peer in another language
+    /// (`pyzmq`, `node`, `jeromq`, ...; docs/peers.md), placed as a child process.
+    #[serde(default, rename = "impl", skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<String>,
 }
 
 /// A source's typed multi-frame messages: the first frame holds the measurement header and

@@ -43,6 +43,10 @@ pub struct Selection {
     /// Security mechanisms: every case once per mechanism (the non-NULL ones over ipc and
     /// tcp only: inproc has no handshake), labelled with the mechanism.
     pub security: Option<Vec<Mechanism>>,
+    /// Implementations that play the measured roles (sources, sinks, pings, echoes): every
+    /// case once per implementation, `zmqperf` (its own core) unlabelled, a peer labelled
+    /// with its name (over ipc and tcp only: a peer is a process of its own).
+    pub impls: Option<Vec<String>>,
 }
 
 /// The default count for a kind and size: enough for a steady figure, short on 2 cores.
@@ -131,7 +135,9 @@ pub fn from_selection(scope: Scope, sel: &Selection) -> Vec<CaseSpec> {
                         reps,
                         rate,
                     );
-                    plan.extend(with_security(case, sel.security.as_deref()));
+                    for c in with_security(case, sel.security.as_deref()) {
+                        plan.extend(with_impls(c, sel.impls.as_deref()));
+                    }
                 }
             }
         }
@@ -171,6 +177,57 @@ pub fn with_security(case: CaseSpec, mechanisms: Option<&[Mechanism]>) -> Vec<Ca
     out
 }
 
+/// A case once per implementation (docs/peers.md): `zmqperf` as it is; a peer plays every
+/// source, sink, ping and echo that names no `impl` of its own, and labels the case. Inproc
+/// cases, and cases with a node the peer does not play, run under zmqperf only (the skip is
+/// said on stderr).
+pub fn with_impls(case: CaseSpec, impls: Option<&[String]>) -> Vec<CaseSpec> {
+    let Some(impls) = impls else {
+        return vec![case];
+    };
+    let mut out = Vec::new();
+    for name in impls {
+        if name == crate::peers::CORE {
+            out.push(case.clone());
+            continue;
+        }
+        if case.transport == Transport::Inproc {
+            continue;
+        }
+        let mut c = case.clone();
+        let mut gap = None;
+        for n in &mut c.topology.nodes {
+            let measured = matches!(n.role, Role::Source | Role::Sink | Role::Ping | Role::Echo);
+            if !measured || n.implementation.is_some() || n.ticks.is_some() {
+                continue;
+            }
+            let kinds: Vec<crate::topology::SocketType> = n
+                .all_sockets()
+                .iter()
+                .filter_map(|s| crate::topology::SocketType::parse(&s.kind))
+                .collect();
+            if let Err(e) =
+                crate::peers::get(name).and_then(|m| m.plays(n.role, &kinds, case.transport))
+            {
+                gap = Some(e.to_string());
+                break;
+            }
+            n.implementation = Some(name.clone());
+        }
+        if let Some(why) = gap {
+            eprintln!("zmqperf: {} is run without {name}: {why}", case.id());
+            continue;
+        }
+        c.label = if c.label.is_empty() {
+            name.clone()
+        } else {
+            format!("{},{name}", c.label)
+        };
+        out.push(c);
+    }
+    out
+}
+
 /// Parses a transport name.
 pub fn parse_transport(s: &str) -> Result<Transport> {
     match s {
@@ -197,6 +254,7 @@ pub fn from_file_with(path: &str, text: &str, sel: &Selection) -> Result<Vec<Cas
     Ok(cases
         .into_iter()
         .flat_map(|c| with_security(c, sel.security.as_deref()))
+        .flat_map(|c| with_impls(c, sel.impls.as_deref()))
         .collect())
 }
 

@@ -106,13 +106,31 @@ impl Serialize for Ledger {
 
 impl<'de> Deserialize<'de> for Ledger {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Wire {
-            streams: BTreeMap<u32, StreamLedger>,
-        }
-        Ok(Ledger {
-            streams: Wire::deserialize(d)?.streams,
-            hot: None,
-        })
+        // The full form, or a peer's arrival runs (docs/peers.md): per stream,
+        // `[first_seq, length, arrival_ns]` in the order they came, replayed here. Read
+        // through a JSON value: an untagged enum cannot read the numeric map keys inside.
+        use serde::de::Error as _;
+        let v = serde_json::Value::deserialize(d)?;
+        let streams: BTreeMap<u32, StreamLedger> = if v.get("runs").is_some() {
+            #[derive(Deserialize)]
+            struct Runs {
+                runs: BTreeMap<u32, Vec<(u64, u64, u64)>>,
+            }
+            serde_json::from_value::<Runs>(v)
+                .map_err(D::Error::custom)?
+                .runs
+                .into_iter()
+                .map(|(id, r)| (id, StreamLedger::from_runs(&r)))
+                .collect()
+        } else {
+            #[derive(Deserialize)]
+            struct Full {
+                streams: BTreeMap<u32, StreamLedger>,
+            }
+            serde_json::from_value::<Full>(v)
+                .map_err(D::Error::custom)?
+                .streams
+        };
+        Ok(Ledger { streams, hot: None })
     }
 }

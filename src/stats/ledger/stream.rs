@@ -39,6 +39,19 @@ impl StreamLedger {
         Self::default()
     }
 
+    /// The ledger of arrivals given as runs of consecutive numbers in arrival order,
+    /// `(first_seq, length, arrival_ns of the first)` (a peer's compact form): the same
+    /// ledger as recording each arrival in turn.
+    pub fn from_runs(runs: &[(u64, u64, u64)]) -> Self {
+        let mut l = StreamLedger::new();
+        for &(first, len, at) in runs {
+            for seq in first..first.saturating_add(len) {
+                l.record_with(seq, || at);
+            }
+        }
+        l
+    }
+
     /// Records the arrival of `seq` now. The clock is read only off the common path: at
     /// the first arrival and at a number that does not follow the one before.
     #[inline]

@@ -221,3 +221,45 @@ fn ledger_of_many_streams() {
     let back: Ledger = serde_json::from_str(&json).unwrap();
     assert_eq!(back.summary(Some(10)), s);
 }
+
+#[test]
+fn a_peers_arrival_runs_give_the_ledger_of_the_arrivals_themselves() {
+    // Arrivals: 5..20, a duplicate of 7, 30..40, then 25 (late), then 40..50.
+    let seqs: Vec<u64> = (5..20)
+        .chain([7])
+        .chain(30..40)
+        .chain([25])
+        .chain(40..50)
+        .collect();
+    let direct = ledger_of(&seqs).summary(Some(60));
+    let runs = [
+        (5, 15, 10),
+        (7, 1, 20),
+        (30, 10, 30),
+        (25, 1, 40),
+        (40, 10, 50),
+    ];
+    let replayed = StreamLedger::from_runs(&runs).summary(Some(60));
+    assert_eq!(
+        (
+            replayed.received,
+            replayed.lost,
+            replayed.duplicated,
+            replayed.reordered
+        ),
+        (
+            direct.received,
+            direct.lost,
+            direct.duplicated,
+            direct.reordered
+        )
+    );
+    assert_eq!(
+        (replayed.received, replayed.duplicated, replayed.reordered),
+        (36, 1, 1)
+    );
+    let json = r#"{"runs": {"3": [[0, 10, 100], [12, 3, 200]]}}"#;
+    let l: Ledger = serde_json::from_str(json).unwrap();
+    let s = l.summary(Some(15));
+    assert_eq!((s.received, s.lost), (13, 2));
+}

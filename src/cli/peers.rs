@@ -1,0 +1,128 @@
+//! `zmqperf peers setup|list`: readies the peers in other languages and shows them.
+
+use clap::Subcommand;
+use zmqperf::error::{Error, Result};
+use zmqperf::peers;
+
+/// `zmqperf peers ...`.
+#[derive(Subcommand)]
+pub enum PeersCmd {
+    /// Install what each peer needs from its own registry into its cache folder, build it
+    /// and run its conformance test; a peer that passes is ready.
+    #[command(after_help = SETUP_EXAMPLES)]
+    Setup {
+        /// Peers to set up (names or aliases); all of them when none is given.
+        names: Vec<String>,
+    },
+    /// Show every peer: its language, binding and version, the ZMTP implementation
+    /// underneath, and whether it is ready.
+    #[command(after_help = "Examples:\n  zmqperf peers list\n  zmqperf peers list --json")]
+    List {
+        /// One JSON object per peer, one per line.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+const SETUP_EXAMPLES: &str = "\
+Examples:
+  zmqperf peers setup                 # all peers (a few minutes on a fresh machine)
+  zmqperf peers setup pyzmq node      # two of them
+  ZMQPERF_PEERS_CACHE=/tmp/peers zmqperf peers setup c
+
+Each peer's steps are in peers/<name>/peer.toml; their output is kept in
+<cache>/<name>/setup.log. Exit 0 when every peer named is ready, 3 otherwise.";
+
+/// Runs `zmqperf peers ...`.
+pub fn run(cmd: &PeersCmd) -> Result<()> {
+    match cmd {
+        PeersCmd::Setup { names } => setup(names),
+        PeersCmd::List { json } => list(*json),
+    }
+}
+
+fn setup(names: &[String]) -> Result<()> {
+    eprintln!(
+        "zmqperf: setting up peers in {} (ZMQPERF_PEERS_CACHE to change)",
+        peers::cache_root().display()
+    );
+    let outcomes = peers::setup(names, &mut |line| eprintln!("  {line}"))?;
+    let mut failed = Vec::new();
+    for o in &outcomes {
+        match &o.result {
+            Ok(r) => println!(
+                "{:<10} ready   {} ({}) in {:.1} s",
+                o.name, r.binding, r.engine, o.seconds
+            ),
+            Err(why) => {
+                println!("{:<10} FAILED  after {:.1} s: {why}", o.name, o.seconds);
+                failed.push(o.name.clone());
+            }
+        }
+    }
+    let total: f64 = outcomes.iter().map(|o| o.seconds).sum();
+    println!(
+        "{} of {} peers ready, {:.1} s in all",
+        outcomes.len() - failed.len(),
+        outcomes.len(),
+        total
+    );
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "peers setup",
+            &failed.join(","),
+            "these peers are not ready; the lines above say why and what to install",
+        ))
+    }
+}
+
+fn list(json: bool) -> Result<()> {
+    let all = peers::all()?;
+    if json {
+        for m in &all {
+            let r = m.ready();
+            let v = serde_json::json!({
+                "name": m.name,
+                "aliases": m.aliases,
+                "language": m.language,
+                "binding": r.as_ref().map(|r| r.binding.clone()).unwrap_or(m.binding.clone()),
+                "engine": r.as_ref().map(|r| r.engine.clone()).unwrap_or(m.engine.clone()),
+                "ready": r.is_some(),
+                "transports": m.transports,
+                "roles": m.roles,
+                "sockets": m.sockets,
+            });
+            println!("{v}");
+        }
+        return Ok(());
+    }
+    println!(
+        "{:<10} {:<11} {:<34} {:<30} ready",
+        "peer", "language", "binding", "underneath"
+    );
+    println!(
+        "{:<10} {:<11} {:<34} {:<30} always (its own core)",
+        peers::CORE,
+        "Rust",
+        format!("zmqperf {}", zmqperf::VERSION),
+        format!("libzmq {}", zmqperf::libzmq_version())
+    );
+    for m in &all {
+        let (binding, engine, ready) = match m.ready() {
+            Some(r) => (r.binding, r.engine, "yes".to_string()),
+            None => (
+                m.binding.clone(),
+                m.engine.clone(),
+                format!("no: zmqperf peers setup {}", m.name),
+            ),
+        };
+        println!(
+            "{:<10} {:<11} {:<34} {:<30} {ready}",
+            m.name, m.language, binding, engine
+        );
+    }
+    println!("cache: {}", peers::cache_root().display());
+    Ok(())
+}
