@@ -9,6 +9,7 @@
 //! The crate has no PAIR socket and no high-water marks: a node asking for them is refused
 //! (exit 3). Its XPUB waits for a slow subscriber instead of dropping (as `xpub_nodrop`).
 
+use futures::StreamExt;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -657,11 +658,14 @@ async fn run_ping<S: SocketSend + SocketRecv>(
     );
 }
 
-async fn run_echo<S: SocketSend + SocketRecv>(
+async fn run_echo<S: Socket + SocketSend + SocketRecv>(
     node: &mut Node,
     socket: &mut S,
     report: &mut Map<String, Value>,
 ) {
+    // The crate has no linger: a reply still queued when the process ends is lost. So an
+    // echo that ends by itself waits for its ping to hang up (or the stop) before it goes.
+    let mut events = socket.monitor();
     let expect = node.u64("expect");
     let ends_itself = node.bool("ends_itself");
     let timeout_ms = node.timeout.as_millis() as u64;
@@ -689,6 +693,22 @@ async fn run_echo<S: SocketSend + SocketRecv>(
         send_or_fail(node, socket, msg, &format!("reply {answered}")).await;
         end = now_ns();
         answered += 1;
+    }
+    if cut_short.is_none() && !node.stopped() {
+        // A receive drives the connection's reader, which is what sees the hang-up.
+        let deadline = Instant::now() + node.timeout;
+        loop {
+            tokio::select! {
+                Some(event) = events.next() => {
+                    if matches!(event, zeromq::SocketEvent::Disconnected(_)) {
+                        break;
+                    }
+                }
+                _ = socket.recv() => {}
+                _ = tokio::time::sleep_until(deadline) => break,
+                _ = node.ctl.wait_for(|c| c.stopped) => break,
+            }
+        }
     }
     report.insert("round_trips".into(), span(answered, bytes, start, end));
     if let Some(why) = cut_short {
