@@ -1,0 +1,874 @@
+/* zmqperf peer on libzmq's C API: plays one node (source, sink, ping, echo) of a topology
+ * for zmqperf's runner, as docs/peers.md describes. The hot loops are those of libzmq's own
+ * perf tools: one zmq_msg_t, blocking calls, the 24-byte header written or read in place.
+ *
+ *   peer '<node spec as JSON>'   control lines on stdin/stdout
+ *   peer --version               {"binding": ..., "engine": ...}
+ */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "header.h"
+
+#define SLICE_MS 100 /* a blocking receive gives up this often to look at the runner's stop */
+#define MAX_FRAMES 8 /* frames of one request an echo sends back */
+
+enum exit_code { EXIT_SPEC = 2, EXIT_UNSUPPORTED = 3, EXIT_TIMEOUT = 4, EXIT_PROTOCOL = 9 };
+
+/* ---------- output and errors ---------- */
+
+static void emit(cJSON *line)
+{
+    char *text = cJSON_PrintUnformatted(line);
+    fputs(text, stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+    free(text);
+    cJSON_Delete(line);
+}
+
+static cJSON *control_line(const char *type)
+{
+    cJSON *line = cJSON_CreateObject();
+    cJSON_AddStringToObject(line, "type", type);
+    cJSON_AddNumberToObject(line, "v", 1);
+    return line;
+}
+
+static void fail(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+static void fail(int code, const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "peer c: %s\n", message);
+    cJSON *line = control_line("error");
+    cJSON_AddStringToObject(line, "message", message);
+    cJSON_AddNumberToObject(line, "exit_code", code);
+    emit(line);
+    exit(code);
+}
+
+/* u64 figures are written as raw digits: a double would lose the last ones. */
+static void add_u64(cJSON *obj, const char *key, uint64_t v)
+{
+    char digits[24];
+    snprintf(digits, sizeof digits, "%" PRIu64, v);
+    cJSON_AddRawToObject(obj, key, digits);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---------- the runner's lines on stdin, read by a thread of their own ---------- */
+
+static atomic_int g_started, g_stopped, g_not_start;
+
+static void *read_control(void *unused)
+{
+    (void)unused;
+    char line[4096];
+    while (fgets(line, sizeof line, stdin)) {
+        cJSON *msg = cJSON_Parse(line);
+        const cJSON *type = msg ? cJSON_GetObjectItemCaseSensitive(msg, "type") : NULL;
+        const char *t = cJSON_IsString(type) ? type->valuestring : "";
+        if (strcmp(t, "start") == 0)
+            atomic_store(&g_started, 1);
+        else if (strcmp(t, "stop") == 0)
+            atomic_store(&g_stopped, 1);
+        else if (!atomic_load(&g_started))
+            atomic_store(&g_not_start, 1);
+        cJSON_Delete(msg);
+    }
+    atomic_store(&g_stopped, 1); /* end of stdin is a stop */
+    return NULL;
+}
+
+static void wait_for_start(uint64_t timeout_ms)
+{
+    uint64_t deadline = now_ns() + timeout_ms * 1000000u;
+    struct timespec nap = {0, 200000};
+    while (!atomic_load(&g_started)) {
+        if (atomic_load(&g_not_start))
+            fail(EXIT_PROTOCOL, "protocol error: expected start");
+        if (atomic_load(&g_stopped) || now_ns() > deadline)
+            fail(EXIT_PROTOCOL, "protocol error: no start signal from the runner");
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* The runner's stop (or the end of stdin), waited for at most `timeout_ms`. */
+static void wait_for_stop(uint64_t timeout_ms)
+{
+    uint64_t deadline = now_ns() + timeout_ms * 1000000u;
+    struct timespec nap = {0, 1000000};
+    while (!atomic_load(&g_stopped) && now_ns() < deadline)
+        nanosleep(&nap, NULL);
+}
+
+/* ---------- compact histogram: value rounded down to 3 significant digits -> count ---------- */
+
+#define HIST_DECADES 18
+typedef struct {
+    uint64_t *counts; /* [decade * 1000 + mantissa] */
+    uint64_t n;
+} hist_t;
+
+static void hist_init(hist_t *h)
+{
+    h->counts = calloc(HIST_DECADES * 1000, sizeof(uint64_t));
+    h->n = 0;
+}
+
+static inline void hist_record(hist_t *h, uint64_t v)
+{
+    unsigned e = 0;
+    while (v >= 1000) {
+        v /= 10;
+        e++;
+    }
+    h->counts[e * 1000 + v]++;
+    h->n++;
+}
+
+static void hist_merge(hist_t *into, const hist_t *from)
+{
+    for (int i = 0; i < HIST_DECADES * 1000; i++)
+        into->counts[i] += from->counts[i];
+    into->n += from->n;
+}
+
+static cJSON *hist_json(const hist_t *h)
+{
+    cJSON *obj = cJSON_CreateObject();
+    cJSON *buckets = cJSON_AddArrayToObject(obj, "buckets");
+    for (int e = 0; e < HIST_DECADES; e++) {
+        uint64_t scale = 1;
+        for (int i = 0; i < e; i++)
+            scale *= 10;
+        for (int m = 0; m < 1000; m++) {
+            uint64_t c = h->counts[e * 1000 + m];
+            if (!c)
+                continue;
+            char pair[64];
+            snprintf(pair, sizeof pair, "[%" PRIu64 ",%" PRIu64 "]", (uint64_t)m * scale, c);
+            cJSON_AddItemToArray(buckets, cJSON_CreateRaw(pair));
+        }
+    }
+    return obj;
+}
+
+/* ---------- the node spec ---------- */
+
+typedef struct {
+    const char *name, *role, *kind;
+    cJSON *bind, *connect, *options;
+    uint64_t size, count, warmup, stamp_every, timeout_ms, expect;
+    double rate; /* 0: as fast as possible */
+    uint32_t stream_id, subscriptions;
+    int ends_itself, delimiter;
+    cJSON *streams;
+} spec_t;
+
+static const cJSON *field(const cJSON *obj, const char *key, int required)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (required && !item)
+        fail(EXIT_SPEC, "bad node spec: field '%s' is missing", key);
+    return item;
+}
+
+static uint64_t num(const cJSON *obj, const char *key, int required, uint64_t dflt)
+{
+    const cJSON *item = field(obj, key, required);
+    if (!item || cJSON_IsNull(item))
+        return dflt;
+    if (!cJSON_IsNumber(item) || item->valuedouble < 0)
+        fail(EXIT_SPEC, "bad node spec: field '%s' must be a number >= 0", key);
+    return (uint64_t)item->valuedouble;
+}
+
+static const char *str(const cJSON *obj, const char *key)
+{
+    const cJSON *item = field(obj, key, 1);
+    if (!cJSON_IsString(item))
+        fail(EXIT_SPEC, "bad node spec: field '%s' must be a string", key);
+    return item->valuestring;
+}
+
+static spec_t parse_spec(const char *text)
+{
+    spec_t s = {0};
+    cJSON *root = cJSON_Parse(text);
+    if (!cJSON_IsObject(root))
+        fail(EXIT_SPEC, "bad node spec: not a JSON object (give the node spec as the one argument)");
+    s.name = str(root, "name");
+    s.role = str(root, "role");
+    const cJSON *sockets = field(root, "sockets", 1);
+    if (cJSON_GetArraySize(sockets) != 1)
+        fail(EXIT_UNSUPPORTED, "node %s: the c peer plays one socket, not %d", s.name,
+             cJSON_GetArraySize(sockets));
+    cJSON *sock = cJSON_GetArrayItem(sockets, 0);
+    s.kind = str(sock, "kind");
+    s.bind = cJSON_GetObjectItemCaseSensitive(sock, "bind");
+    s.connect = cJSON_GetObjectItemCaseSensitive(sock, "connect");
+    s.options = cJSON_GetObjectItemCaseSensitive(sock, "options");
+    s.size = num(root, "size", 1, 0);
+    s.count = num(root, "count", 1, 0);
+    s.warmup = num(root, "warmup", 1, 0);
+    s.stamp_every = num(root, "stamp_every", 1, 1);
+    if (s.stamp_every == 0)
+        s.stamp_every = 1;
+    s.timeout_ms = num(root, "timeout_ms", 1, 10000);
+    const cJSON *rate = field(root, "rate", 1);
+    s.rate = cJSON_IsNumber(rate) ? rate->valuedouble : 0;
+    s.stream_id = (uint32_t)num(root, "stream_id", 0, 0);
+    s.streams = cJSON_GetObjectItemCaseSensitive(root, "streams");
+    s.ends_itself = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "ends_itself"));
+    s.expect = num(root, "expect", 0, 0);
+    s.subscriptions = (uint32_t)num(root, "subscriptions", 0, 0);
+    s.delimiter = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "delimiter"));
+    return s; /* root stays alive for the process's life: the strings point into it */
+}
+
+/* ---------- sockets ---------- */
+
+static const struct {
+    const char *name;
+    int type;
+} KINDS[] = {{"PAIR", ZMQ_PAIR},     {"PUB", ZMQ_PUB},   {"SUB", ZMQ_SUB},       {"XPUB", ZMQ_XPUB},
+             {"XSUB", ZMQ_XSUB},     {"REQ", ZMQ_REQ},   {"REP", ZMQ_REP},       {"DEALER", ZMQ_DEALER},
+             {"ROUTER", ZMQ_ROUTER}, {"PUSH", ZMQ_PUSH}, {"PULL", ZMQ_PULL}};
+
+/* Which socket types each role may use (docs/peers.md). */
+static int plays(const char *role, const char *kind)
+{
+    static const char *table[][7] = {
+        {"source", "PUB", "XPUB", "PUSH", "PAIR", "DEALER", NULL},
+        {"sink", "SUB", "XSUB", "PULL", "PAIR", "DEALER", "ROUTER"},
+        {"ping", "REQ", "DEALER", "PAIR", NULL},
+        {"echo", "REP", "ROUTER", "DEALER", "PAIR", NULL},
+    };
+    for (size_t r = 0; r < sizeof table / sizeof table[0]; r++) {
+        if (strcmp(table[r][0], role) != 0)
+            continue;
+        for (int k = 1; k < 7 && table[r][k]; k++)
+            if (strcmp(table[r][k], kind) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* Integer options of libzmq the peer applies as given. */
+static const struct {
+    const char *name;
+    int option;
+} INT_OPTIONS[] = {{"sndhwm", ZMQ_SNDHWM},
+                   {"rcvhwm", ZMQ_RCVHWM},
+                   {"linger", ZMQ_LINGER},
+                   {"sndbuf", ZMQ_SNDBUF},
+                   {"rcvbuf", ZMQ_RCVBUF},
+                   {"immediate", ZMQ_IMMEDIATE},
+                   {"conflate", ZMQ_CONFLATE},
+                   {"xpub_verbose", ZMQ_XPUB_VERBOSE},
+                   {"xpub_nodrop", ZMQ_XPUB_NODROP},
+                   {"router_mandatory", ZMQ_ROUTER_MANDATORY},
+                   {"tcp_keepalive", ZMQ_TCP_KEEPALIVE}};
+
+static void set_int(void *sock, int option, int value, const char *what)
+{
+    if (zmq_setsockopt(sock, option, &value, sizeof value) != 0)
+        fail(EXIT_UNSUPPORTED, "cannot set %s = %d: %s", what, value, zmq_strerror(zmq_errno()));
+}
+
+static void apply_options(const spec_t *s, void *sock, int type)
+{
+    const cJSON *opt;
+    cJSON_ArrayForEach(opt, s->options)
+    {
+        if (cJSON_IsNull(opt) || strcmp(opt->string, "subscribe") == 0)
+            continue;
+        if (strcmp(opt->string, "routing_id") == 0) {
+            if (!cJSON_IsString(opt))
+                fail(EXIT_SPEC, "bad node spec: option routing_id must be a string");
+            if (zmq_setsockopt(sock, ZMQ_ROUTING_ID, opt->valuestring, strlen(opt->valuestring)))
+                fail(EXIT_UNSUPPORTED, "cannot set routing_id: %s", zmq_strerror(zmq_errno()));
+            continue;
+        }
+        size_t i = 0;
+        while (i < sizeof INT_OPTIONS / sizeof INT_OPTIONS[0] && strcmp(INT_OPTIONS[i].name, opt->string))
+            i++;
+        if (i == sizeof INT_OPTIONS / sizeof INT_OPTIONS[0])
+            fail(EXIT_UNSUPPORTED,
+                 "node %s: the c peer does not play socket option '%s' (remove it or play the node with zmqperf)",
+                 s->name, opt->string);
+        int value = cJSON_IsBool(opt) ? cJSON_IsTrue(opt) : (int)opt->valuedouble;
+        set_int(sock, INT_OPTIONS[i].option, value, opt->string);
+    }
+    /* A SUB or XSUB takes its prefixes; none, or an empty list, is everything. */
+    if (type == ZMQ_SUB || type == ZMQ_XSUB) {
+        const cJSON *subs = cJSON_GetObjectItemCaseSensitive(s->options, "subscribe");
+        int n = cJSON_IsArray(subs) ? cJSON_GetArraySize(subs) : 0;
+        for (int i = 0; i < (n ? n : 1); i++) {
+            const cJSON *p = n ? cJSON_GetArrayItem(subs, i) : NULL;
+            const char *prefix = cJSON_IsString(p) ? p->valuestring : "";
+            if (type == ZMQ_SUB) {
+                zmq_setsockopt(sock, ZMQ_SUBSCRIBE, prefix, strlen(prefix));
+            } else {
+                char buf[256];
+                size_t len = strlen(prefix);
+                if (len + 1 > sizeof buf)
+                    fail(EXIT_UNSUPPORTED, "subscription prefix longer than 254 bytes");
+                buf[0] = 1;
+                memcpy(buf + 1, prefix, len);
+                if (zmq_send(sock, buf, len + 1, 0) < 0)
+                    fail(EXIT_UNSUPPORTED, "XSUB cannot send its subscription: %s", zmq_strerror(zmq_errno()));
+            }
+        }
+    }
+}
+
+/* Opens, binds and connects the node's socket, then writes `ready`. */
+static void *open_socket(const spec_t *s, void *ctx, int *type_out)
+{
+    int type = -1;
+    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
+        if (strcmp(KINDS[i].name, s->kind) == 0)
+            type = KINDS[i].type;
+    if (type < 0)
+        fail(EXIT_SPEC, "bad node spec: unknown socket type '%s'", s->kind);
+    if (!plays(s->role, s->kind))
+        fail(EXIT_UNSUPPORTED, "node %s: the c peer does not play role '%s' on a %s socket", s->name,
+             s->role, s->kind);
+    /* A source that must see its subscribers first opens its PUB as an XPUB. */
+    int subscribing = strcmp(s->role, "source") == 0 && s->subscriptions > 0 &&
+                      (type == ZMQ_PUB || type == ZMQ_XPUB);
+    if (subscribing)
+        type = ZMQ_XPUB;
+    void *sock = zmq_socket(ctx, type);
+    if (!sock)
+        fail(EXIT_UNSUPPORTED, "cannot open a %s socket: %s", s->kind, zmq_strerror(zmq_errno()));
+    set_int(sock, ZMQ_LINGER, 0, "linger");
+    if (subscribing)
+        set_int(sock, ZMQ_XPUB_VERBOSE, 1, "xpub_verbose");
+    int slice = SLICE_MS;
+    set_int(sock, ZMQ_RCVTIMEO, slice, "rcvtimeo");
+    set_int(sock, ZMQ_SNDTIMEO, (int)s->timeout_ms, "sndtimeo");
+    apply_options(s, sock, type == ZMQ_XPUB && subscribing ? ZMQ_PUB : type);
+
+    cJSON *ready = control_line("ready");
+    cJSON *endpoints = cJSON_AddArrayToObject(ready, "endpoints");
+    const cJSON *ep;
+    cJSON_ArrayForEach(ep, s->bind)
+    {
+        if (!cJSON_IsString(ep) || zmq_bind(sock, ep->valuestring) != 0)
+            fail(EXIT_UNSUPPORTED, "node %s cannot bind %s: %s", s->name,
+                 cJSON_IsString(ep) ? ep->valuestring : "(not a string)", zmq_strerror(zmq_errno()));
+        char real[1024];
+        size_t len = sizeof real;
+        zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, real, &len);
+        cJSON_AddItemToArray(endpoints, cJSON_CreateString(real));
+    }
+    cJSON_ArrayForEach(ep, s->connect)
+    {
+        if (!cJSON_IsString(ep) || zmq_connect(sock, ep->valuestring) != 0)
+            fail(EXIT_UNSUPPORTED, "node %s cannot connect to %s: %s", s->name,
+                 cJSON_IsString(ep) ? ep->valuestring : "(not a string)", zmq_strerror(zmq_errno()));
+    }
+    emit(ready);
+    *type_out = type;
+    return sock;
+}
+
+static const char *peer_name(const spec_t *s)
+{
+    const cJSON *ep = cJSON_GetArrayItem(s->connect, 0);
+    if (!ep)
+        ep = cJSON_GetArrayItem(s->bind, 0);
+    return cJSON_IsString(ep) ? ep->valuestring : "(no endpoint)";
+}
+
+/* ---------- usage and the report ---------- */
+
+static cJSON *usage_json(const char *role)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    cJSON *u = cJSON_CreateObject();
+    cJSON_AddStringToObject(u, "role", role);
+    cJSON_AddStringToObject(u, "placement", "foreign");
+    cJSON_AddNumberToObject(u, "cpu_user_ms", ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3);
+    cJSON_AddNumberToObject(u, "cpu_sys_ms", ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
+    uint64_t hwm = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %" SCNu64, &hwm) == 1)
+            break;
+    if (f)
+        fclose(f);
+    add_u64(u, "peak_rss_kib", hwm);
+    return u;
+}
+
+static cJSON *span_json(uint64_t messages, uint64_t bytes, uint64_t start_ns, uint64_t end_ns)
+{
+    cJSON *t = cJSON_CreateObject();
+    add_u64(t, "messages", messages);
+    add_u64(t, "payload_bytes", bytes);
+    add_u64(t, "start_ns", start_ns);
+    add_u64(t, "end_ns", end_ns);
+    return t;
+}
+
+/* An empty report: every field the runner reads, null until a role fills it in. */
+static cJSON *new_report(void)
+{
+    cJSON *r = cJSON_CreateObject();
+    const char *keys[] = {"latency", "send_delay", "send", "delivered", "ledger"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cJSON_AddNullToObject(r, keys[i]);
+    return r;
+}
+
+static void set(cJSON *report, const char *key, cJSON *value)
+{
+    cJSON_ReplaceItemInObjectCaseSensitive(report, key, value);
+}
+
+static void send_report(cJSON *report, const char *role)
+{
+    cJSON_AddItemToObject(report, "usage", usage_json(role));
+    cJSON *line = control_line("report");
+    cJSON_AddItemToObject(line, "report", report);
+    emit(line);
+}
+
+/* ---------- source ---------- */
+
+static void run_source(const spec_t *s, void *ctx, void *sock, int type)
+{
+    cJSON *report = new_report();
+    wait_for_start(s->timeout_ms);
+    if (type == ZMQ_XPUB && s->subscriptions > 0) {
+        uint64_t t0 = now_ns();
+        int waited = 0;
+        uint32_t seen = 0;
+        zmq_msg_t sub;
+        zmq_msg_init(&sub);
+        while (seen < s->subscriptions) {
+            if (zmq_msg_recv(&sub, sock, 0) < 0) {
+                waited += SLICE_MS;
+                if ((uint64_t)waited >= s->timeout_ms)
+                    fail(EXIT_TIMEOUT, "saw %u of %u subscriptions within %" PRIu64 " ms on %s", seen,
+                         s->subscriptions, s->timeout_ms, peer_name(s));
+                continue;
+            }
+            if (zmq_msg_size(&sub) > 0 && ((uint8_t *)zmq_msg_data(&sub))[0] == 1)
+                seen++;
+        }
+        zmq_msg_close(&sub);
+        add_u64(report, "subscription_wait_ns", now_ns() - t0);
+    }
+    size_t size = s->size;
+    int headed = size >= HDR_LEN;
+    zmq_msg_t msg;
+    for (uint64_t i = 0; i < s->warmup; i++) {
+        zmq_msg_init_size(&msg, size);
+        uint8_t *p = zmq_msg_data(&msg);
+        if (headed) {
+            hdr_encode(p, HDR_WARMUP, s->stream_id, i, 0);
+            memset(p + HDR_LEN, 0, size - HDR_LEN);
+        } else {
+            memset(p, 0, size);
+        }
+        if (zmq_msg_send(&msg, sock, 0) < 0)
+            fail(EXIT_TIMEOUT, "warm-up message %" PRIu64 " not taken within %" PRIu64 " ms by %s", i,
+                 s->timeout_ms, peer_name(s));
+    }
+    hist_t delay;
+    if (s->rate > 0)
+        hist_init(&delay);
+    double interval = s->rate > 0 ? 1e9 / s->rate : 0;
+    uint64_t first = now_ns();
+    for (uint64_t i = 0; i < s->count; i++) {
+        uint8_t flags = 0;
+        uint64_t stamp = 0;
+        if (s->rate > 0) {
+            uint64_t due = first + (uint64_t)(i * interval);
+            struct timespec at = {(time_t)(due / 1000000000u), (long)(due % 1000000000u)};
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR) {
+            }
+            uint64_t now = now_ns();
+            hist_record(&delay, now > due ? now - due : 0);
+            flags = HDR_TIMESTAMP;
+            stamp = due;
+        }
+        if (i + 1 == s->count)
+            flags |= HDR_END;
+        if (!stamp && (i % s->stamp_every == 0 || i + 1 == s->count)) {
+            flags |= HDR_TIMESTAMP;
+            stamp = now_ns();
+        }
+        zmq_msg_init_size(&msg, size);
+        uint8_t *p = zmq_msg_data(&msg);
+        if (headed) {
+            hdr_encode(p, flags, s->stream_id, i, stamp);
+            memset(p + HDR_LEN, 0, size - HDR_LEN);
+        } else {
+            memset(p, 0, size);
+        }
+        if (zmq_msg_send(&msg, sock, 0) < 0)
+            fail(EXIT_TIMEOUT, "message %" PRIu64 " not taken within %" PRIu64 " ms by %s", i,
+                 s->timeout_ms, peer_name(s));
+    }
+    uint64_t last = now_ns();
+    cJSON *sent = control_line("sent");
+    add_u64(sent, "first_send_ns", first);
+    add_u64(sent, "last_send_ns", last);
+    emit(sent);
+    set(report, "send", span_json(s->count, s->count * size, first, last));
+    if (s->rate > 0)
+        set(report, "send_delay", hist_json(&delay));
+    wait_for_stop(s->timeout_ms);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    add_u64(report, "closed_ns", now_ns());
+    send_report(report, "source");
+}
+
+/* ---------- sink ---------- */
+
+typedef struct {
+    uint64_t first, len, at;
+} run_t;
+
+typedef struct {
+    uint32_t id;
+    int ended;
+    run_t *runs;
+    size_t n, cap;
+    hist_t latency;
+} stream_t;
+
+static stream_t *g_streams;
+static size_t g_nstreams, g_capstreams;
+
+static stream_t *stream_of(uint32_t id)
+{
+    static size_t last;
+    if (last < g_nstreams && g_streams[last].id == id)
+        return &g_streams[last];
+    for (size_t i = 0; i < g_nstreams; i++)
+        if (g_streams[i].id == id)
+            return &g_streams[last = i];
+    if (g_nstreams == g_capstreams) {
+        g_capstreams = g_capstreams ? 2 * g_capstreams : 4;
+        g_streams = realloc(g_streams, g_capstreams * sizeof *g_streams);
+    }
+    stream_t *st = &g_streams[last = g_nstreams++];
+    memset(st, 0, sizeof *st);
+    st->id = id;
+    hist_init(&st->latency);
+    return st;
+}
+
+/* Ledger: a message extends the last run when it is the next number, else opens a run. */
+static void ledger_record(stream_t *st, uint64_t seq)
+{
+    if (st->n && st->runs[st->n - 1].first + st->runs[st->n - 1].len == seq) {
+        st->runs[st->n - 1].len++;
+        return;
+    }
+    if (st->n == st->cap) {
+        st->cap = st->cap ? 2 * st->cap : 16;
+        st->runs = realloc(st->runs, st->cap * sizeof *st->runs);
+    }
+    st->runs[st->n++] = (run_t){seq, 1, now_ns()};
+}
+
+/* Receives one message: the frame that holds the payload (a ROUTER's identity and empty
+ * delimiters skipped, frames after it read and dropped). 0, or -1 when the slice ran out. */
+static int recv_payload(void *sock, int type, zmq_msg_t *msg, zmq_msg_t *rest)
+{
+    if (zmq_msg_recv(msg, sock, 0) < 0) {
+        if (zmq_errno() == EAGAIN)
+            return -1;
+        fail(EXIT_PROTOCOL, "receive failed: %s", zmq_strerror(zmq_errno()));
+    }
+    int skip = type == ZMQ_ROUTER;
+    while (zmq_msg_more(msg) && (skip || zmq_msg_size(msg) == 0)) {
+        skip = 0;
+        zmq_msg_recv(msg, sock, 0);
+    }
+    for (int more = zmq_msg_more(msg); more; more = zmq_msg_more(rest))
+        zmq_msg_recv(rest, sock, 0);
+    return 0;
+}
+
+static void run_sink(const spec_t *s, void *sock, int type)
+{
+    int expected = cJSON_GetArraySize(s->streams);
+    const cJSON *pair;
+    cJSON_ArrayForEach(pair, s->streams)
+    stream_of((uint32_t)cJSON_GetArrayItem(pair, 0)->valuedouble);
+    wait_for_start(s->timeout_ms);
+    zmq_msg_t msg, spare;
+    zmq_msg_init(&msg);
+    zmq_msg_init(&spare);
+    uint64_t received = 0, bytes = 0, start = 0, last_read = 0, idle_ms = 0, plain = 0;
+    int ends = 0, headed = 0;
+    char cut_short[256] = "";
+    for (;;) {
+        if (recv_payload(sock, type, &msg, &spare) < 0) {
+            idle_ms += SLICE_MS;
+            if (atomic_load(&g_stopped)) {
+                /* stopped: what was queued is drained once a slice passes without a message */
+                if (s->ends_itself && expected && ends < expected)
+                    snprintf(cut_short, sizeof cut_short,
+                             "the end of the stream never came: %" PRIu64
+                             " messages arrived before the senders finished and the queue ran dry",
+                             received);
+                break;
+            }
+            if (idle_ms >= s->timeout_ms) {
+                if (received == 0 && s->ends_itself)
+                    fail(EXIT_TIMEOUT, "nothing arrived within %" PRIu64 " ms on %s", s->timeout_ms,
+                         peer_name(s));
+                snprintf(cut_short, sizeof cut_short, "nothing arrived for %" PRIu64 " ms", idle_ms);
+                break;
+            }
+            continue;
+        }
+        idle_ms = 0;
+        size_t len = zmq_msg_size(&msg);
+        header_t h;
+        switch (hdr_decode(zmq_msg_data(&msg), len, &h)) {
+        case HDR_BAD_VERSION:
+            fail(EXIT_PROTOCOL, "protocol error: header version %u (this peer reads version 1)", h.version);
+        case HDR_BAD_FLAGS:
+            fail(EXIT_PROTOCOL, "protocol error: reserved header flags set (0x%02x)", h.flags);
+        case HDR_PLAIN:
+            if (++plain <= s->warmup)
+                continue; /* the warm-up of a sender without the header */
+            if (received == 0)
+                start = last_read = now_ns();
+            received++;
+            bytes += len;
+            continue;
+        case HDR_OK:
+            break;
+        }
+        if (h.flags & HDR_WARMUP)
+            continue;
+        headed = 1;
+        uint64_t now = (h.flags & HDR_TIMESTAMP) || received == 0 ? now_ns() : 0;
+        if (received == 0)
+            start = now;
+        if (now)
+            last_read = now;
+        received++;
+        bytes += len;
+        stream_t *st = stream_of(h.stream_id);
+        ledger_record(st, h.sequence);
+        if (h.flags & HDR_TIMESTAMP)
+            hist_record(&st->latency, now > h.send_ns ? now - h.send_ns : 0);
+        if ((h.flags & HDR_END) && !st->ended) {
+            st->ended = 1;
+            ends++;
+            if (s->ends_itself && expected && ends >= expected)
+                break;
+        }
+    }
+    cJSON *report = new_report();
+    set(report, "delivered", span_json(received, bytes, start, received ? last_read : start));
+    cJSON_AddBoolToObject(report, "header", headed);
+    if (cut_short[0])
+        cJSON_AddStringToObject(report, "cut_short", cut_short);
+    if (headed) {
+        hist_t all;
+        hist_init(&all);
+        cJSON *per = cJSON_AddArrayToObject(report, "stream_latency");
+        cJSON *ledger = cJSON_CreateObject();
+        cJSON *runs = cJSON_AddObjectToObject(ledger, "runs");
+        for (size_t i = 0; i < g_nstreams; i++) {
+            stream_t *st = &g_streams[i];
+            hist_merge(&all, &st->latency);
+            cJSON *entry = cJSON_CreateArray();
+            char id[16];
+            snprintf(id, sizeof id, "%u", st->id);
+            cJSON_AddItemToArray(entry, cJSON_CreateRaw(id));
+            cJSON_AddItemToArray(entry, hist_json(&st->latency));
+            cJSON_AddItemToArray(per, entry);
+            cJSON *list = cJSON_AddArrayToObject(runs, id);
+            for (size_t r = 0; r < st->n; r++) {
+                char triple[80];
+                snprintf(triple, sizeof triple, "[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", st->runs[r].first,
+                         st->runs[r].len, st->runs[r].at);
+                cJSON_AddItemToArray(list, cJSON_CreateRaw(triple));
+            }
+        }
+        set(report, "latency", hist_json(&all));
+        set(report, "ledger", ledger);
+    }
+    send_report(report, "sink");
+}
+
+/* ---------- ping ---------- */
+
+static void run_ping(const spec_t *s, void *sock, int type)
+{
+    size_t size = s->size;
+    int headed = size >= HDR_LEN;
+    hist_t latency;
+    hist_init(&latency);
+    zmq_msg_t msg;
+    zmq_msg_init_size(&msg, size);
+    memset(zmq_msg_data(&msg), 0, size);
+    int delimited = type == ZMQ_DEALER && s->delimiter;
+    uint64_t total = s->warmup + s->count, start = 0, end = 0;
+    wait_for_start(s->timeout_ms);
+    for (uint64_t i = 0; i < total; i++) {
+        int warm = i < s->warmup;
+        uint64_t seq = warm ? i : i - s->warmup;
+        uint64_t t0 = now_ns();
+        if (headed)
+            hdr_encode(zmq_msg_data(&msg), (uint8_t)(HDR_TIMESTAMP | (warm ? HDR_WARMUP : 0)), s->stream_id,
+                       seq, t0);
+        if (delimited && zmq_send(sock, "", 0, ZMQ_SNDMORE) < 0)
+            fail(EXIT_TIMEOUT, "request %" PRIu64 " not taken within %" PRIu64 " ms by %s", i, s->timeout_ms,
+                 peer_name(s));
+        if (zmq_msg_send(&msg, sock, 0) < 0)
+            fail(EXIT_TIMEOUT, "request %" PRIu64 " not taken within %" PRIu64 " ms by %s", i, s->timeout_ms,
+                 peer_name(s));
+        uint64_t waited = 0;
+        for (;;) {
+            if (zmq_msg_recv(&msg, sock, 0) >= 0) {
+                if (zmq_msg_more(&msg) && zmq_msg_size(&msg) == 0)
+                    continue; /* the empty delimiter before a REP's reply */
+                break;
+            }
+            if (zmq_errno() != EAGAIN)
+                fail(EXIT_PROTOCOL, "receive failed: %s", zmq_strerror(zmq_errno()));
+            waited += SLICE_MS;
+            if (waited >= s->timeout_ms)
+                fail(EXIT_TIMEOUT, "no reply to request %" PRIu64 " within %" PRIu64 " ms from %s", seq,
+                     s->timeout_ms, peer_name(s));
+        }
+        uint64_t t1 = now_ns();
+        if (zmq_msg_size(&msg) != size)
+            fail(EXIT_PROTOCOL, "protocol error: a reply of %zu bytes to a request of %zu bytes",
+                 zmq_msg_size(&msg), size);
+        if (headed) {
+            header_t h;
+            if (hdr_decode(zmq_msg_data(&msg), size, &h) != HDR_OK || h.sequence != seq)
+                fail(EXIT_PROTOCOL, "protocol error: the reply to request %" PRIu64 " carries another header",
+                     seq);
+        }
+        if (!warm) {
+            if (!start)
+                start = t0;
+            end = t1;
+            hist_record(&latency, (t1 - t0) / 2);
+        }
+    }
+    emit(control_line("sent"));
+    cJSON *report = new_report();
+    set(report, "latency", hist_json(&latency));
+    cJSON_AddItemToObject(report, "round_trips", span_json(s->count, s->count * size, start, end));
+    send_report(report, "ping");
+}
+
+/* ---------- echo ---------- */
+
+static void run_echo(const spec_t *s, void *sock)
+{
+    zmq_msg_t frames[MAX_FRAMES];
+    for (int i = 0; i < MAX_FRAMES; i++)
+        zmq_msg_init(&frames[i]);
+    uint64_t answered = 0, bytes = 0, start = 0, end = 0, idle_ms = 0;
+    char cut_short[128] = "";
+    wait_for_start(s->timeout_ms);
+    while (!(s->ends_itself && s->expect && answered >= s->expect)) {
+        if (zmq_msg_recv(&frames[0], sock, 0) < 0) {
+            if (zmq_errno() != EAGAIN)
+                fail(EXIT_PROTOCOL, "receive failed: %s", zmq_strerror(zmq_errno()));
+            idle_ms += SLICE_MS;
+            if (atomic_load(&g_stopped))
+                break;
+            if (idle_ms >= s->timeout_ms) {
+                snprintf(cut_short, sizeof cut_short, "nothing arrived for %" PRIu64 " ms", idle_ms);
+                break;
+            }
+            continue;
+        }
+        idle_ms = 0;
+        if (!answered)
+            start = now_ns();
+        int n = 1;
+        while (zmq_msg_more(&frames[n - 1])) {
+            if (n == MAX_FRAMES)
+                fail(EXIT_UNSUPPORTED, "a request of more than %d frames", MAX_FRAMES);
+            zmq_msg_recv(&frames[n++], sock, 0);
+        }
+        bytes += zmq_msg_size(&frames[n - 1]);
+        for (int i = 0; i < n; i++)
+            if (zmq_msg_send(&frames[i], sock, i + 1 < n ? ZMQ_SNDMORE : 0) < 0)
+                fail(EXIT_TIMEOUT, "reply %" PRIu64 " not taken within %" PRIu64 " ms", answered, s->timeout_ms);
+        end = now_ns();
+        answered++;
+    }
+    cJSON *report = new_report();
+    cJSON_AddItemToObject(report, "round_trips", span_json(answered, bytes, start, end));
+    if (cut_short[0])
+        cJSON_AddStringToObject(report, "cut_short", cut_short);
+    send_report(report, "echo");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        int major, minor, patch;
+        zmq_version(&major, &minor, &patch);
+        printf("{\"binding\":\"libzmq C API %d.%d.%d (cJSON %s)\",\"engine\":\"libzmq %d.%d.%d\"}\n",
+               ZMQ_VERSION_MAJOR, ZMQ_VERSION_MINOR, ZMQ_VERSION_PATCH, cJSON_Version(), major, minor,
+               patch);
+        return 0;
+    }
+    if (argc != 2)
+        fail(EXIT_SPEC, "usage: peer '<node spec as JSON>' | peer --version");
+    spec_t s = parse_spec(argv[1]);
+    void *ctx = zmq_ctx_new();
+    int type;
+    void *sock = open_socket(&s, ctx, &type);
+    pthread_t reader;
+    pthread_create(&reader, NULL, read_control, NULL);
+    pthread_detach(reader);
+    if (strcmp(s.role, "source") == 0)
+        run_source(&s, ctx, sock, type);
+    else if (strcmp(s.role, "sink") == 0)
+        run_sink(&s, sock, type);
+    else if (strcmp(s.role, "ping") == 0)
+        run_ping(&s, sock, type);
+    else
+        run_echo(&s, sock);
+    return 0;
+}
