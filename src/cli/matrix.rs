@@ -11,8 +11,8 @@ use zmqperf::runner::{self, plan as rplan, Settings};
 
 pub const EXAMPLES: &str = "\
 Examples:
-  zmqperf matrix --quick                        # tcp, 64 B, 2 passes: a few minutes
-  zmqperf matrix                                # tcp and ipc, 64 B and 1 KiB, 3 passes
+  zmqperf matrix --quick                        # tcp, 64 B, 3 passes: about 2 minutes
+  zmqperf matrix                                # tcp and ipc, 64 B and 1 KiB, 5 passes
   zmqperf matrix --impls c,ffi-rzmq,zmqperf --patterns reqrep --passes 5
   zmqperf matrix --quick --format html -o matrix.html
 
@@ -24,7 +24,7 @@ A pair that fails or loses messages is a finding, shown in the grid with its rea
 /// `zmqperf matrix`.
 #[derive(Args)]
 pub struct MatrixArgs {
-    /// tcp, 64 B, two passes of short cases.
+    /// tcp, 64 B, three passes of short cases.
     #[arg(long)]
     pub quick: bool,
     /// Implementations (default: zmqperf and every peer), comma-separated.

@@ -7,7 +7,7 @@
 use crate::endpoint::Transport;
 use crate::model::{CaseResult, Estimate, RunResult};
 use crate::peers::{self, CORE};
-use crate::runner::plan::builtin_case;
+use crate::runner::plan::{builtin_case, peer_gap};
 use crate::runner::{summarise, CaseSpec};
 use crate::topology::Role;
 use serde::Serialize;
@@ -86,7 +86,7 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// `matrix --quick`: tcp, 64 B, two passes of short cases.
+    /// `matrix --quick`: tcp, 64 B, three passes of short cases.
     pub fn quick() -> Shape {
         Shape {
             patterns: PATTERNS.iter().map(|s| s.to_string()).collect(),
@@ -94,11 +94,11 @@ impl Shape {
             sizes: vec![64],
             round_trips: 500,
             messages: 20_000,
-            passes: 2,
+            passes: 3,
         }
     }
 
-    /// The default: tcp and ipc, 64 B and 1 KiB, three passes.
+    /// The default: tcp and ipc, 64 B and 1 KiB, five passes.
     pub fn full() -> Shape {
         Shape {
             patterns: PATTERNS.iter().map(|s| s.to_string()).collect(),
@@ -106,7 +106,7 @@ impl Shape {
             sizes: vec![64, 1024],
             round_trips: 2_000,
             messages: 100_000,
-            passes: 3,
+            passes: 5,
         }
     }
 }
@@ -180,7 +180,7 @@ pub fn plan(impls: &[Impl], shape: &Shape) -> (Vec<CaseSpec>, Vec<Skipped>) {
                 for a in impls {
                     for b in impls {
                         let c = pair_case(p, t, size, shape, &a.name, &b.name);
-                        match not_played(a, b, t) {
+                        match not_played(a, b, t).or_else(|| peer_gap(&c)) {
                             Some(why) => skipped.push(Skipped { id: c.id(), why }),
                             None => cases.push(c),
                         }
@@ -298,6 +298,30 @@ pub struct Matrix {
     pub baseline: String,
 }
 
+/// The ratio of a pair to the baseline pass by pass (the two ran side by side in each
+/// pass, so their ratio cancels what the machine did then): the median of the per-pass
+/// ratios with its 95% interval; None unless both have every pass.
+fn paired_ratio(c: &CaseResult, base: &CaseResult, latency: bool) -> Option<(f64, f64, f64)> {
+    let v = |r: &crate::model::Repetition| {
+        if latency {
+            r.latency.filter(|l| l.count > 0).map(|l| l.mean_ns)
+        } else {
+            r.delivered.map(|t| t.msgs_per_sec())
+        }
+    };
+    if c.repetitions.len() != base.repetitions.len() || c.repetitions.len() < 2 {
+        return None;
+    }
+    let mut xs = Vec::new();
+    for (a, b) in c.repetitions.iter().zip(&base.repetitions) {
+        match (v(a), v(b)) {
+            (Some(x), Some(y)) if y > 0.0 => xs.push(x / y),
+            _ => return None,
+        }
+    }
+    crate::stats::estimate(&xs).map(|e| (e.median, e.ci_low, e.ci_high))
+}
+
 /// The ratio of two estimates with a conservative interval (the low over the other's high,
 /// the high over the other's low); None without a positive baseline.
 fn ratio(x: &Estimate, base: &Estimate) -> Option<(f64, f64, f64)> {
@@ -335,14 +359,14 @@ pub fn read(
                     let id = pair_case(p, t, size, shape, a, b).id();
                     run.cases.iter().find(|c| c.id == id).cloned()
                 };
-                let base = case_of(baseline, baseline)
-                    .filter(|c| c.error.is_none())
-                    .and_then(|c| value_of(&c));
+                let base_case = case_of(baseline, baseline).filter(|c| c.error.is_none());
+                let base = base_case.as_ref().and_then(value_of);
                 let mut cells = Vec::new();
                 for a in impls {
                     for b in impls {
                         let id = pair_case(p, t, size, shape, &a.name, &b.name).id();
-                        let (status, value) = match case_of(&a.name, &b.name) {
+                        let case = case_of(&a.name, &b.name);
+                        let (status, value) = match case.clone() {
                             None => (
                                 Status::NotRun(
                                     skipped
@@ -366,10 +390,14 @@ pub fn read(
                                 (status, value_of(&c))
                             }
                         };
-                        let ratio = match (&value, &base) {
-                            (Some(v), Some(b)) => ratio(v, b),
+                        let paired = match (&case, &base_case) {
+                            (Some(c), Some(b)) if c.error.is_none() => paired_ratio(c, b, latency),
                             _ => None,
                         };
+                        let ratio = paired.or(match (&value, &base) {
+                            (Some(v), Some(b)) => ratio(v, b),
+                            _ => None,
+                        });
                         cells.push(Cell {
                             client: a.name.clone(),
                             server: b.name.clone(),

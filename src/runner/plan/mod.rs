@@ -195,26 +195,13 @@ pub fn with_impls(case: CaseSpec, impls: Option<&[String]>) -> Vec<CaseSpec> {
             continue;
         }
         let mut c = case.clone();
-        let mut gap = None;
         for n in &mut c.topology.nodes {
             let measured = matches!(n.role, Role::Source | Role::Sink | Role::Ping | Role::Echo);
-            if !measured || n.implementation.is_some() || n.ticks.is_some() {
-                continue;
+            if measured && n.implementation.is_none() && n.ticks.is_none() {
+                n.implementation = Some(name.clone());
             }
-            let kinds: Vec<crate::topology::SocketType> = n
-                .all_sockets()
-                .iter()
-                .filter_map(|s| crate::topology::SocketType::parse(&s.kind))
-                .collect();
-            if let Err(e) =
-                crate::peers::get(name).and_then(|m| m.plays(n.role, &kinds, case.transport))
-            {
-                gap = Some(e.to_string());
-                break;
-            }
-            n.implementation = Some(name.clone());
         }
-        if let Some(why) = gap {
+        if let Some(why) = peer_gap(&c) {
             eprintln!("zmqperf: {} is run without {name}: {why}", case.id());
             continue;
         }
@@ -226,6 +213,33 @@ pub fn with_impls(case: CaseSpec, impls: Option<&[String]>) -> Vec<CaseSpec> {
         out.push(c);
     }
     out
+}
+
+/// Why a peer named by a node of `case` cannot play it (its role, socket types or the
+/// case's transport, as its manifest says), or None.
+pub fn peer_gap(case: &CaseSpec) -> Option<String> {
+    for n in &case.topology.nodes {
+        let Some(name) = n.implementation.as_deref() else {
+            continue;
+        };
+        if name == crate::peers::CORE {
+            continue;
+        }
+        let kinds: Vec<crate::topology::SocketType> = n
+            .all_sockets()
+            .iter()
+            .filter_map(|s| crate::topology::SocketType::parse(&s.kind))
+            .collect();
+        if let Err(e) =
+            crate::peers::get(name).and_then(|m| m.plays(n.role, &kinds, case.transport))
+        {
+            return Some(match e {
+                crate::error::Error::InvalidValue { reason, .. } => reason,
+                other => other.to_string(),
+            });
+        }
+    }
+    None
 }
 
 /// Parses a transport name.
