@@ -94,10 +94,16 @@ static ENDPOINT_N: AtomicUsize = AtomicUsize::new(0);
 /// abstract namespace, so no socket file is left behind in the temp folder, whatever
 /// becomes of the process), or a new inproc name.
 pub fn auto_endpoint(t: Transport) -> String {
+    auto_endpoint_for(t, true)
+}
+
+/// [`auto_endpoint`], with an ipc path in the file system instead of Linux's abstract
+/// namespace when `abstract_ipc` is false (a peer whose binding has no abstract sockets).
+pub fn auto_endpoint_for(t: Transport, abstract_ipc: bool) -> String {
     let n = ENDPOINT_N.fetch_add(1, Ordering::Relaxed);
     match t {
         Transport::Tcp => "tcp://127.0.0.1:*".into(),
-        Transport::Ipc if cfg!(target_os = "linux") => {
+        Transport::Ipc if cfg!(target_os = "linux") && abstract_ipc => {
             format!("ipc://@zmqperf-{}-{n}", std::process::id())
         }
         Transport::Ipc => format!(

@@ -58,9 +58,17 @@ pub struct Manifest {
     pub roles: Vec<Role>,
     /// Socket types it opens.
     pub sockets: Vec<String>,
+    /// Whether it reaches ipc endpoints in Linux's abstract namespace (`ipc://@name`);
+    /// when not, the runner gives the case ipc paths in the file system.
+    #[serde(default = "yes")]
+    pub abstract_ipc: bool,
     /// Its folder.
     #[serde(skip)]
     pub dir: PathBuf,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// What `peers setup` wrote once a peer passed its conformance test.
@@ -263,6 +271,7 @@ mod tests {
             transports: vec!["tcp".into()],
             roles: vec![Role::Source],
             sockets: vec!["PUSH".into()],
+            abstract_ipc: true,
             dir: PathBuf::from("/p/x"),
         };
         let run = m.expand(&m.run);

@@ -9,7 +9,7 @@ use super::watch::Watch;
 use super::{CaseSpec, Settings};
 use crate::endpoint::Transport;
 use crate::error::{Error, NodeFailure, Result};
-use crate::net::auto_endpoint;
+use crate::net::auto_endpoint_for;
 use crate::net::security::{CurveKeys, Mechanism};
 use crate::roles::swarm::SwarmSpec;
 use crate::roles::{EchoMode, HeaderUse, NodeSpec, RoleReport, SockPlan};
@@ -230,6 +230,14 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
     } else {
         None
     };
+    // A peer without abstract ipc sockets gets ipc paths in the file system, as do the
+    // nodes it talks to: every auto ipc endpoint of the case is a path then.
+    let mut abstract_ipc = true;
+    for i in 0..t.nodes.len() {
+        if let Some(m) = node_peer(g, i, case)? {
+            abstract_ipc &= m.abstract_ipc;
+        }
+    }
     let mut out = Vec::new();
     for &i in &g.order {
         let n = &t.nodes[i];
@@ -387,7 +395,7 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                         .iter()
                         .map(|b| {
                             if b == "auto" {
-                                auto_endpoint(case.transport)
+                                auto_endpoint_for(case.transport, abstract_ipc)
                             } else {
                                 b.clone()
                             }
