@@ -541,14 +541,7 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
         None => vec![zmqperf::peers::CORE.to_string()],
         Some(l) => l
             .split(',')
-            .map(|n| {
-                zmqperf::peers::canonical(n.trim()).map_err(|e| match e {
-                    Error::InvalidValue { value, reason, .. } => {
-                        Error::invalid("--impl", &value, reason)
-                    }
-                    other => other,
-                })
-            })
+            .map(|n| zmqperf::peers::canonical_for("--impl", n.trim()))
             .collect::<Result<_>>()?,
     };
     if a.rounds == 0 {

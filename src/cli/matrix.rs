@@ -1,7 +1,7 @@
 //! `zmqperf matrix`: every implementation against every other, the interop grid and the
 //! performance grid as ratios to C-C, recorded in the history like any run.
 
-use super::output::{record_rest, DbArgs};
+use super::output::{list, record_rest, DbArgs};
 use super::suite::{catch_ctrl_c, Progress};
 use clap::Args;
 use zmqperf::error::{Error, Result};
@@ -71,12 +71,6 @@ pub struct MatrixArgs {
     pub db: DbArgs,
 }
 
-fn list<T>(s: &Option<String>, f: impl Fn(&str) -> Result<T>) -> Result<Option<Vec<T>>> {
-    s.as_ref()
-        .map(|s| s.split(',').map(|x| f(x.trim())).collect())
-        .transpose()
-}
-
 /// Runs the matrix.
 pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
     let render: fn(&matrix::Matrix) -> String = match a.format.as_str() {
@@ -139,17 +133,9 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
     if let Some(n) = &a.messages {
         shape.messages = parse_count("--messages", n)?;
     }
-    let names = list(&a.impls, |n| {
-        zmqperf::peers::canonical(n).map_err(|e| match e {
-            Error::InvalidValue { value, reason, .. } => Error::invalid("--impls", &value, reason),
-            other => other,
-        })
-    })?;
+    let names = list(&a.impls, |n| zmqperf::peers::canonical_for("--impls", n))?;
     let impls = matrix::implementations(names.as_deref())?;
-    let baseline = zmqperf::peers::canonical(&a.baseline).map_err(|e| match e {
-        Error::InvalidValue { value, reason, .. } => Error::invalid("--baseline", &value, reason),
-        other => other,
-    })?;
+    let baseline = zmqperf::peers::canonical_for("--baseline", &a.baseline)?;
     if !impls.iter().any(|i| i.name == baseline) {
         return Err(Error::invalid(
             "--baseline",

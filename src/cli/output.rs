@@ -200,3 +200,10 @@ pub fn record_rest(
         std::thread::sleep(std::time::Duration::from_millis(500));
     }
 }
+
+/// A comma-separated option's values, each through `f` (None when the option is absent).
+pub fn list<T>(s: &Option<String>, f: impl Fn(&str) -> Result<T>) -> Result<Option<Vec<T>>> {
+    s.as_ref()
+        .map(|s| s.split(',').map(|x| f(x.trim())).collect())
+        .transpose()
+}

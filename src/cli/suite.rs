@@ -13,7 +13,7 @@ use zmqperf::runner::plan::{self, Scope, Selection};
 use zmqperf::runner::{self, CaseSpec, Observer, Settings};
 use zmqperf::topology::builtin;
 
-use super::output::record_rest;
+use super::output::{list, record_rest};
 pub use super::output::{DbArgs, OutArgs};
 
 /// Options of `zmqperf run`.
@@ -100,12 +100,6 @@ pub struct RunArgs {
     pub no_history: bool,
 }
 
-fn list<T>(s: &Option<String>, f: impl Fn(&str) -> Result<T>) -> Result<Option<Vec<T>>> {
-    s.as_ref()
-        .map(|s| s.split(',').map(|x| f(x.trim())).collect())
-        .transpose()
-}
-
 /// Builds the plan and settings from the options.
 pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> {
     let settings = Settings {
@@ -131,12 +125,7 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
         sizes: list(&a.sizes, |s| parse_size("--sizes", s))?,
         security: list(&a.security, |m| Mechanism::parse("--security", m))?,
         impls: list(&a.implementations, |m| {
-            zmqperf::peers::canonical(m).map_err(|e| match e {
-                Error::InvalidValue { value, reason, .. } => {
-                    Error::invalid("--impl", &value, reason)
-                }
-                other => other,
-            })
+            zmqperf::peers::canonical_for("--impl", m)
         })?,
         count: a
             .count

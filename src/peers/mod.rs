@@ -171,6 +171,14 @@ pub fn canonical(name: &str) -> Result<String> {
     get(name).map(|m| m.name)
 }
 
+/// [`canonical`] for a command-line option: an unknown name is an error of `flag`.
+pub fn canonical_for(flag: &str, name: &str) -> Result<String> {
+    canonical(name).map_err(|e| match e {
+        Error::InvalidValue { value, reason, .. } => Error::invalid(flag, &value, reason),
+        other => other,
+    })
+}
+
 impl Manifest {
     /// Its cache folder.
     pub fn cache(&self) -> PathBuf {

@@ -145,6 +145,15 @@ pub fn from_selection(scope: Scope, sel: &Selection) -> Vec<CaseSpec> {
     plan
 }
 
+/// Adds `what` to a case's label (comma-separated).
+fn add_label(c: &mut CaseSpec, what: &str) {
+    c.label = if c.label.is_empty() {
+        what.to_string()
+    } else {
+        format!("{},{what}", c.label)
+    };
+}
+
 /// A case once per mechanism, side by side (NULL first, as it is: no label); the others
 /// carry the mechanism on every socket and as their label. Inproc cases run under NULL
 /// only: inproc has no handshake, so a mechanism would change nothing.
@@ -167,11 +176,7 @@ pub fn with_security(case: CaseSpec, mechanisms: Option<&[Mechanism]>) -> Vec<Ca
                 s.options.security = Some(m);
             }
         }
-        c.label = if c.label.is_empty() {
-            m.name().to_string()
-        } else {
-            format!("{},{}", c.label, m.name())
-        };
+        add_label(&mut c, m.name());
         out.push(c);
     }
     out
@@ -205,11 +210,7 @@ pub fn with_impls(case: CaseSpec, impls: Option<&[String]>) -> Vec<CaseSpec> {
             eprintln!("zmqperf: {} is run without {name}: {why}", case.id());
             continue;
         }
-        c.label = if c.label.is_empty() {
-            name.clone()
-        } else {
-            format!("{},{name}", c.label)
-        };
+        add_label(&mut c, name);
         out.push(c);
     }
     out
