@@ -381,10 +381,20 @@ pub fn read(
                                 let lost = c.summary.lost;
                                 let status = match &c.error {
                                     Some(e) => Status::Fails(e.clone()),
-                                    None if lost > 0 => Status::Lossy(format!(
-                                        "{lost} messages lost over {} passes",
-                                        c.repetitions.len()
-                                    )),
+                                    None if lost > 0 => {
+                                        let (mut st, mut mid, mut end) = (0, 0, 0);
+                                        for l in
+                                            c.repetitions.iter().filter_map(|r| r.loss.as_ref())
+                                        {
+                                            st += l.lost_at_start;
+                                            mid += l.lost_in_middle;
+                                            end += l.lost_at_end;
+                                        }
+                                        Status::Lossy(format!(
+                                            "{lost} messages lost over {} passes (at the start {st}, in the middle {mid}, at the end {end})",
+                                            c.repetitions.len()
+                                        ))
+                                    }
                                     None => Status::Works,
                                 };
                                 (status, value_of(&c))
