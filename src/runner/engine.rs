@@ -232,12 +232,10 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
     };
     // A peer without abstract ipc sockets gets ipc paths in the file system, as do the
     // nodes it talks to: every auto ipc endpoint of the case is a path then.
-    let mut abstract_ipc = true;
-    for i in 0..t.nodes.len() {
-        if let Some(m) = node_peer(g, i, case)? {
-            abstract_ipc &= m.abstract_ipc;
-        }
-    }
+    let peers = (0..t.nodes.len())
+        .map(|i| node_peer(g, i, case))
+        .collect::<Result<Vec<_>>>()?;
+    let abstract_ipc = peers.iter().flatten().all(|m| m.abstract_ipc);
     let mut out = Vec::new();
     for &i in &g.order {
         let n = &t.nodes[i];
@@ -373,7 +371,7 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                 "a swarm opens its own ZeroMQ context, which inproc:// cannot cross; run it over ipc or tcp (--transports ipc)",
             ));
         }
-        let peer = node_peer(g, i, case)?;
+        let peer = &peers[i];
         let placement = match n.placement {
             _ if peer.is_some() => Placement::Foreign,
             Placement::Auto if uses_inproc => Placement::Thread,
