@@ -49,10 +49,13 @@ sockets = ["PUSH", "PULL", "REQ", "REP", "PUB", "XPUB", "SUB"]
     (root.join("peers"), root.join("cache"))
 }
 
-fn with_peers(mut c: std::process::Command, peers: &Path, cache: &Path) -> std::process::Command {
+/// Runs zmqperf with `args` against the peers folder `peers` and its cache `cache`, under a
+/// deadline of `secs`.
+fn run_in(peers: &Path, cache: &Path, args: &[&str], secs: u64) -> Output {
+    let mut c = zp(args);
     c.env("ZMQPERF_PEERS_DIR", peers)
         .env("ZMQPERF_PEERS_CACHE", cache);
-    c
+    run(c, secs)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -94,7 +97,7 @@ socket = { type = "REQ", connect = ["server"] }
 fn a_peer_is_set_up_listed_and_plays_its_nodes_as_a_foreign_process() {
     with_watchdog(T, || {
         let (peers, cache) = self_peer("mixed", "");
-        let before = run(with_peers(zp(&["peers", "list"]), &peers, &cache), 30);
+        let before = run_in(&peers, &cache, &["peers", "list"], 30);
         assert_eq!(before.code, Some(0), "{before:?}");
         assert!(
             before.stdout.contains("no: zmqperf peers setup selfpeer"),
@@ -103,10 +106,7 @@ fn a_peer_is_set_up_listed_and_plays_its_nodes_as_a_foreign_process() {
         );
         // Not set up yet: a run that needs it says what to do.
         let file = write(peers.parent().unwrap(), "mixed.toml", MIXED);
-        let o = run(
-            with_peers(zp(&["run", &file, "--no-history"]), &peers, &cache),
-            60,
-        );
+        let o = run_in(&peers, &cache, &["run", &file, "--no-history"], 60);
         assert_eq!(o.code, Some(3), "{o:?}");
         assert!(
             o.stderr
@@ -114,10 +114,7 @@ fn a_peer_is_set_up_listed_and_plays_its_nodes_as_a_foreign_process() {
             "{}",
             o.stderr
         );
-        let s = run(
-            with_peers(zp(&["peers", "setup", "selfpeer"]), &peers, &cache),
-            60,
-        );
+        let s = run_in(&peers, &cache, &["peers", "setup", "selfpeer"], 60);
         assert_eq!(s.code, Some(0), "{s:?}");
         assert!(
             s.stdout
@@ -125,28 +122,23 @@ fn a_peer_is_set_up_listed_and_plays_its_nodes_as_a_foreign_process() {
             "{}",
             s.stdout
         );
-        let listed = run(
-            with_peers(zp(&["peers", "list", "--json"]), &peers, &cache),
-            30,
-        );
+        let listed = run_in(&peers, &cache, &["peers", "list", "--json"], 30);
         let v: Value = serde_json::from_str(listed.stdout.lines().next().unwrap()).unwrap();
         assert_eq!(v["ready"], true);
         assert_eq!(v["binding"], "selfpeer 1.0");
 
-        let o = run(
-            with_peers(
-                zp(&[
-                    "run",
-                    &file,
-                    "--no-history",
-                    "--format",
-                    "json",
-                    "--repetitions",
-                    "1",
-                ]),
-                &peers,
-                &cache,
-            ),
+        let o = run_in(
+            &peers,
+            &cache,
+            &[
+                "run",
+                &file,
+                "--no-history",
+                "--format",
+                "json",
+                "--repetitions",
+                "1",
+            ],
             T,
         );
         assert_eq!(o.code, Some(0), "{o:?}");
@@ -185,7 +177,7 @@ fn a_peer_that_lacks_something_is_named_with_what_it_lacks() {
             "lacks",
             r#"{ command = "no-such-tool-zp", install = "apt install no-such-tool" }"#,
         );
-        let s = run(with_peers(zp(&["peers", "setup"]), &peers, &cache), 60);
+        let s = run_in(&peers, &cache, &["peers", "setup"], 60);
         assert_eq!(s.code, Some(3), "{s:?}");
         assert!(
             s.stdout
@@ -193,10 +185,7 @@ fn a_peer_that_lacks_something_is_named_with_what_it_lacks() {
             "{}",
             s.stdout
         );
-        let o = run(
-            with_peers(zp(&["run", "--quick", "--impl", "nope"]), &peers, &cache),
-            30,
-        );
+        let o = run_in(&peers, &cache, &["run", "--quick", "--impl", "nope"], 30);
         assert_eq!(o.code, Some(3), "{o:?}");
         assert!(
             o.stderr.contains("--impl") && o.stderr.contains("selfpeer"),
@@ -210,10 +199,7 @@ fn a_peer_that_lacks_something_is_named_with_what_it_lacks() {
             "impl = \"self\"\nmessage = { frames = [64, 8] }",
         );
         let file = write(dir, "frames.toml", &frames);
-        let o = run(
-            with_peers(zp(&["run", &file, "--no-history"]), &peers, &cache),
-            60,
-        );
+        let o = run_in(&peers, &cache, &["run", &file, "--no-history"], 60);
         assert_eq!(o.code, Some(3), "{o:?}");
         assert!(
             o.stderr.contains("a peer is not given typed frames"),
@@ -222,10 +208,7 @@ fn a_peer_that_lacks_something_is_named_with_what_it_lacks() {
         );
         let inproc = MIXED.replace("transport = \"tcp\"", "transport = \"inproc\"");
         let file = write(dir, "inproc.toml", &inproc);
-        let o = run(
-            with_peers(zp(&["run", &file, "--no-history"]), &peers, &cache),
-            60,
-        );
+        let o = run_in(&peers, &cache, &["run", &file, "--no-history"], 60);
         assert_eq!(o.code, Some(3), "{o:?}");
         assert!(o.stderr.contains("inproc:// cannot reach"), "{}", o.stderr);
     });
@@ -418,7 +401,7 @@ fn every_peer_plays_every_pair_against_zmqperf() {
 fn the_matrix_shows_every_pair_with_its_ratio_to_the_baseline() {
     with_watchdog(T, || {
         let (peers, cache) = self_peer("matrix", "");
-        let s = run(with_peers(zp(&["peers", "setup"]), &peers, &cache), 60);
+        let s = run_in(&peers, &cache, &["peers", "setup"], 60);
         assert_eq!(s.code, Some(0), "{s:?}");
         let args = [
             "matrix",
@@ -435,7 +418,7 @@ fn the_matrix_shows_every_pair_with_its_ratio_to_the_baseline() {
         ];
         let mut json_args = args.to_vec();
         json_args.extend(["--format", "json"]);
-        let o = run(with_peers(zp(&json_args), &peers, &cache), T);
+        let o = run_in(&peers, &cache, &json_args, T);
         assert_eq!(o.code, Some(0), "{o:?}");
         let m: Value = serde_json::from_str(&o.stdout).unwrap();
         let grids = m["grids"].as_array().unwrap();
@@ -464,7 +447,7 @@ fn the_matrix_shows_every_pair_with_its_ratio_to_the_baseline() {
             o.stderr
         );
         // The text grid and the HTML heat maps of the same run.
-        let o = run(with_peers(zp(&args), &peers, &cache), T);
+        let o = run_in(&peers, &cache, &args, T);
         assert_eq!(o.code, Some(0), "{o:?}");
         assert!(
             o.stdout.contains("client \\ server | zmqperf | selfpeer"),
@@ -475,7 +458,7 @@ fn the_matrix_shows_every_pair_with_its_ratio_to_the_baseline() {
         let html = peers.parent().unwrap().join("m.html");
         let mut html_args = args.to_vec();
         html_args.extend(["--format", "html", "-o", html.to_str().unwrap()]);
-        let o = run(with_peers(zp(&html_args), &peers, &cache), T);
+        let o = run_in(&peers, &cache, &html_args, T);
         assert_eq!(o.code, Some(0), "{o:?}");
         let page = std::fs::read_to_string(&html).unwrap();
         assert_eq!(
