@@ -23,6 +23,9 @@
 #include "header.h"
 
 #define SLICE_MS 100 /* a blocking receive gives up this often to look at the runner's stop */
+/* After the stop, a sink ends once this long passes without a message: a TCP stream held
+ * up for a delayed acknowledgement (up to 200 ms on Linux) is late, not lost. */
+#define DRAIN_MS 1000
 #define MAX_FRAMES 8 /* frames of one request an echo sends back */
 
 enum exit_code { EXIT_SPEC = 2, EXIT_UNSUPPORTED = 3, EXIT_TIMEOUT = 4, EXIT_PROTOCOL = 9 };
@@ -347,6 +350,9 @@ static void apply_options(const spec_t *s, void *sock, int type)
 }
 
 /* Opens, binds and connects the node's socket, then writes `ready`. */
+/* The endpoint the first bind resolved to (a wildcard port made real), for messages. */
+static char g_bound[1024];
+
 static void *open_socket(const spec_t *s, void *ctx, int *type_out)
 {
     int type = -1;
@@ -385,6 +391,8 @@ static void *open_socket(const spec_t *s, void *ctx, int *type_out)
         char real[1024];
         size_t len = sizeof real;
         zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, real, &len);
+        if (!g_bound[0])
+            snprintf(g_bound, sizeof g_bound, "%s", real);
         cJSON_AddItemToArray(endpoints, cJSON_CreateString(real));
     }
     cJSON_ArrayForEach(ep, s->connect)
@@ -401,6 +409,8 @@ static void *open_socket(const spec_t *s, void *ctx, int *type_out)
 static const char *peer_name(const spec_t *s)
 {
     const cJSON *ep = cJSON_GetArrayItem(s->connect, 0);
+    if (!ep && g_bound[0])
+        return g_bound;
     if (!ep)
         ep = cJSON_GetArrayItem(s->bind, 0);
     return cJSON_IsString(ep) ? ep->valuestring : "(no endpoint)";
@@ -641,7 +651,9 @@ static void run_sink(const spec_t *s, void *sock, int type)
         if (recv_payload(sock, type, &msg, &spare) < 0) {
             idle_ms += SLICE_MS;
             if (atomic_load(&g_stopped)) {
-                /* stopped: what was queued is drained once a slice passes without a message */
+                /* stopped: what was queued is drained until DRAIN_MS pass without a message */
+                if (idle_ms < DRAIN_MS)
+                    continue;
                 if (s->ends_itself && expected && ends < expected)
                     snprintf(cut_short, sizeof cut_short,
                              "the end of the stream never came: %" PRIu64

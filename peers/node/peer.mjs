@@ -20,6 +20,9 @@ export const WARMUP = 0x04
 const RESERVED = 0xf8
 // A passive role looks for the runner's stop this often while nothing arrives, ms.
 const STOP_POLL_MS = 100
+// After the stop, a sink ends once this long passes without a message: a TCP stream held up
+// for a delayed acknowledgement (up to 200 ms on Linux) is late, not lost.
+const DRAIN_NS = 1_000_000_000n
 // A swarm holds its sockets at most this long after its measurement, waiting for stop, ms.
 const RELEASE_TIMEOUT_MS = 60_000
 
@@ -436,6 +439,7 @@ async function runSink(spec, ctl) {
       if (!timedOut(e)) throw e
       quietSince ??= now() - BigInt(STOP_POLL_MS * 1_000_000)
       if (stopping) {
+        if (now() - quietSince < DRAIN_NS) continue
         if (endsItself && ends < streams.size) {
           cutShort = `the end of the stream never came: ${received} of ${total} messages arrived before the senders finished and the queue ran dry`
         }

@@ -27,6 +27,9 @@ RESERVED = 0xF8
 
 # A passive role looks for the runner's stop this often while nothing arrives, ms.
 STOP_POLL_MS = 100
+# After the stop, a sink ends once this long passes without a message: a TCP stream held up
+# for a delayed acknowledgement (up to 200 ms on Linux) is late, not lost.
+DRAIN_NS = 1_000_000_000
 # A swarm holds its sockets at most this long after its measurement, waiting for stop, s.
 RELEASE_TIMEOUT_S = 60.0
 
@@ -355,6 +358,8 @@ def run_sink(ctx, spec, ctl):
             if quiet_since is None:
                 quiet_since = now_ns() - STOP_POLL_MS * 1_000_000
             if stopping:
+                if now_ns() - quiet_since < DRAIN_NS:
+                    continue
                 if ends_itself and ends < len(streams):
                     cut_short = f"the end of the stream never came: {received} of {total} messages arrived before the senders finished and the queue ran dry"
                 break

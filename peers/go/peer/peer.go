@@ -349,7 +349,7 @@ func (n *node) emit(m map[string]any) {
 func (n *node) timeout() time.Duration { return time.Duration(n.spec.TimeoutMs) * time.Millisecond }
 
 // The watch ends a blocked receive: after `limit` with nothing received (idle), or, once
-// the runner said stop, after drainWait with nothing more (the queue is drained). The role
+// the runner said stop, after `drain` with nothing more (the queue is drained). The role
 // adds one to progress per message: the only cost in its loop.
 type watch struct {
 	progress atomic.Uint64
@@ -361,10 +361,14 @@ const (
 	whyNone = iota
 	whyIdle
 	whyStopped
-	drainWait = 100 * time.Millisecond
+	// A sink's drain after the stop: a TCP stream held up for a delayed acknowledgement
+	// (up to 200 ms on Linux) is late, not lost.
+	sinkDrain = time.Second
+	// An echo's: its pings are done when it is told to stop.
+	echoDrain = 100 * time.Millisecond
 )
 
-func (n *node) watch(limit time.Duration, drain bool) *watch {
+func (n *node) watch(limit, drain time.Duration) *watch {
 	w := &watch{done: make(chan struct{})}
 	tick := limit / 50
 	if tick > 10*time.Millisecond {
@@ -386,7 +390,7 @@ func (n *node) watch(limit time.Duration, drain bool) *watch {
 				if p := w.progress.Load(); p != last {
 					last, since = p, now
 				}
-				if drain && n.ctl.stopped.Load() {
+				if drain > 0 && n.ctl.stopped.Load() {
 					if stopAt.IsZero() {
 						stopAt = now
 					}
@@ -394,7 +398,7 @@ func (n *node) watch(limit time.Duration, drain bool) *watch {
 					if stopAt.After(ref) {
 						ref = stopAt
 					}
-					if now.Sub(ref) >= drainWait {
+					if now.Sub(ref) >= drain {
 						w.why.Store(whyStopped)
 						n.sock.Interrupt()
 						return
@@ -620,7 +624,7 @@ func waitUntil(due uint64) {
 
 func (n *node) sink() (*report, error) {
 	s := n.spec
-	w := n.watch(n.timeout(), true)
+	w := n.watch(n.timeout(), sinkDrain)
 	defer w.end()
 	byStream := map[uint32]hist{}
 	ended := map[uint32]bool{}
@@ -744,7 +748,7 @@ func (n *node) allEnded(ended map[uint32]bool) bool {
 
 func (n *node) ping() (*report, error) {
 	s, r := n.spec, n.newReport()
-	w := n.watch(n.timeout(), false)
+	w := n.watch(n.timeout(), 0)
 	defer w.end()
 	header := s.Size >= HeaderLen
 	fresh := n.b.KeepsBuffers()
@@ -811,7 +815,7 @@ func (n *node) ping() (*report, error) {
 
 func (n *node) echo() (*report, error) {
 	s, r := n.spec, n.newReport()
-	w := n.watch(n.timeout(), true)
+	w := n.watch(n.timeout(), echoDrain)
 	defer w.end()
 	var done, bytes, start uint64
 	for !(s.EndsItself && done == s.Expect) {

@@ -43,6 +43,9 @@ public final class JeromqPeer {
     static final int WARMUP = 0x04;
     /** How often a passive role looks at the runner's stop while nothing arrives, ms. */
     static final int STOP_POLL_MS = 100;
+    /** After the stop, a sink ends once this long passes without a message: a TCP stream held up
+     *  for a delayed acknowledgement (up to 200 ms on Linux) is late, not lost. */
+    static final long DRAIN_NS = 1_000_000_000L;
 
     /** Nulls are written: a field the peer does not measure is null on the wire. */
     static final Gson GSON = new GsonBuilder().serializeNulls().create();
@@ -547,10 +550,10 @@ public final class JeromqPeer {
             byte[] m = recvLast();
             if (m == null) {
                 long now = System.nanoTime();
-                if (ctl.stopRequested()) {
+                idleSince = idleSince == 0 ? now - STOP_POLL_MS * 1_000_000L : idleSince;
+                if (ctl.stopRequested() && now - idleSince >= DRAIN_NS) {
                     break;
                 }
-                idleSince = idleSince == 0 ? now - STOP_POLL_MS * 1_000_000L : idleSince;
                 if (now - idleSince >= spec.timeoutMs * 1_000_000L) {
                     cutShort = "nothing arrived for " + spec.timeoutMs + " ms" + (received > 0
                             ? " after " + received + " of " + total + " messages" : "");
