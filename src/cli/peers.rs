@@ -98,30 +98,47 @@ fn list(json: bool) -> Result<()> {
         }
         return Ok(());
     }
-    println!(
-        "{:<10} {:<11} {:<34} {:<30} ready",
-        "peer", "language", "binding", "underneath"
-    );
-    println!(
-        "{:<10} {:<11} {:<34} {:<30} always (its own core)",
-        peers::CORE,
-        "Rust",
-        format!("zmqperf {}", zmqperf::VERSION),
-        format!("libzmq {}", zmqperf::libzmq_version())
-    );
+    let mut rows = vec![
+        [
+            "peer".to_string(),
+            "language".into(),
+            "binding".into(),
+            "underneath".into(),
+            "ready".into(),
+        ],
+        [
+            peers::CORE.to_string(),
+            "Rust".into(),
+            format!("zmqperf {}", zmqperf::VERSION),
+            format!("libzmq {}", zmqperf::libzmq_version()),
+            "always (its own core)".into(),
+        ],
+    ];
     for m in &all {
         let (binding, engine, ready) = match m.ready() {
             Some(r) => (r.binding, r.engine, "yes".to_string()),
             None => (
                 m.binding.clone(),
                 m.engine.clone(),
-                format!("no: zmqperf peers setup {}", m.name),
+                match m.setup_record() {
+                    Some(_) => format!("no, changed since setup: zmqperf peers setup {}", m.name),
+                    None => format!("no: zmqperf peers setup {}", m.name),
+                },
             ),
         };
-        println!(
-            "{:<10} {:<11} {:<34} {:<30} {ready}",
-            m.name, m.language, binding, engine
-        );
+        rows.push([m.name.clone(), m.language.clone(), binding, engine, ready]);
+    }
+    // Each column as wide as its widest cell.
+    let widths: Vec<usize> = (0..4)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for r in &rows {
+        let mut line = String::new();
+        for (c, w) in widths.iter().enumerate() {
+            line.push_str(&format!("{:<w$}  ", r[c]));
+        }
+        line.push_str(&r[4]);
+        println!("{line}");
     }
     println!("cache: {}", peers::cache_root().display());
     Ok(())

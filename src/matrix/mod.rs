@@ -53,15 +53,14 @@ pub fn implementations(names: Option<&[String]>) -> crate::Result<Vec<Impl>> {
         if !wanted(&m.name) {
             continue;
         }
-        let ready = m.ready().is_some();
+        let why = m.not_ready();
         out.push(Impl {
-            label: if ready {
-                m.label()
-            } else {
-                format!("not set up: zmqperf peers setup {}", m.name)
+            label: match &why {
+                None => m.label(),
+                Some(w) => w.clone(),
             },
             name: m.name.clone(),
-            ready,
+            ready: why.is_none(),
             transports: m.transports.clone(),
         });
     }

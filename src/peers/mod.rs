@@ -82,12 +82,16 @@ pub struct Ready {
     pub setup_s: f64,
     /// When (seconds since the Unix epoch).
     pub at_unix: u64,
+    /// The fingerprint of the peer's sources it was built from ([`Manifest::sources`]); a
+    /// peer whose sources changed since is not ready until it is set up again.
+    #[serde(default)]
+    pub sources: String,
 }
 
 /// The `peers/` folder: `$ZMQPERF_PEERS_DIR`, else the one of the source tree this binary
 /// was built from.
 pub fn peers_dir() -> PathBuf {
-    match std::env::var_os("ZMQPERF_PEERS_DIR") {
+    match std::env::var_os("ZMQPERF_PEERS_DIR").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("peers"),
     }
@@ -96,7 +100,7 @@ pub fn peers_dir() -> PathBuf {
 /// The folder of the peers' caches: `$ZMQPERF_PEERS_CACHE`, else
 /// `~/.cache/zmqperf/peers`.
 pub fn cache_root() -> PathBuf {
-    if let Some(d) = std::env::var_os("ZMQPERF_PEERS_CACHE") {
+    if let Some(d) = std::env::var_os("ZMQPERF_PEERS_CACHE").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
     let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
@@ -200,23 +204,80 @@ impl Manifest {
 
     /// What its setup wrote, if it passed.
     pub fn ready(&self) -> Option<Ready> {
+        self.setup_record().filter(|r| r.sources == self.sources())
+    }
+
+    /// What its last setup wrote, whether or not its sources changed since.
+    pub fn setup_record(&self) -> Option<Ready> {
         let text = std::fs::read_to_string(self.cache().join("ready.json")).ok()?;
         serde_json::from_str(&text).ok()
     }
 
+    /// Why it is not ready, with the command that readies it (None when ready).
+    pub fn not_ready(&self) -> Option<String> {
+        match self.setup_record() {
+            Some(r) if r.sources == self.sources() => None,
+            Some(_) => Some(format!(
+                "peer {} changed since it was set up; run `zmqperf peers setup {}`",
+                self.name, self.name
+            )),
+            None => Some(format!(
+                "peer {} is not set up here; run `zmqperf peers setup {}` first",
+                self.name, self.name
+            )),
+        }
+    }
+
     /// The command of a node, once the peer is ready.
     pub fn command(&self) -> Result<Vec<String>> {
-        if self.ready().is_none() {
-            return Err(Error::invalid(
-                "impl",
-                &self.name,
-                format!(
-                    "peer {} is not set up here; run `zmqperf peers setup {}` first",
-                    self.name, self.name
-                ),
-            ));
+        if let Some(why) = self.not_ready() {
+            return Err(Error::invalid("impl", &self.name, why));
         }
         Ok(self.expand(&self.run))
+    }
+
+    /// A fingerprint of its sources: every file of its folder and of the folders of
+    /// `peers/` its commands name (`{peers}/go`), paths and contents (FNV-1a, 64 bits).
+    /// Build output and hidden files are left out.
+    pub fn sources(&self) -> String {
+        self.sources_under(&peers_dir())
+    }
+
+    fn sources_under(&self, root: &Path) -> String {
+        let mut dirs = vec![self.dir.clone()];
+        let argv = self
+            .setup
+            .iter()
+            .chain([&self.run, &self.test, &self.version]);
+        for a in argv.flatten() {
+            for (i, _) in a.match_indices("{peers}/") {
+                let rest = &a[i + "{peers}/".len()..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                    .collect();
+                let d = root.join(&name);
+                if !name.is_empty() && d.is_dir() && !dirs.contains(&d) {
+                    dirs.push(d);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        for d in &dirs {
+            collect_files(d, &mut files);
+        }
+        files.sort();
+        let mut h = Fnv::default();
+        for f in &files {
+            h.eat(
+                f.strip_prefix(root)
+                    .unwrap_or(f)
+                    .to_string_lossy()
+                    .as_bytes(),
+            );
+            h.eat(&std::fs::read(f).unwrap_or_default());
+        }
+        format!("{:016x}", h.0)
     }
 
     /// `name version (engine)` once ready, else the name.
@@ -259,6 +320,46 @@ impl Manifest {
     }
 }
 
+/// The files under `dir`, without build output (`target`, `node_modules`, `__pycache__`)
+/// and hidden entries.
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') || matches!(&*name, "target" | "node_modules" | "__pycache__") {
+            continue;
+        }
+        let path = e.path();
+        if path.is_dir() {
+            collect_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// FNV-1a, 64 bits: a stable fingerprint (the standard library's hasher may change).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn eat(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        // A separator, so ("ab", "c") and ("a", "bc") differ.
+        self.0 = (self.0 ^ 0xff).wrapping_mul(0x0100_0000_01b3);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,5 +399,53 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("the ipc transport"), "{e}");
+    }
+
+    #[test]
+    fn the_sources_fingerprint_follows_the_files_a_peer_is_built_from() {
+        let root = std::env::temp_dir().join(format!("zmqperf-sources-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for d in ["x/src", "x/target", "shared", "other"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let m = Manifest {
+            setup: vec![vec!["build".into(), "{peers}/shared/cmd".into()]],
+            dir: root.join("x"),
+            ..toml::from_str(
+                r#"name = "x"
+language = "L"
+binding = "b"
+engine = "e"
+setup = []
+test = []
+version = []
+run = []
+transports = []
+roles = []
+sockets = []"#,
+            )
+            .unwrap()
+        };
+        let write = |f: &str, text: &str| std::fs::write(root.join(f), text).unwrap();
+        write("x/src/main.c", "int main;");
+        write("shared/lib.go", "package x");
+        write("other/a.py", "pass");
+        let first = m.sources_under(&root);
+        assert_eq!(
+            first,
+            m.sources_under(&root),
+            "the same files, the same print"
+        );
+        // Build output and folders it does not name change nothing.
+        write("x/target/out.o", "obj");
+        write("other/a.py", "print()");
+        assert_eq!(first, m.sources_under(&root));
+        // Its own files and the shared folder its setup names do.
+        write("x/src/main.c", "int main();");
+        let second = m.sources_under(&root);
+        assert_ne!(first, second);
+        write("shared/lib.go", "package y");
+        assert_ne!(second, m.sources_under(&root));
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -172,6 +172,7 @@ fn setup_one(m: &Manifest, progress: &mut dyn FnMut(&str)) -> Result<Ready> {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
+        sources: m.sources(),
     };
     let path = cache.join("ready.json");
     std::fs::write(
