@@ -85,9 +85,7 @@ fn quit_run(cfg: &Config, t: Transport, p: Pattern, quit: Quit, n: u64) -> Resul
         closed_ns = child.report(deadline)?.closed_ns;
     }
     // Nothing more can come once the sender is gone and the line has been quiet.
-    let tally = receive_until_quiet(&mut rx, deadline, Duration::from_millis(200), || {
-        child.ended()
-    })?;
+    let tally = receive_until_quiet(&mut rx, deadline, crate::roles::END_DRAIN, || child.ended())?;
     // Hang up: the sender that waits for its peer may now go.
     drop(rx);
     if closed_ns.is_none() {

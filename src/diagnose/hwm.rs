@@ -365,7 +365,7 @@ fn memory_run(cfg: &Config, t: Transport, hwm: i32, n: u64, size: usize) -> Resu
         let _ = rx.get_events();
     })?;
     // Only now does the subscriber read: everything it did not take was queued or dropped.
-    let tally = receive_until_quiet(&mut rx, deadline, Duration::from_millis(300), || true)?;
+    let tally = receive_until_quiet(&mut rx, deadline, crate::roles::END_DRAIN, || true)?;
     child.stop();
     let _ = child.report(Instant::now() + cfg.timeout);
     let before = figure(sent.rss_before_kib, "its memory before sending")?;

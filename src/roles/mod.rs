@@ -42,6 +42,14 @@ pub const CHILD_ENV: &str = "ZMQPERF_ROLE_CHILD";
 /// How often a waiting passive role looks for the runner's stop.
 pub const STOP_POLL: Duration = Duration::from_millis(100);
 
+/// How long a receiver short of the messages it expects waits in silence before it takes
+/// them for lost: a sink once the runner said stop (or its stream's end of transmission
+/// came), `diagnose` once its sender is done. A stream that is only held up is late, not
+/// lost: over loopback TCP a sender can sit on its queue for the receiver's delayed
+/// acknowledgement, up to 200 ms (Linux's TCP_DELACK_MAX; traced with perf: the receiver's
+/// delayed-ACK timer fires and the sender's queued bytes follow at once).
+pub const END_DRAIN: Duration = Duration::from_secs(1);
+
 /// The role's side of the control channel.
 pub trait Control {
     /// Tells the runner the node's sockets are bound and connected (with the endpoints

@@ -7,7 +7,8 @@
 use super::eot::EotWatch;
 use super::shape::{LogFilter, FIRST_FRAME_MIN};
 use super::{
-    node_usage, open_all, Control, HeaderUse, Io, Next, NodeSpec, Patience, RoleReport, STOP_POLL,
+    node_usage, open_all, Control, HeaderUse, Io, Next, NodeSpec, Patience, RoleReport, END_DRAIN,
+    STOP_POLL,
 };
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
@@ -369,13 +370,6 @@ pub(super) fn run(
         ..Default::default()
     })
 }
-
-/// How long a sink that is short of the messages it expects waits in silence before it
-/// gives them up: once its stream's end of transmission has come, or once the runner has
-/// said stop. A stream that is only held up must not be counted as lost: over loopback TCP
-/// a sender can sit on its queue for a receiver's delayed acknowledgement, up to 200 ms
-/// (Linux's TCP_DELACK_MAX), which a drain of one 100 ms slice took for loss at the end.
-const END_DRAIN: Duration = Duration::from_secs(1);
 
 /// How long the sink has had no message (0 while messages arrive).
 fn quiet_for(p: &Patience) -> Duration {
