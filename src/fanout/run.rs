@@ -114,6 +114,7 @@ pub(super) fn topology(
         params: Default::default(),
         sweep: Default::default(),
         nodes,
+        hosts: Default::default(),
     };
     let graph = check("fanout", &topology)?;
     let case = CaseSpec {
@@ -133,6 +134,7 @@ pub(super) fn topology(
         exe: exe.to_path_buf(),
         stamp_every: 1,
         floor: false,
+        hosts: Default::default(),
     };
     repetition_tolerant(&graph, &case, &settings, placed)
 }
