@@ -14,6 +14,7 @@ pub mod launch;
 pub mod merge;
 pub mod place;
 pub mod plan;
+pub mod remote;
 pub mod sync;
 mod watch;
 
@@ -136,6 +137,20 @@ pub trait Observer {
     fn repetition(&mut self, _rep: u32, _of: u32) {}
     /// A case is done (stored at once by the caller).
     fn case_done(&mut self, result: &CaseResult);
+}
+
+/// The zmqperf executable to run on `host`: its `zmqperf` if the hosts file names one,
+/// else this executable's own path (the same path there: a shared file system, or a
+/// namespace of this machine).
+pub fn remote_exe(host: &hosts::Host) -> crate::error::Result<String> {
+    if let Some(p) = &host.zmqperf {
+        return Ok(p.clone());
+    }
+    let exe = std::env::current_exe().map_err(|e| crate::error::Error::Io {
+        op: "finding the zmqperf binary".into(),
+        source: e,
+    })?;
+    Ok(exe.display().to_string())
 }
 
 /// This build's identity (its GNU build-id), which every node of a run must share.
