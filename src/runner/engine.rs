@@ -870,6 +870,12 @@ fn run_repetition(
             r.spec.eot = Some(c.endpoint().to_string());
         }
     }
+    // Where a node of the runner's host is reached from the others (its wildcard binds).
+    let local_reach = if reps.iter().any(|r| r.host.is_some()) {
+        case_hosts(case, settings)?.local().map(|h| h.addr.clone())
+    } else {
+        None
+    };
     let mut bound: BTreeMap<(usize, usize), Vec<String>> = BTreeMap::new();
     let mut placed: Vec<Box<dyn Placed>> = Vec::new();
     for rep in reps.iter_mut() {
@@ -894,7 +900,11 @@ fn run_repetition(
             }
         };
         let mut at = 0;
-        let addr = rep.host.as_ref().map(|h| h.addr.as_str());
+        let addr = rep
+            .host
+            .as_ref()
+            .map(|h| h.addr.as_str())
+            .or(local_reach.as_deref());
         for (si, s) in rep.spec.sockets.iter().enumerate() {
             let k = s.bind.len();
             bound.entry((rep.node, si)).or_default().extend(
