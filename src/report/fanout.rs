@@ -288,6 +288,30 @@ pub fn text(r: &FanoutReport) -> String {
             rate(dr.max)
         );
     }
+    if !r.per_host.is_empty() {
+        let _ = writeln!(out, "per host:");
+        for h in &r.per_host {
+            let l = &h.latency;
+            let _ = writeln!(
+                out,
+                "  {:<12} {} processes, {} subscribers: delivered {} of {} ({} lost, {} duplicated); latency mean {}, p50 {}, p99 {}, max {}{}",
+                h.host,
+                h.processes,
+                grouped(h.subscribers),
+                grouped(h.delivery.received),
+                grouped(h.delivery.expected),
+                grouped(h.delivery.lost),
+                grouped(h.delivery.duplicated),
+                ms_text(l.mean_ns),
+                ms_text(l.p50_ns as f64),
+                ms_text(l.p99_ns as f64),
+                ms_text(l.max_ns as f64),
+                h.clock_error_ns
+                    .map(|e| format!(" (clocks of two hosts: within ±{})", ms_text(e as f64)))
+                    .unwrap_or_default()
+            );
+        }
+    }
     let _ = writeln!(out, "processes:");
     if let Some(p) = &r.publisher {
         let _ = writeln!(
@@ -402,6 +426,11 @@ fn floor_lines(out: &mut String, f: &FanoutFloor) {
 }
 
 /// One line per subscriber process: pid, CPU and memory, connections, why it stopped.
+/// A time in ns as milliseconds with three decimals.
+fn ms_text(ns: f64) -> String {
+    format!("{:.3} ms", ns / 1e6)
+}
+
 fn subscriber_lines(
     out: &mut String,
     label: &str,
@@ -411,9 +440,13 @@ fn subscriber_lines(
     for p in list {
         let _ = writeln!(
             out,
-            "  {label} {:<3} pid {:<8} {}; {} {connected} in {:.2} s; stopped: {}",
+            "  {label} {:<3} pid {:<8}{} {}; {} {connected} in {:.2} s; stopped: {}",
             p.process,
             p.pid,
+            p.host
+                .as_ref()
+                .map(|h| format!(" on {h}"))
+                .unwrap_or_default(),
             cpu(&p.usage),
             grouped(p.subscribers as u64),
             p.connect_ns as f64 / 1e9,

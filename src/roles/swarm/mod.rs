@@ -141,6 +141,8 @@ fn child_report(
         subscribers,
         latency: hist.clone(),
         usage: ProcessUsage::of_this_process(&format!("subscribers {}", sw.process)),
+        host: None,
+        clock_error_ns: None,
     }
 }
 

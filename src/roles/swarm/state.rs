@@ -91,6 +91,12 @@ pub struct ChildReport {
     pub latency: LatencyHistogram,
     /// CPU time and peak RSS.
     pub usage: ProcessUsage,
+    /// The host it ran on, when not the runner's (set by the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The bound on its latencies from the clocks of two hosts, ns (set by the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_error_ns: Option<u64>,
 }
 
 /// The full form of a [`ChildReport`], as zmqperf writes it.
@@ -204,6 +210,8 @@ impl CompactReport {
                 cpu_sys_ms: 0.0,
                 peak_rss_kib: 0,
             },
+            host: None,
+            clock_error_ns: None,
         }
     }
 }
@@ -231,6 +239,8 @@ impl<'de> Deserialize<'de> for ChildReport {
             subscribers: f.subscribers,
             latency: f.latency,
             usage: f.usage,
+            host: None,
+            clock_error_ns: None,
         })
     }
 }
