@@ -53,6 +53,13 @@ pub(super) fn run(
     for (i, (id, _)) in spec.streams.iter().enumerate() {
         slot[*id as usize] = i;
     }
+    // What to add to each slot's send stamps: streams sent on another host's clock.
+    let mut shift = vec![0i64; spec.streams.len() + 1];
+    for &(id, off) in ctl.send_offsets() {
+        if let Some(&i) = slot.get(id as usize).filter(|&&i| i != usize::MAX) {
+            shift[i] = off;
+        }
+    }
     // One histogram per expected stream, and one more for streams nobody announced (a
     // sender outside the topology, such as a compatible command's peer).
     let mut hists: Vec<LatencyHistogram> = (0..=spec.streams.len())
@@ -292,7 +299,7 @@ pub(super) fn run(
                 Some(&i) if i != usize::MAX => i,
                 _ => other,
             };
-            hists[i].record(now.saturating_sub(h.send_ns));
+            hists[i].record(now.saturating_sub((h.send_ns as i64).wrapping_add(shift[i]) as u64));
         }
         match &log {
             // A filtered stream ends at the last line the filter lets through.

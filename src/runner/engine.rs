@@ -357,6 +357,9 @@ fn auto_bind(
 ) -> String {
     let addr = host.map(|h| h.addr.as_str()).or(local_addr);
     match (case.transport, addr) {
+        // A name (a Kubernetes pod's DNS name) cannot be bound: every interface is, and
+        // the others reach it by the name.
+        (Transport::Tcp, Some(a)) if a.parse::<std::net::IpAddr>().is_err() => "tcp://*:*".into(),
         (Transport::Tcp, Some(a)) if a.contains(':') => format!("tcp://[{a}]:*"),
         (Transport::Tcp, Some(a)) => format!("tcp://{a}:*"),
         _ => auto_endpoint_for(case.transport, abstract_ipc),

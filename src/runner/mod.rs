@@ -286,20 +286,17 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         .nodes
         .iter()
         .any(|n| n.host.is_some() || !n.hosts.is_empty());
-    let floor = if settings.floor
-        && spec.kind() == Kind::Latency
-        && error.is_none()
-        && !crosses_hosts
-    {
-        let n = spec.count.min(5_000);
-        match spec.transport {
-            Transport::Tcp => floor::tcp(spec.size, n).ok(),
-            Transport::Ipc => floor::unix(spec.size, n).ok(),
-            Transport::Inproc => None,
-        }
-    } else {
-        None
-    };
+    let floor =
+        if settings.floor && spec.kind() == Kind::Latency && error.is_none() && !crosses_hosts {
+            let n = spec.count.min(5_000);
+            match spec.transport {
+                Transport::Tcp => floor::tcp(spec.size, n).ok(),
+                Transport::Ipc => floor::unix(spec.size, n).ok(),
+                Transport::Inproc => None,
+            }
+        } else {
+            None
+        };
     let summary = summarise(&reps);
     let mut warnings = if error.is_none() {
         warnings(spec, &reps, &summary)

@@ -57,7 +57,19 @@ pub struct SwarmSpec {
     pub raw: bool,
 }
 
-/// Records one message of subscriber `i` received at `now` (`prefix`: its first bytes,
+/// What a swarm subtracts from its clock to read it on its publisher's (another host's):
+/// the offset the runner gave for its stream (a swarm takes one), 0 on one host.
+pub(crate) fn sender_shift(ctl: &dyn Control) -> i64 {
+    ctl.send_offsets().first().map(|o| o.1).unwrap_or(0)
+}
+
+/// A time of this host's clock on the publisher's.
+#[inline]
+pub(crate) fn on_sender_clock(now: u64, shift: i64) -> u64 {
+    (now as i64).wrapping_sub(shift) as u64
+}
+
+/// Records one message of subscriber `i` received at `now` (on the publisher's clock) (`prefix`: its first bytes,
 /// `len`: its size): the ledger and figures of the subscriber, and the swarm's histogram.
 /// The same for SUB sockets and raw ones, so both runs are measured alike.
 #[inline]
@@ -243,6 +255,7 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
     let connect_ns = now_ns() - t0;
     ctl.ready(&[])?;
     ctl.wait_start(std::time::Duration::from_millis(sw.first_timeout_ms))?;
+    let shift = sender_shift(ctl);
 
     let mut states = vec![SubState::default(); n];
     let mut hist = LatencyHistogram::new();
@@ -297,7 +310,7 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
                     &mut hist,
                     msg.prefix(HEADER_LEN),
                     len,
-                    now,
+                    on_sender_clock(now, shift),
                     i,
                     sw.process,
                 )?;

@@ -253,7 +253,11 @@ pub fn over_host_pairs(
             for dst in names.iter().filter(|d| *d != src) {
                 let mut c = case.clone();
                 for n in &mut c.topology.nodes {
-                    n.host = Some(if n.role.is_active() { src.clone() } else { dst.clone() });
+                    n.host = Some(if n.role.is_active() {
+                        src.clone()
+                    } else {
+                        dst.clone()
+                    });
                 }
                 add_label(&mut c, &format!("{src}->{dst}"));
                 out.push(c);

@@ -82,6 +82,7 @@ pub(in crate::roles::swarm) fn run(
     let connect_ns = now_ns() - t0;
     ctl.ready(&[])?;
     ctl.wait_start(Duration::from_millis(sw.first_timeout_ms))?;
+    let shift = super::super::sender_shift(ctl);
 
     let n = conns.len();
     let mut states = vec![SubState::default(); n];
@@ -148,7 +149,7 @@ pub(in crate::roles::swarm) fn run(
                         &mut hist,
                         &m[..m.len().min(HEADER_LEN)],
                         m.len(),
-                        now,
+                        super::super::on_sender_clock(now, shift),
                         i,
                         process,
                     )
