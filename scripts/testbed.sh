@@ -428,14 +428,16 @@ loss() { # loss HOST PCT
   local per10k
   per10k=$(awk -v p="${2:-}" 'BEGIN { if (p !~ /^[0-9]+(\.[0-9]+)?$/ || p > 100) exit 1; printf "%d", p * 100 + 0.5 }') ||
     die "loss DIR HOST PCT: a percentage from 0 to 100 (e.g. 2 or 0.5), not '${2:-}'"
-  local n
+  local n pick="numgen random mod 10000 < $per10k " verdict="counter drop"
   n=$(ns "$1")
+  [ "$per10k" -lt 10000 ] || pick="" # numgen's values stop at 9999: 100% is every packet
+  [ "$per10k" -gt 0 ] || verdict="counter" # 0%: counts, drops nothing
   ip netns exec "$n" nft add table inet zploss
   ip netns exec "$n" nft delete table inet zploss
   ip netns exec "$n" nft -f - <<NFT
 table inet zploss {
-  chain out { type filter hook output priority 0; policy accept; oifname "eth0" numgen random mod 10000 < $per10k counter drop; }
-  chain in { type filter hook input priority 0; policy accept; iifname "eth0" numgen random mod 10000 < $per10k counter drop; }
+  chain out { type filter hook output priority 0; policy accept; oifname "eth0" $pick$verdict; }
+  chain in { type filter hook input priority 0; policy accept; iifname "eth0" $pick$verdict; }
 }
 NFT
 }
