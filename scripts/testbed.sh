@@ -29,7 +29,8 @@
 # runs down when the owner process (--owner, default: up's caller) is gone, or after --ttl
 # seconds (default 1800), so a test killed outright leaves nothing behind for long.
 # No daemon keeps up's stdout or stderr (a caller reading a pipe would wait for ever): each
-# one writes to its own log in DIR.
+# one writes to its own log in DIR. ZP_TESTBED_FAIL_AT=claim|network|c|sshd|slurm makes up fail
+# after that step (the tests check that down cleans up a half-built testbed).
 #
 # Munge is machine-global only by default (/run/munge, /etc/munge/munge.key): here each Slurm
 # testbed runs its own munged with its own key and socket in DIR (AuthInfo=socket=... in its
