@@ -63,6 +63,7 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             msgs_per_sec: None,
             loss: Some(loss),
             latency: None,
+            clock_error_ns: None,
         });
     }
     let mut warnings = Vec::new();

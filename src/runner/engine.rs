@@ -1026,6 +1026,10 @@ fn run_repetition(
                 if matches!(reps[i].spec.role, Role::Sink | Role::Swarm) {
                     r.clock_error_ns = one_way_error(&reps, &placed, i);
                 }
+                if let Some(sw) = r.swarm.as_mut() {
+                    sw.host = reps[i].host.as_ref().map(|h| h.name.clone());
+                    sw.clock_error_ns = r.clock_error_ns;
+                }
                 out.push((reps[i].clone(), r))
             }
             // Cut off by another replica's failure.

@@ -306,6 +306,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
     if let Some(g) = &graph {
         warnings.extend(g.warnings.iter().cloned());
     }
+    warnings.extend(clock_notes(&edges));
     CaseResult {
         id: spec.id(),
         kind: spec.kind(),
@@ -330,6 +331,40 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         edges,
         sender: Some(sender_facts(&spec.topology)),
     }
+}
+
+/// What a one-way figure across hosts is worth: its clocks' error bound beside it, and a
+/// warning when the bound is more than 10% of the figure (round trips need no offset).
+fn clock_notes(edges: &[crate::model::EdgeResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in edges {
+        let (Some(err), Some(l)) = (e.clock_error_ns, &e.latency) else {
+            continue;
+        };
+        let us = |ns: f64| ns / 1e3;
+        let share = if l.p50_ns > 0 {
+            err as f64 / l.p50_ns as f64
+        } else {
+            f64::INFINITY
+        };
+        let head = format!(
+            "one-way {} -> {} across hosts: p50 {:.1} us, mean {:.1} us, on one clock to within ±{:.1} us (the two hosts' clock offsets, measured over the control channel)",
+            e.from,
+            e.to,
+            us(l.p50_ns as f64),
+            us(l.mean_ns),
+            us(err as f64)
+        );
+        out.push(if share > 0.1 {
+            format!(
+                "{head}: the bound is {:.0}% of the figure, too coarse to trust it closely; round trips need no clock offset (a REQ/REP case, or local_lat/remote_lat --peer-on: latency = RTT/2)",
+                share * 100.0
+            )
+        } else {
+            head
+        });
+    }
+    out
 }
 
 fn est(reps: &[Repetition], f: impl Fn(&Repetition) -> Option<f64>) -> Option<Estimate> {
