@@ -117,6 +117,15 @@ pub struct NodeSpec {
     /// Source, sink, ping and echo: how it sends and receives.
     #[serde(default)]
     pub io: IoMode,
+    /// Sink and swarm: per stream id, the ns to add to that stream's send stamps to bring
+    /// them onto this node's clock (its sender is on another host; the runner estimates the
+    /// offset over the control channel). A stream not listed is on this node's own clock.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub send_offsets: Vec<(u32, i64)>,
+    /// Sink and swarm: per stream id, the error bound of its offset in `send_offsets`, ns
+    /// (a stream with an offset but no bound is reported as converted without one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub send_offset_error_ns: Vec<(u32, u64)>,
 }
 
 /// How a source ends once its last message has left (what `zmqperf diagnose` compares).
@@ -265,7 +274,20 @@ impl NodeSpec {
             log_levels: Vec::new(),
             eot: None,
             io: IoMode::Blocking,
+            send_offsets: Vec::new(),
+            send_offset_error_ns: Vec::new(),
         }
+    }
+
+    /// How this receiver reads the send stamps of stream `stream`: with the stream's offset
+    /// from the spec, or on its own clock; stamps older than `timeout` are impossible.
+    pub fn one_way(&self, stream: u32, timeout: Duration) -> crate::stats::OneWay {
+        crate::stats::OneWay::for_stream(
+            &self.send_offsets,
+            &self.send_offset_error_ns,
+            stream,
+            timeout,
+        )
     }
 
     /// The name of the peer for error messages, or `default`.

@@ -454,6 +454,8 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     type_id,
                     log_levels: log_levels.clone(),
                     eot: None,
+                    send_offsets: Vec::new(),
+                    send_offset_error_ns: Vec::new(),
                     io: if IoMode::applies_to(n.role) && n.ticks.is_none() {
                         n.io.or(t.params.io).unwrap_or_default()
                     } else {
