@@ -654,6 +654,8 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     eot: None,
                     libzmq: zmq::library::choice(),
                     deadline_ms: Some((settings.case_timeout + DEADLINE_GRACE).as_millis() as u64),
+                    send_offsets: Vec::new(),
+                    send_offset_error_ns: Vec::new(),
                     io: if IoMode::applies_to(n.role) && n.ticks.is_none() {
                         n.io.or(t.params.io).unwrap_or_default()
                     } else {
