@@ -1027,6 +1027,21 @@ fn run_repetition(
             Some(Ok(mut r)) => {
                 if matches!(reps[i].spec.role, Role::Sink | Role::Swarm) {
                     r.clock_error_ns = one_way_error(&reps, &placed, i);
+                    // The bound over the whole case goes with the converted figures.
+                    if let Some(e) = r.clock_error_ns {
+                        let bound = |h: &mut crate::stats::LatencyHistogram| {
+                            let mut c = h.clock().clone();
+                            if c.converted > 0 {
+                                c.error_ns = Some(c.error_ns.unwrap_or(0).max(e));
+                                h.set_clock(c);
+                            }
+                        };
+                        r.latency.iter_mut().for_each(bound);
+                        r.stream_latency.iter_mut().for_each(|(_, h)| bound(h));
+                        if let Some(sw) = r.swarm.as_mut() {
+                            bound(&mut sw.latency);
+                        }
+                    }
                 }
                 if let Some(sw) = r.swarm.as_mut() {
                     sw.host = reps[i].host.as_ref().map(|h| h.name.clone());
