@@ -9,14 +9,41 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 /// A running child process.
 pub struct ChildProc {
     child: Child,
-    stdin: Option<ChildStdin>,
+    stdin: Input,
     stderr: Option<thread::JoinHandle<String>>,
+}
+
+/// A child's stdin, shared by whoever writes it lines (the runner, a heartbeat).
+#[derive(Clone)]
+pub struct Input(Arc<Mutex<Option<ChildStdin>>>);
+
+impl Input {
+    /// Writes one line (whole, under the lock).
+    pub fn write_line(&self, line: &str) -> std::io::Result<()> {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let s = g
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("its input is closed"))?;
+        writeln!(s, "{line}")?;
+        s.flush()
+    }
+
+    /// Closes it.
+    pub fn close(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Whether it is closed.
+    pub fn is_closed(&self) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+    }
 }
 
 impl ChildProc {
@@ -63,7 +90,7 @@ impl ChildProc {
             s
         });
         Ok(ChildProc {
-            stdin: child.stdin.take(),
+            stdin: Input(Arc::new(Mutex::new(child.stdin.take()))),
             child,
             stderr: Some(stderr),
         })
@@ -76,17 +103,22 @@ impl ChildProc {
 
     /// Writes one line to its stdin.
     pub fn write_line(&mut self, line: &str) -> std::io::Result<()> {
-        let s = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| std::io::Error::other("its input is closed"))?;
-        writeln!(s, "{line}")?;
-        s.flush()
+        self.stdin.write_line(line)
+    }
+
+    /// Its stdin, to write lines from another thread.
+    pub fn input(&self) -> Input {
+        self.stdin.clone()
     }
 
     /// Closes its stdin (the children here take that as "finish and exit").
     pub fn close_stdin(&mut self) {
-        self.stdin = None;
+        self.stdin.close();
+    }
+
+    /// Its exit code, once it has ended (None while it runs, or when a signal ended it).
+    pub fn exit_code(&mut self) -> Option<i32> {
+        self.child.try_wait().ok().flatten().and_then(|s| s.code())
     }
 
     /// Whether it has ended.

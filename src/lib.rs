@@ -5,6 +5,7 @@
 //! experiments. It knows nothing of the command line or of output formats beyond the
 //! compatible lines and the reports in [`report`].
 
+pub mod build_id;
 pub mod child;
 pub mod clock;
 pub mod compat;

@@ -219,7 +219,7 @@ fn constructed_control_lines_validate_both_ways() {
             exit_code: 6,
         }
         .line(),
-        ToNode::Start { v: VERSION }.line(),
+        ToNode::start(VERSION).line(),
         ToNode::Stop { v: VERSION }.line(),
     ];
     for l in &lines {
@@ -287,7 +287,7 @@ fn a_real_node_child_speaks_the_schema() {
         let r: Value = serde_json::from_str(&ready).unwrap();
         assert_eq!(r["type"], "ready", "{ready}");
         assert_eq!(r["endpoints"].as_array().unwrap().len(), 2, "{ready}");
-        for m in [ToNode::Start { v: VERSION }, ToNode::Stop { v: VERSION }] {
+        for m in [ToNode::start(VERSION), ToNode::Stop { v: VERSION }] {
             let l = m.line();
             assert!(schema_errors(&v, &serde_json::from_str(&l).unwrap()).is_empty());
             writeln!(stdin, "{l}").unwrap();

@@ -39,6 +39,19 @@ pub(super) struct SecurityOpts {
 }
 
 #[derive(Args)]
+pub(super) struct PeerOn {
+    /// Start the other side of the pair on HOST (a name of --hosts FILE) through its
+    /// launcher (ssh, srun, ip netns exec, kubectl exec ...), then measure; its lines follow
+    /// these. The endpoint must name a fixed port. Example:
+    /// `zmqperf remote_lat tcp://10.0.0.2:5555 64 100k --peer-on b --hosts hosts.toml`.
+    #[arg(long, value_name = "HOST", requires = "hosts")]
+    peer_on: Option<String>,
+    /// The hosts file that names --peer-on's host (docs/hosts.md).
+    #[arg(long, value_name = "FILE")]
+    hosts: Option<String>,
+}
+
+#[derive(Args)]
 pub(super) struct EchoOpts {
     /// Echo the received message object without reading or copying its content.
     #[arg(long, conflicts_with = "copy")]
@@ -63,6 +76,8 @@ pub(super) struct LocalLat {
     #[command(flatten)]
     sec: SecurityOpts,
     #[command(flatten)]
+    peer: PeerOn,
+    #[command(flatten)]
     common: Common,
 }
 
@@ -81,6 +96,8 @@ pub(super) struct RemoteLat {
     plain: bool,
     #[command(flatten)]
     sec: SecurityOpts,
+    #[command(flatten)]
+    peer: PeerOn,
     #[command(flatten)]
     common: Common,
 }
@@ -121,6 +138,8 @@ pub(super) struct LocalThr {
     #[command(flatten)]
     sec: SecurityOpts,
     #[command(flatten)]
+    peer: PeerOn,
+    #[command(flatten)]
     common: Common,
 }
 
@@ -158,6 +177,8 @@ pub(super) struct RemoteThr {
     send: SendOpts,
     #[command(flatten)]
     sec: SecurityOpts,
+    #[command(flatten)]
+    peer: PeerOn,
     #[command(flatten)]
     common: Common,
 }
@@ -334,8 +355,142 @@ pub(super) fn announce(command: &str, requested: &Endpoint, bound: &str) {
     }
 }
 
+/// The words that start the other side with the same settings: `cmd EP SIZE COUNT` and
+/// the options both sides share.
+fn peer_words(
+    cmd: &str,
+    ep: &str,
+    size: &str,
+    count: &str,
+    sec: &SecurityOpts,
+    common: &Common,
+) -> Vec<String> {
+    let mut w: Vec<String> = [
+        cmd,
+        ep,
+        size,
+        count,
+        "--timeout",
+        &common.timeout,
+        "--security",
+        &sec.security,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if let Some(k) = &sec.curve_keys {
+        w.extend(["--curve-keys".to_string(), k.clone()]);
+    }
+    if common.detail {
+        w.push("--detail".into());
+    }
+    w
+}
+
+/// The endpoint the other side uses: a wildcard interface of this side's bind becomes the
+/// address of this host in the hosts file.
+fn peer_endpoint(ep: &str, hosts: &zmqperf::runner::hosts::Hosts) -> Result<String> {
+    if ep.ends_with(":*") || ep.contains(":*/") {
+        return Err(Error::invalid(
+            "--peer-on",
+            ep,
+            "the other side is started before this one binds: give a fixed port (tcp://ADDR:5555)",
+        ));
+    }
+    let local = hosts.local().map(|h| h.addr.as_str());
+    for wild in ["tcp://*:", "tcp://0.0.0.0:"] {
+        if let Some(port) = ep.strip_prefix(wild) {
+            let a = local.ok_or_else(|| {
+                Error::invalid(
+                    "--peer-on",
+                    ep,
+                    "a wildcard bind: the other host needs this host's address; give it in the endpoint, or in the hosts file (local = true, addr = \"IP\")",
+                )
+            })?;
+            return Ok(format!("tcp://{a}:{port}"));
+        }
+    }
+    Ok(ep.to_string())
+}
+
+/// Runs `ours` with the other side of the pair started on `--peer-on`'s host first (the
+/// side that connects retries until the other binds, so the order does not matter); a
+/// peer that fails ends this side at once, with its host and why.
+fn with_peer(
+    p: &PeerOn,
+    words: impl FnOnce(&zmqperf::runner::hosts::Hosts) -> Result<Vec<String>>,
+    ours: impl FnOnce() -> Result<()> + Send,
+) -> Result<()> {
+    let Some(name) = &p.peer_on else {
+        return ours();
+    };
+    let hosts = zmqperf::runner::hosts::Hosts::load(p.hosts.as_deref().unwrap_or_default())?;
+    let host = hosts.get("--peer-on", name)?.clone();
+    if host.is_local() {
+        return Err(Error::invalid(
+            "--peer-on",
+            name,
+            "that is this host (local = true); name another host",
+        ));
+    }
+    let words = words(&hosts)?;
+    let exe = zmqperf::runner::remote_exe(&host)?;
+    let mut peer = zmqperf::runner::remote::RemoteCommand::start(&host, &exe, &words)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let r = std::thread::scope(|sc| {
+        sc.spawn(move || {
+            let _ = tx.send(ours());
+        });
+        loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(r) => return r,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(Error::Protocol(
+                        "this side's thread ended without a result".into(),
+                    ))
+                }
+                Err(_) => {
+                    if let Some(e) = peer.failed_early() {
+                        // This side waits for a peer that will never come: end here.
+                        eprintln!("zmqperf: error: {e}");
+                        std::process::exit(e.exit_code());
+                    }
+                }
+            }
+        }
+    });
+    let out = peer.finish(Duration::from_secs(30));
+    r?;
+    let out = out?;
+    if !out.trim().is_empty() {
+        println!(
+            "--- {} on host {name}:",
+            words.first().map_or("", |w| w.as_str())
+        );
+        print!("{out}");
+    }
+    Ok(())
+}
+
 /// `zmqperf local_lat`.
 pub(super) fn local_lat(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
+    with_peer(
+        &a.peer,
+        |h| {
+            Ok(peer_words(
+                "remote_lat",
+                &peer_endpoint(&a.bind_to, h)?,
+                &a.message_size,
+                &a.roundtrip_count,
+                &a.sec,
+                &a.common,
+            ))
+        },
+        || local_lat_here(a, ctx),
+    )
+}
+
+fn local_lat_here(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
     let ep = endpoint(&a.bind_to, Side::Bind, "inproc_lat")?;
     let cfg = LatConfig {
         size: parse_size("<message-size>", &a.message_size)?,
@@ -360,6 +515,23 @@ pub(super) fn local_lat(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
 
 /// `zmqperf remote_lat`.
 pub(super) fn remote_lat(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
+    with_peer(
+        &a.peer,
+        |_| {
+            Ok(peer_words(
+                "local_lat",
+                &a.connect_to,
+                &a.message_size,
+                &a.roundtrip_count,
+                &a.sec,
+                &a.common,
+            ))
+        },
+        || remote_lat_here(a, ctx),
+    )
+}
+
+fn remote_lat_here(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
     let cfg = LatConfig {
         endpoint: endpoint(&a.connect_to, Side::Connect, "inproc_lat")?,
         size: parse_size("<message-size>", &a.message_size)?,
@@ -386,8 +558,41 @@ pub(super) fn remote_lat(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
     Ok(())
 }
 
+/// The throughput options both sides share.
+fn thr_words(mut w: Vec<String>, t: &ThrOpts) -> Vec<String> {
+    w.push("--pattern".into());
+    w.push(match t.pattern {
+        PatternArg::Pushpull => "pushpull".into(),
+        PatternArg::Pubsub => "pubsub".into(),
+    });
+    if let Some(h) = &t.hwm {
+        w.extend(["--hwm".to_string(), h.clone()]);
+    }
+    w
+}
+
 /// `zmqperf local_thr`.
 pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
+    with_peer(
+        &a.peer,
+        |h| {
+            Ok(thr_words(
+                peer_words(
+                    "remote_thr",
+                    &peer_endpoint(&a.bind_to, h)?,
+                    &a.message_size,
+                    &a.message_count,
+                    &a.sec,
+                    &a.common,
+                ),
+                &a.thr,
+            ))
+        },
+        || local_thr_here(a, ctx),
+    )
+}
+
+fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
     let ep = endpoint(&a.bind_to, Side::Bind, "inproc_thr")?;
     let cfg = ThrConfig {
         size: parse_size("<message-size>", &a.message_size)?,
@@ -456,6 +661,26 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
 
 /// `zmqperf remote_thr`.
 pub(super) fn remote_thr(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
+    with_peer(
+        &a.peer,
+        |_| {
+            Ok(thr_words(
+                peer_words(
+                    "local_thr",
+                    &a.connect_to,
+                    &a.message_size,
+                    &a.message_count,
+                    &a.sec,
+                    &a.common,
+                ),
+                &a.thr,
+            ))
+        },
+        || remote_thr_here(a, ctx),
+    )
+}
+
+fn remote_thr_here(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
     let cfg = ThrConfig {
         endpoint: endpoint(&a.connect_to, Side::Connect, "inproc_thr")?,
         size: parse_size("<message-size>", &a.message_size)?,

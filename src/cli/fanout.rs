@@ -177,6 +177,8 @@ pub struct SubClusterArgs {
     /// Do not record this run in the history.
     #[arg(long)]
     pub no_history: bool,
+    #[command(flatten)]
+    pub spread: SpreadArgs,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -241,6 +243,8 @@ pub struct FanoutArgs {
     /// Do not record this run in the history.
     #[arg(long)]
     pub no_history: bool,
+    #[command(flatten)]
+    pub spread: SpreadArgs,
     /// Who plays the subscribers, comma-separated: zmqperf (its own swarm) and peers that
     /// play the swarm role (node, pyzmq). With more than one, the fan-out runs once per
     /// implementation in turn and the figures are printed side by side, as ratios to the
@@ -254,6 +258,32 @@ pub struct FanoutArgs {
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
+}
+
+/// Subscriber processes on other hosts.
+#[derive(Args)]
+pub struct SpreadArgs {
+    /// Hosts the subscriber processes may run on: a TOML file of [hosts.NAME] tables, each
+    /// a launcher and an addr (docs/hosts.md).
+    #[arg(long, value_name = "FILE", requires = "sub_hosts")]
+    pub hosts: Option<String>,
+    /// Spread the subscriber processes over these hosts of --hosts, in turn (process i on
+    /// the i-th modulo their number). Example: --hosts hosts.toml --sub-hosts a,b
+    #[arg(long, value_name = "LIST", requires = "hosts")]
+    pub sub_hosts: Option<String>,
+}
+
+/// The hosts of `--hosts` and `--sub-hosts`, checked.
+fn spread(a: &SpreadArgs) -> Result<fanout::Spread> {
+    let (Some(file), Some(list)) = (&a.hosts, &a.sub_hosts) else {
+        return Ok(Default::default());
+    };
+    let hosts = zmqperf::runner::hosts::Hosts::load(file)?;
+    let names: Vec<String> = list.split(',').map(|n| n.trim().to_string()).collect();
+    for n in &names {
+        hosts.get("--sub-hosts", n)?;
+    }
+    Ok(fanout::Spread { hosts, names })
 }
 
 /// A whole number for `flag`, at least 1 (or 0 when `zero` is allowed), with a message
@@ -474,6 +504,7 @@ pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
         exe: exe()?,
         subs_flag: "-n",
         implementation: None,
+        spread: spread(&a.spread)?,
     };
     let started = std::time::Instant::now();
     let r = fanout::sub_cluster(&cfg, &mut |l| note(format!("sub-cluster: {l}")))?;
@@ -536,6 +567,7 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
         hwm,
         exe: exe()?,
         implementation: None,
+        spread: spread(&a.spread)?,
     };
     let impls: Vec<String> = match &a.implementations {
         None => vec![zmqperf::peers::CORE.to_string()],

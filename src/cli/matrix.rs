@@ -160,6 +160,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         })?,
         stamp_every: 16,
         floor: false,
+        hosts: Default::default(),
     };
     let mut plan = Vec::new();
     for _ in 0..shape.passes {

@@ -141,8 +141,8 @@ enum Cmd {
     /// protocol of docs/control-protocol.md).
     #[command(name = "__node", hide = true)]
     Node {
-        /// The node's spec as JSON.
-        spec: String,
+        /// The node's spec as JSON (absent: the first line on stdin, as the runner sends it).
+        spec: Option<String>,
     },
     /// Check a topology file before running it: print its graph, or each mistake with the
     /// node and field at fault.
@@ -215,7 +215,7 @@ Examples:
 /// (0) or found what it was asked to flag.
 pub fn run(cli: Cli) -> Result<()> {
     if let Cmd::Node { spec } = &cli.cmd {
-        std::process::exit(zmqperf::runner::place::child_main(spec));
+        std::process::exit(zmqperf::runner::place::child_main(spec.as_deref()));
     }
     match &cli.cmd {
         Cmd::Topology(TopologyCmd::Check { file }) => return topology_check(file),

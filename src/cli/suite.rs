@@ -91,6 +91,11 @@ pub struct RunArgs {
     /// Skip the raw-socket floor of latency cases.
     #[arg(long)]
     pub no_floor: bool,
+    /// Hosts that topology nodes may be placed on (`host = "b"`): a TOML file of
+    /// [hosts.NAME] tables, each a launcher (ssh, srun, exec, launch) and an addr
+    /// (docs/hosts.md).
+    #[arg(long, value_name = "FILE")]
+    pub hosts: Option<String>,
     #[command(flatten)]
     pub out: OutArgs,
     #[command(flatten)]
@@ -111,6 +116,10 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
         })?,
         stamp_every: parse_count("--stamp-every", &a.stamp_every)?,
         floor: !a.no_floor,
+        hosts: match &a.hosts {
+            Some(f) => zmqperf::runner::hosts::Hosts::load(f)?,
+            None => Default::default(),
+        },
     };
     let scope = if a.quick {
         Scope::Quick

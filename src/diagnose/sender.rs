@@ -72,7 +72,7 @@ impl Sender {
                 ))
             }
         }
-        s.node.send(ToNode::Start { v: VERSION })?;
+        s.node.send(ToNode::start(VERSION))?;
         Ok(s)
     }
 

@@ -66,6 +66,17 @@ pub struct ClusterConfig {
     /// Who plays the subscribers: None for zmqperf's own swarm, or a peer (`node`,
     /// `pyzmq`) that plays the swarm role.
     pub implementation: Option<String>,
+    /// The hosts the subscriber processes are spread over, in turn (empty: this one).
+    pub spread: Spread,
+}
+
+/// Hosts to spread subscriber processes over: the hosts file and the names to use.
+#[derive(Debug, Clone, Default)]
+pub struct Spread {
+    /// The hosts (`--hosts FILE`).
+    pub hosts: crate::runner::hosts::Hosts,
+    /// The hosts the processes go to in turn (`--sub-hosts a,b`).
+    pub names: Vec<String>,
 }
 
 impl ClusterConfig {
@@ -167,6 +178,7 @@ pub fn sub_cluster(cfg: &ClusterConfig, note: &mut dyn FnMut(String)) -> Result<
         cfg.first_timeout,
         deadline,
         &cfg.exe,
+        &cfg.spread.hosts,
         &mut || {
             note(format!(
                 "{subscribers} subscribers in {total} processes connected to {endpoint}; waiting for the publisher"
@@ -215,6 +227,8 @@ pub struct FanoutConfig {
     pub exe: PathBuf,
     /// Who plays the subscribers (None: zmqperf's own swarm).
     pub implementation: Option<String>,
+    /// The hosts the subscriber processes are spread over.
+    pub spread: Spread,
 }
 
 /// A line of progress from a run, for the caller to show.
@@ -274,6 +288,7 @@ fn run_once(cfg: &FanoutConfig, p: &PubConfig, raw: bool, note: &Note) -> Result
         exe: cfg.exe.clone(),
         subs_flag: "-s",
         implementation: cfg.implementation.clone(),
+        spread: cfg.spread.clone(),
     };
     check_counts(cfg.processes, cfg.subs_per_process, "-s")?;
     limits::ensure(&publisher_fd_need(
@@ -315,6 +330,7 @@ fn run_once(cfg: &FanoutConfig, p: &PubConfig, raw: bool, note: &Note) -> Result
         p.timeout,
         deadline,
         &cfg.exe,
+        &cfg.spread.hosts,
         &mut || {},
     )?;
     let (reports, failures) = reports;
@@ -377,6 +393,7 @@ mod tests {
             exe: PathBuf::from("/bin/true"),
             subs_flag: "-n",
             implementation: None,
+            spread: Default::default(),
         };
         let node = run::swarm_node(&cfg, "tcp://127.0.0.1:2002");
         assert_eq!((node.replicas, node.subs), (3, Some(7)));

@@ -48,6 +48,7 @@ pub(super) fn swarm_node(cfg: &ClusterConfig, connect: &str) -> Node {
         ticks: None,
         idle_ms: Some(ms(cfg.idle)),
         first_timeout_ms: Some(ms(cfg.first_timeout)),
+        hosts: cfg.spread.names.clone(),
         ..Default::default()
     }
 }
@@ -106,6 +107,7 @@ pub(super) fn topology(
     timeout: Duration,
     case_timeout: Duration,
     exe: &Path,
+    hosts: &crate::runner::hosts::Hosts,
     placed: &mut dyn FnMut(),
 ) -> Result<(Reports, Vec<Failure>)> {
     let topology = Topology {
@@ -114,6 +116,7 @@ pub(super) fn topology(
         params: Default::default(),
         sweep: Default::default(),
         nodes,
+        hosts: Default::default(),
     };
     let graph = check("fanout", &topology)?;
     let case = CaseSpec {
@@ -133,6 +136,7 @@ pub(super) fn topology(
         exe: exe.to_path_buf(),
         stamp_every: 1,
         floor: false,
+        hosts: hosts.clone(),
     };
     repetition_tolerant(&graph, &case, &settings, placed)
 }

@@ -20,11 +20,22 @@ use std::time::Duration;
 /// The address to connect to for an endpoint that was bound: a wildcard interface
 /// (`0.0.0.0`, `[::]`) becomes the loopback address.
 pub fn connect_endpoint(bound: &str) -> String {
+    connect_endpoint_on(bound, None)
+}
+
+/// [`connect_endpoint`] for an endpoint bound on a host reached at `addr` (another host of
+/// a run): a wildcard interface becomes that address; None: the loopback address.
+pub fn connect_endpoint_on(bound: &str, addr: Option<&str>) -> String {
+    let host = |loopback: &str| match addr {
+        Some(a) if a.contains(':') && !a.starts_with('[') => format!("[{a}]"),
+        Some(a) => a.to_string(),
+        None => loopback.to_string(),
+    };
     if let Some(rest) = bound.strip_prefix("tcp://0.0.0.0:") {
-        return format!("tcp://127.0.0.1:{rest}");
+        return format!("tcp://{}:{rest}", host("127.0.0.1"));
     }
     if let Some(rest) = bound.strip_prefix("tcp://[::]:") {
-        return format!("tcp://[::1]:{rest}");
+        return format!("tcp://{}:{rest}", host("[::1]"));
     }
     bound.to_string()
 }

@@ -32,12 +32,9 @@ pub(crate) use io::Io;
 pub(crate) use open::open_all;
 pub use spec::{EchoMode, HeaderUse, NodeSpec, Quit, RoleReport, SentFacts, SockPlan};
 use std::time::Duration;
-pub use usage::{legacy_role_name, usage};
+pub use usage::{legacy_role_name, set_own_process, usage};
 pub(crate) use usage::{node_usage, placement, rss_kib};
 pub(crate) use wait::{wait_until, Next, Patience};
-
-/// Set in the environment of a child process that plays a node.
-pub const CHILD_ENV: &str = "ZMQPERF_ROLE_CHILD";
 
 /// How often a waiting passive role looks for the runner's stop.
 pub const STOP_POLL: Duration = Duration::from_millis(100);
@@ -67,6 +64,11 @@ pub trait Control {
     }
     /// Whether the runner has asked a passive role to stop (never blocks).
     fn stop_requested(&mut self) -> bool;
+    /// From the start: what to add to the send stamps of each stream (by id) that was sent
+    /// on another host, to bring them onto this node's clock, ns. Empty on one host.
+    fn send_offsets(&self) -> &[(u32, i64)] {
+        &[]
+    }
 }
 
 /// The control of a role run on the caller's own thread (the compatible commands): ready

@@ -117,6 +117,14 @@ pub struct NodeSpec {
     /// Source, sink, ping and echo: how it sends and receives.
     #[serde(default)]
     pub io: IoMode,
+    /// The libzmq a node in a process of its own loads (`system` or a path; absent: the
+    /// bundled one), as the runner's `--libzmq` chose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub libzmq: Option<String>,
+    /// A node in a process of its own ends itself this long after its start, ms, whatever
+    /// its input does (the case timeout plus a grace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<u64>,
 }
 
 /// How a source ends once its last message has left (what `zmqperf diagnose` compares).
@@ -226,6 +234,10 @@ pub struct RoleReport {
     /// context terminated (where a linger is honoured, or not), ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closed_ns: Option<u64>,
+    /// Sink or swarm receiving streams sent on other hosts: the bound on its one-way times,
+    /// the two hosts' clock errors over the case, ns (set by the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_error_ns: Option<u64>,
     /// Source, sink, ping and echo in poll or timeout mode: how many times a send or a
     /// receive waited (poll: `zmq_poll` calls after EAGAIN; timeout: calls timed out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -265,6 +277,8 @@ impl NodeSpec {
             log_levels: Vec::new(),
             eot: None,
             io: IoMode::Blocking,
+            libzmq: crate::zmq::library::choice(),
+            deadline_ms: None,
         }
     }
 

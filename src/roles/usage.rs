@@ -1,8 +1,9 @@
 //! What a role costs: CPU time of its thread or process and the process's memory.
 
-use super::{NodeSpec, CHILD_ENV};
+use super::NodeSpec;
 use crate::model::RoleUsage;
 use crate::topology::Role;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Peak resident set of this process, KiB, from /proc/self/status (VmHWM). Unlike
 /// getrusage's ru_maxrss, it is not inherited across exec from the runner that spawned us.
@@ -23,9 +24,17 @@ pub(crate) fn rss_kib() -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
+static OWN_PROCESS: AtomicBool = AtomicBool::new(false);
+
+/// Marks this process as one that plays a single node (`zmqperf __node`): its CPU time and
+/// memory are the node's own.
+pub fn set_own_process() {
+    OWN_PROCESS.store(true, Ordering::Relaxed);
+}
+
 /// "thread" or "process": a child process plays one node, the runner's threads the others.
 pub(crate) fn placement() -> &'static str {
-    if std::env::var_os(CHILD_ENV).is_some() {
+    if OWN_PROCESS.load(Ordering::Relaxed) {
         "process"
     } else {
         "thread"

@@ -4,7 +4,10 @@
 //! proxies that cannot know their end are stopped once the senders are done), and their
 //! reports collected.
 
-use super::place::{in_peer, in_process, on_thread, Event, Placed};
+use super::hosts::{Host, Hosts};
+use super::launch::{Launch, ProcessLaunch};
+use super::place::{launched, on_thread, Event, Placed};
+use super::sync::{self, ClockEstimate};
 use super::watch::Watch;
 use super::{CaseSpec, Settings};
 use crate::endpoint::Transport;
@@ -27,10 +30,12 @@ pub struct Replica {
     pub node: usize,
     /// Its spec (connect endpoints filled in when it is placed).
     pub spec: NodeSpec,
-    /// Thread, process, or foreign (a peer in another language).
+    /// Thread, process, or foreign (a peer in another language): the label reports show.
     pub placement: Placement,
-    /// A foreign replica's command (its peer's, from the manifest).
-    pub command: Option<Vec<String>>,
+    /// Where it runs and how it is started, decided once here.
+    pub launch: Launch,
+    /// The host it runs on, when not the runner's own (a name of the run's hosts).
+    pub host: Option<Host>,
     /// Who plays it: `zmqperf`, or the peer with its versions.
     pub implementation: String,
 }
@@ -206,9 +211,172 @@ fn node_shape(g: &Graph, i: usize) -> Result<(Vec<usize>, u32, Vec<String>)> {
     Ok((frames, type_id, levels))
 }
 
+/// The hosts of a case: the run's (`--hosts`) and its topology's own `[hosts]`.
+pub fn case_hosts(case: &CaseSpec, settings: &Settings) -> Result<Hosts> {
+    let mut hosts = settings.hosts.clone();
+    if !case.topology.hosts.is_empty() {
+        let origin = format!("topology {}", case.origin);
+        let mine = Hosts::from_entries(&origin, &case.topology.hosts)?;
+        hosts.merge(&mine, &origin)?;
+    }
+    Ok(hosts)
+}
+
+/// The host of replica `r` of node `i` (None: the runner's own), checked against `hosts`.
+fn replica_host<'h>(
+    hosts: &'h Hosts,
+    g: &Graph,
+    i: usize,
+    r: u32,
+    case: &CaseSpec,
+) -> Result<Option<&'h Host>> {
+    let n = &g.topology.nodes[i];
+    let (name, field) = match (&n.host, n.hosts.as_slice()) {
+        (Some(_), [_, ..]) => {
+            return Err(Error::invalid(
+                &format!("topology {}: node '{}': hosts", case.origin, n.name),
+                &n.hosts.join(", "),
+                "give host (one) or hosts (its replicas spread over them), not both",
+            ))
+        }
+        (Some(h), []) => (h.as_str(), "host"),
+        (None, []) => return Ok(None),
+        (None, list) => (list[r as usize % list.len()].as_str(), "hosts"),
+    };
+    let h = hosts.get(
+        &format!("topology {}: node '{}': {field}", case.origin, n.name),
+        name,
+    )?;
+    Ok((!h.is_local()).then_some(h))
+}
+
+/// The transport a socket uses: its literal endpoints' scheme, else the case's.
+fn socket_transport(s: &crate::topology::SocketSpec, case: &CaseSpec) -> Transport {
+    s.bind
+        .iter()
+        .chain(&s.connect)
+        .find_map(|e| match e.split_once("://") {
+            Some(("tcp", _)) => Some(Transport::Tcp),
+            Some(("ipc", _)) => Some(Transport::Ipc),
+            Some(("inproc", _)) => Some(Transport::Inproc),
+            _ => None,
+        })
+        .unwrap_or(case.transport)
+}
+
+/// Refuses what cannot work across hosts: ipc and inproc between nodes on different hosts,
+/// a peer in another language on another host, a loopback bind reached from another host.
+fn check_hosts(g: &Graph, case: &CaseSpec, hosts: &Hosts) -> Result<()> {
+    let t = &g.topology;
+    let hosts_of = |i: usize| -> Result<Vec<Option<String>>> {
+        let mut v = Vec::new();
+        for r in 0..t.nodes[i].replicas.max(1) {
+            let h = replica_host(hosts, g, i, r, case)?.map(|h| h.name.clone());
+            if !v.contains(&h) {
+                v.push(h);
+            }
+        }
+        Ok(v)
+    };
+    let placed: Vec<Vec<Option<String>>> =
+        (0..t.nodes.len()).map(hosts_of).collect::<Result<_>>()?;
+    let show = |h: &Option<String>| h.clone().unwrap_or_else(|| "the runner's".into());
+    for (i, n) in t.nodes.iter().enumerate() {
+        if n.implementation.is_some()
+            && n.implementation.as_deref() != Some(crate::peers::CORE)
+            && placed[i].iter().any(Option::is_some)
+        {
+            return Err(Error::invalid(
+                &format!("topology {}: node '{}': host", case.origin, n.name),
+                &placed[i].iter().flatten().cloned().collect::<Vec<_>>().join(", "),
+                "a peer in another language runs on the runner's host only (its setup is per machine); leave out host, or play the node with zmqperf's core",
+            ));
+        }
+    }
+    for l in &g.links {
+        let (c, b) = (l.conn.0, l.bind.0);
+        let all: Vec<&Option<String>> = placed[c].iter().chain(&placed[b]).collect();
+        if all.iter().all(|h| *h == all[0]) {
+            continue;
+        }
+        let bs = &t.nodes[b].all_sockets()[l.bind.1];
+        let tr = socket_transport(bs, case);
+        let (cn, bn) = (&t.nodes[c].name, &t.nodes[b].name);
+        if tr != Transport::Tcp {
+            return Err(Error::invalid(
+                &format!("topology {}: node '{cn}': socket.connect", case.origin),
+                bn,
+                format!(
+                    "'{cn}' (host {}) and '{bn}' (host {}) are on different hosts, which {tr} cannot cross; use tcp (--transports tcp)",
+                    show(&placed[c][0]),
+                    show(&placed[b][0])
+                ),
+            ));
+        }
+        if let Some(lit) = bs.bind.iter().find(|e| {
+            e.starts_with("tcp://127.")
+                || e.starts_with("tcp://localhost:")
+                || e.starts_with("tcp://[::1]")
+        }) {
+            return Err(Error::invalid(
+                &format!("topology {}: node '{bn}': socket.bind", case.origin),
+                lit,
+                format!(
+                    "a loopback address, which '{cn}' on another host cannot reach; bind \"auto\" or tcp://*:PORT (the host's addr is used)"
+                ),
+            ));
+        }
+    }
+    let remote_any = placed.iter().flatten().any(Option::is_some);
+    if remote_any && hosts.local().is_none() {
+        // A node on the runner's host that a remote node connects to needs an address.
+        for l in &g.links {
+            let (c, b) = (l.conn.0, l.bind.0);
+            if placed[b].iter().any(Option::is_none) && placed[c].iter().any(Option::is_some) {
+                return Err(Error::invalid(
+                    &format!("topology {}: node '{}': host", case.origin, t.nodes[b].name),
+                    "(the runner's)",
+                    format!(
+                        "'{}' on another host connects to it, but the runner's host has no address: add it to the hosts file with local = true and addr = \"IP\" (docs/hosts.md)",
+                        t.nodes[c].name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bind endpoint of an `auto` bind of a replica on `host` (None: the runner's host,
+/// reached at `local_addr` when other hosts take part).
+fn auto_bind(
+    case: &CaseSpec,
+    abstract_ipc: bool,
+    host: Option<&Host>,
+    local_addr: Option<&str>,
+) -> String {
+    let addr = host.map(|h| h.addr.as_str()).or(local_addr);
+    match (case.transport, addr) {
+        (Transport::Tcp, Some(a)) if a.contains(':') => format!("tcp://[{a}]:*"),
+        (Transport::Tcp, Some(a)) => format!("tcp://{a}:*"),
+        _ => auto_endpoint_for(case.transport, abstract_ipc),
+    }
+}
+
+/// A node process ends itself this long after the case timeout (a launcher that died may
+/// leave it running on its host).
+const DEADLINE_GRACE: Duration = Duration::from_secs(10);
+
 /// Expands the topology into replicas, in placement order.
 pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<Replica>> {
     let t = &g.topology;
+    let hosts = case_hosts(case, settings)?;
+    check_hosts(g, case, &hosts)?;
+    let remote_any = (0..t.nodes.len()).any(|i| {
+        (0..t.nodes[i].replicas.max(1))
+            .any(|r| matches!(replica_host(&hosts, g, i, r, case), Ok(Some(_))))
+    });
+    let local_addr = hosts.local().filter(|_| remote_any).map(|h| h.addr.clone());
     // Stream ids: one per source replica, in node order.
     let mut first_stream = vec![0u32; t.nodes.len()];
     let mut next = 0u32;
@@ -378,12 +546,34 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
             Placement::Auto => Placement::Process,
             p => p,
         };
-        let command = peer.as_ref().map(|m| m.command()).transpose()?;
+        let peer_command = peer.as_ref().map(|m| m.command()).transpose()?;
         let implementation = peer
             .as_ref()
             .map(|m| m.label())
             .unwrap_or_else(|| crate::peers::CORE.to_string());
         for r in 0..n.replicas {
+            let host = replica_host(&hosts, g, i, r, case)?;
+            if host.is_some() && placement == Placement::Thread {
+                return Err(Error::invalid(
+                    &format!("topology {}: node '{}': placement", case.origin, n.name),
+                    "thread",
+                    "a node on another host runs in a process there; leave out placement (and use tcp between hosts)",
+                ));
+            }
+            let launch = match (placement, &peer_command, host) {
+                (Placement::Thread, _, _) => Launch::Thread,
+                (_, Some(cmd), _) => Launch::Process(ProcessLaunch::peer(cmd.clone())),
+                (_, None, Some(h)) => Launch::Process(
+                    h.node_launch(
+                        &h.zmqperf
+                            .clone()
+                            .unwrap_or_else(|| settings.exe.display().to_string()),
+                    ),
+                ),
+                (_, None, None) => {
+                    Launch::Process(ProcessLaunch::own(&settings.exe.display().to_string()))
+                }
+            };
             let sockets = socks
                 .iter()
                 .map(|s| SockPlan {
@@ -393,7 +583,7 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                         .iter()
                         .map(|b| {
                             if b == "auto" {
-                                auto_endpoint_for(case.transport, abstract_ipc)
+                                auto_bind(case, abstract_ipc, host, local_addr.as_deref())
                             } else {
                                 b.clone()
                             }
@@ -412,8 +602,13 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
             let rate = n.rate.or(case.rate);
             out.push(Replica {
                 node: i,
-                placement,
-                command: command.clone(),
+                placement: if host.is_some() {
+                    Placement::Remote
+                } else {
+                    placement
+                },
+                launch,
+                host: host.cloned(),
                 implementation: implementation.clone(),
                 spec: NodeSpec {
                     name: replica_name(&n.name, n.replicas, r),
@@ -454,6 +649,8 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     type_id,
                     log_levels: log_levels.clone(),
                     eot: None,
+                    libzmq: zmq::library::choice(),
+                    deadline_ms: Some((settings.case_timeout + DEADLINE_GRACE).as_millis() as u64),
                     io: if IoMode::applies_to(n.role) && n.ticks.is_none() {
                         n.io.or(t.params.io).unwrap_or_default()
                     } else {
@@ -493,7 +690,8 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
 }
 
 /// The connect endpoints of a replica: literal ones as written; a node name becomes every
-/// endpoint the named node's replicas bound on the socket the link chose.
+/// endpoint the named node's replicas bound on the socket the link chose (as reached from
+/// elsewhere: a wildcard bind at its host's address).
 fn resolve_connects(g: &Graph, rep: &mut Replica, bound: &BTreeMap<(usize, usize), Vec<String>>) {
     let n = &g.topology.nodes[rep.node];
     for (si, s) in n.all_sockets().iter().enumerate() {
@@ -509,7 +707,7 @@ fn resolve_connects(g: &Graph, rep: &mut Replica, bound: &BTreeMap<(usize, usize
                 .find(|l| l.conn == (rep.node, si) && l.entry == ci)
             {
                 let to = bound.get(&l.bind).cloned().unwrap_or_default();
-                eps.extend(to.iter().map(|e| crate::net::connect_endpoint(e)));
+                eps.extend(to);
             }
         }
         rep.spec.sockets[si].connect = eps;
@@ -518,6 +716,85 @@ fn resolve_connects(g: &Graph, rep: &mut Replica, bound: &BTreeMap<(usize, usize
 
 /// A repetition's outcome per replica.
 pub type Reports = Vec<(Replica, RoleReport)>;
+
+/// Each host's clock against the runner's (the runner's own: exactly 0), from the best
+/// estimate among the nodes placed there.
+fn host_clocks(reps: &[Replica], placed: &[Box<dyn Placed>]) -> BTreeMap<String, ClockEstimate> {
+    let mut by_host: BTreeMap<String, ClockEstimate> = BTreeMap::new();
+    for (r, p) in reps.iter().zip(placed) {
+        if let (Some(h), Some(c)) = (&r.host, p.clock()) {
+            let e = by_host.entry(h.name.clone()).or_insert(c);
+            *e = sync::best_of([*e, c]).expect("two estimates");
+        }
+    }
+    by_host
+}
+
+/// The clock of replica `r`'s host against the runner's: (offset, error) ns.
+fn clock_of(r: &Replica, clocks: &BTreeMap<String, ClockEstimate>) -> (i64, u64) {
+    r.host
+        .as_ref()
+        .and_then(|h| clocks.get(&h.name))
+        .map(|c| (c.offset_ns, c.error_ns))
+        .unwrap_or((0, 0))
+}
+
+/// For each replica, the offsets to add to the send stamps of the streams it receives from
+/// sources on other hosts (stream id, ns): its clock minus the source's.
+fn send_offsets(reps: &[Replica], placed: &[Box<dyn Placed>]) -> Vec<Vec<(u32, i64)>> {
+    let clocks = host_clocks(reps, placed);
+    let source_clock: BTreeMap<u32, (Option<String>, i64)> = reps
+        .iter()
+        .filter(|r| r.spec.role == Role::Source)
+        .map(|r| {
+            (
+                r.spec.stream_id,
+                (
+                    r.host.as_ref().map(|h| h.name.clone()),
+                    clock_of(r, &clocks).0,
+                ),
+            )
+        })
+        .collect();
+    reps.iter()
+        .map(|r| {
+            if !matches!(r.spec.role, Role::Sink | Role::Swarm) {
+                return Vec::new();
+            }
+            let mine = r.host.as_ref().map(|h| h.name.clone());
+            let (off, _) = clock_of(r, &clocks);
+            let ids: Vec<u32> = if r.spec.streams.is_empty() {
+                source_clock.keys().copied().collect()
+            } else {
+                r.spec.streams.iter().map(|(id, _)| *id).collect()
+            };
+            ids.into_iter()
+                .filter_map(|id| {
+                    let (h, src) = source_clock.get(&id)?;
+                    (*h != mine).then_some((id, off - src))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The bound on the one-way times a receiver measured from streams of other hosts: the two
+/// clocks' errors over the case (None: every stream it got was sent on its own host).
+pub fn one_way_error(reps: &[Replica], placed: &[Box<dyn Placed>], i: usize) -> Option<u64> {
+    let clocks = host_clocks(reps, placed);
+    let r = &reps[i];
+    let mine = r.host.as_ref().map(|h| h.name.clone());
+    let (_, err) = clock_of(r, &clocks);
+    reps.iter()
+        .filter(|s| s.spec.role == Role::Source)
+        .filter(|s| s.host.as_ref().map(|h| h.name.clone()) != mine)
+        .filter(|s| {
+            r.spec.streams.is_empty()
+                || r.spec.streams.iter().any(|(id, _)| *id == s.spec.stream_id)
+        })
+        .map(|s| err + clock_of(s, &clocks).1)
+        .max()
+}
 
 /// Runs one repetition: place, barrier, run, end in order, collect.
 pub fn repetition(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Reports> {
@@ -568,7 +845,23 @@ fn run_repetition(
             *sinks.entry(st).or_default() += 1;
         }
     }
-    let mut channels = super::eot::open(&ctx, &sinks)?;
+    // A stream whose sinks are on other hosts has its channel on the runner's address.
+    let remote_sink = reps
+        .iter()
+        .any(|r| r.spec.role == Role::Sink && r.host.is_some() && stream_of(r).is_some());
+    let eot_addr = if remote_sink {
+        let hosts = case_hosts(case, settings)?;
+        Some(hosts.local().map(|h| h.addr.clone()).ok_or_else(|| {
+            Error::invalid(
+                &format!("topology {}: stream", case.origin),
+                "(sinks on other hosts)",
+                "a stream's end of transmission goes out from the runner's host, which needs an address the sinks reach: add it to the hosts file with local = true and addr = \"IP\" (docs/hosts.md)",
+            )
+        })?)
+    } else {
+        None
+    };
+    let mut channels = super::eot::open(&ctx, &sinks, eot_addr.as_deref())?;
     for r in reps.iter_mut().filter(|r| r.spec.role == Role::Sink) {
         if let Some(c) = channels
             .iter()
@@ -577,14 +870,19 @@ fn run_repetition(
             r.spec.eot = Some(c.endpoint().to_string());
         }
     }
+    // Where a node of the runner's host is reached from the others (its wildcard binds).
+    let local_reach = if reps.iter().any(|r| r.host.is_some()) {
+        case_hosts(case, settings)?.local().map(|h| h.addr.clone())
+    } else {
+        None
+    };
     let mut bound: BTreeMap<(usize, usize), Vec<String>> = BTreeMap::new();
     let mut placed: Vec<Box<dyn Placed>> = Vec::new();
     for rep in reps.iter_mut() {
         resolve_connects(g, rep, &bound);
-        let mut p = match (&rep.placement, &rep.command) {
-            (Placement::Thread, _) => on_thread(&ctx, rep.spec.clone()),
-            (Placement::Foreign, Some(cmd)) => in_peer(cmd, &rep.spec)?,
-            _ => in_process(&settings.exe, &rep.spec)?,
+        let mut p = match &rep.launch {
+            Launch::Thread => on_thread(&ctx, rep.spec.clone()),
+            Launch::Process(l) => launched(l, rep.host.as_ref(), &rep.spec)?,
         };
         let eps = match p.next(deadline)? {
             Event::Ready(eps) => eps,
@@ -602,22 +900,35 @@ fn run_repetition(
             }
         };
         let mut at = 0;
+        let addr = rep
+            .host
+            .as_ref()
+            .map(|h| h.addr.as_str())
+            .or(local_reach.as_deref());
         for (si, s) in rep.spec.sockets.iter().enumerate() {
             let k = s.bind.len();
-            bound
-                .entry((rep.node, si))
-                .or_default()
-                .extend(eps.iter().skip(at).take(k).cloned());
+            bound.entry((rep.node, si)).or_default().extend(
+                eps.iter()
+                    .skip(at)
+                    .take(k)
+                    .map(|e| crate::net::connect_endpoint_on(e, addr)),
+            );
             at += k;
         }
         placed.push(p);
     }
+    // Streams sent on one host and received on another: each receiver adds the difference
+    // of the two clocks to the stream's send stamps.
+    let offsets = send_offsets(&reps, &placed);
     for c in channels.iter_mut() {
         c.wait_subscribers(settings.timeout)?;
     }
     placed_all();
-    for p in placed.iter_mut() {
-        p.send(ToNode::Start { v: VERSION })?;
+    for (i, p) in placed.iter_mut().enumerate() {
+        p.send(ToNode::Start {
+            v: VERSION,
+            send_offsets: offsets[i].clone(),
+        })?;
     }
     let n = reps.len();
     let mut w = Watch {
@@ -708,7 +1019,12 @@ fn run_repetition(
     let mut failures = Vec::new();
     for (i, d) in done.into_iter().enumerate() {
         match d {
-            Some(Ok(r)) => out.push((reps[i].clone(), r)),
+            Some(Ok(mut r)) => {
+                if matches!(reps[i].spec.role, Role::Sink | Role::Swarm) {
+                    r.clock_error_ns = one_way_error(&reps, &placed, i);
+                }
+                out.push((reps[i].clone(), r))
+            }
             // Cut off by another replica's failure.
             None => placed[i].kill(),
             Some(Err(e)) if tolerated[i] => {

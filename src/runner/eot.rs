@@ -22,7 +22,17 @@ pub struct Channel {
 
 /// Opens a channel for every stream of the topology that has a sink; `sinks` gives, per
 /// stream, how many sink replicas will subscribe.
-pub fn open(ctx: &zmq::Context, sinks: &BTreeMap<String, u32>) -> Result<Vec<Channel>> {
+/// `addr`: the runner's address that sinks on other hosts reach (None: loopback).
+pub fn open(
+    ctx: &zmq::Context,
+    sinks: &BTreeMap<String, u32>,
+    addr: Option<&str>,
+) -> Result<Vec<Channel>> {
+    let at = match addr {
+        Some(a) if a.contains(':') => format!("tcp://[{a}]:*"),
+        Some(a) => format!("tcp://{a}:*"),
+        None => "tcp://127.0.0.1:*".to_string(),
+    };
     let mut out = Vec::new();
     for (name, &sinks) in sinks {
         let mut sock = ctx.socket(zmq::XPUB).map_err(zmq_err("opening an XPUB"))?;
@@ -31,7 +41,7 @@ pub fn open(ctx: &zmq::Context, sinks: &BTreeMap<String, u32>) -> Result<Vec<Cha
         sock.set_linger(0).map_err(zmq_err("setting ZMQ_LINGER"))?;
         sock.set_rcvtimeo(100)
             .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
-        sock.bind("tcp://127.0.0.1:*")
+        sock.bind(&at)
             .map_err(zmq_err("binding the end-of-transmission channel"))?;
         let endpoint = sock
             .get_last_endpoint()

@@ -319,6 +319,9 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                     if r.placement == Placement::Foreign {
                         placement = "foreign".to_string();
                     }
+                    if r.placement == Placement::Remote {
+                        placement = "remote".to_string();
+                    }
                 }
                 send_rates.extend(send.map(|t| t.msgs_per_sec()));
                 recv_rates.extend(recv.map(|t| t.msgs_per_sec()));

@@ -9,9 +9,13 @@ pub mod engine;
 pub mod env;
 mod eot;
 pub mod floor;
+pub mod hosts;
+pub mod launch;
 pub mod merge;
 pub mod place;
 pub mod plan;
+pub mod remote;
+pub mod sync;
 mod watch;
 
 use crate::endpoint::Transport;
@@ -121,6 +125,8 @@ pub struct Settings {
     pub stamp_every: u64,
     /// Measure the raw-socket floor of latency cases.
     pub floor: bool,
+    /// The hosts nodes may be placed on (`--hosts FILE`); a topology may add its own.
+    pub hosts: hosts::Hosts,
 }
 
 /// What the runner tells whoever watches it.
@@ -131,6 +137,25 @@ pub trait Observer {
     fn repetition(&mut self, _rep: u32, _of: u32) {}
     /// A case is done (stored at once by the caller).
     fn case_done(&mut self, result: &CaseResult);
+}
+
+/// The zmqperf executable to run on `host`: its `zmqperf` if the hosts file names one,
+/// else this executable's own path (the same path there: a shared file system, or a
+/// namespace of this machine).
+pub fn remote_exe(host: &hosts::Host) -> crate::error::Result<String> {
+    if let Some(p) = &host.zmqperf {
+        return Ok(p.clone());
+    }
+    let exe = std::env::current_exe().map_err(|e| crate::error::Error::Io {
+        op: "finding the zmqperf binary".into(),
+        source: e,
+    })?;
+    Ok(exe.display().to_string())
+}
+
+/// This build's identity (its GNU build-id), which every node of a run must share.
+pub fn build_id() -> String {
+    crate::build_id::own().to_string()
 }
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);

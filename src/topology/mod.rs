@@ -8,6 +8,7 @@ use crate::zmq;
 
 pub mod builtin;
 pub mod check;
+pub mod hosts;
 pub mod load;
 pub mod security;
 
@@ -35,6 +36,9 @@ pub struct Topology {
     /// The nodes.
     #[serde(alias = "node")]
     pub nodes: Vec<Node>,
+    /// Hosts its nodes may be placed on (`host = "b"`), as a hosts file has them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub hosts: BTreeMap<String, hosts::HostEntry>,
 }
 
 /// Case parameters of a topology.
@@ -139,6 +143,9 @@ pub enum Placement {
     Auto,
     /// A child process running a peer in another language (the node's `impl`).
     Foreign,
+    /// A process on another host (the node's `host`), started through its launcher. Set by
+    /// the runner.
+    Remote,
 }
 
 /// A node: a role with its sockets.
@@ -208,6 +215,13 @@ pub struct Node {
     /// (`pyzmq`, `node`, `jeromq`, ...; docs/peers.md), placed as a child process.
     #[serde(default, rename = "impl", skip_serializing_if = "Option::is_none")]
     pub implementation: Option<String>,
+    /// The host it runs on (a name of the run's hosts; docs/hosts.md); default the
+    /// runner's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The hosts its replicas are spread over, in turn (replica i on hosts[i % n]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
 }
 
 /// A source's typed multi-frame messages: the first frame holds the measurement header and

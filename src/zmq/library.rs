@@ -96,6 +96,17 @@ pub enum LoadError {
     AlreadyChosen(String, String),
 }
 
+/// What a node process must choose to load the library this process measures: None for the
+/// bundled one, `system`, or the library's absolute path.
+pub fn choice() -> Option<String> {
+    let l = &LOADED.get()?.info;
+    match l.source.as_str() {
+        "bundled" => None,
+        "path" => Some(l.path.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
 /// Chooses the libzmq for this process: `bundled`, `system` or a path. Must come before
 /// the first socket; choosing the same library twice is fine.
 pub fn choose(choice: &str) -> Result<&'static LibraryInfo, LoadError> {
