@@ -9,7 +9,6 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::OnceLock;
 
 /// Why an ELF file could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -46,15 +45,6 @@ pub fn build_id(path: &Path) -> Result<String, ElfError> {
         .ok_or_else(|| ElfError::NoBuildId {
             path: path.display().to_string(),
         })
-}
-
-/// The build-id of the running executable (`/proc/self/exe`), read once.
-pub fn own_build_id() -> Result<&'static str, String> {
-    static ID: OnceLock<Result<String, String>> = OnceLock::new();
-    ID.get_or_init(|| build_id(Path::new("/proc/self/exe")).map_err(|e| e.to_string()))
-        .as_ref()
-        .map(String::as_str)
-        .map_err(Clone::clone)
 }
 
 /// The shared libraries the file needs (`DT_NEEDED`), in link order; empty for a static one.
@@ -465,11 +455,6 @@ mod tests {
             .find_map(|l| l.trim().strip_prefix("Build ID: "))
             .unwrap_or_else(|| panic!("no Build ID in readelf -n: {notes}"));
         assert_eq!(id, theirs.trim());
-    }
-
-    #[test]
-    fn the_own_build_id_is_this_executables() {
-        assert_eq!(own_build_id().unwrap(), build_id(&me()).unwrap());
     }
 
     #[test]

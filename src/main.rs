@@ -81,7 +81,7 @@ fn version_text() -> String {
         t.push_str(&format!("\n  built: {}", l.build));
     }
     // Last, so the libzmq line stays the second (`--vs-libzmq` reads it there).
-    match zmqperf::elf::own_build_id() {
+    match zmqperf::build_id::own_build_id() {
         Ok(id) => t.push_str(&format!("\nbuild-id: {id}")),
         Err(e) => t.push_str(&format!("\nbuild-id: unknown ({e})")),
     }
