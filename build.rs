@@ -78,8 +78,14 @@ fn main() {
         ("curve", "ZMQ_HAVE_CURVE"),
         ("ipc", "ZMQ_HAVE_IPC"),
         ("tcp-keepalive", "ZMQ_HAVE_TCP_KEEPIDLE"),
+        ("so-keepalive", "ZMQ_HAVE_SO_KEEPALIVE"),
         ("so-peercred", "ZMQ_HAVE_SO_PEERCRED"),
         ("accept4", "HAVE_ACCEPT4"),
+        // What a CMake that believes it cross-compiles drops without a word (its run-time
+        // probes are skipped): listed so two builds' `--version` tell them apart.
+        ("sock-cloexec", "ZMQ_HAVE_SOCK_CLOEXEC"),
+        ("eventfd-cloexec", "ZMQ_HAVE_EVENTFD_CLOEXEC"),
+        ("tipc", "ZMQ_HAVE_TIPC"),
     ] {
         if defined(macro_name) {
             features.push(name);

@@ -10,6 +10,7 @@ pub mod child;
 pub mod clock;
 pub mod compat;
 pub mod diagnose;
+pub mod elf;
 pub mod endpoint;
 pub mod error;
 pub mod fanout;

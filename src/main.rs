@@ -60,7 +60,8 @@ fn choose_libzmq() {
     }
 }
 
-/// What `zmqperf --version` prints: zmqperf's version and the libzmq it measures.
+/// What `zmqperf --version` prints: zmqperf's version, the libzmq it measures and this
+/// executable's GNU build-id (what a remote node's must equal).
 fn version_text() -> String {
     let l = zmq::library();
     let mut t = format!(
@@ -78,6 +79,11 @@ fn version_text() -> String {
     );
     if !l.build.is_empty() {
         t.push_str(&format!("\n  built: {}", l.build));
+    }
+    // Last, so the libzmq line stays the second (`--vs-libzmq` reads it there).
+    match zmqperf::build_id::own_build_id() {
+        Ok(id) => t.push_str(&format!("\nbuild-id: {id}")),
+        Err(e) => t.push_str(&format!("\nbuild-id: unknown ({e})")),
     }
     t
 }

@@ -15,6 +15,7 @@ pub mod merge;
 pub mod place;
 pub mod plan;
 pub mod remote;
+pub mod ship;
 pub mod sync;
 mod watch;
 
