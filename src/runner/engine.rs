@@ -566,13 +566,9 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
             let launch = match (placement, &peer_command, host) {
                 (Placement::Thread, _, _) => Launch::Thread,
                 (_, Some(cmd), _) => Launch::Process(ProcessLaunch::peer(cmd.clone())),
-                (_, None, Some(h)) => Launch::Process(
-                    h.node_launch(
-                        &h.zmqperf
-                            .clone()
-                            .unwrap_or_else(|| settings.exe.display().to_string()),
-                    ),
-                ),
+                (_, None, Some(h)) => {
+                    Launch::Process(h.node_launch(&super::remote_exe_of(h, &settings.exe)?))
+                }
                 (_, None, None) => {
                     Launch::Process(ProcessLaunch::own(&settings.exe.display().to_string()))
                 }

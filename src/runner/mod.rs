@@ -140,18 +140,34 @@ pub trait Observer {
     fn case_done(&mut self, result: &CaseResult);
 }
 
-/// The zmqperf executable to run on `host`: its `zmqperf` if the hosts file names one,
-/// else this executable's own path (the same path there: a shared file system, or a
-/// namespace of this machine).
+/// The zmqperf executable to run on `host`: its `zmqperf` if the hosts file names one, a
+/// copy of this build shipped there (`ship = true`), else this executable's own path (the
+/// same path there: a shared file system, or a namespace of this machine).
 pub fn remote_exe(host: &hosts::Host) -> crate::error::Result<String> {
-    if let Some(p) = &host.zmqperf {
-        return Ok(p.clone());
-    }
     let exe = std::env::current_exe().map_err(|e| crate::error::Error::Io {
         op: "finding the zmqperf binary".into(),
         source: e,
     })?;
-    Ok(exe.display().to_string())
+    remote_exe_of(host, &exe)
+}
+
+/// [`remote_exe`] for the build `exe`, asked of each host once per run (a launcher call
+/// per replica and repetition would cost a connection each).
+pub fn remote_exe_of(host: &hosts::Host, exe: &std::path::Path) -> crate::error::Result<String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static KNOWN: OnceLock<Mutex<HashMap<(String, PathBuf), String>>> = OnceLock::new();
+    let key = (format!("{:?}", host), exe.to_path_buf());
+    let known = KNOWN.get_or_init(Default::default);
+    if let Some(p) = known.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(p.clone());
+    }
+    let p = ship::ensure_binary_of(host, exe, Duration::from_secs(120))?;
+    known
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, p.clone());
+    Ok(p)
 }
 
 /// This build's identity (its GNU build-id), which every node of a run must share.
