@@ -189,7 +189,8 @@ fn nodes_on_another_host_through_netns_ssh_and_srun_measure_on_one_clock() {
             120,
         );
         assert_eq!(code, Some(0), "{err}");
-        assert!(out.contains("on one clock to within ±"), "{out}");
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("on one clock to within ±"), "{out}");
     });
 }
 
