@@ -1026,7 +1026,7 @@ fn run_repetition(
                     // The bound over the whole case goes with the converted figures.
                     if let Some(e) = r.clock_error_ns {
                         let bound = |h: &mut crate::stats::LatencyHistogram| {
-                            let mut c = h.clock().clone();
+                            let mut c = *h.clock();
                             if c.converted > 0 {
                                 c.error_ns = Some(c.error_ns.unwrap_or(0).max(e));
                                 h.set_clock(c);

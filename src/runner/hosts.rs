@@ -111,12 +111,12 @@ pub fn resolve(e: &HostEntry, origin: &str, name: &str) -> Result<Host> {
                 "ssh_options go with ssh = \"user@host\"",
             ));
         }
-        if e.quoting.is_some() && kind != "launch" {
+        if let (Some(q), false) = (e.quoting, kind == "launch") {
             return Err(bad(
                 origin,
                 name,
                 "quoting",
-                &format!("{:?}", e.quoting.unwrap()).to_lowercase(),
+                &format!("{q:?}").to_lowercase(),
                 format!("{kind} has its quoting built in; quoting goes with launch = [...]"),
             ));
         }

@@ -850,7 +850,11 @@ impl StdioControl {
     /// (it measures a remote node's clock once more), at most `wait`.
     fn linger(&mut self, wait: Duration) {
         let until = Instant::now() + wait;
-        while !self.closed {
+        if self.closed {
+            return;
+        }
+        // The reader thread answers the clock; here only the end of the input is awaited.
+        loop {
             match self
                 .rx
                 .recv_timeout(until.saturating_duration_since(Instant::now()))
