@@ -13,6 +13,7 @@ pub mod endpoint;
 pub mod error;
 pub mod fanout;
 pub mod header;
+pub mod host;
 pub mod matrix;
 pub mod model;
 pub mod msg;

@@ -153,6 +153,7 @@ mod tests {
             environment: Environment::default(),
             cases: Vec::new(),
             findings: Vec::new(),
+            imported: None,
         }
     }
 

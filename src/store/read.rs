@@ -255,6 +255,7 @@ impl Store {
             environment,
             cases,
             findings,
+            imported: None,
         })
     }
 }

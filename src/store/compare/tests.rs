@@ -74,6 +74,7 @@ fn run(id: &str, cases: Vec<CaseResult>) -> RunResult {
         },
         cases,
         findings: Vec::new(),
+        imported: None,
     }
 }
 

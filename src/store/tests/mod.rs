@@ -135,9 +135,11 @@ fn run(id: &str) -> RunResult {
             note: None,
             network: Vec::new(),
             zmqperf_version: "0.1.0".into(),
+            hosts: Vec::new(),
         },
         cases: Vec::new(),
         findings: Vec::new(),
+        imported: None,
     }
 }
 
