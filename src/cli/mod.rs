@@ -6,6 +6,7 @@ use zmqperf::zmq;
 mod compat;
 mod diagnose;
 mod fanout;
+mod import;
 mod matrix;
 mod output;
 mod peers;
@@ -109,6 +110,9 @@ enum Cmd {
         #[command(flatten)]
         db: suite::DbArgs,
     },
+    /// Take a run exported on another machine (`report --format json`) into this history.
+    #[command(after_help = import::EXAMPLES)]
+    Import(import::ImportArgs),
     /// Compare two runs case by case; exit 15 when a case regressed past --fail-above.
     #[command(after_help = "Example:\n  zmqperf compare last~1 last --fail-above 5%")]
     Compare {
@@ -267,6 +271,7 @@ pub fn run(cli: Cli) -> Result<()> {
             let store = zmqperf::store::Store::open_existing(db.path())?;
             return out.emit(&store.load_run(run)?);
         }
+        Cmd::Import(a) => return import::run(a),
         Cmd::Compare {
             run_a,
             run_b,
@@ -329,6 +334,7 @@ pub fn run(cli: Cli) -> Result<()> {
         | Cmd::History { .. }
         | Cmd::Show { .. }
         | Cmd::Report { .. }
+        | Cmd::Import(_)
         | Cmd::Compare { .. } => unreachable!("handled above"),
     }
     Ok(())
