@@ -28,8 +28,8 @@ mod text;
 mod write;
 
 pub use compare::{
-    compare, format_comparison, parse_percent, CaseFailure, Comparison, Metric, MetricChange,
-    Noise, RunRef,
+    by_host, compare, format_by_host, format_comparison, parse_percent, short_cpu, CaseFailure,
+    Comparison, HostColumn, HostTable, Metric, MetricChange, Noise, RunRef,
 };
 pub use error::StoreError;
 pub use history::format_history;
