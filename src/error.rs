@@ -95,6 +95,9 @@ pub enum Error {
     /// The history database failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    /// `zmqperf import` refused a file, or the history refused the run in it.
+    #[error(transparent)]
+    Import(#[from] crate::store::ImportError),
     /// A comparison found a case that regressed past the threshold (the report is printed first).
     #[error("{0}")]
     Regressed(String),
@@ -194,6 +197,7 @@ impl Error {
             Error::Io { .. } => 11,
             Error::Lost { .. } => 12,
             Error::Store(e) => e.exit_code(),
+            Error::Import(e) => e.exit_code(),
             Error::Regressed(_) => 15,
             Error::Shortfall(_) => 16,
             Error::CutShort { .. } => 17,

@@ -35,6 +35,29 @@ pub struct RunResult {
     /// `zmqperf run`; absent from reports written before findings existed).
     #[serde(default)]
     pub findings: Vec<Finding>,
+    /// Where the run came from when it was taken into this history by `zmqperf import`
+    /// (absent for a run recorded here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
+}
+
+/// The mark of an imported run: the run as it was known where it was made, and the file
+/// it came in.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Imported {
+    /// The run's id in the history it was made in (`run_id` is its id in this history).
+    /// A run imported again from a history that had imported it keeps the very first id.
+    pub original_run_id: String,
+    /// The file it was imported from, as given to `zmqperf import` (`-` for standard
+    /// input).
+    pub file: String,
+    /// The host name of the machine the run was made on (its environment's `hostname`).
+    pub from_host: String,
+    /// When it was imported, RFC 3339 UTC.
+    pub imported_at: String,
+    /// SHA-256 (hex) of the run's content: the run as exported, with its original id and
+    /// without this mark. The same run imported twice has the same hash.
+    pub content_sha256: String,
 }
 
 /// A workload file as it was when the run read it.
@@ -76,6 +99,175 @@ pub struct Environment {
     pub network: Vec<NetworkInterface>,
     /// zmqperf version.
     pub zmqperf_version: String,
+    /// Each host the run's nodes ran on, as that host described itself, in the order the
+    /// run met them (the runner's own host first). Empty for a run on one host: the fields
+    /// above are then its only host (see [`Environment::host_list`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostEnvironment>,
+}
+
+impl Environment {
+    /// The run's hosts: [`Environment::hosts`], or when it is empty the one host the fields
+    /// of this environment describe (named by its host name).
+    pub fn host_list(&self) -> Vec<HostEnvironment> {
+        if self.hosts.is_empty() {
+            vec![self.own_host()]
+        } else {
+            self.hosts.clone()
+        }
+    }
+
+    /// The host a node's `host` names: an entry of [`Environment::hosts`] by name, or for
+    /// the runner's host name (or an empty name, as in runs made before hosts existed) the
+    /// runner's own host.
+    pub fn host(&self, name: &str) -> Option<HostEnvironment> {
+        let name = if name.is_empty() {
+            self.hostname.as_str()
+        } else {
+            name
+        };
+        if let Some(h) = self.hosts.iter().find(|h| h.name == name) {
+            return Some(h.clone());
+        }
+        if name != self.hostname {
+            return None;
+        }
+        Some(
+            self.hosts
+                .iter()
+                .find(|h| h.hostname == name)
+                .cloned()
+                .unwrap_or_else(|| self.own_host()),
+        )
+    }
+
+    /// The runner's host as the fields of this environment describe it: its interfaces are
+    /// those the run's tcp addresses used.
+    fn own_host(&self) -> HostEnvironment {
+        let mut nics: Vec<HostNic> = Vec::new();
+        for n in &self.network {
+            match nics.iter_mut().find(|x| x.name == n.interface) {
+                Some(x) => {
+                    if !x.addresses.contains(&n.local_address) {
+                        x.addresses.push(n.local_address.clone());
+                    }
+                }
+                None => nics.push(HostNic {
+                    name: n.interface.clone(),
+                    addresses: vec![n.local_address.clone()],
+                    loopback: n.loopback,
+                    mtu: n.mtu,
+                    speed_mbps: n.speed_mbps,
+                }),
+            }
+        }
+        HostEnvironment {
+            name: self.hostname.clone(),
+            hostname: self.hostname.clone(),
+            cpu_model: self.cpu_model.clone(),
+            cores: self.cores,
+            kernel: self.kernel.clone(),
+            libzmq_version: self.libzmq_version.clone(),
+            libzmq_source: self
+                .libzmq
+                .as_ref()
+                .map(|l| l.source.clone())
+                .unwrap_or_default(),
+            addr: None,
+            nics,
+        }
+    }
+}
+
+/// One host of a run as the node process on it described its machine: what
+/// [`crate::host::host_environment`] collects.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct HostEnvironment {
+    /// The host's name in the run: its name in the hosts file, or the host name of the
+    /// runner's own machine. Nodes name their host with it ([`NodeResult::host`]).
+    pub name: String,
+    /// The machine's own host name (uname -n).
+    pub hostname: String,
+    /// CPU model name (from /proc/cpuinfo).
+    pub cpu_model: String,
+    /// Logical CPUs available.
+    pub cores: u32,
+    /// Kernel release (uname -r).
+    pub kernel: String,
+    /// libzmq version the node measured with, e.g. `4.3.5`.
+    pub libzmq_version: String,
+    /// Which libzmq: `bundled`, `system` or `path` (empty where unknown).
+    #[serde(default)]
+    pub libzmq_source: String,
+    /// The data-plane address the run reached this host at (the hosts file's `addr`),
+    /// where one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addr: Option<String>,
+    /// The host's network interfaces that are up, in the order the kernel lists them.
+    #[serde(default)]
+    pub nics: Vec<HostNic>,
+}
+
+/// A network interface of a host.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct HostNic {
+    /// Interface name, e.g. `lo`, `eth0`.
+    pub name: String,
+    /// Its IPv4 and IPv6 addresses.
+    pub addresses: Vec<String>,
+    /// Whether it is a loopback interface (traffic never reaches a wire).
+    pub loopback: bool,
+    /// Maximum transmission unit, bytes (from /sys/class/net/NAME/mtu).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+    /// Link speed, Mbit/s, where the driver reports one (not for lo and most virtual links).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_mbps: Option<u64>,
+}
+
+impl HostNic {
+    /// `eth0 mtu 1500 1000 Mb/s`: the interface without its addresses (what two hosts'
+    /// interfaces are compared by).
+    pub fn describe(&self) -> String {
+        let mut s = self.name.clone();
+        if self.loopback {
+            s.push_str(" (loopback)");
+        }
+        if let Some(m) = self.mtu {
+            s.push_str(&format!(" mtu {m}"));
+        }
+        if let Some(sp) = self.speed_mbps {
+            s.push_str(&format!(" {sp} Mb/s"));
+        }
+        s
+    }
+}
+
+impl HostEnvironment {
+    /// The interface that holds `addr` (the host's data-plane address), if the host has
+    /// one and lists it.
+    pub fn nic_of(&self, addr: &str) -> Option<&HostNic> {
+        let bare = addr.trim_start_matches('[').trim_end_matches(']');
+        self.nics
+            .iter()
+            .find(|n| n.addresses.iter().any(|a| a == bare) || n.name == bare)
+    }
+
+    /// The interfaces that reach other hosts (not loopback), described without their
+    /// addresses, joined by `, `; `-` when there are none.
+    pub fn wired_nics(&self) -> String {
+        let all: Vec<String> = self
+            .nics
+            .iter()
+            .filter(|n| !n.loopback)
+            .map(HostNic::describe)
+            .collect();
+        if all.is_empty() {
+            "-".to_string()
+        } else {
+            all.join(", ")
+        }
+    }
 }
 
 /// The network interface that carried a tcp address of a run.
@@ -331,6 +523,12 @@ pub struct NodeResult {
     /// `pyzmq 26.2.0 (libzmq 4.3.5)`.
     #[serde(default, rename = "impl", skip_serializing_if = "Option::is_none")]
     pub implementation: Option<String>,
+    /// The host it ran on: a host's name in the hosts file ([`HostEnvironment::name`]), or
+    /// the runner's host name for a node on the runner's machine. Absent in runs made
+    /// before hosts existed, whose nodes all ran on the run's own host (see
+    /// [`RunResult::node_host`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
 }
 
 /// One edge: a source replica's stream as one sink (or a load-balanced group of sink
@@ -360,7 +558,99 @@ pub struct EdgeResult {
     pub latency: Option<LatencySummary>,
 }
 
+impl RunResult {
+    /// The host a node ran on: its `host`, or the run's own host name for a node recorded
+    /// before hosts existed.
+    pub fn node_host<'a>(&'a self, n: &'a NodeResult) -> &'a str {
+        if n.host.is_empty() {
+            &self.environment.hostname
+        } else {
+            &n.host
+        }
+    }
+
+    /// Every host the run's nodes ran on, in the order first met, then those of
+    /// [`Environment::hosts`] no node names; the run's own host name alone when nothing
+    /// names another.
+    pub fn hosts(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for c in &self.cases {
+            for h in c.hosts(&self.environment.hostname) {
+                if !out.contains(&h) {
+                    out.push(h);
+                }
+            }
+        }
+        for h in &self.environment.hosts {
+            if !out.contains(&h.name.as_str()) {
+                out.push(&h.name);
+            }
+        }
+        if out.is_empty() {
+            out.push(&self.environment.hostname);
+        }
+        out
+    }
+
+    /// Whether the run's nodes ran on more than one host.
+    pub fn is_multi_host(&self) -> bool {
+        self.hosts().len() > 1
+    }
+}
+
+/// Whether a role sends the measured messages (a ping's requests, a source's stream).
+pub fn is_sending_role(role: &str) -> bool {
+    matches!(role, "ping" | "source")
+}
+
+/// Whether a role receives the measured messages (an echo, a sink, a subscriber swarm).
+pub fn is_receiving_role(role: &str) -> bool {
+    matches!(role, "echo" | "sink" | "swarm")
+}
+
 impl CaseResult {
+    /// The hosts of the case's nodes, each once, in node order; `own` (the run's host
+    /// name) stands for a node that names none. A case without nodes ran on `own`.
+    pub fn hosts<'a>(&'a self, own: &'a str) -> Vec<&'a str> {
+        let mut out: Vec<&str> = Vec::new();
+        for n in &self.nodes {
+            let h = if n.host.is_empty() { own } else { &n.host };
+            if !out.contains(&h) {
+                out.push(h);
+            }
+        }
+        if out.is_empty() {
+            out.push(own);
+        }
+        out
+    }
+
+    /// Where the case ran, in one word: the host when all its nodes ran on one
+    /// (`bench-01`), else `a->b`: the hosts of the sending nodes (pings, sources) to those
+    /// of the receiving nodes (echoes, sinks, swarms), several joined by `+` (`a->b+c`).
+    /// `own` (the run's host name) stands for a node that names no host.
+    pub fn host_path(&self, own: &str) -> String {
+        let all = self.hosts(own);
+        if all.len() == 1 {
+            return all[0].to_string();
+        }
+        let side = |keep: fn(&str) -> bool| {
+            let mut hs: Vec<&str> = Vec::new();
+            for n in self.nodes.iter().filter(|n| keep(&n.role)) {
+                let h = if n.host.is_empty() { own } else { &n.host };
+                if !hs.contains(&h) {
+                    hs.push(h);
+                }
+            }
+            hs.join("+")
+        };
+        let (from, to) = (side(is_sending_role), side(is_receiving_role));
+        if from.is_empty() || to.is_empty() {
+            return all.join("+");
+        }
+        format!("{from}->{to}")
+    }
+
     /// The stable key of a case.
     pub fn make_id(
         kind: Kind,
@@ -510,4 +800,110 @@ pub struct Triage {
     pub unit: String,
     /// The fix in one line; measured where the experiment measured it.
     pub fix: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::{host_pairs_run, machine_runs, sample_run};
+
+    #[test]
+    fn where_cases_ran() {
+        let run = host_pairs_run();
+        assert_eq!(run.hosts(), ["a", "b", "c"]);
+        assert!(run.is_multi_host());
+        assert_eq!(run.cases[0].host_path("bench-01"), "a");
+        assert_eq!(run.cases[1].host_path("bench-01"), "a->b");
+        assert_eq!(run.cases[7].host_path("bench-01"), "c->b");
+        // A node that names no host ran on the run's own host.
+        let hal = &machine_runs()[0];
+        assert_eq!(hal.hosts(), ["hal"]);
+        assert!(!hal.is_multi_host());
+        assert_eq!(hal.node_host(&hal.cases[0].nodes[0]), "hal");
+        assert_eq!(hal.cases[0].host_path("hal"), "hal");
+        // A case without nodes ran on the run's host.
+        let s = sample_run();
+        assert_eq!(s.cases[0].hosts("bench-01"), ["bench-01"]);
+        assert_eq!(s.hosts(), ["bench-01"]);
+        // Sources on two hosts into one sink; a proxy is neither side.
+        let mut c = run.cases[1].clone();
+        c.nodes[0].role = "source".into();
+        c.nodes.push(NodeResult {
+            name: "src2".into(),
+            role: "source".into(),
+            host: "c".into(),
+            ..Default::default()
+        });
+        c.nodes.push(NodeResult {
+            name: "fwd".into(),
+            role: "proxy".into(),
+            host: "d".into(),
+            ..Default::default()
+        });
+        c.nodes[1].role = "sink".into();
+        assert_eq!(c.host_path("x"), "a+c->b");
+        // Nothing that sends: every host, in node order.
+        for n in &mut c.nodes {
+            n.role = "proxy".into();
+        }
+        assert_eq!(c.host_path("x"), "a+b+c+d");
+    }
+
+    #[test]
+    fn hosts_by_name_and_the_runs_own_host() {
+        let run = host_pairs_run();
+        let e = &run.environment;
+        assert_eq!(e.host("b").unwrap().hostname, "ns-b");
+        assert!(e.host("d").is_none());
+        // The runner's own host, by its name or by none, from the environment's fields.
+        let own = e.host("bench-01").unwrap();
+        assert_eq!(own.cpu_model, e.cpu_model);
+        assert_eq!(e.host("").unwrap(), own);
+        assert_eq!(e.host_list().len(), 3);
+        // One host: the environment itself, its interfaces those its tcp addresses used.
+        let s = sample_run();
+        let list = s.environment.host_list();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].name, "bench-01");
+        assert_eq!(list[0].nics.len(), 1);
+        assert_eq!(list[0].nics[0].name, "lo");
+        assert_eq!(list[0].nics[0].addresses, ["127.0.0.1"]);
+        assert_eq!(list[0].nics[0].describe(), "lo (loopback) mtu 65536");
+        assert_eq!(
+            run.environment.hosts[0].wired_nics(),
+            "veth-a mtu 1500 10000 Mb/s"
+        );
+        assert_eq!(
+            run.environment.hosts[0].nic_of("10.0.0.1").unwrap().name,
+            "veth-a"
+        );
+        assert!(run.environment.hosts[0].nic_of("10.0.0.9").is_none());
+    }
+
+    #[test]
+    fn results_without_hosts_still_load() {
+        // A node and an environment as written before hosts existed.
+        let node: NodeResult = serde_json::from_str(
+            r#"{"name":"pub","role":"source","replicas":1,"placement":"thread",
+                "cpu_ms":1.5,"peak_rss_kib":100}"#,
+        )
+        .unwrap();
+        assert_eq!(node.host, "");
+        let env: Environment = serde_json::from_str(
+            r#"{"cpu_model":"x","cores":2,"memory_bytes":1,"kernel":"k","os":"o",
+                "hostname":"h","libzmq_version":"4.3.5","zmqperf_version":"0.1.0"}"#,
+        )
+        .unwrap();
+        assert!(env.hosts.is_empty());
+        // And nothing new is written for them.
+        assert!(!serde_json::to_string(&node).unwrap().contains("host"));
+        assert!(!serde_json::to_string(&env).unwrap().contains("hosts"));
+        let run = sample_run();
+        let json = serde_json::to_string(&run).unwrap();
+        assert!(!json.contains("\"imported\""));
+        // A run across hosts reads back whole.
+        let r = host_pairs_run();
+        let back: RunResult = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+    }
 }

@@ -99,11 +99,24 @@ fn json_validates_against_the_schema() {
 #[test]
 fn the_other_fixtures_validate_and_read_back() {
     let v = validator();
-    for run in [
+    // A run imported from another history carries its mark.
+    let mut imported = sample_run();
+    imported.imported = Some(zmqperf::model::Imported {
+        original_run_id: "20261120-101010-0a0b".into(),
+        file: "far-run.json".into(),
+        from_host: "far-away".into(),
+        imported_at: "2026-11-23T10:00:00Z".into(),
+        content_sha256: "ab".repeat(32),
+    });
+    let mut runs = vec![
         zmqperf::report::fixture::quick_run(),
         zmqperf::report::fixture::sweep_run(),
         zmqperf::report::fixture::fanout_run(),
-    ] {
+        zmqperf::report::fixture::host_pairs_run(),
+        imported,
+    ];
+    runs.extend(zmqperf::report::fixture::machine_runs());
+    for run in runs {
         let json = json_of(&run);
         let errs = errors(&v, &json);
         assert!(
@@ -120,6 +133,14 @@ fn the_other_fixtures_validate_and_read_back() {
     assert_eq!(fan["cases"][0]["floor"]["p99_us"], 6905.0);
     let sample = json_of(&sample_run());
     assert!(sample["cases"][0]["floor"].get("p50_us").is_none());
+    // A run across hosts: each node names its host, each host describes itself.
+    let hosts = json_of(&zmqperf::report::fixture::host_pairs_run());
+    assert_eq!(hosts["cases"][1]["nodes"][1]["host"], "b");
+    assert_eq!(hosts["environment"]["hosts"][1]["addr"], "10.0.0.2");
+    assert_eq!(hosts["environment"]["hosts"][1]["nics"][1]["mtu"], 1500);
+    // Nothing of hosts or imports in a run on one host that was recorded here.
+    assert!(sample["environment"].get("hosts").is_none());
+    assert!(sample.get("imported").is_none());
 }
 
 /// A change that makes a valid report invalid.
@@ -190,6 +211,55 @@ fn schema_rejects_wrong_types_and_unknown_fields() {
         }),
         ("null edge latency", |j| {
             j["cases"][9]["edges"][0]["latency"] = Value::Null
+        }),
+    ];
+    for (what, mutate) in mutations {
+        let mut bad = good.clone();
+        mutate(&mut bad);
+        assert!(!v.is_valid(&bad), "the schema accepts {what}");
+    }
+}
+
+#[test]
+fn schema_rejects_bad_hosts_and_import_marks() {
+    let v = validator();
+    let mut run = zmqperf::report::fixture::host_pairs_run();
+    run.imported = Some(zmqperf::model::Imported {
+        original_run_id: "x".into(),
+        file: "f.json".into(),
+        from_host: "far".into(),
+        imported_at: "2026-11-23T10:00:00Z".into(),
+        content_sha256: "0".repeat(64),
+    });
+    let good = json_of(&run);
+    assert!(errors(&v, &good).is_empty(), "{:#?}", errors(&v, &good));
+    let mutations: [(&str, Mutation); 7] = [
+        ("unknown field in a host", |j| {
+            j["environment"]["hosts"][0]["gpu"] = Value::from("none")
+        }),
+        ("a host without its name", |j| {
+            j["environment"]["hosts"][0]
+                .as_object_mut()
+                .expect("object")
+                .remove("name");
+        }),
+        ("a host's mtu as a string", |j| {
+            j["environment"]["hosts"][0]["nics"][0]["mtu"] = Value::from("1500")
+        }),
+        ("an unknown libzmq source", |j| {
+            j["environment"]["hosts"][0]["libzmq_source"] = Value::from("vendored")
+        }),
+        ("an empty node host", |j| {
+            j["cases"][1]["nodes"][0]["host"] = Value::from("")
+        }),
+        ("an import mark without its original id", |j| {
+            j["imported"]
+                .as_object_mut()
+                .expect("object")
+                .remove("original_run_id");
+        }),
+        ("a hash that is not SHA-256 hex", |j| {
+            j["imported"]["content_sha256"] = Value::from("xyz")
         }),
     ];
     for (what, mutate) in mutations {

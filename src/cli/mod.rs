@@ -6,6 +6,7 @@ use zmqperf::zmq;
 mod compat;
 mod diagnose;
 mod fanout;
+mod import;
 mod k8s;
 mod matrix;
 mod output;
@@ -110,13 +111,28 @@ enum Cmd {
         #[command(flatten)]
         db: suite::DbArgs,
     },
+    /// Take a run exported on another machine (`report --format json`) into this history.
+    #[command(after_help = import::EXAMPLES)]
+    Import(import::ImportArgs),
     /// Compare two runs case by case; exit 15 when a case regressed past --fail-above.
-    #[command(after_help = "Example:\n  zmqperf compare last~1 last --fail-above 5%")]
+    /// With --by-host: one table of the runs' figures with a column per host.
+    #[command(
+        after_help = "Examples:\n  zmqperf compare last~1 last --fail-above 5%\n  zmqperf compare --by-host hal-run haiku-run yobox-run   # a column per machine"
+    )]
     Compare {
         /// The baseline run.
         run_a: String,
-        /// The run to judge.
-        run_b: String,
+        /// The run to judge (with --by-host: the other runs, any number).
+        #[arg(required_unless_present = "by_host")]
+        run_b: Option<String>,
+        /// With --by-host: more runs.
+        #[arg(requires = "by_host", value_name = "RUN")]
+        more: Vec<String>,
+        /// One table per kind, size and load: a row per pattern and transport, a column per
+        /// host the runs' cases ran on (a case across hosts is a column `a->b`), each cell
+        /// the case's median with its 95% interval. No verdict, no gate.
+        #[arg(long, conflicts_with_all = ["fail_above", "allow_incomplete"])]
+        by_host: bool,
         /// Fail (exit 15) when a case got worse by more than this, beyond noise (e.g. 5%).
         /// The gate also fails (exit 18) when it cannot judge everything: no case in common,
         /// baseline cases missing, a run interrupted.
@@ -278,9 +294,12 @@ pub fn run(cli: Cli) -> Result<()> {
             let store = zmqperf::store::Store::open_existing(db.path())?;
             return out.emit(&store.load_run(run)?);
         }
+        Cmd::Import(a) => return import::run(a),
         Cmd::Compare {
             run_a,
             run_b,
+            more,
+            by_host,
             fail_above,
             allow_incomplete,
             db,
@@ -290,6 +309,17 @@ pub fn run(cli: Cli) -> Result<()> {
                 .map(zmqperf::store::parse_percent)
                 .transpose()?;
             let store = zmqperf::store::Store::open_existing(db.path())?;
+            if *by_host {
+                let selectors = std::iter::once(run_a).chain(run_b).chain(more);
+                let runs = selectors
+                    .map(|s| store.load_run(s))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                print!("{}", zmqperf::store::format_by_host(&runs));
+                return Ok(());
+            }
+            let run_b = run_b
+                .as_deref()
+                .expect("clap requires RUN_B without --by-host");
             let (a, b) = (store.load_run(run_a)?, store.load_run(run_b)?);
             let mut c = zmqperf::store::compare(&a, &b, threshold);
             c.allow_incomplete = *allow_incomplete;
@@ -342,6 +372,7 @@ pub fn run(cli: Cli) -> Result<()> {
         | Cmd::History { .. }
         | Cmd::Show { .. }
         | Cmd::Report { .. }
+        | Cmd::Import(_)
         | Cmd::Compare { .. } => unreachable!("handled above"),
     }
     Ok(())

@@ -3,7 +3,7 @@
 //! (getifaddrs); any other is first given to the kernel's routing (a UDP socket connected
 //! to it, which sends nothing, reports the source address the kernel chose).
 
-use crate::model::NetworkInterface;
+use crate::model::{HostNic, NetworkInterface};
 use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
@@ -162,6 +162,35 @@ pub fn tcp_host(endpoint: &str) -> Option<String> {
     })
 }
 
+/// Every interface of this host that has an address, with its addresses (IPv6 link-local
+/// ones left out: every interface has one), MTU and link speed, in the order the kernel
+/// lists them.
+pub fn host_nics() -> Vec<HostNic> {
+    let mut out: Vec<HostNic> = Vec::new();
+    for l in local_addresses() {
+        let link_local = matches!(l.addr, IpAddr::V6(v6) if (v6.segments()[0] & 0xffc0) == 0xfe80);
+        let i = match out.iter().position(|n| n.name == l.name) {
+            Some(i) => i,
+            None => {
+                let d = describe(&l.addr.to_string(), &l);
+                out.push(HostNic {
+                    name: l.name.clone(),
+                    addresses: Vec::new(),
+                    loopback: l.loopback,
+                    mtu: d.mtu,
+                    speed_mbps: d.speed_mbps,
+                });
+                out.len() - 1
+            }
+        };
+        let a = l.addr.to_string();
+        if !link_local && !out[i].addresses.contains(&a) {
+            out[i].addresses.push(a);
+        }
+    }
+    out
+}
+
 /// The interfaces of a set of tcp hosts, one entry per host, in host order; hosts that
 /// cannot be placed on an interface are left out.
 pub fn interfaces<'a>(hosts: impl IntoIterator<Item = &'a str>) -> Vec<NetworkInterface> {
@@ -226,6 +255,20 @@ mod tests {
         );
         assert_eq!(tcp_host("ipc:///tmp/x"), None);
         assert_eq!(tcp_host("inproc://x"), None);
+    }
+
+    #[test]
+    fn this_host_lists_its_loopback_once() {
+        let nics = host_nics();
+        let lo: Vec<&HostNic> = nics.iter().filter(|n| n.name == "lo").collect();
+        assert_eq!(lo.len(), 1, "{nics:?}");
+        assert!(lo[0].loopback);
+        assert!(lo[0].addresses.iter().any(|a| a == "127.0.0.1"), "{nics:?}");
+        assert_eq!(lo[0].mtu, lookup("127.0.0.1").unwrap().mtu);
+        assert!(nics
+            .iter()
+            .flat_map(|n| &n.addresses)
+            .all(|a| !a.starts_with("fe80")));
     }
 
     #[test]

@@ -1,4 +1,7 @@
 //! The CSV report: one row per case with its summary figures, for spreadsheets and scripts.
+//! Every row says where its case ran: `hosts` (one host, or `a->b` from the sending nodes'
+//! hosts to the receiving nodes') and `node_hosts` (each node with its host), so rows of
+//! runs from several machines can be put in one sheet.
 //!
 //! RFC 4180 quoting: a field holding a comma, a double quote or a line break is put in
 //! double quotes, with inner quotes doubled. Lines end in `\n`. Missing values are empty;
@@ -12,7 +15,7 @@ use crate::model::{CaseResult, Estimate, RunResult};
 pub struct Csv;
 
 /// The header row.
-pub const COLUMNS: [&str; 27] = [
+pub const COLUMNS: [&str; 29] = [
     "id",
     "kind",
     "pattern",
@@ -40,6 +43,8 @@ pub const COLUMNS: [&str; 27] = [
     "repetitions",
     "cpu_ms",
     "peak_rss_kib",
+    "hosts",
+    "node_hosts",
 ];
 
 /// One field, quoted if it needs to be.
@@ -86,7 +91,18 @@ pub fn resources(c: &CaseResult) -> Option<(f64, u64)> {
     Some((cpu, rss))
 }
 
-fn row(c: &CaseResult) -> Vec<String> {
+/// Each node of a case with its host, `name=host` joined by `;` (`ping=a;echo=b`); empty
+/// for a case without nodes.
+pub fn node_hosts(run: &RunResult, c: &CaseResult) -> String {
+    let all: Vec<String> = c
+        .nodes
+        .iter()
+        .map(|n| format!("{}={}", n.name, run.node_host(n)))
+        .collect();
+    all.join(";")
+}
+
+fn row(run: &RunResult, c: &CaseResult) -> Vec<String> {
     let s = &c.summary;
     let ran = !c.repetitions.is_empty();
     let count_if_ran = |n: u64| if ran { n.to_string() } else { String::new() };
@@ -126,6 +142,8 @@ fn row(c: &CaseResult) -> Vec<String> {
         c.repetitions.len().to_string(),
         opt(resources(c).map(|r| r.0)),
         resources(c).map(|r| r.1.to_string()).unwrap_or_default(),
+        c.host_path(&run.environment.hostname),
+        node_hosts(run, c),
     ]
 }
 
@@ -134,7 +152,7 @@ impl Reporter for Csv {
         let mut out = COLUMNS.join(",");
         out.push('\n');
         for c in &run.cases {
-            let fields: Vec<String> = row(c).iter().map(|f| field(f)).collect();
+            let fields: Vec<String> = row(run, c).iter().map(|f| field(f)).collect();
             out.push_str(&fields.join(","));
             out.push('\n');
         }

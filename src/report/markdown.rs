@@ -201,7 +201,12 @@ fn topology(out: &mut String, run: &RunResult) {
              largest peak memory of a replica, rates sent and delivered (medians over the \
              repetitions) and messages forwarded.\n"
         );
-        pipe_table(out, &heads(&layout::NODE_HEADS), &rows(nodes), 4);
+        pipe_table(
+            out,
+            &heads(&layout::node_heads(run)),
+            &nodes,
+            layout::node_text_columns(run),
+        );
         let cut = layout::cut_short(run);
         if !cut.is_empty() {
             let _ = writeln!(out, "\nCut short (the end of a stream never came):\n");
@@ -219,6 +224,9 @@ impl Reporter for Markdown {
         let _ = writeln!(out, "## Environment\n");
         for (k, v) in layout::environment(run) {
             let _ = writeln!(out, "- **{k}**: {}", esc(&v));
+        }
+        for (k, v) in layout::host_environments(run) {
+            let _ = writeln!(out, "- **{}**: {}", esc(&k), esc(&v));
         }
 
         if !run.findings.is_empty() {
@@ -240,6 +248,11 @@ impl Reporter for Markdown {
                  confidence interval. Latency is the mean one-way time (round trip / 2 for \
                  latency cases)."
             );
+        }
+        if let Some(hp) = layout::host_pairs(run) {
+            let _ = writeln!(out, "\n### Host pairs\n");
+            let _ = writeln!(out, "{}\n", layout::HOST_PAIRS_NOTE);
+            pipe_table(&mut out, &heads(&hp.heads), &hp.rows, hp.text_columns);
         }
         for g in &grids {
             out.push('\n');

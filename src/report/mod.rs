@@ -7,6 +7,8 @@ pub mod fanout;
 #[doc(hidden)]
 pub mod fixture;
 mod graph;
+#[cfg(test)]
+mod hosts_tests;
 pub mod html;
 pub mod json;
 mod layout;
@@ -153,6 +155,7 @@ mod tests {
             environment: Environment::default(),
             cases: Vec::new(),
             findings: Vec::new(),
+            imported: None,
         }
     }
 

@@ -193,7 +193,12 @@ fn topology(out: &mut String, run: &RunResult) {
              largest peak memory of a replica, rates sent and delivered (medians over the \
              repetitions) and messages forwarded.",
         );
-        case_table(out, &layout::NODE_HEADS, &nodes, 4);
+        case_table(
+            out,
+            &layout::node_heads(run),
+            &nodes,
+            layout::node_text_columns(run),
+        );
         let cut = layout::cut_short(run);
         if !cut.is_empty() {
             let _ = writeln!(out, "Cut short (the end of a stream never came):");
@@ -272,7 +277,11 @@ impl Reporter for Table {
     fn render(&self, run: &RunResult) -> String {
         let mut out = String::new();
         heading(&mut out, &format!("zmqperf run {}", run.run_id), '=');
-        let env = layout::environment(run);
+        let env: Vec<(String, String)> = layout::environment(run)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .chain(layout::host_environments(run))
+            .collect();
         let kw = env.iter().map(|(k, _)| width(k)).max().unwrap_or(0);
         for (k, v) in &env {
             wrap(&mut out, &format!("{k:<kw$}  "), v);
@@ -300,6 +309,12 @@ impl Reporter for Table {
                  confidence interval. Latency is the mean one-way time (round trip / 2 for \
                  latency cases).",
             );
+        }
+        if let Some(hp) = layout::host_pairs(run) {
+            out.push('\n');
+            heading(&mut out, "Host pairs", '-');
+            wrap(&mut out, "", layout::HOST_PAIRS_NOTE);
+            plain_table(&mut out, &hp.heads, &hp.rows, hp.text_columns);
         }
         for g in &grids {
             out.push('\n');

@@ -46,6 +46,7 @@ pub fn environment() -> Environment {
         note: None,
         network: Vec::new(),
         zmqperf_version: crate::VERSION.to_string(),
+        hosts: Vec::new(),
     }
 }
 

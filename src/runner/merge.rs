@@ -352,6 +352,7 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                 io,
                 io_waits,
                 implementation,
+                host: crate::host::hostname(),
             }
         })
         .collect()

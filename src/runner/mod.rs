@@ -208,6 +208,7 @@ pub fn new_run(command: String, workload: Option<crate::model::Workload>) -> Run
         environment: env::environment(),
         cases: Vec::new(),
         findings: Vec::new(),
+        imported: None,
     }
 }
 

@@ -8,9 +8,10 @@ const COMMAND_WIDTH: usize = 60;
 /// Longest "host / CPU" shown in full.
 const MACHINE_WIDTH: usize = 48;
 
-/// The runs as a table: id, start time, status, cases (and how many failed, and the
-/// findings of a `zmqperf diagnose` run), host and CPU, command line. An empty list says
-/// how runs get there.
+/// The runs as a table: id, start time, status (`, imported` for a run `zmqperf import`
+/// took in), cases (and how many failed, and the findings of a `zmqperf diagnose` run), host
+/// and CPU (for an imported run, of the machine it was made on), command line. An empty
+/// list says how runs get there.
 pub fn format_history(runs: &[RunListing]) -> String {
     if runs.is_empty() {
         return "no runs recorded yet: `zmqperf run` records each run in the history\n".to_string();
@@ -39,10 +40,15 @@ pub fn format_history(runs: &[RunListing]) -> String {
             (true, false) => r.cpu_model.clone(),
             (true, true) => "-".to_string(),
         };
+        let status = if r.imported.is_some() {
+            format!("{}, imported", r.status)
+        } else {
+            r.status.clone()
+        };
         rows.push(vec![
             r.run_id.clone(),
             r.started_at.clone(),
-            r.status.clone(),
+            status,
             cases,
             truncate(&machine, MACHINE_WIDTH),
             truncate(&r.command, COMMAND_WIDTH),
@@ -67,6 +73,7 @@ mod tests {
             findings: 0,
             cpu_model: "AMD EPYC 7763".into(),
             hostname: "alpha".into(),
+            imported: None,
         }
     }
 

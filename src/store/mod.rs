@@ -1,19 +1,23 @@
 //! The history of runs in an embedded SQLite database: each case is committed as soon as it
 //! completes, so a run that is interrupted or crashes keeps everything already measured.
 //!
-//! Layout (version 2, kept in `PRAGMA user_version`): a `runs` table (id, times, status,
+//! Layout (version 3, kept in `PRAGMA user_version`): a `runs` table (id, times, status,
 //! command, the environment and workload as JSON, and the process writing it), a `cases`
 //! table (run id, position, case id, whether it failed, the
-//! [`CaseResult`](crate::model::CaseResult) as JSON) and a `findings` table (run id,
+//! [`CaseResult`](crate::model::CaseResult) as JSON), a `findings` table (run id,
 //! position, finding id, severity, the [`Finding`](crate::model::Finding) as JSON), each
-//! finding committed as soon as its experiment is done. A version 1 file (no `findings`
-//! table) is brought to version 2 in place when opened.
-//! The [`Store`] is opened in `open`, written in `write` and read in `read`;
-//! [`compare`] and the text formats for `history` and `compare` live here too.
+//! finding committed as soon as its experiment is done, and an `imports` table (for a run
+//! taken in by `zmqperf import`: its original id, content hash, file, host and time).
+//! A version 1 or 2 file is brought to version 3 in place when opened (a read-only
+//! version 2 file is read as it is).
+//! The [`Store`] is opened in `open`, written in `write`, read in `read` and imported
+//! into in `import`; [`compare`] and the text formats for `history` and `compare` live
+//! here too.
 
 mod compare;
 mod error;
 mod history;
+pub mod import;
 mod open;
 mod owner;
 mod path;
@@ -24,11 +28,12 @@ mod text;
 mod write;
 
 pub use compare::{
-    compare, format_comparison, parse_percent, CaseFailure, Comparison, Metric, MetricChange,
-    Noise, RunRef,
+    by_host, compare, format_by_host, format_comparison, parse_percent, short_cpu, CaseFailure,
+    Comparison, HostColumn, HostTable, Metric, MetricChange, Noise, RunRef,
 };
 pub use error::StoreError;
 pub use history::format_history;
+pub use import::ImportError;
 pub use path::{default_db_path, DB_ENV};
 pub use read::RunListing;
 
@@ -42,6 +47,9 @@ use std::path::PathBuf;
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Whether the file has the `imports` table (layout 3; a read-only file of layout 2
+    /// is read without it).
+    imports: bool,
 }
 
 impl std::fmt::Debug for Store {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Layout version this build writes and reads (older ones are migrated when opened).
-pub(super) const LAYOUT_VERSION: i64 = 2;
+pub(super) const LAYOUT_VERSION: i64 = 3;
 /// `PRAGMA application_id` of a zmqperf history ("zmqp").
 const APPLICATION_ID: i64 = 0x7a6d_7170;
 /// How long a statement waits for another process's lock before giving up.
@@ -52,6 +52,19 @@ CREATE TABLE findings (
 );
 ";
 
+/// What layout version 3 adds to version 2: where imported runs came from (`zmqperf import`).
+const CREATE_IMPORTS: &str = "
+CREATE TABLE imports (
+    run_id          TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    original_run_id TEXT NOT NULL,
+    content_sha256  TEXT NOT NULL,
+    file            TEXT NOT NULL,
+    from_host       TEXT NOT NULL,
+    imported_at     TEXT NOT NULL
+);
+CREATE INDEX imports_by_original ON imports(original_run_id, content_sha256);
+";
+
 impl Store {
     /// Opens the history at `path`, creating the file, its folder and its tables if absent.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
@@ -74,7 +87,11 @@ impl Store {
             .map_err(open_err)?;
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(open_err)?;
-        let mut store = Store { conn, path };
+        let mut store = Store {
+            conn,
+            path,
+            imports: true,
+        };
         store.prepare_layout()?;
         Ok(store)
     }
@@ -123,13 +140,18 @@ impl Store {
                     .map_err(open_err)?
             }
         };
-        let store = Store { conn, path };
-        store.check_layout_read_only()?;
+        let mut store = Store {
+            conn,
+            path,
+            imports: true,
+        };
+        store.imports = store.check_layout_read_only()? >= 3;
         Ok(store)
     }
 
-    /// The checks of [`Store::prepare_layout`] for a file that cannot be changed.
-    fn check_layout_read_only(&self) -> Result<(), StoreError> {
+    /// The checks of [`Store::prepare_layout`] for a file that cannot be changed; returns
+    /// its layout version. A version 2 file is read as it is (it has no imported runs).
+    fn check_layout_read_only(&self) -> Result<i64, StoreError> {
         let path = self.path.clone();
         let open_err = |e: rusqlite::Error| StoreError::Open {
             path: path.clone(),
@@ -156,7 +178,7 @@ impl Store {
                 supported: LAYOUT_VERSION,
             });
         }
-        if version < LAYOUT_VERSION {
+        if version < 2 {
             return Err(StoreError::Open {
                 path,
                 reason: format!(
@@ -164,7 +186,7 @@ impl Store {
                 ),
             });
         }
-        Ok(())
+        Ok(version)
     }
 
     /// The database file.
@@ -203,6 +225,7 @@ impl Store {
             }
             tx.execute_batch(CREATE_TABLES).map_err(open_err)?;
             tx.execute_batch(CREATE_FINDINGS).map_err(open_err)?;
+            tx.execute_batch(CREATE_IMPORTS).map_err(open_err)?;
             tx.pragma_update(None, "application_id", APPLICATION_ID)
                 .map_err(open_err)?;
             tx.pragma_update(None, "user_version", LAYOUT_VERSION)
@@ -219,9 +242,13 @@ impl Store {
                 found: version,
                 supported: LAYOUT_VERSION,
             });
-        } else if version == 1 {
-            // Version 1 -> 2: the findings table; runs and cases are unchanged.
-            tx.execute_batch(CREATE_FINDINGS).map_err(open_err)?;
+        } else if version < LAYOUT_VERSION {
+            // Version 1 -> 2: the findings table; 2 -> 3: the imports table. Runs and cases
+            // are unchanged.
+            if version == 1 {
+                tx.execute_batch(CREATE_FINDINGS).map_err(open_err)?;
+            }
+            tx.execute_batch(CREATE_IMPORTS).map_err(open_err)?;
             tx.pragma_update(None, "user_version", LAYOUT_VERSION)
                 .map_err(open_err)?;
         }

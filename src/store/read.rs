@@ -4,7 +4,7 @@
 use super::error::StoreError;
 use super::owner::{self, Liveness};
 use super::Store;
-use crate::model::{CaseResult, Environment, Finding, RunResult, Workload};
+use crate::model::{CaseResult, Environment, Finding, Imported, RunResult, Workload};
 use rusqlite::{params, OptionalExtension};
 
 /// One line of `zmqperf history`: a run without its cases.
@@ -31,6 +31,9 @@ pub struct RunListing {
     pub cpu_model: String,
     /// Host name of the machine.
     pub hostname: String,
+    /// Where the run came from, if `zmqperf import` took it into this history.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
 }
 
 /// How many candidates an ambiguous prefix error names.
@@ -67,10 +70,40 @@ impl Store {
                     cases: r.get::<_, i64>(8)? as u64,
                     failed_cases: r.get::<_, i64>(9)? as u64,
                     findings: r.get::<_, i64>(10)? as u64,
+                    imported: None,
                 })
             })
             .map_err(sql_err)?;
-        rows.collect::<Result<_, _>>().map_err(sql_err)
+        let mut runs: Vec<RunListing> = rows.collect::<Result<_, _>>().map_err(sql_err)?;
+        for r in &mut runs {
+            r.imported = self.import_of(&r.run_id)?;
+        }
+        Ok(runs)
+    }
+
+    /// The import mark of run `id`, if `zmqperf import` took it into this history.
+    pub(super) fn import_of(&self, id: &str) -> Result<Option<Imported>, StoreError> {
+        if !self.imports {
+            return Ok(None);
+        }
+        let sql_err = |e| StoreError::sqlite(&self.path, format!("reading run {id}"), e);
+        self.conn
+            .query_row(
+                "SELECT original_run_id, file, from_host, imported_at, content_sha256
+                 FROM imports WHERE run_id = ?1",
+                [id],
+                |r| {
+                    Ok(Imported {
+                        original_run_id: r.get(0)?,
+                        file: r.get(1)?,
+                        from_host: r.get(2)?,
+                        imported_at: r.get(3)?,
+                        content_sha256: r.get(4)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(sql_err)
     }
 
     /// The id of the run `selector` names: a full run id, a unique prefix of one, `last`
@@ -244,6 +277,7 @@ impl Store {
             .map_err(|e| corrupt(format!("the workload of run {id}"), e))?;
         let cases: Vec<CaseResult> = self.parts_of(&id, "cases", "case")?;
         let findings: Vec<Finding> = self.parts_of(&id, "findings", "finding")?;
+        let imported = self.import_of(&id)?;
         Ok(RunResult {
             schema_version,
             run_id: id,
@@ -255,6 +289,7 @@ impl Store {
             environment,
             cases,
             findings,
+            imported,
         })
     }
 }

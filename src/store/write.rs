@@ -3,7 +3,7 @@
 
 use super::error::StoreError;
 use super::{owner, Store};
-use crate::model::{CaseResult, Finding, RunResult};
+use crate::model::{CaseResult, Finding, Imported, RunResult};
 use rusqlite::{params, OptionalExtension, TransactionBehavior};
 use std::path::Path;
 
@@ -16,22 +16,32 @@ impl Store {
     /// Cases already in `run` (normally none) are recorded too. Call [`Store::add_case`]
     /// after each case and [`Store::finish_run`] at the end.
     pub fn begin_run(&mut self, run: &RunResult) -> Result<(), StoreError> {
-        self.insert_run(run, "running", None, owner::current().as_deref())
+        self.insert_run(run, "running", None, owner::current().as_deref(), None)
     }
 
-    /// Records a whole run at once, with the status and end time it carries (to import a
-    /// run, or when nothing needs to survive a crash).
+    /// Records a whole run at once, with the status and end time it carries, and its import
+    /// mark if it has one (when nothing needs to survive a crash; `zmqperf import` goes
+    /// through [`Store::import_run`], which gives the run a new id and checks it is new).
     pub fn save_run(&mut self, run: &RunResult) -> Result<(), StoreError> {
         check_status(&run.status)?;
-        self.insert_run(run, &run.status, run.finished_at.as_deref(), None)
+        self.insert_run(
+            run,
+            &run.status,
+            run.finished_at.as_deref(),
+            None,
+            run.imported.as_ref(),
+        )
     }
 
-    fn insert_run(
+    /// Records a whole run with its status and end time, and, for a run taken in by
+    /// `zmqperf import`, its import mark (`run.imported`), in one transaction.
+    pub(super) fn insert_run(
         &mut self,
         run: &RunResult,
         status: &str,
         finished_at: Option<&str>,
         owner: Option<&str>,
+        imported: Option<&Imported>,
     ) -> Result<(), StoreError> {
         let op = format!("recording run {}", run.run_id);
         let path = self.path.clone();
@@ -82,6 +92,22 @@ impl Store {
         }
         for (position, (finding, data)) in run.findings.iter().zip(&findings).enumerate() {
             insert_finding(&tx, &run.run_id, position as i64, finding, data).map_err(sql_err)?;
+        }
+        if let Some(i) = imported {
+            tx.execute(
+                "INSERT INTO imports (run_id, original_run_id, content_sha256, file, from_host,
+                                      imported_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    run.run_id,
+                    i.original_run_id,
+                    i.content_sha256,
+                    i.file,
+                    i.from_host,
+                    i.imported_at
+                ],
+            )
+            .map_err(sql_err)?;
         }
         tx.commit().map_err(sql_err)
     }

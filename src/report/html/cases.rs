@@ -102,6 +102,14 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
                  (round trip / 2 for latency cases).</p>\n",
         );
     }
+    if let Some(hp) = layout::host_pairs(run) {
+        let _ = writeln!(
+            out,
+            "<h3>Host pairs</h3>\n<p class=\"note\">{}</p>",
+            esc(layout::HOST_PAIRS_NOTE)
+        );
+        super::parts::plain_table(out, &hp.heads, &hp.rows, hp.text_columns, &[], 0);
+    }
     for (g, cases) in &tables {
         grid(out, g);
         // Under a matrix (one case per cell), only the topologies worth a closer look:

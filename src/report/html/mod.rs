@@ -73,6 +73,9 @@ impl Reporter for Html {
             };
             let _ = writeln!(out, "<dt>{}</dt><dd>{v}</dd>", esc(k));
         }
+        for (k, v) in layout::host_environments(run) {
+            let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(&k), esc(&v));
+        }
         out.push_str("</dl>\n");
 
         if !run.findings.is_empty() {

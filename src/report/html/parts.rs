@@ -71,10 +71,10 @@ pub(super) fn grid(out: &mut String, g: &Grid) {
 
 /// A table whose first `left` columns are text; the cells of `warn` rows' column
 /// `warn_col` are marked.
-pub(super) fn plain_table<const N: usize>(
+pub(super) fn plain_table<R: AsRef<[String]>>(
     out: &mut String,
-    heads: &[&str; N],
-    rows: &[[String; N]],
+    heads: &[&str],
+    rows: &[R],
     left: usize,
     warn: &[bool],
     warn_col: usize,
@@ -87,7 +87,7 @@ pub(super) fn plain_table<const N: usize>(
     out.push_str("</tr></thead><tbody>\n");
     for (r, row) in rows.iter().enumerate() {
         out.push_str("<tr>");
-        for (i, c) in row.iter().enumerate() {
+        for (i, c) in row.as_ref().iter().enumerate() {
             let class = match (i < left, warn.get(r) == Some(&true) && i == warn_col) {
                 (true, _) => "l",
                 (false, true) => "n warn",

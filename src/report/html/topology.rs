@@ -63,7 +63,14 @@ pub(super) fn topology_tables(out: &mut String, run: &RunResult) {
              repetitions: CPU time (user + system), largest peak memory of a replica, rates \
              sent and delivered (medians over the repetitions) and messages forwarded.</p>\n",
         );
-        plain_table(out, &layout::NODE_HEADS, &nodes, 4, &[], 0);
+        plain_table(
+            out,
+            &layout::node_heads(run),
+            &nodes,
+            layout::node_text_columns(run),
+            &[],
+            0,
+        );
         let cut = layout::cut_short(run);
         if !cut.is_empty() {
             out.push_str(

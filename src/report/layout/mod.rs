@@ -8,6 +8,7 @@ mod delivery;
 mod findings;
 mod grid;
 mod groups;
+mod hosts;
 mod run;
 mod security;
 mod topology;
@@ -17,9 +18,10 @@ pub use delivery::{delivery, first_middle_hole, loss, loss_extras, loss_places};
 pub use findings::{findings, findings_count, triage, triage_text, Shared};
 pub use grid::{grids, tables, Grid};
 pub use groups::{groups, kind_name, loop_name, Group};
+pub use hosts::{host_environments, host_pairs, HOST_PAIRS_NOTE};
 pub use run::{environment, failures, resources, warnings, RESOURCE_HEADS};
 pub use security::{security_cost, SECURITY_HEADS};
 pub use topology::{
-    cut_short, edge_lossy, edges, lists_edges, lists_nodes, nodes, streams, EDGE_HEADS, NODE_HEADS,
-    STREAM_HEADS,
+    cut_short, edge_lossy, edges, lists_edges, lists_nodes, node_heads, node_text_columns, nodes,
+    streams, EDGE_HEADS, STREAM_HEADS,
 };

@@ -27,6 +27,22 @@ pub fn environment(run: &RunResult) -> Vec<(&'static str, String)> {
     if let Some(w) = &run.workload {
         v.push(("workload", w.path.clone()));
     }
+    if let Some(i) = &run.imported {
+        v.push((
+            "imported",
+            format!(
+                "run {} of {}, from {} at {}",
+                i.original_run_id,
+                if i.from_host.is_empty() {
+                    "an unnamed host"
+                } else {
+                    &i.from_host
+                },
+                i.file,
+                i.imported_at,
+            ),
+        ));
+    }
     v.extend([
         ("host", or_unknown(&e.hostname)),
         ("CPU", or_unknown(&e.cpu_model)),

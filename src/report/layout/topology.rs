@@ -16,11 +16,13 @@ pub fn edge_lossy(e: &EdgeResult) -> bool {
     e.loss.as_ref().is_some_and(|l| !l.is_clean())
 }
 
-/// Whether a case's nodes are listed: it ran and has more than two nodes, or a node of it
-/// was cut short (a case that never ran keeps its nodes with nothing measured).
+/// Whether a case's nodes are listed: it ran and has more than two nodes, or its nodes ran
+/// on more than one host, or a node of it was cut short (a case that never ran keeps its
+/// nodes with nothing measured).
 pub fn lists_nodes(c: &CaseResult) -> bool {
     (!c.repetitions.is_empty() && c.nodes.len() > 2)
         || c.nodes.iter().any(|n| !n.cut_short.is_empty())
+        || c.nodes.windows(2).any(|w| w[0].host != w[1].host)
 }
 
 /// Heads of the edge table.
@@ -67,7 +69,8 @@ pub fn edges(run: &RunResult) -> Vec<[String; 7]> {
     out
 }
 
-/// Heads of the node table.
+/// Heads of the node table of a run on one host (a run across hosts has a `host` column
+/// after the node's name: see [`node_heads`]).
 pub const NODE_HEADS: [&str; 9] = [
     "case",
     "node",
@@ -89,14 +92,35 @@ pub fn node_name(n: &NodeResult) -> String {
     }
 }
 
+/// Heads of the node table of `run`: [`NODE_HEADS`], with `host` after the node's name when
+/// the run's nodes ran on more than one host.
+pub fn node_heads(run: &RunResult) -> Vec<&'static str> {
+    let mut h = NODE_HEADS.to_vec();
+    if run.is_multi_host() {
+        h.insert(2, "host");
+    }
+    h
+}
+
+/// How many of the node table's first columns are text: case, node, [host,] role and
+/// placement.
+pub fn node_text_columns(run: &RunResult) -> usize {
+    if run.is_multi_host() {
+        5
+    } else {
+        4
+    }
+}
+
 /// One row per node of each case that lists its nodes: case id, name (with replicas),
-/// role, placement, CPU time, peak memory, the rates it sent and received, and what it
-/// forwarded.
-pub fn nodes(run: &RunResult) -> Vec<[String; 9]> {
+/// its host when the run spans hosts, role, placement, CPU time, peak memory, the rates it
+/// sent and received, and what it forwarded. The cells match [`node_heads`].
+pub fn nodes(run: &RunResult) -> Vec<Vec<String>> {
+    let multi = run.is_multi_host();
     let mut out = Vec::new();
     for c in run.cases.iter().filter(|c| lists_nodes(c)) {
         for n in &c.nodes {
-            out.push([
+            let mut row = vec![
                 c.id.clone(),
                 node_name(n),
                 n.role.clone(),
@@ -110,7 +134,11 @@ pub fn nodes(run: &RunResult) -> Vec<[String; 9]> {
                 or_dash(n.send_msgs_per_sec.map(numbers::grouped_f)),
                 or_dash(n.delivered_msgs_per_sec.map(numbers::grouped_f)),
                 or_dash(n.forwarded.map(grouped)),
-            ]);
+            ];
+            if multi {
+                row.insert(2, run.node_host(n).to_string());
+            }
+            out.push(row);
         }
     }
     out

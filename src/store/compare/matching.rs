@@ -1,9 +1,10 @@
 //! Pairing the cases of two runs by id (repeated ids in order of appearance), and the
-//! differences between the machines the runs were made on.
+//! differences between the machines the runs were made on: the runner's, each host's of a
+//! run across hosts, and the hosts each common case ran on.
 
 use super::noise::change;
 use super::types::{CaseFailure, Comparison, Metric, MetricChange, RunRef};
-use crate::model::{CaseResult, RunResult};
+use crate::model::{CaseResult, Environment, HostEnvironment, RunResult};
 use std::collections::{HashMap, VecDeque};
 
 /// Compares run B with the baseline run A, case by case (matched by [`CaseResult::id`]; a
@@ -14,6 +15,7 @@ pub fn compare(a: &RunResult, b: &RunResult, fail_above_pct: Option<f64>) -> Com
         in_b.entry(case.id.as_str()).or_default().push_back(i);
     }
     let mut matched_b = vec![false; b.cases.len()];
+    let mut pairs: Vec<(&CaseResult, &CaseResult)> = Vec::new();
     let mut out = Comparison {
         a: run_ref(a),
         b: run_ref(b),
@@ -33,6 +35,7 @@ pub fn compare(a: &RunResult, b: &RunResult, fail_above_pct: Option<f64>) -> Com
         };
         matched_b[j] = true;
         let cb = &b.cases[j];
+        pairs.push((ca, cb));
         out.cases_compared += 1;
         compare_case(ca, cb, fail_above_pct, &mut out.changes);
         if ca.error.is_some() || cb.error.is_some() {
@@ -50,7 +53,107 @@ pub fn compare(a: &RunResult, b: &RunResult, fail_above_pct: Option<f64>) -> Com
         .filter(|(_, m)| !**m)
         .map(|(c, _)| c.id.clone())
         .collect();
+    out.environment_notes
+        .extend(host_notes(&a.environment, &b.environment));
+    if a.is_multi_host() || b.is_multi_host() {
+        out.environment_notes.extend(case_host_notes(a, b, &pairs));
+    }
     out
+}
+
+/// How the hosts of two runs differ, when either ran across hosts (records its hosts):
+/// hosts only one run has, and for a host both have (by name) what differs of its
+/// machine, CPU, cores, kernel, libzmq and network interfaces. The runner's own host is
+/// left to the run-wide notes.
+fn host_notes(ea: &Environment, eb: &Environment) -> Vec<String> {
+    if ea.hosts.is_empty() && eb.hosts.is_empty() {
+        return Vec::new();
+    }
+    let (la, lb) = (ea.host_list(), eb.host_list());
+    let names = |l: &[HostEnvironment]| -> Vec<String> {
+        let mut n: Vec<String> = l.iter().map(|h| h.name.clone()).collect();
+        n.sort();
+        n
+    };
+    let mut out = Vec::new();
+    if names(&la) != names(&lb) {
+        out.push(format!(
+            "hosts differ: {} (A), {} (B)",
+            names(&la).join(", "),
+            names(&lb).join(", ")
+        ));
+    }
+    let libzmq = |h: &HostEnvironment| {
+        if h.libzmq_source.is_empty() {
+            h.libzmq_version.clone()
+        } else {
+            format!("{} ({})", h.libzmq_version, h.libzmq_source)
+        }
+    };
+    for ha in &la {
+        let Some(hb) = lb.iter().find(|h| h.name == ha.name) else {
+            continue;
+        };
+        let runner = ha.name == ea.hostname && hb.name == eb.hostname;
+        // Interfaces are compared only between hosts that listed theirs (a run on one host
+        // records only those its tcp addresses used).
+        let listed = !ea.hosts.is_empty() && !eb.hosts.is_empty();
+        let mut fields: Vec<(&str, String, String)> = Vec::new();
+        if !runner {
+            fields.extend([
+                ("machine", ha.hostname.clone(), hb.hostname.clone()),
+                ("CPU", ha.cpu_model.clone(), hb.cpu_model.clone()),
+                ("cores", ha.cores.to_string(), hb.cores.to_string()),
+                ("kernel", ha.kernel.clone(), hb.kernel.clone()),
+                ("libzmq", libzmq(ha), libzmq(hb)),
+            ]);
+        }
+        if listed {
+            fields.push(("NIC", ha.wired_nics(), hb.wired_nics()));
+        }
+        out.extend(
+            fields
+                .into_iter()
+                .filter(|(_, x, y)| x != y)
+                .map(|(what, x, y)| format!("host {}: {what} differs: {x} (A), {y} (B)", ha.name)),
+        );
+    }
+    out
+}
+
+/// The common cases that ran on other hosts in A than in B (`a->b` against `a->c`), one
+/// note per pair of host paths naming its cases.
+fn case_host_notes(
+    a: &RunResult,
+    b: &RunResult,
+    pairs: &[(&CaseResult, &CaseResult)],
+) -> Vec<String> {
+    let mut groups: Vec<((String, String), Vec<&str>)> = Vec::new();
+    for (ca, cb) in pairs {
+        let pa = ca.host_path(&a.environment.hostname);
+        let pb = cb.host_path(&b.environment.hostname);
+        if pa == pb {
+            continue;
+        }
+        match groups
+            .iter_mut()
+            .find(|(k, _)| *k == (pa.clone(), pb.clone()))
+        {
+            Some((_, ids)) => ids.push(&ca.id),
+            None => groups.push(((pa, pb), vec![&ca.id])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((pa, pb), ids)| {
+            let which = if ids.len() == pairs.len() && pairs.len() > 1 {
+                "every case".to_string()
+            } else {
+                ids.join(", ")
+            };
+            format!("hosts of {which} differ: {pa} (A), {pb} (B)")
+        })
+        .collect()
 }
 
 fn run_ref(r: &RunResult) -> RunRef {

@@ -3,9 +3,12 @@
 //!
 //! A difference is beyond noise when the two 95% confidence intervals do not overlap. It is
 //! a regression when, in addition, the figure got worse by more than the threshold.
-//! The cases of the two runs are paired in `matching`, each pair of figures judged in
-//! `noise`, and the verdict written out in `format`.
+//! The cases of the two runs are paired in `matching` (which also names what differs
+//! between their machines, host by host for runs across hosts), each pair of figures
+//! judged in `noise`, and the verdict written out in `format`. `by_host` lays several runs
+//! side by side instead, a column per host (`compare --by-host`).
 
+mod by_host;
 mod format;
 mod matching;
 mod noise;
@@ -13,6 +16,7 @@ mod noise;
 mod tests;
 mod types;
 
+pub use by_host::{by_host, format_by_host, short_cpu, HostColumn, HostTable};
 pub use format::format_comparison;
 pub use matching::compare;
 pub use noise::parse_percent;

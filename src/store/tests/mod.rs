@@ -1,9 +1,10 @@
 //! Tests of the history database: round trip, run selectors, a writer killed mid-run,
-//! the errors a user sees, and the migration of an old layout. The helpers here make the
-//! temporary databases, cases and runs the test modules share.
+//! the errors a user sees, the migration of an old layout, and imported runs. The helpers
+//! here make the temporary databases, cases and runs the test modules share.
 
 mod crash;
 mod errors;
+mod importing;
 mod migration;
 mod reading;
 mod writers;
@@ -135,9 +136,11 @@ fn run(id: &str) -> RunResult {
             note: None,
             network: Vec::new(),
             zmqperf_version: "0.1.0".into(),
+            hosts: Vec::new(),
         },
         cases: Vec::new(),
         findings: Vec::new(),
+        imported: None,
     }
 }
 

@@ -45,6 +45,7 @@ fn round_trip() {
             findings: 0,
             cpu_model: "AMD EPYC 7763".into(),
             hostname: "alpha".into(),
+            imported: None,
         }]
     );
 }
