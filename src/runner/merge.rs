@@ -287,6 +287,7 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
             let mut cpu = 0.0;
             let mut rss = 0;
             let mut placement = String::new();
+            let mut hosts: Vec<String> = Vec::new();
             let mut send_rates = Vec::new();
             let mut recv_rates = Vec::new();
             let mut forwarded = None;
@@ -299,6 +300,14 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                 let mut send: Option<Throughput> = None;
                 let mut recv: Option<Throughput> = None;
                 for (r, rr) in rep.iter().filter(|(r, _)| r.node == i) {
+                    let h = r
+                        .host
+                        .as_ref()
+                        .map(|h| h.name.clone())
+                        .unwrap_or_else(crate::host::hostname);
+                    if !hosts.contains(&h) {
+                        hosts.push(h);
+                    }
                     if let Some(u) = &rr.usage {
                         cpu += u.cpu_user_ms + u.cpu_sys_ms;
                         rss = rss.max(u.peak_rss_kib);
@@ -352,7 +361,11 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                 io,
                 io_waits,
                 implementation,
-                host: crate::host::hostname(),
+                host: if hosts.is_empty() {
+                    crate::host::hostname()
+                } else {
+                    hosts.join(",")
+                },
             }
         })
         .collect()
