@@ -11,6 +11,9 @@ use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::time::SystemTime;
 
+/// The exit code of an import refused because the history already holds the run.
+pub const ALREADY_IMPORTED: i32 = 21;
+
 /// How a run is exported for import, said in every refusal of a file.
 const EXPORT_HINT: &str =
     "export the run with `zmqperf report RUN --format json -o run.json` on the machine that recorded it";
@@ -106,7 +109,7 @@ impl ImportError {
             | ImportError::NotARun { .. }
             | ImportError::BadField { .. }
             | ImportError::TooNew { .. } => 3,
-            ImportError::AlreadyImported { .. } => 21,
+            ImportError::AlreadyImported { .. } => ALREADY_IMPORTED,
             ImportError::Store(e) => e.exit_code(),
         }
     }
