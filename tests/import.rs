@@ -220,7 +220,7 @@ fn damaged_foreign_and_newer_files_are_refused() {
             3,
             &[
                 "it is not JSON (an SQLite database",
-                "zmqperf report RUN --format json --db FILE",
+                "give it to `zmqperf report` with --db FILE",
             ],
         );
         let fanout = write(

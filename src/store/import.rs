@@ -146,7 +146,7 @@ fn looks_like(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]);
     let start = text.trim_start();
     if bytes.starts_with(b"SQLite format 3\0") {
-        return "an SQLite database, perhaps a zmqperf history: export a run from it with `zmqperf report RUN --format json --db FILE -o run.json`".to_string();
+        return "an SQLite database, perhaps a zmqperf history: to export a run from it, give it to `zmqperf report` with --db FILE".to_string();
     }
     if std::str::from_utf8(bytes).is_err() && bytes.contains(&0) {
         return "binary data".to_string();
