@@ -48,8 +48,8 @@ pub struct Imported {
     /// The run's id in the history it was made in (`run_id` is its id in this history).
     /// A run imported again from a history that had imported it keeps the very first id.
     pub original_run_id: String,
-    /// The file it was imported from, as given to `zmqperf import` (`-` for standard
-    /// input).
+    /// The file it was imported from, as given to `zmqperf import` (`standard input` for
+    /// `-`).
     pub file: String,
     /// The host name of the machine the run was made on (its environment's `hostname`).
     pub from_host: String,

@@ -580,7 +580,11 @@ fn every_exit_code_is_documented_once() {
         0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
     ]
     .into_iter()
-    .chain([zmqperf::error::NODE_LOST, 130])
+    .chain([
+        zmqperf::error::NODE_LOST,
+        zmqperf::store::import::ALREADY_IMPORTED,
+        130,
+    ])
     .collect();
     assert_eq!(codes, used);
 }

@@ -220,7 +220,7 @@ fn damaged_foreign_and_newer_files_are_refused() {
             3,
             &[
                 "it is not JSON (an SQLite database",
-                "zmqperf report RUN --format json --db FILE",
+                "give it to `zmqperf report` with --db FILE",
             ],
         );
         let fanout = write(
@@ -260,6 +260,45 @@ fn damaged_foreign_and_newer_files_are_refused() {
         assert_eq!(o.code, Some(2), "{o:?}");
         let o = run(zdb(&["compare", "--by-host", "last"], &h2), T);
         assert_eq!(o.code, Some(0), "{o:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
+#[test]
+fn show_prints_the_host_pairs_of_an_imported_run_across_hosts() {
+    with_watchdog(T, || {
+        let dir = folder("pairs");
+        let db = dir.join("here.db");
+        let run_across = zmqperf::report::fixture::host_pairs_run();
+        let file = dir.join("pairs.json");
+        std::fs::write(
+            &file,
+            zmqperf::report::render(&run_across, zmqperf::report::Format::Json),
+        )
+        .unwrap();
+        let o = run(zdb(&["import", &file.display().to_string()], &db), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let o = run(zdb(&["show", "last"], &db), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(
+            o.stdout.contains("Host pairs\n----------\n"),
+            "{}",
+            o.stdout
+        );
+        assert!(
+            o.stdout.contains(
+                "  a       b            10.0.0.2 on veth-b mtu 1500 10000 Mb/s  reqrep[a->b]"
+            ),
+            "{}",
+            o.stdout
+        );
+        assert!(
+            o.stdout.contains("host c    ns-c, AMD EPYC 7763"),
+            "{}",
+            o.stdout
+        );
+        let o = run(zdb(&["report", "last", "--format", "csv"], &db), T);
+        assert!(o.stdout.contains(",a->b,ping=a;echo=b\n"), "{}", o.stdout);
         let _ = std::fs::remove_dir_all(&dir);
     });
 }

@@ -14,8 +14,8 @@ Examples:
   # straight through ssh
   ssh b zmqperf report last --format json | zmqperf import -
 
-The run keeps its id, times and environment; it gets a new id here, and `show` and
-`history` say where it came from. A file that is not a zmqperf run's JSON, is cut short
+The run keeps its original id, times and environment; it gets a new id in this history,
+and `show` and `history` say where it came from. A file that is not a zmqperf run's JSON, is cut short
 or damaged, or holds a newer schema is refused (exit 3); a run this history already holds
 is refused naming the run that has it (exit 21); a file that cannot be read, exit 11.";
 

@@ -122,7 +122,7 @@ enum Cmd {
     Compare {
         /// The baseline run.
         run_a: String,
-        /// The run to judge (with --by-host: the other runs, any number).
+        /// The run to judge (with --by-host: a second run; more may follow).
         #[arg(required_unless_present = "by_host")]
         run_b: Option<String>,
         /// With --by-host: more runs.

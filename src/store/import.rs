@@ -11,6 +11,9 @@ use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::time::SystemTime;
 
+/// The exit code of an import refused because the history already holds the run.
+pub const ALREADY_IMPORTED: i32 = 21;
+
 /// How a run is exported for import, said in every refusal of a file.
 const EXPORT_HINT: &str =
     "export the run with `zmqperf report RUN --format json -o run.json` on the machine that recorded it";
@@ -106,7 +109,7 @@ impl ImportError {
             | ImportError::NotARun { .. }
             | ImportError::BadField { .. }
             | ImportError::TooNew { .. } => 3,
-            ImportError::AlreadyImported { .. } => 21,
+            ImportError::AlreadyImported { .. } => ALREADY_IMPORTED,
             ImportError::Store(e) => e.exit_code(),
         }
     }
@@ -143,7 +146,7 @@ fn looks_like(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]);
     let start = text.trim_start();
     if bytes.starts_with(b"SQLite format 3\0") {
-        return "an SQLite database, perhaps a zmqperf history: export a run from it with `zmqperf report RUN --format json --db FILE -o run.json`".to_string();
+        return "an SQLite database, perhaps a zmqperf history: to export a run from it, give it to `zmqperf report` with --db FILE".to_string();
     }
     if std::str::from_utf8(bytes).is_err() && bytes.contains(&0) {
         return "binary data".to_string();
