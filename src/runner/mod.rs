@@ -141,17 +141,11 @@ pub trait Observer {
 }
 
 /// The zmqperf executable to run on `host`: its `zmqperf` if the hosts file names one,
-/// else this executable's own path (the same path there: a shared file system, or a
-/// namespace of this machine).
+/// the runner's own build copied into its cache with `ship = true` (runner::ship), else
+/// this executable's own path (the same path there: a shared file system, or a namespace
+/// of this machine).
 pub fn remote_exe(host: &hosts::Host) -> crate::error::Result<String> {
-    if let Some(p) = &host.zmqperf {
-        return Ok(p.clone());
-    }
-    let exe = std::env::current_exe().map_err(|e| crate::error::Error::Io {
-        op: "finding the zmqperf binary".into(),
-        source: e,
-    })?;
-    Ok(exe.display().to_string())
+    ship::ensure_binary(host, ship::DEFAULT_TIMEOUT)
 }
 
 /// This build's identity (its GNU build-id), which every node of a run must share.
