@@ -15,6 +15,7 @@ pub mod endpoint;
 pub mod error;
 pub mod fanout;
 pub mod header;
+pub mod k8s;
 pub mod matrix;
 pub mod model;
 pub mod msg;

@@ -351,6 +351,10 @@ pub struct EdgeResult {
     /// The loss ledger of the stream on this edge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<LossSummary>,
+    /// One-way times across hosts: the bound on their error from the two hosts' clocks
+    /// (the largest over the repetitions), ns; absent on one host's clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_error_ns: Option<u64>,
     /// Latency end to end on this edge (across proxies), merged over repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<LatencySummary>,

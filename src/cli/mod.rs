@@ -6,6 +6,7 @@ use zmqperf::zmq;
 mod compat;
 mod diagnose;
 mod fanout;
+mod k8s;
 mod matrix;
 mod output;
 mod peers;
@@ -163,6 +164,12 @@ enum Cmd {
         after_help = "Example:\n  zmqperf curve-keys > keys.toml\n  zmqperf local_thr tcp://127.0.0.1:5556 64 1M --security curve --curve-keys keys.toml\n  zmqperf remote_thr tcp://127.0.0.1:5556 64 1M --security curve --curve-keys keys.toml"
     )]
     CurveKeys,
+    /// Kubernetes: manifests of idle zmqperf pods, one per node, and their hosts file.
+    #[command(subcommand)]
+    K8s(k8s::K8sCmd),
+    /// The main process of a zmqperf pod: idles until SIGTERM or SIGINT.
+    #[command(name = "__idle", hide = true)]
+    Idle,
 }
 
 #[derive(Subcommand)]
@@ -232,6 +239,10 @@ pub fn run(cli: Cli) -> Result<()> {
             );
             return Ok(());
         }
+        Cmd::K8s(c) => return k8s::run(c),
+        Cmd::Idle => std::process::exit(zmqperf::k8s::idle(|| {
+            eprintln!("zmqperf {}: idle until SIGTERM", zmqperf::VERSION)
+        })),
         Cmd::CheckSendrecv(a) => return ptmp::check_sendrecv(a),
         Cmd::Pub(a) => return fanout::run_pub(a),
         Cmd::SubCluster(a) => return fanout::run_sub_cluster(a),
@@ -322,6 +333,8 @@ pub fn run(cli: Cli) -> Result<()> {
         | Cmd::Peers(_)
         | Cmd::Matrix(_)
         | Cmd::CurveKeys
+        | Cmd::K8s(_)
+        | Cmd::Idle
         | Cmd::CheckSendrecv(_)
         | Cmd::Pub(_)
         | Cmd::SubCluster(_)

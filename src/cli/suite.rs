@@ -96,6 +96,11 @@ pub struct RunArgs {
     /// (docs/hosts.md).
     #[arg(long, value_name = "FILE")]
     pub hosts: Option<String>,
+    /// Run every case once per ordered pair of these hosts (of --hosts), the sending side
+    /// (client, source) on the first and the answering side (server, sink) on the second:
+    /// the host-pair table of `zmqperf show`. Example: --host-pairs a,b,c (six pairs).
+    #[arg(long, value_name = "LIST", requires = "hosts")]
+    pub host_pairs: Option<String>,
     #[command(flatten)]
     pub out: OutArgs,
     #[command(flatten)]
@@ -204,6 +209,10 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
             source: e,
         })?;
         let plan = plan::from_file_with(path, &text, &sel)?;
+        let plan = match &a.host_pairs {
+            Some(list) => plan::over_host_pairs(plan, &settings.hosts, list)?,
+            None => plan,
+        };
         return Ok((
             plan,
             Some(Workload {
@@ -213,7 +222,12 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
             settings,
         ));
     }
-    Ok((plan::from_selection(scope, &sel), None, settings))
+    let plan = plan::from_selection(scope, &sel);
+    let plan = match &a.host_pairs {
+        Some(list) => plan::over_host_pairs(plan, &settings.hosts, list)?,
+        None => plan,
+    };
+    Ok((plan, None, settings))
 }
 
 /// Estimated seconds a case takes, from the time of the ones done so far per unit.

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::net::security::{CurveKeys, Mechanism};
 use crate::roles::{HeaderUse, NodeSpec, Role};
 use crate::stats::{
-    cause_name, cause_text, loss_causes, GapPosition, LatencyHistogram, LatencySummary,
+    cause_name, cause_text, loss_causes, ClockCheck, GapPosition, LatencyHistogram, LatencySummary,
     LossSummary, SenderFacts, Throughput,
 };
 use crate::topology::{SocketOptions, SocketType};
@@ -94,10 +94,16 @@ pub struct ReceiverResult {
     pub header: bool,
     /// Loss, duplicates and reorders by sequence number (with a header only).
     pub loss: Option<LossSummary>,
-    /// One-way latency from send to receipt, over the time-stamped messages (same host only).
+    /// One-way latency from send to receipt, over the time-stamped messages (same host
+    /// only: absent when the clock check found stamps of another clock, see `clock`).
     pub one_way: Option<LatencySummary>,
     /// The histogram behind `one_way`.
     pub one_way_histogram: Option<LatencyHistogram>,
+    /// What the check of the send stamps found: stamps from this host's future or older
+    /// than the timeout mean the sender is on another host's clock, and no one-way figure
+    /// is given (absent: every stamp was possible on this clock).
+    #[serde(skip_serializing_if = "ClockCheck::is_same_clock")]
+    pub clock: ClockCheck,
     /// The cost of reading the clock on this machine.
     pub timer: TimerCost,
     /// Why the stream ended before its end mark came (nothing arrived for the timeout).
@@ -182,6 +188,15 @@ pub fn local_thr(
     let distinct = loss
         .as_ref()
         .map_or(arrivals, |l| arrivals.saturating_sub(l.duplicated));
+    // Send stamps of another host's clock give no one-way figure (no offset is known
+    // without a control channel); the check says why.
+    let clock = r
+        .latency
+        .as_ref()
+        .filter(|_| header)
+        .map(|h| *h.clock())
+        .unwrap_or_default();
+    let one_way = r.latency.filter(|_| header && !clock.differs());
     let elapsed_us = (delivered.elapsed_ns() / 1000).max(1);
     // libzmq's formula, with the distinct messages that arrived: count / elapsed_us * 10^6.
     let msgs = (distinct as f64 / elapsed_us as f64 * 1_000_000.0) as u64;
@@ -201,8 +216,9 @@ pub fn local_thr(
         delivered,
         header,
         loss,
-        one_way: r.latency.as_ref().filter(|_| header).map(|h| h.summary()),
-        one_way_histogram: r.latency.filter(|_| header),
+        one_way: one_way.as_ref().map(|h| h.summary()),
+        one_way_histogram: one_way,
+        clock,
         timer,
         cut_short: r.cut_short,
         protocol_error: r.protocol_error,

@@ -223,6 +223,8 @@ mod tests {
             subscribers: list,
             latency: h,
             usage: usage(cpu_ms),
+            host: None,
+            clock_error_ns: None,
         };
         super::super::merge("fanout", "x", transport, subs, vec![child], None)
     }

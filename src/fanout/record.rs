@@ -11,17 +11,25 @@ use crate::stats::LossSummary;
 pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
     let size = r.publisher.as_ref().map(|p| p.message_size).unwrap_or(0);
     let pattern = format!("{}[{}x{}]", r.command, r.processes, r.subs_per_process);
+    // Kept when measured, or when the clock check has something to say (clocks that
+    // differ leave no samples, and the history must still say why).
+    let kept = r.latency.count > 0 || !r.latency.clock.is_same_clock();
     let rep = Repetition {
-        latency: (r.latency.count > 0).then_some(r.latency),
-        latency_histogram: (r.latency.count > 0).then(|| r.latency_histogram.clone()),
+        latency: kept.then_some(r.latency),
+        latency_histogram: kept.then(|| r.latency_histogram.clone()),
         send_delay: r.publisher.as_ref().and_then(|p| p.send_delay),
         send: r.publisher.as_ref().map(|p| p.send),
         delivered: None,
         loss: Some(r.delivery.clone()),
         roles: Vec::new(),
     };
+    // Figures `compare` judges come only from samples read on one clock (or converted).
+    let shown = Repetition {
+        latency: rep.latency.filter(|l| !l.clock.differs()),
+        ..rep.clone()
+    };
+    let summary = crate::runner::summarise(&[shown]);
     let reps = vec![rep];
-    let summary = crate::runner::summarise(&reps);
     let mut nodes = Vec::new();
     if let Some(p) = &r.publisher {
         nodes.push(NodeResult {
@@ -63,6 +71,7 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             msgs_per_sec: None,
             loss: Some(loss),
             latency: None,
+            clock_error_ns: None,
         });
     }
     let mut warnings = Vec::new();

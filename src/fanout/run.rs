@@ -145,8 +145,10 @@ pub(super) fn topology(
 pub(super) fn split(reports: Reports) -> (Vec<ChildReport>, Option<PubResult>) {
     let mut children = Vec::new();
     let mut publisher = None;
-    for (_, r) in reports {
-        if let Some(c) = r.swarm {
+    for (rep, r) in reports {
+        if let Some(mut c) = r.swarm {
+            c.host = rep.host.map(|h| h.name);
+            c.clock_error_ns = r.clock_error_ns;
             children.push(*c);
         }
         if let Some(p) = r.publisher {

@@ -48,6 +48,27 @@ pub struct ProcessSummary {
     pub connect_ns: u64,
     /// CPU time and peak RSS.
     pub usage: ProcessUsage,
+    /// The host it ran on, when not this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+/// The deliveries to the subscribers of one host.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostSummary {
+    /// The host (`local` for the runner's own).
+    pub host: String,
+    /// Subscriber processes there.
+    pub processes: u32,
+    /// Subscribers there.
+    pub subscribers: u64,
+    /// Deliveries, losses, duplicates there.
+    pub delivery: LossSummary,
+    /// Latency of the deliveries there (across hosts: on the publisher's clock, converted).
+    pub latency: LatencySummary,
+    /// The bound on those latencies from the two clocks, ns (None: one host's clock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_error_ns: Option<u64>,
 }
 
 /// The whole fan-out report (`--json` prints it).
@@ -99,6 +120,9 @@ pub struct FanoutReport {
     pub publisher: Option<PubResult>,
     /// The subscriber processes.
     pub process_list: Vec<ProcessSummary>,
+    /// The deliveries per host, when the subscriber processes ran on more than one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_host: Vec<HostSummary>,
     /// Every subscriber's figures, by process and index.
     pub per_subscriber: Vec<SubReport>,
     /// The raw-socket floor beside this run (`fanout --floor`); None otherwise.
@@ -148,6 +172,58 @@ fn is_complete(s: &SubReport) -> bool {
     s.loss.is_clean() && s.loss.received == s.loss.expected
 }
 
+/// What every subscriber should get: the most any says, or the publisher's count.
+fn expected_of(children: &[ChildReport], publisher: Option<&PubResult>) -> u64 {
+    children
+        .iter()
+        .flat_map(|c| c.subscribers.iter().map(|s| s.loss.expected))
+        .chain(publisher.map(|p| p.messages))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The deliveries per host, when the processes ran on more than one.
+fn hosts_of(children: &[ChildReport], expected: u64) -> Vec<HostSummary> {
+    let name = |c: &ChildReport| c.host.clone().unwrap_or_else(|| "local".into());
+    let mut names: Vec<String> = children.iter().map(name).collect();
+    names.dedup();
+    names.sort();
+    names.dedup();
+    if names.len() < 2 {
+        return Vec::new();
+    }
+    names
+        .into_iter()
+        .map(|h| {
+            let mut delivery = LossSummary::default();
+            let mut hist = LatencyHistogram::new();
+            let (mut processes, mut subscribers) = (0, 0);
+            let mut clock_error_ns: Option<u64> = None;
+            for c in children.iter().filter(|c| name(c) == h) {
+                processes += 1;
+                if let Some(e) = c.clock_error_ns {
+                    clock_error_ns = Some(clock_error_ns.unwrap_or(0).max(e));
+                }
+                hist.merge(&c.latency);
+                for s in &c.subscribers {
+                    subscribers += 1;
+                    let mut l = s.loss.clone();
+                    extend_expected(&mut l, expected);
+                    delivery.add(&l);
+                }
+            }
+            HostSummary {
+                host: h,
+                processes,
+                subscribers,
+                delivery,
+                latency: hist.summary(),
+                clock_error_ns,
+            }
+        })
+        .collect()
+}
+
 /// Merges the processes' reports (in any order) and the publisher's result.
 pub fn merge(
     command: &str,
@@ -158,6 +234,7 @@ pub fn merge(
     publisher: Option<PubResult>,
 ) -> FanoutReport {
     children.sort_by_key(|c| c.process);
+    let per_host = hosts_of(&children, expected_of(&children, publisher.as_ref()));
     let expected = children
         .iter()
         .flat_map(|c| c.subscribers.iter().map(|s| s.loss.expected))
@@ -190,6 +267,7 @@ pub fn merge(
             stop: c.stop,
             connect_ns: c.connect_ns,
             usage: c.usage,
+            host: c.host,
         });
     }
     let mut delivery = LossSummary::default();
@@ -247,6 +325,7 @@ pub fn merge(
         publisher,
         process_list,
         per_subscriber,
+        per_host,
         floor: None,
         implementation: None,
     }
@@ -384,6 +463,8 @@ mod tests {
                 cpu_sys_ms: 2.0,
                 peak_rss_kib: 3,
             },
+            host: None,
+            clock_error_ns: None,
         }
     }
 

@@ -74,8 +74,8 @@ pub struct SendResult {
 
 /// The tag of check_send's trailer, right after the header: the four bytes `zpOP`, then
 /// the sender's clock (ns, u64 little-endian) when its socket had bound or connected. A
-/// receiver on the same host learns from it how long after connecting a message was sent
-/// (the slow joiner's measure).
+/// receiver learns from it how long after connecting a message was sent (the slow joiner's
+/// measure): both times are the sender's clock, so on any host.
 pub const OPENED_TAG: [u8; 4] = *b"zpOP";
 const OPENED_AT: usize = HEADER_LEN + 4;
 /// Bytes the header and the trailer take.

@@ -162,12 +162,18 @@ pub fn echo_detail(r: &EchoResult) -> String {
 pub fn receiver_detail(r: &ReceiverResult) -> String {
     let mut out = String::from("\n");
     out.push_str(&rate_line("delivered rate (receiver)", &r.delivered));
-    match (&r.loss, &r.one_way) {
-        (Some(l), Some(s)) => {
+    match (&r.loss, &r.one_way, r.clock.not_shown()) {
+        // Send stamps of another host's clock: what the check found, and no figure.
+        (Some(l), _, Some(line)) => {
+            out.push_str(&loss_lines(l));
+            let _ = writeln!(out, "{line}");
+        }
+        (Some(l), Some(s), None) => {
             out.push_str(&loss_lines(l));
             let _ = writeln!(
                 out,
-                "one-way latency, send to receipt (same host clock), {} time-stamped messages:",
+                "one-way latency, send to receipt ({}), {} time-stamped messages:",
+                s.clock.provenance(),
                 s.count
             );
             out.push_str(&distribution_table(s));

@@ -4,7 +4,7 @@
 //! double quotes, with inner quotes doubled. Lines end in `\n`. Missing values are empty;
 //! numbers are written in full precision.
 
-use super::layout::{kind_name, loop_name};
+use super::layout::{self, kind_name, loop_name};
 use super::Reporter;
 use crate::model::{CaseResult, Estimate, RunResult};
 
@@ -90,6 +90,9 @@ fn row(c: &CaseResult) -> Vec<String> {
     let s = &c.summary;
     let ran = !c.repetitions.is_empty();
     let count_if_ran = |n: u64| if ran { n.to_string() } else { String::new() };
+    // One-way figures from clocks that differ are left empty (the warnings say why).
+    let hidden = layout::hides_latency(c);
+    let lat = |e: &Option<Estimate>| if hidden { None } else { *e };
     vec![
         c.id.clone(),
         kind_name(c.kind).to_string(),
@@ -99,11 +102,11 @@ fn row(c: &CaseResult) -> Vec<String> {
         c.count.to_string(),
         opt(c.rate),
         loop_name(c.loop_mode).to_string(),
-        median(&s.latency_us),
-        opt(s.latency_us.map(|e| e.ci_low)),
-        opt(s.latency_us.map(|e| e.ci_high)),
-        median(&s.p50_us),
-        median(&s.p99_us),
+        median(&lat(&s.latency_us)),
+        opt(lat(&s.latency_us).map(|e| e.ci_low)),
+        opt(lat(&s.latency_us).map(|e| e.ci_high)),
+        median(&lat(&s.p50_us)),
+        median(&lat(&s.p99_us)),
         median(&s.msgs_per_sec),
         opt(s.msgs_per_sec.map(|e| e.ci_low)),
         opt(s.msgs_per_sec.map(|e| e.ci_high)),
@@ -113,7 +116,12 @@ fn row(c: &CaseResult) -> Vec<String> {
         count_if_ran(s.duplicated),
         count_if_ran(s.reordered),
         opt(c.floor.as_ref().map(|f| f.latency_us)),
-        c.warnings.join("; "),
+        c.warnings
+            .iter()
+            .cloned()
+            .chain(layout::clock_note(c))
+            .collect::<Vec<_>>()
+            .join("; "),
         c.error.clone().unwrap_or_default(),
         c.repetitions.len().to_string(),
         opt(resources(c).map(|r| r.0)),

@@ -52,6 +52,54 @@ fn cpu(u: &ProcessUsage) -> String {
     )
 }
 
+/// The latency block over all deliveries, read on one clock (or converted to it).
+fn latency_lines(out: &mut String, r: &FanoutReport) {
+    let l = &r.latency;
+    let _ = writeln!(
+        out,
+        "latency of {} deliveries, from the publisher's send call to the subscriber's receipt{}:",
+        grouped(l.count),
+        if l.clock.is_same_clock() {
+            String::new()
+        } else {
+            format!(" ({})", l.clock.provenance())
+        }
+    );
+    let _ = writeln!(out, "  MIN: {}ms", ms(l.min_ns as f64));
+    let _ = writeln!(out, "  MAX: {}ms", ms(l.max_ns as f64));
+    let _ = writeln!(out, "  MEAN: {}ms", ms(l.mean_ns));
+    let _ = writeln!(out, "  HARMONIC MEAN: {}ms", ms(l.harmonic_mean_ns));
+    let _ = writeln!(
+        out,
+        "  {:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
+        "p50", "p90", "p99", "p99.9", "p99.99", "stddev"
+    );
+    let _ = writeln!(
+        out,
+        "  {:>9}{:>9}{:>9}{:>9}{:>9}{:>9}  [ms]",
+        ms(l.p50_ns as f64),
+        ms(l.p90_ns as f64),
+        ms(l.p99_ns as f64),
+        ms(l.p99_9_ns as f64),
+        ms(l.p99_99_ns as f64),
+        ms(l.stddev_ns)
+    );
+    if let Some(s) = &r.slowest {
+        let _ = writeln!(
+            out,
+            "slowest subscriber: {}: mean {} ms, min {} ms, max {} ms over {}",
+            sub_name(s),
+            ms(s.latency_mean_ns),
+            ms(s.latency_min_ns as f64),
+            ms(s.latency_max_ns as f64),
+            counted(s.latency_count, "message", "messages")
+        );
+    }
+    if let Some(note) = l.clock.error_note(l.p50_ns as f64) {
+        let _ = writeln!(out, "  note: {note}");
+    }
+}
+
 fn stop_text(s: StopReason) -> &'static str {
     match s {
         StopReason::AllEnded => "every subscriber saw the end",
@@ -242,40 +290,11 @@ pub fn text(r: &FanoutReport) -> String {
     }
 
     let l = &r.latency;
-    let _ = writeln!(
-        out,
-        "latency of {} deliveries, from the publisher's send call to the subscriber's receipt:",
-        grouped(l.count)
-    );
-    let _ = writeln!(out, "  MIN: {}ms", ms(l.min_ns as f64));
-    let _ = writeln!(out, "  MAX: {}ms", ms(l.max_ns as f64));
-    let _ = writeln!(out, "  MEAN: {}ms", ms(l.mean_ns));
-    let _ = writeln!(out, "  HARMONIC MEAN: {}ms", ms(l.harmonic_mean_ns));
-    let _ = writeln!(
-        out,
-        "  {:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
-        "p50", "p90", "p99", "p99.9", "p99.99", "stddev"
-    );
-    let _ = writeln!(
-        out,
-        "  {:>9}{:>9}{:>9}{:>9}{:>9}{:>9}  [ms]",
-        ms(l.p50_ns as f64),
-        ms(l.p90_ns as f64),
-        ms(l.p99_ns as f64),
-        ms(l.p99_9_ns as f64),
-        ms(l.p99_99_ns as f64),
-        ms(l.stddev_ns)
-    );
-    if let Some(s) = &r.slowest {
-        let _ = writeln!(
-            out,
-            "slowest subscriber: {}: mean {} ms, min {} ms, max {} ms over {}",
-            sub_name(s),
-            ms(s.latency_mean_ns),
-            ms(s.latency_min_ns as f64),
-            ms(s.latency_max_ns as f64),
-            counted(s.latency_count, "message", "messages")
-        );
+    if let Some(line) = l.clock.not_shown() {
+        // The publisher on another host's clock: no latency figure, what the check found.
+        let _ = writeln!(out, "latency: {line}");
+    } else {
+        latency_lines(&mut out, r);
     }
     // A rate over one message would be its latency upside down.
     let dr = &r.delivered_per_sec;
@@ -287,6 +306,30 @@ pub fn text(r: &FanoutReport) -> String {
             rate(dr.mean),
             rate(dr.max)
         );
+    }
+    if !r.per_host.is_empty() {
+        let _ = writeln!(out, "per host:");
+        for h in &r.per_host {
+            let l = &h.latency;
+            let _ = writeln!(
+                out,
+                "  {:<12} {} processes, {} subscribers: delivered {} of {} ({} lost, {} duplicated); latency mean {}, p50 {}, p99 {}, max {}{}",
+                h.host,
+                h.processes,
+                grouped(h.subscribers),
+                grouped(h.delivery.received),
+                grouped(h.delivery.expected),
+                grouped(h.delivery.lost),
+                grouped(h.delivery.duplicated),
+                ms_text(l.mean_ns),
+                ms_text(l.p50_ns as f64),
+                ms_text(l.p99_ns as f64),
+                ms_text(l.max_ns as f64),
+                h.clock_error_ns
+                    .map(|e| format!(" (clocks of two hosts: within ±{})", ms_text(e as f64)))
+                    .unwrap_or_default()
+            );
+        }
     }
     let _ = writeln!(out, "processes:");
     if let Some(p) = &r.publisher {
@@ -402,6 +445,11 @@ fn floor_lines(out: &mut String, f: &FanoutFloor) {
 }
 
 /// One line per subscriber process: pid, CPU and memory, connections, why it stopped.
+/// A time in ns as milliseconds with three decimals.
+fn ms_text(ns: f64) -> String {
+    format!("{:.3} ms", ns / 1e6)
+}
+
 fn subscriber_lines(
     out: &mut String,
     label: &str,
@@ -411,9 +459,13 @@ fn subscriber_lines(
     for p in list {
         let _ = writeln!(
             out,
-            "  {label} {:<3} pid {:<8} {}; {} {connected} in {:.2} s; stopped: {}",
+            "  {label} {:<3} pid {:<8}{} {}; {} {connected} in {:.2} s; stopped: {}",
             p.process,
             p.pid,
+            p.host
+                .as_ref()
+                .map(|h| format!(" on {h}"))
+                .unwrap_or_default(),
             cpu(&p.usage),
             grouped(p.subscribers as u64),
             p.connect_ns as f64 / 1e9,

@@ -259,7 +259,10 @@ impl Reporter for Markdown {
         list(
             &mut out,
             "Warnings",
-            layout::warnings(run).into_iter().map(item).collect(),
+            layout::warnings(run)
+                .iter()
+                .map(|(id, w)| item((*id, w.as_str())))
+                .collect(),
         );
         list(
             &mut out,

@@ -16,7 +16,7 @@ use crate::header::{Header, FLAG_END, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::{check_size, Waiting};
 use crate::progress::Progress;
-use crate::stats::{LatencyHistogram, Ledger, Throughput};
+use crate::stats::{LatencyHistogram, Ledger, OneWay, Throughput};
 use crate::topology::SocketType;
 use crate::zmq;
 use std::time::Duration;
@@ -35,6 +35,7 @@ pub(super) fn run(
         .map(|ep| EotWatch::open(ctx, ep))
         .transpose()?;
     ctl.wait_start(spec.timeout())?;
+    let spec = &*spec.started(ctl.send_offsets());
     let total: u64 = spec.streams.iter().map(|(_, n)| n).sum();
     let warm_total: u64 = spec.warmup * spec.streams.len() as u64;
     let wait = Waiting {
@@ -59,6 +60,15 @@ pub(super) fn run(
         .map(|_| LatencyHistogram::new())
         .collect();
     let other = spec.streams.len();
+    // How each stream's send stamps become delays on this clock (its offset when its sender
+    // is on another host), and what the check of them finds. A stream nobody announced has
+    // no offset: it is read on this clock.
+    let mut clocks: Vec<OneWay> = spec
+        .streams
+        .iter()
+        .map(|(id, _)| spec.one_way(*id, spec.timeout()))
+        .chain(std::iter::once(OneWay::same_clock(spec.timeout())))
+        .collect();
     // With a channel to watch, the receive gives up every STOP_POLL to look at it, and the
     // idle time is added up here.
     let slice = if eot.is_some() {
@@ -292,7 +302,10 @@ pub(super) fn run(
                 Some(&i) if i != usize::MAX => i,
                 _ => other,
             };
-            hists[i].record(now.saturating_sub(h.send_ns));
+            // An impossible stamp (another clock) is counted by its check, never recorded.
+            if let Some(d) = clocks[i].delay(h.send_ns, now) {
+                hists[i].record(d);
+            }
         }
         match &log {
             // A filtered stream ends at the last line the filter lets through.
@@ -338,7 +351,8 @@ pub(super) fn run(
         now_ns()
     };
     let mut all = LatencyHistogram::new();
-    for h in &hists {
+    for (h, c) in hists.iter_mut().zip(&clocks) {
+        h.set_clock(c.check());
         all.merge(h);
     }
     Ok(RoleReport {
@@ -465,6 +479,81 @@ mod tests {
         }
         .encode(&mut buf);
         push.send(&buf[..], 0).unwrap();
+    }
+
+    /// A sink of 20 stamped messages of stream 0 over tcp whose send stamps are `shift` ns
+    /// off this clock (a sender on another host), with `offsets` and `errors` in its spec.
+    fn sink_of_shifted_stamps(
+        shift: i64,
+        offsets: Vec<(u32, i64)>,
+        errors: Vec<(u32, u64)>,
+    ) -> RoleReport {
+        let ctx = zmq::Context::new();
+        let plan = SockPlan {
+            kind: SocketType::Pull,
+            bind: vec!["tcp://127.0.0.1:*".into()],
+            connect: Vec::new(),
+            options: Default::default(),
+        };
+        let mut spec = NodeSpec::single("sink", Role::Sink, plan, Duration::from_secs(5));
+        spec.size = 64;
+        spec.count = 20;
+        spec.streams = vec![(0, 20)];
+        spec.send_offsets = offsets;
+        spec.send_offset_error_ns = errors;
+        let (tx, rx) = mpsc::channel();
+        let sink_ctx = ctx.clone();
+        let sink = std::thread::spawn(move || run(&sink_ctx, &spec, &mut StoppedAtOnce(tx)));
+        let endpoint = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        let push = ctx.socket(zmq::PUSH).unwrap();
+        push.set_linger(0).unwrap();
+        push.set_sndtimeo(5000).unwrap();
+        push.connect(&endpoint).unwrap();
+        for seq in 0..20u64 {
+            let mut buf = [0u8; 64];
+            Header {
+                flags: FLAG_TIMESTAMP | if seq == 19 { FLAG_END } else { 0 },
+                stream_id: 0,
+                sequence: seq,
+                send_ns: now_ns().saturating_add_signed(shift),
+            }
+            .encode(&mut buf);
+            push.send(&buf[..], 0).unwrap();
+        }
+        sink.join().unwrap().unwrap()
+    }
+
+    const AHEAD: i64 = 5_000_000_000_000;
+
+    #[test]
+    fn a_sender_on_another_clock_gives_no_latency_and_its_check_says_why() {
+        // The sender's clock 5,000 s ahead and no offset: every stamp from the future.
+        let r = sink_of_shifted_stamps(AHEAD, Vec::new(), Vec::new());
+        let all = r.latency.unwrap();
+        assert_eq!(all.count(), 0, "no impossible stamp is recorded");
+        let c = *all.clock();
+        assert_eq!((c.future, c.stale, c.converted), (20, 0, 0), "{c:?}");
+        assert!(c.future_max_ns > 4_999_000_000_000, "{c:?}");
+        assert_eq!(r.stream_latency[0].1.clock(), &c);
+        // Everything else is still measured.
+        let loss = r.ledger.unwrap().summary(Some(20));
+        assert_eq!((loss.received, loss.lost), (20, 0));
+    }
+
+    #[test]
+    fn the_specs_offset_brings_the_stamps_onto_this_clock() {
+        let r = sink_of_shifted_stamps(AHEAD, vec![(0, -AHEAD)], vec![(0, 30_000)]);
+        let all = r.latency.unwrap();
+        assert_eq!(all.count(), 20);
+        assert!(all.summary().max_ns < 1_000_000_000, "{:?}", all.summary());
+        let c = *all.clock();
+        assert_eq!((c.converted, c.error_ns, c.future), (20, Some(30_000), 0));
+        assert_eq!(c.provenance(), "converted, error <= 30.00 us");
+        // An offset that is wrong by a minute (beyond the 5 s timeout): stale, not a
+        // minute of latency.
+        let r = sink_of_shifted_stamps(0, vec![(0, -60_000_000_000)], Vec::new());
+        let all = r.latency.unwrap();
+        assert_eq!((all.count(), all.clock().stale), (0, 20));
     }
 
     #[test]

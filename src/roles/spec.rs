@@ -125,6 +125,15 @@ pub struct NodeSpec {
     /// its input does (the case timeout plus a grace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_ms: Option<u64>,
+    /// Sink and swarm: per stream id, the ns to add to that stream's send stamps to bring
+    /// them onto this node's clock (its sender is on another host; the runner estimates the
+    /// offset over the control channel). A stream not listed is on this node's own clock.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub send_offsets: Vec<(u32, i64)>,
+    /// Sink and swarm: per stream id, the error bound of its offset in `send_offsets`, ns
+    /// (a stream with an offset but no bound is reported as converted without one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub send_offset_error_ns: Vec<(u32, u64)>,
 }
 
 /// How a source ends once its last message has left (what `zmqperf diagnose` compares).
@@ -245,6 +254,17 @@ pub struct RoleReport {
 }
 
 impl NodeSpec {
+    /// The spec with the offsets the runner's start gave (streams sent on other hosts),
+    /// which replace the spec's own `send_offsets` when there are any.
+    pub fn started(&self, offsets: &[(u32, i64)]) -> std::borrow::Cow<'_, NodeSpec> {
+        if offsets.is_empty() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut s = self.clone();
+        s.send_offsets = offsets.to_vec();
+        std::borrow::Cow::Owned(s)
+    }
+
     /// A spec with nothing set but the role, its one socket and the timeout: the
     /// compatible commands fill in the rest.
     pub fn single(name: &str, role: Role, socket: SockPlan, timeout: Duration) -> NodeSpec {
@@ -279,7 +299,20 @@ impl NodeSpec {
             io: IoMode::Blocking,
             libzmq: crate::zmq::library::choice(),
             deadline_ms: None,
+            send_offsets: Vec::new(),
+            send_offset_error_ns: Vec::new(),
         }
+    }
+
+    /// How this receiver reads the send stamps of stream `stream`: with the stream's offset
+    /// from the spec, or on its own clock; stamps older than `timeout` are impossible.
+    pub fn one_way(&self, stream: u32, timeout: Duration) -> crate::stats::OneWay {
+        crate::stats::OneWay::for_stream(
+            &self.send_offsets,
+            &self.send_offset_error_ns,
+            stream,
+            timeout,
+        )
     }
 
     /// The name of the peer for error messages, or `default`.

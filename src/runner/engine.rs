@@ -357,6 +357,9 @@ fn auto_bind(
 ) -> String {
     let addr = host.map(|h| h.addr.as_str()).or(local_addr);
     match (case.transport, addr) {
+        // A name (a Kubernetes pod's DNS name) cannot be bound: every interface is, and
+        // the others reach it by the name.
+        (Transport::Tcp, Some(a)) if a.parse::<std::net::IpAddr>().is_err() => "tcp://*:*".into(),
         (Transport::Tcp, Some(a)) if a.contains(':') => format!("tcp://[{a}]:*"),
         (Transport::Tcp, Some(a)) => format!("tcp://{a}:*"),
         _ => auto_endpoint_for(case.transport, abstract_ipc),
@@ -563,13 +566,9 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
             let launch = match (placement, &peer_command, host) {
                 (Placement::Thread, _, _) => Launch::Thread,
                 (_, Some(cmd), _) => Launch::Process(ProcessLaunch::peer(cmd.clone())),
-                (_, None, Some(h)) => Launch::Process(
-                    h.node_launch(
-                        &h.zmqperf
-                            .clone()
-                            .unwrap_or_else(|| settings.exe.display().to_string()),
-                    ),
-                ),
+                (_, None, Some(h)) => {
+                    Launch::Process(h.node_launch(&super::remote_exe_of(h, &settings.exe)?))
+                }
                 (_, None, None) => {
                     Launch::Process(ProcessLaunch::own(&settings.exe.display().to_string()))
                 }
@@ -651,6 +650,8 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                     eot: None,
                     libzmq: zmq::library::choice(),
                     deadline_ms: Some((settings.case_timeout + DEADLINE_GRACE).as_millis() as u64),
+                    send_offsets: Vec::new(),
+                    send_offset_error_ns: Vec::new(),
                     io: if IoMode::applies_to(n.role) && n.ticks.is_none() {
                         n.io.or(t.params.io).unwrap_or_default()
                     } else {
@@ -1022,6 +1023,25 @@ fn run_repetition(
             Some(Ok(mut r)) => {
                 if matches!(reps[i].spec.role, Role::Sink | Role::Swarm) {
                     r.clock_error_ns = one_way_error(&reps, &placed, i);
+                    // The bound over the whole case goes with the converted figures.
+                    if let Some(e) = r.clock_error_ns {
+                        let bound = |h: &mut crate::stats::LatencyHistogram| {
+                            let mut c = h.clock().clone();
+                            if c.converted > 0 {
+                                c.error_ns = Some(c.error_ns.unwrap_or(0).max(e));
+                                h.set_clock(c);
+                            }
+                        };
+                        r.latency.iter_mut().for_each(bound);
+                        r.stream_latency.iter_mut().for_each(|(_, h)| bound(h));
+                        if let Some(sw) = r.swarm.as_mut() {
+                            bound(&mut sw.latency);
+                        }
+                    }
+                }
+                if let Some(sw) = r.swarm.as_mut() {
+                    sw.host = reps[i].host.as_ref().map(|h| h.name.clone());
+                    sw.clock_error_ns = r.clock_error_ns;
                 }
                 out.push((reps[i].clone(), r))
             }

@@ -28,10 +28,13 @@ pub struct Host {
     pub kind: &'static str,
 }
 
-/// The options of the ssh preset: never prompt, and notice a dead link within 6 s.
-pub const SSH_OPTIONS: [&str; 6] = [
+/// The options of the ssh preset: never prompt, give up connecting after 5 s, and notice a
+/// dead link within 6 s.
+pub const SSH_OPTIONS: [&str; 8] = [
     "-o",
     "BatchMode=yes",
+    "-o",
+    "ConnectTimeout=5",
     "-o",
     "ServerAliveInterval=2",
     "-o",

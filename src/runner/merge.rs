@@ -21,6 +21,8 @@ pub struct EdgeRep {
     pub rate: Option<f64>,
     pub loss: Option<LossSummary>,
     pub latency: Option<LatencyHistogram>,
+    /// The bound on its one-way times from two hosts' clocks, ns.
+    pub clock_error_ns: Option<u64>,
 }
 
 /// The edges of one repetition: each source replica's stream at each sink replica (or at
@@ -106,6 +108,7 @@ pub fn edges(g: &Graph, reports: &Reports) -> Vec<EdgeRep> {
                     }),
                     loss: has_ledger.then(|| ledger.summary(Some(expected))),
                     latency: hist,
+                    clock_error_ns: group.iter().filter_map(|(_, rr)| rr.clock_error_ns).max(),
                 });
             }
         }
@@ -132,6 +135,8 @@ pub fn edges(g: &Graph, reports: &Reports) -> Vec<EdgeRep> {
             }),
             loss: None,
             latency: rr.latency.clone(),
+            // Round trips are timed on one clock.
+            clock_error_ns: None,
         });
     }
     out
@@ -152,6 +157,7 @@ fn swarm_edge(from: &str, to: &str, size: usize, sw: &ChildReport) -> EdgeRep {
         rate: Some(rates.iter().sum()),
         loss: Some(loss),
         latency: Some(sw.latency.clone()),
+        clock_error_ns: sw.clock_error_ns,
     }
 }
 
@@ -240,6 +246,7 @@ pub fn case_edges(reps: &[Vec<EdgeRep>]) -> Vec<EdgeResult> {
                         msgs_per_sec: None,
                         loss: None,
                         latency: None,
+                        clock_error_ns: None,
                     },
                     None,
                     Vec::new(),
@@ -252,6 +259,9 @@ pub fn case_edges(reps: &[Vec<EdgeRep>]) -> Vec<EdgeResult> {
             }
             if let Some(h) = &e.latency {
                 entry.1.get_or_insert_with(LatencyHistogram::new).merge(h);
+            }
+            if let Some(c) = e.clock_error_ns {
+                entry.0.clock_error_ns = Some(entry.0.clock_error_ns.unwrap_or(0).max(c));
             }
             entry.2.extend(e.rate);
         }

@@ -140,12 +140,34 @@ pub trait Observer {
     fn case_done(&mut self, result: &CaseResult);
 }
 
-/// The zmqperf executable to run on `host`: its `zmqperf` if the hosts file names one,
-/// the runner's own build copied into its cache with `ship = true` (runner::ship), else
-/// this executable's own path (the same path there: a shared file system, or a namespace
-/// of this machine).
+/// The zmqperf executable to run on `host`: its `zmqperf` if the hosts file names one, a
+/// copy of this build shipped there (`ship = true`), else this executable's own path (the
+/// same path there: a shared file system, or a namespace of this machine).
 pub fn remote_exe(host: &hosts::Host) -> crate::error::Result<String> {
-    ship::ensure_binary(host, ship::DEFAULT_TIMEOUT)
+    let exe = std::env::current_exe().map_err(|e| crate::error::Error::Io {
+        op: "finding the zmqperf binary".into(),
+        source: e,
+    })?;
+    remote_exe_of(host, &exe)
+}
+
+/// [`remote_exe`] for the build `exe`, asked of each host once per run (a launcher call
+/// per replica and repetition would cost a connection each).
+pub fn remote_exe_of(host: &hosts::Host, exe: &std::path::Path) -> crate::error::Result<String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static KNOWN: OnceLock<Mutex<HashMap<(String, PathBuf), String>>> = OnceLock::new();
+    let key = (format!("{:?}", host), exe.to_path_buf());
+    let known = KNOWN.get_or_init(Default::default);
+    if let Some(p) = known.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(p.clone());
+    }
+    let p = ship::ensure_binary_of(host, exe, Duration::from_secs(120))?;
+    known
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, p.clone());
+    Ok(p)
 }
 
 /// This build's identity (its GNU build-id), which every node of a run must share.
@@ -274,16 +296,24 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         Some(g) if !node_reps.is_empty() => merge::case_nodes(g, &node_reps),
         _ => Vec::new(),
     };
-    let floor = if settings.floor && spec.kind() == Kind::Latency && error.is_none() {
-        let n = spec.count.min(5_000);
-        match spec.transport {
-            Transport::Tcp => floor::tcp(spec.size, n).ok(),
-            Transport::Ipc => floor::unix(spec.size, n).ok(),
-            Transport::Inproc => None,
-        }
-    } else {
-        None
-    };
+    // The floor is a ping-pong on this host's loopback: beside a case whose nodes are on
+    // other hosts it would compare with the wrong path, so it is left out there.
+    let crosses_hosts = spec
+        .topology
+        .nodes
+        .iter()
+        .any(|n| n.host.is_some() || !n.hosts.is_empty());
+    let floor =
+        if settings.floor && spec.kind() == Kind::Latency && error.is_none() && !crosses_hosts {
+            let n = spec.count.min(5_000);
+            match spec.transport {
+                Transport::Tcp => floor::tcp(spec.size, n).ok(),
+                Transport::Ipc => floor::unix(spec.size, n).ok(),
+                Transport::Inproc => None,
+            }
+        } else {
+            None
+        };
     let summary = summarise(&reps);
     let mut warnings = if error.is_none() {
         warnings(spec, &reps, &summary)
@@ -293,6 +323,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
     if let Some(g) = &graph {
         warnings.extend(g.warnings.iter().cloned());
     }
+    warnings.extend(clock_notes(&edges));
     CaseResult {
         id: spec.id(),
         kind: spec.kind(),
@@ -317,6 +348,26 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         edges,
         sender: Some(sender_facts(&spec.topology)),
     }
+}
+
+/// What a one-way figure across hosts is worth: its clocks' error bound beside it (the
+/// clock check of its histogram says when the bound is too coarse for the figure).
+fn clock_notes(edges: &[crate::model::EdgeResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in edges {
+        let (Some(err), Some(l)) = (e.clock_error_ns, &e.latency) else {
+            continue;
+        };
+        out.push(format!(
+            "one-way {} -> {} across hosts: p50 {:.1} us, mean {:.1} us, on one clock to within ±{:.1} us (the two hosts' clock offsets, measured over the control channel before the start and after the report)",
+            e.from,
+            e.to,
+            l.p50_ns as f64 / 1e3,
+            l.mean_ns / 1e3,
+            err as f64 / 1e3
+        ));
+    }
+    out
 }
 
 fn est(reps: &[Repetition], f: impl Fn(&Repetition) -> Option<f64>) -> Option<Estimate> {

@@ -224,9 +224,9 @@ const HEARTBEAT: Duration = Duration::from_secs(1);
 const SILENCE: Duration = Duration::from_millis(3_500);
 /// Clock exchanges with a node on another host before its start and after its report,
 /// this far apart.
-const CLOCK_BEFORE: usize = 32;
-const CLOCK_AFTER: usize = 16;
-const CLOCK_GAP: Duration = Duration::from_millis(2);
+const CLOCK_BEFORE: usize = 64;
+const CLOCK_AFTER: usize = 32;
+const CLOCK_GAP: Duration = Duration::from_millis(1);
 /// How long a node has to say `hello` (a launcher such as ssh takes its time to connect).
 const HELLO_WAIT: Duration = Duration::from_secs(20);
 
@@ -469,32 +469,35 @@ impl InProcess {
     }
 
     /// One best-effort stop of the node on its host, through its launcher (a node whose
-    /// launcher died may live on there until its own deadline).
+    /// launcher died may live on there until its own deadline). In the background, bounded
+    /// by 5 s: a host that stopped answering must not hold the runner up.
     fn stop_remote(&self) {
         let (Some(h), Some(hello)) = (&self.host, &self.hello) else {
             return;
         };
         let argv = h.command(&["kill".to_string(), hello.pid.to_string()]);
-        let Some((prog, args)) = argv.split_first() else {
-            return;
-        };
-        if let Ok(mut c) = std::process::Command::new(prog)
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-        {
-            let until = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < until {
-                if !matches!(c.try_wait(), Ok(None)) {
-                    return;
+        thread::spawn(move || {
+            let Some((prog, args)) = argv.split_first() else {
+                return;
+            };
+            if let Ok(mut c) = std::process::Command::new(prog)
+                .args(args)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+            {
+                let until = Instant::now() + Duration::from_secs(5);
+                while Instant::now() < until {
+                    if !matches!(c.try_wait(), Ok(None)) {
+                        return;
+                    }
+                    thread::sleep(Duration::from_millis(20));
                 }
-                thread::sleep(Duration::from_millis(20));
+                let _ = c.kill();
+                let _ = c.wait();
             }
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+        });
     }
 }
 

@@ -16,10 +16,6 @@ use std::time::{Duration, Instant};
 /// Where shipped builds live, under the remote user's home.
 pub const CACHE_DIR: &str = ".cache/zmqperf/bin";
 
-/// A bound for each launcher call that callers without their own can use: an ssh
-/// connection, a probe, and a few MB copied over a slow link.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-
 /// Why zmqperf could not be put on (or found for) a host: names the host and the cause.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("ship to host {host}: {why}")]
@@ -41,28 +37,12 @@ impl From<ShipError> for crate::Error {
 /// it has one and does not ship; with `ship = true` the runner's own build in the host's
 /// cache, copied there first if missing; otherwise the runner's own path (a shared
 /// filesystem, or the same install everywhere). Every launcher call is bounded by `timeout`.
-/// A host shipped to once is not asked again by this process.
 pub fn ensure_binary(host: &Host, timeout: Duration) -> crate::Result<String> {
-    static FOUND: OnceLock<Mutex<HashMap<(String, Vec<String>), String>>> = OnceLock::new();
-    let key = (host.name.clone(), host.launch.clone());
-    let found = FOUND.get_or_init(Default::default);
-    if host.ship {
-        if let Some(p) = found.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok(p.clone());
-        }
-    }
     let exe = std::env::current_exe().map_err(|e| ShipError {
         host: host.name.clone(),
         why: format!("cannot find the runner's own executable: {e}"),
     })?;
-    let path = ensure_binary_of(host, &exe, timeout)?;
-    if host.ship {
-        found
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, path.clone());
-    }
-    Ok(path)
+    Ok(ensure_binary_of(host, &exe, timeout)?)
 }
 
 /// [`ensure_binary`] for another executable than the running one (tests ship the zmqperf

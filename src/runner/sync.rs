@@ -62,8 +62,11 @@ pub fn estimate(exchanges: &[Exchange]) -> Option<ClockEstimate> {
 }
 
 /// The estimate of a case from the one before its start and the one after its report: the
-/// start's offset (applied to the whole case), its error widened by how far the offset
-/// moved (drift) and by the later estimate's own error.
+/// start's offset, applied to the whole case. At the start the true offset is within the
+/// first estimate's error of it; at the end within the later estimate's error of that one,
+/// so within that error plus how far the two estimates lie apart (drift) of the applied
+/// offset; with a drift that is steady over the case, the error in between is at most the
+/// larger of the two ends.
 pub fn over_case(before: ClockEstimate, after: Option<ClockEstimate>) -> ClockEstimate {
     let Some(after) = after else {
         return before;
@@ -71,7 +74,7 @@ pub fn over_case(before: ClockEstimate, after: Option<ClockEstimate>) -> ClockEs
     let moved = (after.offset_ns as i128 - before.offset_ns as i128).unsigned_abs() as u64;
     ClockEstimate {
         offset_ns: before.offset_ns,
-        error_ns: before.error_ns.max(after.error_ns) + moved,
+        error_ns: before.error_ns.max(after.error_ns + moved),
         samples: before.samples + after.samples,
         round_trip_ns: before.round_trip_ns.min(after.round_trip_ns),
     }
@@ -137,7 +140,10 @@ mod tests {
         };
         let c = over_case(b, Some(a));
         assert_eq!(c.offset_ns, 1_000);
+        // At the end: the later error (30) plus the 300 ns the offset moved.
         assert_eq!(c.error_ns, 330);
+        let wide = ClockEstimate { error_ns: 500, ..b };
+        assert_eq!(over_case(wide, Some(a)).error_ns, 500);
         assert_eq!(c.samples, 64);
         assert_eq!(over_case(b, None), b);
         assert_eq!(best_of([a, b]), Some(b));

@@ -1,5 +1,6 @@
 //! Latency samples in an HdrHistogram with ns resolution, plus exact moments.
 
+use super::oneway::ClockCheck;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -14,7 +15,10 @@ const INV_SCALE: u128 = 1_000_000_000_000_000_000_000;
 /// A latency distribution.
 ///
 /// Percentiles come from the HdrHistogram (3 significant digits: within 0.1% of the true
-/// sample); count, min, max, mean, standard deviation and harmonic mean are exact.
+/// sample); count, min, max, mean, standard deviation and harmonic mean are exact. A
+/// distribution of one-way delays also carries what its receiver's clock check found
+/// ([`ClockCheck`]: converted from another host's clock, or clocks that differ), so the
+/// figures never travel without it.
 #[derive(Debug, Clone)]
 pub struct LatencyHistogram {
     hist: Histogram<u64>,
@@ -26,6 +30,8 @@ pub struct LatencyHistogram {
     sum_inv: u128,
     /// Samples of 0 ns (the harmonic mean is taken over the others).
     zeros: u64,
+    /// Which clock the samples were read on (one-way delays; default for round trips).
+    clock: ClockCheck,
 }
 
 /// The figures a person reads off a distribution. All times in ns.
@@ -53,6 +59,12 @@ pub struct LatencySummary {
     pub stddev_ns: f64,
     /// Harmonic mean of the samples above 0 ns (exact).
     pub harmonic_mean_ns: f64,
+    /// One-way delays: what the receiver's clock check found (stamps converted from
+    /// another host's clock with their error bound, or impossible stamps: clocks that
+    /// differ, in which case no figure here may be shown). Absent: every sample was read
+    /// on one clock (round trips; one-way on one host).
+    #[serde(default, skip_serializing_if = "ClockCheck::is_same_clock")]
+    pub clock: ClockCheck,
 }
 
 /// INV_SCALE / ns, rounded by one f64 division (a u128 division would cost more on the hot
@@ -82,7 +94,18 @@ impl LatencyHistogram {
             sum_sq: 0,
             sum_inv: 0,
             zeros: 0,
+            clock: ClockCheck::default(),
         }
+    }
+
+    /// What the receiver's clock check found for these samples.
+    pub fn clock(&self) -> &ClockCheck {
+        &self.clock
+    }
+
+    /// Sets what the receiver's clock check found (once its samples are in).
+    pub fn set_clock(&mut self, c: ClockCheck) {
+        self.clock = c;
     }
 
     /// Adds one sample in ns.
@@ -134,6 +157,7 @@ impl LatencyHistogram {
         self.sum_sq += other.sum_sq;
         self.sum_inv = self.sum_inv.saturating_add(other.sum_inv);
         self.zeros += other.zeros;
+        self.clock.merge(&other.clock);
     }
 
     /// The summary figures.
@@ -152,6 +176,7 @@ impl LatencyHistogram {
                 mean_ns: 0.0,
                 stddev_ns: 0.0,
                 harmonic_mean_ns: 0.0,
+                clock: self.clock,
             };
         }
         let mean = self.sum as f64 / n as f64;
@@ -175,6 +200,7 @@ impl LatencyHistogram {
             } else {
                 positive as f64 * INV_SCALE as f64 / self.sum_inv as f64
             },
+            clock: self.clock,
         }
     }
 
@@ -196,6 +222,7 @@ impl PartialEq for LatencyHistogram {
             && self.sum_sq == other.sum_sq
             && self.zeros == other.zeros
             && self.sum_inv == other.sum_inv
+            && self.clock == other.clock
     }
 }
 
@@ -211,6 +238,9 @@ struct Wire {
     zeros: u64,
     /// `[value_ns, count]` pairs.
     buckets: Vec<(u64, u64)>,
+    /// The clock check of one-way delays (left out when every sample was on one clock).
+    #[serde(default, skip_serializing_if = "ClockCheck::is_same_clock")]
+    clock: ClockCheck,
 }
 
 impl Serialize for LatencyHistogram {
@@ -224,6 +254,7 @@ impl Serialize for LatencyHistogram {
             sum_inv: self.sum_inv.to_string(),
             zeros: self.zeros,
             buckets: self.buckets(),
+            clock: self.clock,
         }
         .serialize(s)
     }
@@ -235,7 +266,11 @@ impl Serialize for LatencyHistogram {
 #[serde(untagged)]
 enum AnyWire {
     Full(Wire),
-    Compact { buckets: Vec<(u64, u64)> },
+    Compact {
+        buckets: Vec<(u64, u64)>,
+        #[serde(default)]
+        clock: ClockCheck,
+    },
 }
 
 impl<'de> Deserialize<'de> for LatencyHistogram {
@@ -243,11 +278,12 @@ impl<'de> Deserialize<'de> for LatencyHistogram {
         use serde::de::Error as _;
         let w = match AnyWire::deserialize(d)? {
             AnyWire::Full(w) => w,
-            AnyWire::Compact { buckets } => {
+            AnyWire::Compact { buckets, clock } => {
                 let mut h = LatencyHistogram::new();
                 for (v, c) in buckets {
                     h.record_n(v, c);
                 }
+                h.clock = clock;
                 return Ok(h);
             }
         };
@@ -266,6 +302,7 @@ impl<'de> Deserialize<'de> for LatencyHistogram {
         h.sum_sq = w.sum_sq_ns2.parse().map_err(D::Error::custom)?;
         h.sum_inv = w.sum_inv.parse().map_err(D::Error::custom)?;
         h.zeros = w.zeros;
+        h.clock = w.clock;
         Ok(h)
     }
 }
@@ -356,6 +393,38 @@ mod tests {
         let back: LatencyHistogram = serde_json::from_str(&json).unwrap();
         assert_eq!(back, h);
         assert_eq!(back.summary(), h.summary());
+    }
+
+    #[test]
+    fn the_clock_check_travels_with_the_samples() {
+        let mut a = LatencyHistogram::new();
+        a.record(5_000);
+        a.set_clock(ClockCheck {
+            converted: 1,
+            error_ns: Some(20_000),
+            ..Default::default()
+        });
+        let mut b = LatencyHistogram::new();
+        b.set_clock(ClockCheck {
+            future: 7,
+            future_max_ns: 9,
+            ..Default::default()
+        });
+        a.merge(&b);
+        let c = *a.clock();
+        assert_eq!((c.converted, c.future, c.error_ns), (1, 7, Some(20_000)));
+        assert_eq!(a.summary().clock, c);
+        let json = serde_json::to_string(&a).unwrap();
+        let back: LatencyHistogram = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, a);
+        // A peer's compact form may say it too; one on one clock says nothing.
+        let compact: LatencyHistogram =
+            serde_json::from_str(r#"{"buckets": [], "clock": {"stale": 3}}"#).unwrap();
+        assert_eq!(compact.clock().stale, 3);
+        let plain = serde_json::to_string(&LatencyHistogram::new()).unwrap();
+        assert!(!plain.contains("clock"), "{plain}");
+        let s = serde_json::to_string(&LatencyHistogram::new().summary()).unwrap();
+        assert!(!s.contains("clock"), "{s}");
     }
 
     #[test]

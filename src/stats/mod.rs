@@ -6,6 +6,7 @@
 pub mod estimate;
 pub mod latency;
 pub mod ledger;
+pub mod oneway;
 pub mod throughput;
 
 pub use estimate::estimate;
@@ -14,4 +15,5 @@ pub use ledger::{
     cause_name, cause_text, loss_causes, GapPosition, Ledger, LossSummary, SenderFacts,
     StreamLedger,
 };
+pub use oneway::{ClockCheck, OneWay};
 pub use throughput::Throughput;

@@ -1,6 +1,9 @@
 //! Shared helpers of the integration tests: a watchdog for every run, the zmqperf binary,
-//! ephemeral endpoints, and libzmq's C perf tools built from the zeromq-src sources.
+//! ephemeral endpoints, libzmq's C perf tools built from the zeromq-src sources, and the
+//! multi-host testbed (`testbed`).
 #![allow(dead_code)]
+
+pub mod testbed;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;

@@ -200,7 +200,10 @@ pub fn listen(
     obs.opened(&endpoint);
     let started = Instant::now();
     let started_ns = now_ns();
-    let mut seen = Listening::new(cfg.idle.as_nanos().min(u64::MAX as u128) as u64);
+    // A stamp sent longer before the first arrival than the whole listen is from another
+    // host's clock (a live stream's messages do not wait that long).
+    let mut seen =
+        Listening::new(cfg.idle.as_nanos().min(u64::MAX as u128) as u64).within(cfg.duration);
     let mut next_progress = started + progress_every;
     let ended_by = loop {
         if stop() {

@@ -628,7 +628,12 @@ fn summary(cfg: &ListenConfig, l: &Listened, t: &Totals, transport: Transport) -
             );
         }
     }
-    if seen.latency.count() > 0 {
+    let clock = seen.latency.clock();
+    if clock.differs() {
+        // Stamps of another host's clock: no latency figure, what the check found instead.
+        f.put("clock_future_stamps", clock.future);
+        f.put("clock_stale_stamps", clock.stale);
+    } else if seen.latency.count() > 0 {
         f.put("latency_samples", seen.latency.count());
         f.put("latency_p50_ms", ns_to_ms(seen.latency.quantile(0.5)));
         f.put("latency_p99_ms", ns_to_ms(seen.latency.quantile(0.99)));
@@ -683,7 +688,9 @@ fn summary(cfg: &ListenConfig, l: &Listened, t: &Totals, transport: Transport) -
             grouped(t.loss.reordered)
         )
     };
-    let latency = if seen.latency.count() > 0 {
+    let latency = if let Some(line) = seen.latency.clock().not_shown() {
+        format!(" Latency from the send time in the header: {line}.")
+    } else if seen.latency.count() > 0 {
         format!(
             " Latency from the send time in the header (one clock: same host only): p50 {}, \
              p99 {}, max {}.",

@@ -8,8 +8,9 @@ use crate::diagnose::stream::Tally;
 #[cfg(test)]
 use crate::header::FLAG_TIMESTAMP;
 use crate::header::{Header, FLAG_WARMUP};
-use crate::stats::LatencyHistogram;
+use crate::stats::{LatencyHistogram, OneWay};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// Why messages could not be counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -105,8 +106,12 @@ pub struct Listening {
     pub idle_count: u64,
     /// Idle threshold, ns.
     pub idle_ns: u64,
-    /// One-way latency (arrival minus send time) of messages that carry their send time.
+    /// One-way latency (arrival minus send time) of messages that carry their send time,
+    /// with what the check of their stamps found (clocks that differ: none recorded).
     pub latency: LatencyHistogram,
+    /// How send stamps become delays: on this clock (no control channel to a live stream's
+    /// sender), stamps from the future or older than the listen impossible.
+    clock: OneWay,
     /// Jumps (holes opening inside a run) seen.
     pub jumps: u64,
     /// Jumps at which more messages were already waiting in the receive queue.
@@ -129,9 +134,17 @@ impl Listening {
             idle_count: 0,
             idle_ns,
             latency: LatencyHistogram::new(),
+            clock: OneWay::same_clock(Duration::MAX),
             jumps: 0,
             jumps_with_backlog: 0,
         }
+    }
+
+    /// The same, where a send stamp older than `timeout` at the first stamped arrival is
+    /// impossible (a sender on another host's clock).
+    pub fn within(mut self, timeout: Duration) -> Listening {
+        self.clock = OneWay::same_clock(timeout);
+        self
     }
 
     /// Notes the arrival of any message (readable or not) at `now`, ns.
@@ -160,8 +173,11 @@ impl Listening {
         if h.flags & FLAG_WARMUP != 0 {
             return Step::Plain;
         }
-        if h.has_timestamp() && now >= h.send_ns {
-            self.latency.record(now - h.send_ns);
+        if h.has_timestamp() {
+            match self.clock.delay(h.send_ns, now) {
+                Some(d) => self.latency.record(d),
+                None => self.latency.set_clock(self.clock.check()),
+            }
         }
         let state = self.streams.entry(stream).or_insert_with(|| StreamState {
             epochs: vec![Epoch::default()],
@@ -290,5 +306,33 @@ mod tests {
         l.record(0, &h(1), 6_000);
         assert_eq!(l.latency.count(), 1);
         assert_eq!(l.latency.quantile(0.5), 3_000);
+        assert!(l.latency.clock().is_same_clock());
+    }
+
+    #[test]
+    fn a_sender_on_another_clock_gives_no_latency_only_its_check() {
+        let stamped = |seq: u64, send_ns: u64| Header {
+            flags: FLAG_TIMESTAMP,
+            stream_id: 0,
+            sequence: seq,
+            send_ns,
+        };
+        let s = 1_000_000_000u64;
+        // The sender's clock 5,000 s ahead: from this listener's future.
+        let mut l = Listening::new(s).within(Duration::from_secs(10));
+        for i in 0..3 {
+            l.arrived(100 * s + i);
+            l.record(0, &stamped(i, 5_100 * s + i), 100 * s + i);
+        }
+        assert_eq!(l.latency.count(), 0);
+        assert_eq!(l.latency.clock().future, 3);
+        // 5,000 s behind: older than the timeout, never a 5,000 s latency.
+        let mut l = Listening::new(s).within(Duration::from_secs(10));
+        l.arrived(5_100 * s);
+        l.record(0, &stamped(0, 100 * s), 5_100 * s);
+        assert_eq!(l.latency.count(), 0);
+        assert_eq!(l.latency.clock().stale, 1);
+        // The ledger is kept whatever the clocks.
+        assert_eq!(l.streams[&0].current().arrivals, 1);
     }
 }

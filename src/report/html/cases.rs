@@ -121,7 +121,12 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
             .map(|(id, t)| format!("<code>{}</code>: {}", esc(id), prose(t)))
             .collect()
     };
-    items(out, "Warnings", &tagged(layout::warnings(run)));
+    let warnings = layout::warnings(run);
+    items(
+        out,
+        "Warnings",
+        &tagged(warnings.iter().map(|(id, w)| (*id, w.as_str())).collect()),
+    );
     items(out, "Failed cases", &tagged(layout::failures(run)));
     let delivery: Vec<String> = layout::delivery(run).iter().map(|d| esc(d)).collect();
     items(out, "Delivery", &delivery);

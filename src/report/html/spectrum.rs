@@ -144,6 +144,8 @@ pub(super) fn spectrum_charts(groups: &[Group<'_>]) -> Vec<(String, String)> {
             let cs = g
                 .cases
                 .iter()
+                // One-way figures from clocks that differ are not drawn (the warnings say why).
+                .filter(|c| !crate::report::layout::hides_latency(c))
                 .filter_map(|c| {
                     let h = c.repetitions.last()?.latency_histogram.as_ref()?;
                     Some((*c, spectrum(&h.buckets())))

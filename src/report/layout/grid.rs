@@ -129,9 +129,17 @@ impl Line {
     fn cell(self, c: &CaseResult) -> Option<String> {
         let s = &c.summary;
         let est = |e: &Option<Estimate>, f: fn(&Estimate) -> String| e.as_ref().map(f);
+        // One-way figures from clocks that differ are not shown (the warnings say why).
+        let one_way = |e: &Option<Estimate>| {
+            if super::hides_latency(c) {
+                Some(super::CLOCKS_DIFFER.to_string())
+            } else {
+                est(e, numbers::estimate_value)
+            }
+        };
         match self {
-            Line::Latency => est(&s.latency_us, numbers::estimate_value),
-            Line::P99 => est(&s.p99_us, numbers::estimate_value),
+            Line::Latency => one_way(&s.latency_us),
+            Line::P99 => one_way(&s.p99_us),
             Line::Msgs | Line::RoundTrips => est(&s.msgs_per_sec, numbers::estimate_whole),
             Line::Mbit => est(&s.mbit_per_sec, numbers::estimate_value),
             Line::Floor => c.floor.as_ref().map(|f| numbers::value(f.latency_us)),

@@ -1,8 +1,9 @@
 //! What the human-readable reports show, worked out once as text cells: the environment,
 //! the findings of `zmqperf diagnose`, one grid per group of cases (columns = message
-//! sizes), warnings, failures, delivery and resource use. The text, Markdown and HTML
-//! reporters only lay these cells out.
+//! sizes), warnings (and the clocks behind one-way figures), failures, delivery and
+//! resource use. The text, Markdown and HTML reporters only lay these cells out.
 
+mod clock;
 mod delivery;
 mod findings;
 mod grid;
@@ -11,6 +12,7 @@ mod run;
 mod security;
 mod topology;
 
+pub use clock::{clock_note, edge_hides_latency, hides_latency, CLOCKS_DIFFER};
 pub use delivery::{delivery, first_middle_hole, loss, loss_extras, loss_places};
 pub use findings::{findings, findings_count, triage, triage_text, Shared};
 pub use grid::{grids, tables, Grid};

@@ -57,11 +57,18 @@ pub fn environment(run: &RunResult) -> Vec<(&'static str, String)> {
     v
 }
 
-/// Every warning, as (case id, warning), in run order.
-pub fn warnings(run: &RunResult) -> Vec<(&str, &str)> {
+/// Every warning, as (case id, warning), in run order; each case's note on the clocks of
+/// its one-way figures (clocks that differ, or converted ones) after its own warnings.
+pub fn warnings(run: &RunResult) -> Vec<(&str, String)> {
     run.cases
         .iter()
-        .flat_map(|c| c.warnings.iter().map(move |w| (c.id.as_str(), w.as_str())))
+        .flat_map(|c| {
+            c.warnings
+                .iter()
+                .cloned()
+                .chain(super::clock_note(c))
+                .map(move |w| (c.id.as_str(), w))
+        })
         .collect()
 }
 

@@ -45,14 +45,22 @@ pub fn edges(run: &RunResult) -> Vec<[String; 7]> {
     for c in run.cases.iter().filter(|c| lists_edges(c)) {
         for e in &c.edges {
             let lat = e.latency.as_ref().filter(|l| l.count > 0);
+            // One-way figures from clocks that differ are not shown.
+            let figure = |f: fn(&crate::stats::LatencySummary) -> f64| {
+                if super::edge_hides_latency(e) {
+                    super::CLOCKS_DIFFER.to_string()
+                } else {
+                    or_dash(lat.map(|l| numbers::value(f(l))))
+                }
+            };
             out.push([
                 c.id.clone(),
                 format!("{} -> {}", e.from, e.to),
                 grouped(e.messages),
                 or_dash(e.msgs_per_sec.map(numbers::grouped_f)),
                 or_dash(e.loss.as_ref().map(edge_loss)),
-                or_dash(lat.map(|l| numbers::value(l.mean_ns / 1000.0))),
-                or_dash(lat.map(|l| numbers::value(l.p99_ns as f64 / 1000.0))),
+                figure(|l| l.mean_ns / 1000.0),
+                figure(|l| l.p99_ns as f64 / 1000.0),
             ]);
         }
     }

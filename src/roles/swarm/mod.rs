@@ -25,7 +25,7 @@ use crate::error::{zmq_err, Error, Result};
 use crate::header::{Header, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::limits;
-use crate::stats::LatencyHistogram;
+use crate::stats::{LatencyHistogram, OneWay};
 use context::BigContext;
 use poller::Poller;
 use serde::{Deserialize, Serialize};
@@ -57,13 +57,54 @@ pub struct SwarmSpec {
     pub raw: bool,
 }
 
+/// The swarm's one-way latency: the histogram of all its subscribers, and how its stream's
+/// send stamps become delays on this clock (with the stream's offset from the spec when the
+/// publisher is on another host), made at the first message, when the stream id is known.
+pub(crate) struct SwarmLatency {
+    hist: LatencyHistogram,
+    offsets: Vec<(u32, i64)>,
+    errors: Vec<(u32, u64)>,
+    timeout: std::time::Duration,
+    clock: Option<OneWay>,
+}
+
+impl SwarmLatency {
+    /// Nothing received yet; stamps older than the swarm's idle time are impossible.
+    pub(crate) fn new(spec: &NodeSpec, sw: &SwarmSpec) -> SwarmLatency {
+        SwarmLatency {
+            hist: LatencyHistogram::new(),
+            offsets: spec.send_offsets.clone(),
+            errors: spec.send_offset_error_ns.clone(),
+            timeout: std::time::Duration::from_millis(sw.idle_ms),
+            clock: None,
+        }
+    }
+
+    /// The reading of the swarm's stream (the first stream id seen: one publisher).
+    #[inline]
+    fn clock(&mut self, stream: u32) -> &mut OneWay {
+        let (offsets, errors, timeout) = (&self.offsets, &self.errors, self.timeout);
+        self.clock
+            .get_or_insert_with(|| OneWay::for_stream(offsets, errors, stream, timeout))
+    }
+
+    /// The histogram with what the clock check found.
+    pub(crate) fn histogram(&self) -> LatencyHistogram {
+        let mut h = self.hist.clone();
+        if let Some(c) = &self.clock {
+            h.set_clock(c.check());
+        }
+        h
+    }
+}
+
 /// Records one message of subscriber `i` received at `now` (`prefix`: its first bytes,
 /// `len`: its size): the ledger and figures of the subscriber, and the swarm's histogram.
 /// The same for SUB sockets and raw ones, so both runs are measured alike.
 #[inline]
 fn deliver(
     st: &mut SubState,
-    hist: &mut LatencyHistogram,
+    lat: &mut SwarmLatency,
     prefix: &[u8],
     len: usize,
     now: u64,
@@ -79,8 +120,9 @@ fn deliver(
         }
         Err(e) => return Err(Error::Protocol(e.to_string())),
     };
-    if let Some(ns) = st.record(&h, now).map_err(Error::Protocol)? {
-        hist.record(ns);
+    let clock = lat.clock(h.stream_id);
+    if let Some(ns) = st.record(&h, now, clock).map_err(Error::Protocol)? {
+        lat.hist.record(ns);
     }
     Ok(())
 }
@@ -114,7 +156,7 @@ fn over(
 fn child_report(
     sw: &SwarmSpec,
     states: &[SubState],
-    hist: &LatencyHistogram,
+    hist: LatencyHistogram,
     stop: StopReason,
     connect_ns: u64,
 ) -> ChildReport {
@@ -139,8 +181,10 @@ fn child_report(
         stop,
         connect_ns,
         subscribers,
-        latency: hist.clone(),
+        latency: hist,
         usage: ProcessUsage::of_this_process(&format!("subscribers {}", sw.process)),
+        host: None,
+        clock_error_ns: None,
     }
 }
 
@@ -241,9 +285,10 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
     let connect_ns = now_ns() - t0;
     ctl.ready(&[])?;
     ctl.wait_start(std::time::Duration::from_millis(sw.first_timeout_ms))?;
+    let spec = &*spec.started(ctl.send_offsets());
 
     let mut states = vec![SubState::default(); n];
-    let mut hist = LatencyHistogram::new();
+    let mut lat = SwarmLatency::new(spec, sw);
     let poller_err = |e: std::io::Error| Error::Io {
         op: "watching the subscriber sockets (epoll)".into(),
         source: e,
@@ -292,7 +337,7 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
                 let len = msg.len();
                 deliver(
                     &mut states[i],
-                    &mut hist,
+                    &mut lat,
                     msg.prefix(HEADER_LEN),
                     len,
                     now,
@@ -320,7 +365,8 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
         };
         poller.wait(wait_ms, &mut woken).map_err(poller_err)?;
     };
-    let report = child_report(sw, &states, &hist, stop, connect_ns);
+    let hist = lat.histogram();
+    let report = child_report(sw, &states, hist.clone(), stop, connect_ns);
     hold_until_stop(ctl, stop, in_process)?;
     // Closing tells the publisher the subscribers are done.
     drop(socks);

@@ -2,7 +2,7 @@
 //! latency figures, end of stream), and the reports it turns into.
 
 use crate::header::{Header, FLAG_END, FLAG_WARMUP};
-use crate::stats::{LatencyHistogram, LossSummary, StreamLedger};
+use crate::stats::{LatencyHistogram, LossSummary, OneWay, StreamLedger};
 use serde::{Deserialize, Serialize};
 
 /// CPU time and peak memory of one process of the run.
@@ -91,6 +91,12 @@ pub struct ChildReport {
     pub latency: LatencyHistogram,
     /// CPU time and peak RSS.
     pub usage: ProcessUsage,
+    /// The host it ran on, when not the runner's (set by the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The bound on its latencies from the clocks of two hosts, ns (set by the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_error_ns: Option<u64>,
 }
 
 /// The full form of a [`ChildReport`], as zmqperf writes it.
@@ -204,6 +210,8 @@ impl CompactReport {
                 cpu_sys_ms: 0.0,
                 peak_rss_kib: 0,
             },
+            host: None,
+            clock_error_ns: None,
         }
     }
 }
@@ -231,6 +239,8 @@ impl<'de> Deserialize<'de> for ChildReport {
             subscribers: f.subscribers,
             latency: f.latency,
             usage: f.usage,
+            host: None,
+            clock_error_ns: None,
         })
     }
 }
@@ -244,20 +254,25 @@ pub(crate) struct SubState {
     sum_ns: u128,
     min_ns: u64,
     max_ns: u64,
+    /// Send time of the first stamped message, on this clock (None while no stamp was
+    /// possible on it).
     first_send_ns: Option<u64>,
+    first_recv_ns: Option<u64>,
     last_recv_ns: u64,
     end_seq: Option<u64>,
     warmup: u64,
 }
 
 impl SubState {
-    /// Records one message received at `now`; returns its latency (if stamped) and whether
-    /// it ended the stream. A message of another stream is a protocol error.
+    /// Records one message received at `now`; returns its latency (if stamped, and possible
+    /// on this clock as `clock` reads the stream's stamps). A message of another stream is a
+    /// protocol error.
     #[inline]
     pub(crate) fn record(
         &mut self,
         h: &Header,
         now: u64,
+        clock: &mut OneWay,
     ) -> std::result::Result<Option<u64>, String> {
         match self.stream {
             None => self.stream = Some(h.stream_id),
@@ -275,9 +290,14 @@ impl SubState {
         }
         self.ledger.record(h.sequence);
         self.last_recv_ns = now;
+        self.first_recv_ns.get_or_insert(now);
         let mut latency = None;
-        if h.has_timestamp() {
-            let ns = now.saturating_sub(h.send_ns);
+        // An impossible stamp (another host's clock) is counted by the clock's check only.
+        if let Some(ns) = h
+            .has_timestamp()
+            .then(|| clock.delay(h.send_ns, now))
+            .flatten()
+        {
             if self.count == 0 {
                 self.min_ns = ns;
             }
@@ -285,7 +305,8 @@ impl SubState {
             self.sum_ns += ns as u128;
             self.min_ns = self.min_ns.min(ns);
             self.max_ns = self.max_ns.max(ns);
-            self.first_send_ns.get_or_insert(h.send_ns);
+            // The send time on this clock (converted when the publisher is elsewhere).
+            self.first_send_ns.get_or_insert(now - ns);
             latency = Some(ns);
         }
         if h.flags & FLAG_END != 0 {
@@ -317,8 +338,11 @@ impl SubState {
     pub(crate) fn report(&self, process: u32, sub: u32, expected: u64) -> SubReport {
         // An empty ledger reports the whole stream as one hole at the start.
         let loss = self.ledger.summary(Some(expected));
+        // From the first send, on this clock; when no stamp could be read on it (clocks
+        // that differ), from the first receipt.
         let span = self
             .first_send_ns
+            .or(self.first_recv_ns)
             .map(|s| self.last_recv_ns.saturating_sub(s))
             .unwrap_or(0);
         SubReport {
@@ -349,6 +373,11 @@ mod tests {
     use super::*;
     use crate::header::FLAG_TIMESTAMP;
 
+    /// A reading on this clock, stamps older than 10 s impossible.
+    fn ow() -> OneWay {
+        OneWay::same_clock(std::time::Duration::from_secs(10))
+    }
+
     fn h(seq: u64, send_ns: u64, end: bool) -> Header {
         Header {
             flags: FLAG_TIMESTAMP | if end { FLAG_END } else { 0 },
@@ -363,7 +392,7 @@ mod tests {
         let mut s = SubState::default();
         for i in 0..10u64 {
             let lat = s
-                .record(&h(i, 1_000 * i, i == 9), 1_000 * i + 500 + i)
+                .record(&h(i, 1_000 * i, i == 9), 1_000 * i + 500 + i, &mut ow())
                 .unwrap();
             assert_eq!(lat, Some(500 + i));
         }
@@ -379,10 +408,45 @@ mod tests {
     }
 
     #[test]
+    fn a_publisher_on_another_clock_gives_no_latency_and_a_rate_from_the_first_receipt() {
+        // The publisher's clock 5,000 s ahead and no offset known: stamps from the future.
+        let ahead = 5_000_000_000_000u64;
+        let mut s = SubState::default();
+        let mut c = ow();
+        for i in 0..10u64 {
+            let at = 1_000_000 + 1_000 * i;
+            let lat = s.record(&h(i, ahead + at - 500, i == 9), at, &mut c);
+            assert_eq!(lat.unwrap(), None);
+        }
+        assert_eq!((c.check().future, c.check().converted), (10, 0));
+        let r = s.report(0, 0, 10);
+        assert_eq!((r.loss.received, r.latency_count), (10, 0));
+        // 10 messages from the first receipt to the last (9,000 ns), not from a send time
+        // on another clock.
+        assert!((r.delivered_per_sec - 10.0 * 1e9 / 9_000.0).abs() < 1e-3);
+        // With the offset the runner estimated: the figures of one clock, converted.
+        let mut s = SubState::default();
+        let mut c = OneWay::converted(
+            -(ahead as i64),
+            Some(2_000),
+            std::time::Duration::from_secs(10),
+        );
+        for i in 0..10u64 {
+            let at = 1_000_000 + 1_000 * i;
+            let lat = s.record(&h(i, ahead + at - 500, i == 9), at, &mut c);
+            assert_eq!(lat.unwrap(), Some(500));
+        }
+        assert_eq!((c.check().future, c.check().converted), (0, 10));
+        let r = s.report(0, 0, 10);
+        assert_eq!((r.latency_count, r.latency_max_ns), (10, 500));
+        assert!((r.delivered_per_sec - 10.0 * 1e9 / 9_500.0).abs() < 1e-3);
+    }
+
+    #[test]
     fn losses_are_placed_and_a_silent_subscriber_lost_all() {
         let mut s = SubState::default();
         for i in [2u64, 3, 5] {
-            s.record(&h(i, 0, false), 10).unwrap();
+            s.record(&h(i, 0, false), 10, &mut ow()).unwrap();
         }
         let r = s.report(0, 0, 8);
         assert_eq!(r.loss.lost, 5);
@@ -405,8 +469,8 @@ mod tests {
         let mut s = SubState::default();
         let mut w = h(0, 5, false);
         w.flags = FLAG_WARMUP;
-        assert_eq!(s.record(&w, 10).unwrap(), None);
-        s.record(&h(0, 5, true), 10).unwrap();
+        assert_eq!(s.record(&w, 10, &mut ow()).unwrap(), None);
+        s.record(&h(0, 5, true), 10, &mut ow()).unwrap();
         let r = s.report(0, 0, 1);
         assert_eq!((r.warmup, r.loss.received, r.latency_count), (1, 1, 1));
     }
@@ -445,19 +509,22 @@ mod tests {
     #[test]
     fn another_stream_is_refused() {
         let mut s = SubState::default();
-        s.record(&h(0, 0, false), 1).unwrap();
+        s.record(&h(0, 0, false), 1, &mut ow()).unwrap();
         let mut other = h(1, 0, false);
         other.stream_id = 8;
-        assert!(s.record(&other, 2).unwrap_err().contains("two streams"));
+        assert!(s
+            .record(&other, 2, &mut ow())
+            .unwrap_err()
+            .contains("two streams"));
     }
 
     #[test]
     fn stream_length_comes_from_the_end_or_the_highest() {
         let mut s = SubState::default();
         assert_eq!(s.stream_length(), None);
-        s.record(&h(4, 0, false), 1).unwrap();
+        s.record(&h(4, 0, false), 1, &mut ow()).unwrap();
         assert_eq!(s.stream_length(), Some(5));
-        s.record(&h(6, 0, true), 1).unwrap();
+        s.record(&h(6, 0, true), 1, &mut ow()).unwrap();
         assert_eq!(s.stream_length(), Some(7));
     }
 }

@@ -216,6 +216,57 @@ pub fn with_impls(case: CaseSpec, impls: Option<&[String]>) -> Vec<CaseSpec> {
     out
 }
 
+/// Every case once per ordered pair of the hosts in `list` (comma-separated names of
+/// `hosts`), the sending side (ping, source) on the first host and the answering side
+/// (echo, sink, proxy, swarm) on the second; labelled `a->b`. Inproc and ipc cannot cross
+/// hosts: such cases are left out, and said on stderr.
+pub fn over_host_pairs(
+    plan: Vec<CaseSpec>,
+    hosts: &super::hosts::Hosts,
+    list: &str,
+) -> Result<Vec<CaseSpec>> {
+    let names: Vec<String> = list.split(',').map(|n| n.trim().to_string()).collect();
+    for n in &names {
+        hosts.get("--host-pairs", n)?;
+    }
+    let mut uniq = names.clone();
+    uniq.sort();
+    uniq.dedup();
+    if uniq.len() < 2 || uniq.len() != names.len() {
+        return Err(Error::invalid(
+            "--host-pairs",
+            list,
+            "two or more different hosts of --hosts, e.g. a,b,c",
+        ));
+    }
+    let mut out = Vec::new();
+    for case in plan {
+        if case.transport != Transport::Tcp {
+            eprintln!(
+                "zmqperf: {} is left out of --host-pairs: {} cannot cross hosts (use --transports tcp)",
+                case.id(),
+                case.transport
+            );
+            continue;
+        }
+        for src in &names {
+            for dst in names.iter().filter(|d| *d != src) {
+                let mut c = case.clone();
+                for n in &mut c.topology.nodes {
+                    n.host = Some(if n.role.is_active() {
+                        src.clone()
+                    } else {
+                        dst.clone()
+                    });
+                }
+                add_label(&mut c, &format!("{src}->{dst}"));
+                out.push(c);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Why a peer named by a node of `case` cannot play it (its role, socket types or the
 /// case's transport, as its manifest says), or None.
 pub fn peer_gap(case: &CaseSpec) -> Option<String> {

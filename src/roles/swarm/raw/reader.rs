@@ -5,7 +5,8 @@
 
 use super::super::poller::Poller;
 use super::super::{
-    child_report, deliver, hold_until_stop, over, StopReason, SubState, SwarmSpec, STDIN_TOKEN,
+    child_report, deliver, hold_until_stop, over, StopReason, SubState, SwarmLatency, SwarmSpec,
+    STDIN_TOKEN,
 };
 use super::frame::Deframer;
 use super::{set_nonblocking, RawAddr};
@@ -13,7 +14,6 @@ use crate::clock::now_ns;
 use crate::error::{Error, Result};
 use crate::header::HEADER_LEN;
 use crate::roles::{Control, NodeSpec, RoleReport};
-use crate::stats::LatencyHistogram;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
@@ -82,10 +82,11 @@ pub(in crate::roles::swarm) fn run(
     let connect_ns = now_ns() - t0;
     ctl.ready(&[])?;
     ctl.wait_start(Duration::from_millis(sw.first_timeout_ms))?;
+    let spec = &*spec.started(ctl.send_offsets());
 
     let n = conns.len();
     let mut states = vec![SubState::default(); n];
-    let mut hist = LatencyHistogram::new();
+    let mut lat = SwarmLatency::new(spec, sw);
     let poller_err = io_err("watching the raw subscriber sockets (epoll)");
     let mut poller = Poller::new(n + 1).map_err(&poller_err)?;
     for (i, c) in conns.iter().enumerate() {
@@ -145,7 +146,7 @@ pub(in crate::roles::swarm) fn run(
                 deframers[i].feed(&buf[..got], &mut |m| {
                     deliver(
                         st,
-                        &mut hist,
+                        &mut lat,
                         &m[..m.len().min(HEADER_LEN)],
                         m.len(),
                         now,
@@ -179,7 +180,8 @@ pub(in crate::roles::swarm) fn run(
     } else {
         stop
     };
-    let report = child_report(sw, &states, &hist, stop, connect_ns);
+    let hist = lat.histogram();
+    let report = child_report(sw, &states, hist.clone(), stop, connect_ns);
     hold_until_stop(ctl, stop, in_process)?;
     // Closing tells the raw publisher the subscribers are done.
     drop(poller);

@@ -1,0 +1,481 @@
+//! One-way delays from send stamps: the one place a receiver turns a header's `send_ns`
+//! into a delay on its own clock ([`OneWay`]), applying the sending host's clock offset when
+//! one is known, and counting, never recording, the stamps no single clock can give
+//! ([`ClockCheck`]: stamps from the receiver's future, stamps older than its timeout).
+//!
+//! `send_ns` is the sender's CLOCK_MONOTONIC; two hosts' monotonic clocks are unrelated
+//! (each counts from its boot). On one host `now - send_ns` is the delay; across hosts it
+//! is the delay plus the difference of the clocks, which is why a stamp is brought onto the
+//! receiver's clock by an offset (estimated by the runner over the control channel) or the
+//! figure is not shown at all.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// A stamp may lie this far in the receiver's future (beyond the offset's error bound) and
+/// still be read as a delay of 0: two readings of one monotonic clock on two cores.
+pub const FUTURE_TOLERANCE_NS: u64 = 1_000;
+
+/// A converted one-way figure is flagged when its offset's error bound exceeds this share of
+/// it (the report then points to round trips, which need no offset).
+pub const ERROR_SHARE: f64 = 0.10;
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// What a receiver's check of its send stamps found, and whether they were converted from
+/// another host's clock. Mergeable: counts add, the largest error bound and the furthest
+/// stamps are kept. The default (all zero) means every stamp was read on one clock and
+/// none was impossible: "same host clock".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockCheck {
+    /// Stamps brought onto the receiver's clock with the offset of their sender's host.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub converted: u64,
+    /// The largest error bound of the offsets applied, ns; absent when an offset came
+    /// without one (or none was applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_ns: Option<u64>,
+    /// Stamps from the receiver's future (beyond the tolerance and the offset's error
+    /// bound): impossible on one clock; counted, not recorded.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub future: u64,
+    /// How far in the future the furthest of them was, ns.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub future_max_ns: u64,
+    /// Stamps sent more than the receiver's timeout before its first time-stamped message
+    /// arrived: impossible on one clock for a live stream; counted, not recorded.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stale: u64,
+    /// The oldest of them, ns before its receipt.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stale_max_ns: u64,
+}
+
+impl ClockCheck {
+    /// Nothing converted, nothing impossible: every sample was read on one clock.
+    pub fn is_same_clock(&self) -> bool {
+        *self == ClockCheck::default()
+    }
+
+    /// Whether the check found stamps no single clock can give: the sender's clock is not
+    /// the receiver's (nor was it converted right), and no one-way figure may be shown.
+    pub fn differs(&self) -> bool {
+        self.future > 0 || self.stale > 0
+    }
+
+    /// An offset was applied and its error bound was given for every converted stamp.
+    fn unbounded(&self) -> bool {
+        self.converted > 0 && self.error_ns.is_none()
+    }
+
+    /// Combines the check of other samples into this one.
+    pub fn merge(&mut self, o: &ClockCheck) {
+        let unbounded = self.unbounded() || o.unbounded();
+        self.converted += o.converted;
+        self.error_ns = if unbounded {
+            None
+        } else {
+            self.error_ns.max(o.error_ns)
+        };
+        self.future += o.future;
+        self.future_max_ns = self.future_max_ns.max(o.future_max_ns);
+        self.stale += o.stale;
+        self.stale_max_ns = self.stale_max_ns.max(o.stale_max_ns);
+    }
+
+    /// Where a one-way figure's clock comes from, in a few words: `same host clock`,
+    /// `converted, error <= 24 us`, or `clocks differ: 1,000 stamps from the future`.
+    pub fn provenance(&self) -> String {
+        if self.differs() {
+            let mut parts = Vec::new();
+            if self.future > 0 {
+                parts.push(format!(
+                    "{} from the future",
+                    stamps(self.future, "stamp", "stamps")
+                ));
+            }
+            if self.stale > 0 {
+                parts.push(format!(
+                    "{} older than the timeout",
+                    stamps(self.stale, "stamp", "stamps")
+                ));
+            }
+            return format!("clocks differ: {}", parts.join(", "));
+        }
+        if self.converted > 0 {
+            return match self.error_ns {
+                Some(e) => format!("converted, error <= {}", span(e)),
+                None => "converted, error bound not given".to_string(),
+            };
+        }
+        "same host clock".to_string()
+    }
+
+    /// Why the clocks are taken to differ, for a receiver without a control channel:
+    /// `1,000 send stamps up to 5,000 s in this host's future`. None when they do not.
+    pub fn differ_reason(&self) -> Option<String> {
+        if !self.differs() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if self.future > 0 {
+            parts.push(format!(
+                "{} up to {} in this host's future",
+                stamps(self.future, "send stamp", "send stamps"),
+                span(self.future_max_ns)
+            ));
+        }
+        if self.stale > 0 {
+            parts.push(format!(
+                "{} older than the timeout, up to {} old",
+                stamps(self.stale, "send stamp", "send stamps"),
+                span(self.stale_max_ns)
+            ));
+        }
+        Some(parts.join("; "))
+    }
+
+    /// The line a receiver prints instead of a one-way figure when the clocks differ and
+    /// no offset can be had (no control channel): None when they do not differ.
+    pub fn not_shown(&self) -> Option<String> {
+        self.differ_reason().map(|why| {
+            format!(
+                "clocks differ ({why}): one-way latency not shown; use round trips \
+                 (local_lat/remote_lat) or run both sides under `zmqperf run` with a hosts file"
+            )
+        })
+    }
+
+    /// For a converted figure whose offset's error bound is more than [`ERROR_SHARE`] of
+    /// `figure_ns` (or not given): what the report says beside it. None otherwise.
+    pub fn error_note(&self, figure_ns: f64) -> Option<String> {
+        if self.converted == 0 || self.differs() {
+            return None;
+        }
+        let rtt = "round trips (RTT/2) need no clock offset";
+        match self.error_ns {
+            None => Some(format!(
+                "one-way latency converted from another host's clock without an error bound; {rtt}"
+            )),
+            Some(e) if e as f64 > ERROR_SHARE * figure_ns => Some(format!(
+                "one-way latency converted from another host's clock: its error (<= {}) is more \
+                 than {:.0}% of the figure ({}); {rtt}",
+                span(e),
+                ERROR_SHARE * 100.0,
+                span(figure_ns.max(0.0) as u64)
+            )),
+            Some(_) => None,
+        }
+    }
+}
+
+/// `1 stamp`, `1,000 stamps`.
+fn stamps(n: u64, one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        crate::units::grouped(n),
+        if n == 1 { one } else { many }
+    )
+}
+
+/// A time span a person reads: `850 ns`, `24 us`, `12.5 ms`, `5,000 s`.
+pub fn span(ns: u64) -> String {
+    let v = |x: f64| crate::units::value(x);
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{} us", v(ns as f64 / 1e3))
+    } else if ns < 1_000_000_000 {
+        format!("{} ms", v(ns as f64 / 1e6))
+    } else {
+        format!("{} s", v(ns as f64 / 1e9))
+    }
+}
+
+/// A receiver's reading of one stream's send stamps: the offset that brings them onto its
+/// clock (none on one host), what may pass as a delay, and what its check found.
+///
+/// A stamp is impossible, and counted instead of recorded, when it lies in the receiver's
+/// future beyond a tolerance (the offset's error bound plus [`FUTURE_TOLERANCE_NS`]), or
+/// when it was sent more than the receiver's timeout before the first time-stamped message
+/// arrived (a message cannot have waited longer than its sender's patience before a live
+/// stream began; later messages were sent later still).
+#[derive(Debug, Clone)]
+pub struct OneWay {
+    /// Added to a send stamp to bring it onto the receiver's clock, ns.
+    offset_ns: i64,
+    /// 1 when an offset was given (each delay counts as converted), else 0.
+    converted: u64,
+    /// How far in the future a stamp may be and still read as 0.
+    tolerance_ns: u64,
+    /// The receiver's timeout, ns.
+    timeout_ns: u64,
+    /// Receiver's clock at its first time-stamped arrival less the timeout (0 until then):
+    /// a stamp before it is stale.
+    floor_ns: u64,
+    started: bool,
+    check: ClockCheck,
+}
+
+impl OneWay {
+    /// A stream on the receiver's own clock (one host), with the receiver's `timeout`.
+    pub fn same_clock(timeout: Duration) -> OneWay {
+        OneWay {
+            offset_ns: 0,
+            converted: 0,
+            tolerance_ns: FUTURE_TOLERANCE_NS,
+            timeout_ns: timeout.as_nanos().min(u64::MAX as u128) as u64,
+            floor_ns: 0,
+            started: false,
+            check: ClockCheck::default(),
+        }
+    }
+
+    /// A stream from another host's clock: `offset_ns` is added to each send stamp to bring
+    /// it onto the receiver's clock, known to within `error_ns` (None: not given).
+    pub fn converted(offset_ns: i64, error_ns: Option<u64>, timeout: Duration) -> OneWay {
+        let mut w = OneWay::same_clock(timeout);
+        w.offset_ns = offset_ns;
+        w.converted = 1;
+        w.tolerance_ns = FUTURE_TOLERANCE_NS.saturating_add(error_ns.unwrap_or(0));
+        w.check.error_ns = error_ns;
+        w
+    }
+
+    /// The reading of stream `stream` as a node spec gives it: its offset from `offsets`
+    /// (stream id -> ns to add to its send stamps) with its error bound from `errors`, or
+    /// the receiver's own clock when the stream has no offset.
+    pub fn for_stream(
+        offsets: &[(u32, i64)],
+        errors: &[(u32, u64)],
+        stream: u32,
+        timeout: Duration,
+    ) -> OneWay {
+        match offsets.iter().find(|(id, _)| *id == stream) {
+            Some(&(_, off)) => {
+                let err = errors.iter().find(|(id, _)| *id == stream).map(|e| e.1);
+                OneWay::converted(off, err, timeout)
+            }
+            None => OneWay::same_clock(timeout),
+        }
+    }
+
+    /// The one-way delay of a message stamped `send_ns` (the sender's clock) and received
+    /// at `now` (this receiver's clock), ns; None for an impossible stamp, which is counted
+    /// in [`OneWay::check`] instead.
+    #[inline]
+    pub fn delay(&mut self, send_ns: u64, now: u64) -> Option<u64> {
+        if !self.started {
+            self.started = true;
+            self.floor_ns = now.saturating_sub(self.timeout_ns);
+        }
+        // A stamp the offset takes below 0 is before this host's boot: as stale as can be.
+        let sent = match send_ns.checked_add_signed(self.offset_ns) {
+            Some(s) => s,
+            None if self.offset_ns < 0 => return self.stale(now),
+            None => return self.future(u64::MAX - now),
+        };
+        if sent > now {
+            let ahead = sent - now;
+            if ahead > self.tolerance_ns {
+                return self.future(ahead);
+            }
+            self.check.converted += self.converted;
+            return Some(0);
+        }
+        if sent < self.floor_ns {
+            return self.stale(now - sent);
+        }
+        self.check.converted += self.converted;
+        Some(now - sent)
+    }
+
+    #[cold]
+    fn future(&mut self, ahead: u64) -> Option<u64> {
+        self.check.future += 1;
+        self.check.future_max_ns = self.check.future_max_ns.max(ahead);
+        None
+    }
+
+    #[cold]
+    fn stale(&mut self, age: u64) -> Option<u64> {
+        self.check.stale += 1;
+        self.check.stale_max_ns = self.check.stale_max_ns.max(age);
+        None
+    }
+
+    /// What the check found so far.
+    pub fn check(&self) -> ClockCheck {
+        self.check
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+    const T: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn on_one_clock_the_delay_is_receipt_minus_send() {
+        let mut w = OneWay::same_clock(T);
+        assert_eq!(w.delay(100 * S, 100 * S + 5_326), Some(5_326));
+        assert_eq!(w.delay(101 * S, 101 * S), Some(0));
+        // Within the tolerance of two cores' readings: 0, not impossible.
+        assert_eq!(w.delay(102 * S + 400, 102 * S), Some(0));
+        assert!(w.check().is_same_clock());
+        assert_eq!(w.check().provenance(), "same host clock");
+        assert_eq!(w.check().not_shown(), None);
+    }
+
+    #[test]
+    fn stamps_from_the_future_are_counted_never_recorded() {
+        // The receiver's clock is 5,000 s behind the sender's.
+        let mut w = OneWay::same_clock(T);
+        for i in 0..10u64 {
+            assert_eq!(w.delay(5_100 * S + i, 100 * S + i + 5_326), None);
+        }
+        let c = w.check();
+        assert_eq!((c.future, c.stale, c.converted), (10, 0, 0));
+        assert_eq!(c.future_max_ns, 5_000 * S - 5_326);
+        assert!(c.differs());
+        assert_eq!(c.provenance(), "clocks differ: 10 stamps from the future");
+        let line = c.not_shown().unwrap();
+        assert!(
+            line.starts_with("clocks differ (10 send stamps up to 5,000 s in this host's future): one-way latency not shown; use round trips (local_lat/remote_lat)"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn stamps_older_than_the_timeout_are_counted_never_recorded() {
+        // The receiver's clock is 5,000 s ahead: every delay would read 5,000 s.
+        let mut w = OneWay::same_clock(T);
+        assert_eq!(w.delay(100 * S, 5_100 * S + 5_326), None);
+        assert_eq!(w.delay(100 * S + 1, 5_100 * S + 9_000), None);
+        let c = w.check();
+        assert_eq!((c.future, c.stale), (0, 2));
+        assert_eq!(c.stale_max_ns, 5_000 * S + 8_999);
+        assert_eq!(
+            c.provenance(),
+            "clocks differ: 2 stamps older than the timeout"
+        );
+        assert!(c
+            .not_shown()
+            .unwrap()
+            .contains("2 send stamps older than the timeout, up to 5,000 s old"));
+    }
+
+    #[test]
+    fn a_long_stream_on_one_clock_is_never_stale() {
+        // Stamps must not be older than the timeout at the first arrival; a stream that
+        // runs longer than the timeout (each message on time) is fine.
+        let mut w = OneWay::same_clock(T);
+        for i in 0..100u64 {
+            let sent = 1_000 * S + i * S;
+            assert_eq!(w.delay(sent, sent + 2_000), Some(2_000));
+        }
+        // A backlog: messages sent 9 s before the first arrival (within the timeout) and
+        // read later still, behind a queue.
+        let mut w = OneWay::same_clock(T);
+        assert_eq!(w.delay(1_000 * S, 1_009 * S), Some(9 * S));
+        assert_eq!(w.delay(1_000 * S + 1, 1_030 * S), Some(30 * S - 1));
+        assert!(w.check().is_same_clock());
+        // A receiver that just booted: the floor cannot go below 0.
+        let mut w = OneWay::same_clock(T);
+        assert_eq!(w.delay(0, 2 * S), Some(2 * S));
+    }
+
+    #[test]
+    fn an_offset_brings_the_stamps_onto_the_receivers_clock() {
+        // The sender's clock is 5,000 s ahead of the receiver's: add -5,000 s.
+        let off = -(5_000 * S as i64);
+        let mut w = OneWay::converted(off, Some(24_000), T);
+        assert_eq!(w.delay(5_100 * S, 100 * S + 60_000), Some(60_000));
+        // Up to the error bound in the future reads as 0 ...
+        assert_eq!(w.delay(5_101 * S + 20_000, 101 * S), Some(0));
+        // ... beyond it (and the tolerance), impossible.
+        assert_eq!(w.delay(5_102 * S + 30_000, 102 * S), None);
+        let c = w.check();
+        assert_eq!((c.converted, c.future, c.error_ns), (2, 1, Some(24_000)));
+        assert!(c.differs());
+        // The sender behind: a positive offset; one that takes a stamp below 0 is stale.
+        let mut w = OneWay::converted(3 * S as i64, Some(5_000), T);
+        assert_eq!(w.delay(97 * S, 100 * S + 7_000), Some(7_000));
+        let mut w = OneWay::converted(-(10 * S as i64), None, T);
+        assert_eq!(w.delay(5 * S, 20 * S), None);
+        assert_eq!(w.check().stale, 1);
+    }
+
+    #[test]
+    fn offsets_come_from_the_spec_by_stream() {
+        let offsets = [(3u32, 1_000i64), (9, -2_000)];
+        let errors = [(9u32, 300u64)];
+        let mut a = OneWay::for_stream(&offsets, &errors, 9, T);
+        assert_eq!(a.delay(10_000, 9_000), Some(1_000));
+        assert_eq!(a.check().error_ns, Some(300));
+        let mut b = OneWay::for_stream(&offsets, &errors, 3, T);
+        assert_eq!(b.delay(10_000, 12_000), Some(1_000));
+        assert_eq!(b.check().error_ns, None);
+        assert_eq!(b.check().provenance(), "converted, error bound not given");
+        let mut c = OneWay::for_stream(&offsets, &errors, 4, T);
+        assert_eq!(c.delay(10_000, 12_000), Some(2_000));
+        assert!(c.check().is_same_clock());
+    }
+
+    #[test]
+    fn checks_merge_and_say_where_the_figure_comes_from() {
+        let mut a = ClockCheck {
+            converted: 10,
+            error_ns: Some(24_000),
+            ..Default::default()
+        };
+        let b = ClockCheck {
+            converted: 5,
+            error_ns: Some(11_000),
+            ..Default::default()
+        };
+        a.merge(&b);
+        assert_eq!((a.converted, a.error_ns), (15, Some(24_000)));
+        assert_eq!(a.provenance(), "converted, error <= 24.00 us");
+        // A bound of 24 us beside a 60 us figure is 40%: said, with round trips named.
+        let note = a.error_note(60_000.0).unwrap();
+        assert!(
+            note.contains("more than 10% of the figure (60.00 us)"),
+            "{note}"
+        );
+        assert!(note.contains("RTT/2"), "{note}");
+        assert_eq!(a.error_note(1_000_000.0), None);
+        // One converted sample without a bound leaves the whole without one.
+        let mut c = a;
+        c.merge(&ClockCheck {
+            converted: 1,
+            ..Default::default()
+        });
+        assert_eq!(c.error_ns, None);
+        assert!(c
+            .error_note(1e9)
+            .unwrap()
+            .contains("without an error bound"));
+        // Impossible stamps win over everything.
+        c.merge(&ClockCheck {
+            future: 2,
+            future_max_ns: 7,
+            stale: 1,
+            stale_max_ns: 9,
+            ..Default::default()
+        });
+        assert_eq!(
+            c.provenance(),
+            "clocks differ: 2 stamps from the future, 1 stamp older than the timeout"
+        );
+        assert_eq!(c.error_note(1.0), None);
+        // Nothing to say: the default, left out of the JSON.
+        assert_eq!(serde_json::to_string(&ClockCheck::default()).unwrap(), "{}");
+        let back: ClockCheck = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+    }
+}
