@@ -32,8 +32,16 @@ single run produced a figure) or was interrupted (130, after reporting what it m
 Every run has a timeout (--timeout, 60 s); a run that times out or fails is killed (only
 the processes this script started, by PID) and counted as failed, and the rest go on.
 
+Two zmqperf builds side by side (--vs OTHER): the release zmqperf (or --zmqperf A) against
+OTHER, e.g. the portable build of scripts/build-portable.sh, on the same compatible pairs
+(both sides of a pair are the same build). Two variants, "zmqperf" and "vs", alternate as
+above; the ratio is vs / zmqperf per repetition (latency: above 1 is slower; throughput:
+below 1 is slower), with its bootstrap 95% interval; "within noise" when the interval
+holds 1. The C tools are not built or run in this mode.
+
 usage: scripts/bench-compat.py [--reps N] [--quick] [--transports tcp,ipc,inproc]
                                [--sizes 64,1024,65536] [--json FILE] [--timeout SECONDS]
+                               [--vs OTHER [--zmqperf A] [--kinds lat,thr]]
 """
 
 import argparse
@@ -124,6 +132,23 @@ def machine_info():
     }
 
 
+def build_vs(a, b):
+    """The two zmqperf builds of --vs mode: A (default: cargo build --release) and B."""
+    if a is None:
+        log("building: cargo build --release")
+        res = subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO_ROOT)
+        if res.returncode != 0:
+            raise RuntimeError("cargo build --release failed with exit code %d" % res.returncode)
+        target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(REPO_ROOT, "target")
+        if not os.path.isabs(target):
+            target = os.path.join(REPO_ROOT, target)
+        a = os.path.join(target, "release", "zmqperf")
+    missing = [p for p in (a, b) if not os.access(p, os.X_OK)]
+    if missing:
+        raise RuntimeError("missing binaries: " + ", ".join(missing))
+    return {"zmqperf": os.path.abspath(a), "vs": os.path.abspath(b)}
+
+
 def build():
     """Run build-c-perf.sh release; return (zmqperf path, C tool folder) or raise."""
     script = os.path.join(SCRIPT_DIR, "build-c-perf.sh")
@@ -212,15 +237,16 @@ def short(text):
 
 def commands(tools, transport, kind, size, count, variant, endpoint):
     """Return (binding-side command or None, measuring/connecting-side command, which prints)."""
-    zmqperf, cdir = tools
     plain = ["--plain"] if variant == "plain" else []
     n = [str(size), str(count)]
     if variant == "c":
         def tool(name):
-            return [os.path.join(cdir, name)]
+            return [os.path.join(tools["c"], name)]
     else:
+        binary = tools[variant] if variant == "vs" else tools["zmqperf"]
+
         def tool(name):
-            return [zmqperf, name]
+            return [binary, name]
     if transport == "inproc":
         return None, tool("inproc_" + kind) + n + plain, "main"
     if kind == "lat":
@@ -456,6 +482,46 @@ def print_report(cells, machine, reps):
     return met, total, unknown
 
 
+def print_vs_report(cells, reps, kinds):
+    """--vs mode: each build's medians and the paired ratio vs / zmqperf with its interval."""
+    out = sys.stdout
+    print("", file=out)
+    print("two builds, %d reps: A = zmqperf, B = vs; ratio = median over repetitions of B/A "
+          "run back to back, with its bootstrap 95%% interval" % reps, file=out)
+    header = "%-9s %-6s %-4s %14s %14s %7s %-13s %s" % (
+        "transport", "size", "kind", "A", "B", "B/A", "95% CI", "verdict")
+    print(header, file=out)
+    print("-" * len(header), file=out)
+    within = total = 0
+    for cell in cells:
+        for kind in kinds:
+            a, b = cell[kind + "_zmqperf"], cell[kind + "_vs"]
+            r, ci = cell[kind + "_b_over_a"], cell[kind + "_b_over_a_ci95"]
+            unit = "us" if kind == "lat" else "msg/s"
+            if r is None:
+                verdict = "n/a"
+            elif ci is None:
+                verdict = "too few reps"
+            else:
+                total += 1
+                if ci[0] <= 1.0 <= ci[1]:
+                    within += 1
+                    verdict = "within noise"
+                else:
+                    faster = (r < 1.0) if kind == "lat" else (r > 1.0)
+                    verdict = "B faster" if faster else "B slower"
+            print("%-9s %-6d %-4s %14s %14s %7s %-13s %s" % (
+                cell["transport"], cell["size"], kind,
+                "%s %s" % (fmt_num(a["median"] if a else None, kind), unit),
+                "%s %s" % (fmt_num(b["median"] if b else None, kind), unit),
+                fmt_ratio(r), fmt_ci(ci), verdict), file=out)
+    print("", file=out)
+    print("summary: %d of %d cells within noise (the 95%% interval of B/A holds 1)" % (within, total),
+          file=out)
+    out.flush()
+    return within, total, 0
+
+
 # ---------------------------------------------------------------------------------------
 # main
 
@@ -504,7 +570,23 @@ def main():
     ap.add_argument("--json", metavar="FILE", help="save raw samples, medians and ratios here")
     ap.add_argument("--timeout", type=float, default=60.0,
                     help="per-run timeout in seconds (default 60)")
+    ap.add_argument("--vs", metavar="OTHER",
+                    help="compare zmqperf against this other zmqperf build instead of the C tools")
+    ap.add_argument("--zmqperf", metavar="A",
+                    help="with --vs: the first build (default: cargo build --release's)")
+    ap.add_argument("--kinds", default="lat,thr",
+                    type=lambda s: parse_list(s, KINDS, str, "kind"),
+                    help="with --vs: comma-separated subset of lat,thr (default both)")
     args = ap.parse_args()
+    if args.zmqperf and not args.vs:
+        ap.error("--zmqperf goes with --vs")
+    kinds = args.kinds if args.vs else KINDS
+    if args.vs:
+        VARIANTS[:] = ["zmqperf", "vs"]
+        RATIOS[:] = [("lat_b_over_a", "lat_vs", "lat_zmqperf"),
+                     ("thr_b_over_a", "thr_vs", "thr_zmqperf")]
+        TARGETS.clear()
+        TARGETS.update({"lat_b_over_a": ("<=", 1.02), "thr_b_over_a": (">=", 0.98)})
 
     reps = args.reps if args.reps is not None else (2 if args.quick else 5)
     if reps < 1:
@@ -519,12 +601,19 @@ def main():
         machine["loadavg_at_start"]), flush=True)
 
     try:
-        tools = build()
+        if args.vs:
+            tools = build_vs(args.zmqperf, args.vs)
+        else:
+            zmqperf, cdir = build()
+            tools = {"zmqperf": zmqperf, "c": cdir}
     except (RuntimeError, OSError) as e:
         log("bench-compat: cannot run: %s" % e)
         return 2
-    print("zmqperf: %s" % tools[0])
-    print("C tools: %s" % tools[1])
+    print("zmqperf: %s" % tools["zmqperf"])
+    if args.vs:
+        print("vs:      %s" % tools["vs"])
+    else:
+        print("C tools: %s" % tools["c"])
 
     def count_for(kind, transport, size):
         table = LAT_COUNTS if kind == "lat" else THR_COUNTS
@@ -548,7 +637,7 @@ def main():
             order = VARIANTS if rep % 2 == 0 else list(reversed(VARIANTS))
             for transport in args.transports:
                 for size in args.sizes:
-                    for kind in KINDS:
+                    for kind in kinds:
                         count = counts[transport][size][kind]
                         for variant in order:
                             value, error, wall = run_once(tools, transport, kind, size, count,
@@ -575,20 +664,25 @@ def main():
     if interrupted:
         done_reps = max((r["rep"] + 1 for r in runs), default=0)
     cells = analyse(samples, args.transports, args.sizes)
-    met, total, unknown = print_report(cells, machine, done_reps)
+    if args.vs:
+        met, total, unknown = print_vs_report(cells, done_reps, kinds)
+    else:
+        met, total, unknown = print_report(cells, machine, done_reps)
 
     if args.json:
         doc = {
             "machine": machine,
-            "zmqperf": tools[0],
-            "c_tools": tools[1],
+            "zmqperf": tools["zmqperf"],
+            "c_tools": tools.get("c"),
+            "vs": tools.get("vs"),
             "reps": reps,
             "quick": args.quick,
             "interrupted": interrupted,
             "timeout_s": args.timeout,
-            "variants": {"c": "libzmq C perf tools",
-                         "zmqperf": "zmqperf default (instrumented)",
-                         "plain": "zmqperf with --plain on the measuring/sending side"},
+            "variants": ({"zmqperf": "zmqperf A", "vs": "zmqperf B (--vs)"} if args.vs else
+                         {"c": "libzmq C perf tools",
+                          "zmqperf": "zmqperf default (instrumented)",
+                          "plain": "zmqperf with --plain on the measuring/sending side"}),
             "targets": {k: {"op": op, "limit": lim} for k, (op, lim) in TARGETS.items()},
             "counts": {t: {str(s): counts[t][s] for s in args.sizes} for t in args.transports},
             "samples": {t: {str(s): samples[t][s] for s in args.sizes} for t in args.transports},

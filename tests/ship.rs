@@ -313,3 +313,49 @@ fn a_copy_cut_short_leaves_nothing_behind() {
         std::fs::remove_dir_all(&home).unwrap();
     });
 }
+
+#[test]
+fn peer_on_a_shipping_host_runs_the_shipped_copy() {
+    with_watchdog(T, || {
+        let home = fresh("peer-on");
+        let hosts = home.join("hosts.toml");
+        std::fs::write(
+            &hosts,
+            format!(
+                "[hosts.b]\nexec = [\"env\", \"HOME={}\"]\naddr = \"127.0.0.1\"\nship = true\n",
+                home.display()
+            ),
+        )
+        .unwrap();
+        let shipped = cache(&home).join(format!("zmqperf-{}", build_id()));
+        let pair = || {
+            let ep = free_tcp_endpoint();
+            let hosts = hosts.display().to_string();
+            let o = run(
+                zp(&[
+                    "remote_thr",
+                    &ep,
+                    "64",
+                    "5000",
+                    "--peer-on",
+                    "b",
+                    "--hosts",
+                    &hosts,
+                ]),
+                T,
+            );
+            assert_eq!(o.code, Some(0), "{o:?}");
+            o
+        };
+        let first = pair();
+        assert!(
+            first.stderr.contains("shipping zmqperf (") && first.stderr.contains(") to host b ..."),
+            "{}",
+            first.stderr
+        );
+        assert!(shipped.exists(), "{:?}", listing(&cache(&home)));
+        let second = pair();
+        assert!(!second.stderr.contains("shipping"), "{}", second.stderr);
+        std::fs::remove_dir_all(&home).unwrap();
+    });
+}
