@@ -176,7 +176,7 @@ mod tests {
     #[test]
     fn lines_round_trip_and_other_versions_are_refused() {
         let r = ToRunner::Ready {
-            v: VERSION,
+            v: V1,
             endpoints: vec!["tcp://127.0.0.1:5555".into()],
         };
         assert_eq!(
