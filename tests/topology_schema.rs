@@ -221,6 +221,21 @@ fn constructed_control_lines_validate_both_ways() {
         .line(),
         ToNode::start(VERSION).line(),
         ToNode::Stop { v: VERSION }.line(),
+        ToNode::Start {
+            v: VERSION,
+            send_offsets: vec![(0, -5_000_000_000_000)],
+        }
+        .line(),
+        ToNode::Clock { v: VERSION, t0: 7 }.line(),
+        ToNode::Ping { v: VERSION, seq: 1 }.line(),
+        ToRunner::Clock {
+            v: VERSION,
+            t0: 7,
+            t1: 8,
+            t2: 9,
+        }
+        .line(),
+        ToRunner::Pong { v: VERSION, seq: 1 }.line(),
     ];
     for l in &lines {
         assert!(!l.contains('\n'), "a control message spans lines: {l}");
@@ -229,7 +244,8 @@ fn constructed_control_lines_validate_both_ways() {
         assert!(e.is_empty(), "{l}: {e:?}");
     }
     let bad = [
-        json!({"type": "start", "v": 2}),
+        json!({"type": "start", "v": 3}),
+        json!({"type": "clock", "v": 2, "t0": 1, "t1": 2}),
         json!({"type": "go", "v": 1}),
         json!({"type": "ready", "v": 1}),
         json!({"type": "error", "v": 1, "message": "x"}),
