@@ -17,14 +17,21 @@ use std::time::{Duration, Instant};
 /// nodes there, so the other hosts reach them).
 fn hosts_for(tb: &Testbed, launcher: &str) -> PathBuf {
     let mut t = tb.hosts(launcher);
-    let hosts = t["hosts"].as_table_mut().expect("a [hosts] table");
-    let mut a = toml::Table::new();
-    a.insert("local".into(), toml::Value::Boolean(true));
-    a.insert("addr".into(), toml::Value::String(tb.addr("a")));
-    hosts.insert("a".into(), toml::Value::Table(a));
+    local_a(tb, &mut t);
     let p = tb.dir().join(format!("run-hosts-{launcher}.toml"));
     std::fs::write(&p, toml::to_string(&t).unwrap()).unwrap();
     p
+}
+
+/// Makes host a of a testbed's hosts table the runner's own, reached at its address.
+fn local_a(tb: &Testbed, t: &mut toml::Table) {
+    let mut a = toml::Table::new();
+    a.insert("local".into(), toml::Value::Boolean(true));
+    a.insert("addr".into(), toml::Value::String(tb.addr("a")));
+    t["hosts"]
+        .as_table_mut()
+        .expect("a [hosts] table")
+        .insert("a".into(), toml::Value::Table(a));
 }
 
 /// `zmqperf ARGS` run on host a (the runner's host), with a history of the test's own.
@@ -454,13 +461,7 @@ fn another_build_on_a_host_is_refused_naming_both_builds() {
             .as_table_mut()
             .unwrap()
             .insert("zmqperf".into(), toml::Value::String(fake.clone()));
-        let mut a = toml::Table::new();
-        a.insert("local".into(), toml::Value::Boolean(true));
-        a.insert("addr".into(), toml::Value::String(tb.addr("a")));
-        t["hosts"]
-            .as_table_mut()
-            .unwrap()
-            .insert("a".into(), toml::Value::Table(a));
+        local_a(&tb, &mut t);
         let hosts = write(&tb, "other-hosts.toml", &toml::to_string(&t).unwrap());
         let (_, rr) = pair_files(&tb, "b");
         let (code, out, err, took) = run_out(
