@@ -132,6 +132,38 @@ fn check_pair(tb: &Testbed, launcher: &str, remote: &str) -> (f64, f64, u64) {
     assert_eq!(e["loss"]["expected"], 6000, "{launcher}: {e}");
     assert_eq!(e["loss"]["received"], 6000, "{launcher}: {e}");
     assert_eq!(e["loss"]["lost"], 0, "{launcher}: {e}");
+    // The remote host's machine, as its node described it: reached at its address, which
+    // is on one of its own interfaces (the namespace's veth, not the runner's).
+    let machines = v["environment"]["hosts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let m = machines
+        .iter()
+        .find(|h| h["name"] == remote)
+        .unwrap_or_else(|| {
+            panic!("{launcher}: host {remote} not in environment.hosts: {machines:?}")
+        });
+    let addr = tb.addr(remote);
+    assert_eq!(m["addr"], addr.as_str(), "{m}");
+    assert!(!m["kernel"].as_str().unwrap().is_empty(), "{m}");
+    assert!(m["cores"].as_u64().unwrap() >= 1, "{m}");
+    assert!(
+        m["libzmq_version"].as_str().unwrap().starts_with('4'),
+        "{m}"
+    );
+    let nics = m["nics"].as_array().unwrap();
+    assert!(
+        nics.iter()
+            .any(|n| n["addresses"].as_array().unwrap().iter().any(|a| a
+                .as_str()
+                .unwrap()
+                .split('/')
+                .next()
+                == Some(addr.as_str()))
+                && n["mtu"].as_u64().is_some()),
+        "{launcher}: {remote}'s interfaces lack its address {addr}: {nics:?}"
+    );
     let bound = e["clock_error_ns"]
         .as_u64()
         .unwrap_or_else(|| panic!("{launcher}: no clock bound on a cross-host edge: {e}"));

@@ -435,10 +435,9 @@ fn run_listen(a: &DiagnoseArgs, cfg: ListenConfig, command: String) -> Result<()
             s.add_finding(&run.run_id, f)?;
         }
     }
-    run.status = "complete".into();
-    run.finished_at = Some(runner::env::rfc3339(std::time::SystemTime::now()));
+    runner::finish(&mut run, "complete");
     if let Some(s) = store.as_mut() {
-        s.finish_run(&run.run_id, &run.status, run.finished_at.as_deref())?;
+        s.finish(&run, &run.status)?;
     }
     if a.json {
         print!(
@@ -500,15 +499,14 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
         };
         run.findings = diagnose::run(&cfg, &steps, &mut progress);
     }
-    run.status = if runner::interrupted() {
+    let status = if runner::interrupted() {
         "interrupted"
     } else {
         "complete"
-    }
-    .into();
-    run.finished_at = Some(runner::env::rfc3339(std::time::SystemTime::now()));
+    };
+    runner::finish(&mut run, status);
     if let Some(s) = store.as_mut() {
-        s.finish_run(&run.run_id, &run.status, run.finished_at.as_deref())?;
+        s.finish(&run, &run.status)?;
     }
     if let Some(e) = store_error {
         return Err(e.into());

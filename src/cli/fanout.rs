@@ -419,9 +419,8 @@ fn record(db: &DbArgs, no_history: bool, r: &FanoutReport, wall_s: f64) -> Resul
         return Ok(());
     };
     store.add_case(&run.run_id, &case)?;
-    run.status = "complete".into();
-    run.finished_at = Some(zmqperf::runner::env::rfc3339(std::time::SystemTime::now()));
-    store.finish_run(&run.run_id, &run.status, run.finished_at.as_deref())?;
+    zmqperf::runner::finish(&mut run, "complete");
+    store.finish(&run, &run.status)?;
     db.announce(&run.run_id);
     Ok(())
 }

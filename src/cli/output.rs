@@ -169,7 +169,7 @@ pub fn record_rest(
             "partial"
         };
         if pending.is_empty() || std::time::Instant::now() >= give_up {
-            match s.finish_run(&run.run_id, status, run.finished_at.as_deref()) {
+            match s.finish(run, status) {
                 Ok(()) if pending.is_empty() => return Ok(()),
                 Ok(()) => {}
                 Err(e) if std::time::Instant::now() < give_up => {

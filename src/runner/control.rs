@@ -31,6 +31,9 @@ pub struct Hello {
     pub pid: u32,
     /// Its host's name.
     pub host: String,
+    /// Its machine: CPU, kernel, libzmq, interfaces (left out by peers and older builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<Box<crate::model::HostEnvironment>>,
 }
 
 /// A node's message to the runner.
@@ -233,11 +236,30 @@ mod tests {
                 build_id: "ab12".into(),
                 pid: 7,
                 host: "b".into(),
+                machine: None,
+            },
+        };
+        assert!(!hello.line().contains("machine"), "{}", hello.line());
+        assert!(matches!(
+            ToRunner::parse(&hello.line()),
+            Some(ToRunner::Hello { hello: h, .. }) if h.build_id == "ab12" && h.pid == 7 && h.machine.is_none()
+        ));
+        // With its machine, which comes back as it was sent.
+        let machine = crate::host::host_environment("");
+        let with = ToRunner::Hello {
+            v: 2,
+            hello: Hello {
+                versions: vec![1, 2],
+                version: "0.1.0".into(),
+                build_id: "ab12".into(),
+                pid: 7,
+                host: "b".into(),
+                machine: Some(Box::new(machine.clone())),
             },
         };
         assert!(matches!(
-            ToRunner::parse(&hello.line()),
-            Some(ToRunner::Hello { hello: h, .. }) if h.build_id == "ab12" && h.pid == 7
+            ToRunner::parse(&with.line()),
+            Some(ToRunner::Hello { hello: h, .. }) if h.machine.as_deref() == Some(&machine)
         ));
         assert!(matches!(
             ToRunner::parse(r#"{"type":"clock","v":2,"t0":1,"t1":2,"t2":3}"#),

@@ -5,6 +5,7 @@
 
 use super::launch::{shell_line, ProcessLaunch, SpecPassing};
 use crate::error::{Error, Result};
+use crate::model::HostEnvironment;
 pub use crate::topology::hosts::{HostEntry, Quoting};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -326,6 +327,30 @@ impl Hosts {
     pub fn is_empty(&self) -> bool {
         self.by_name.is_empty()
     }
+}
+
+/// The machines of the hosts this process has placed nodes on, as their nodes described
+/// them in their hellos, by host name: what [`crate::runner::finish`] records in the run's
+/// `environment.hosts`.
+static SEEN: std::sync::Mutex<BTreeMap<String, HostEnvironment>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+/// Notes host `h`'s machine as a node there described it, named as the hosts file names
+/// it and with the address the run reached it at.
+pub fn saw(h: &Host, machine: &HostEnvironment) {
+    let mut m = machine.clone();
+    m.name = h.name.clone();
+    m.addr = Some(h.addr.clone());
+    SEEN.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(h.name.clone(), m);
+}
+
+/// The machines noted so far, by host name, emptying the list.
+pub fn take_seen() -> Vec<HostEnvironment> {
+    std::mem::take(&mut *SEEN.lock().unwrap_or_else(|p| p.into_inner()))
+        .into_values()
+        .collect()
 }
 
 #[cfg(test)]

@@ -233,13 +233,27 @@ pub fn run_suite(
         obs.case_done(&result);
         run.cases.push(result);
     }
-    run.status = if interrupted() {
-        "interrupted"
-    } else {
-        "complete"
-    }
-    .into();
+    finish(
+        run,
+        if interrupted() {
+            "interrupted"
+        } else {
+            "complete"
+        },
+    );
+}
+
+/// Ends `run` with `status`: its end time, and the machines of the hosts its nodes ran on
+/// (as they described themselves) in `environment.hosts`.
+pub fn finish(run: &mut RunResult, status: &str) {
+    run.status = status.into();
     run.finished_at = Some(env::rfc3339(SystemTime::now()));
+    for m in hosts::take_seen() {
+        match run.environment.hosts.iter_mut().find(|h| h.name == m.name) {
+            Some(h) => *h = m,
+            None => run.environment.hosts.push(m),
+        }
+    }
 }
 
 /// Checks every peer a plan names before anything runs: known, set up, and able to play

@@ -711,6 +711,9 @@ pub fn launched(
     };
     if stdin_spec {
         p.greet(&crate::runner::build_id())?;
+        if let (Some(h), Some(m)) = (host, p.hello.as_ref().and_then(|h| h.machine.as_deref())) {
+            super::hosts::saw(h, m);
+        }
     }
     Ok(Box::new(p))
 }
@@ -988,7 +991,13 @@ pub fn child_main(spec_arg: Option<&str>) -> i32 {
         end_at(ms);
     }
     crate::roles::set_own_process();
+    if let Some(lib) = &spec.libzmq {
+        if let Err(e) = zmq::library::choose(lib) {
+            return bad(format!("libzmq {lib}: {e}"), 3);
+        }
+    }
     if v >= 2 {
+        // Its machine is described once the libzmq it measures is chosen.
         let _ = say(&ToRunner::Hello {
             v,
             hello: Hello {
@@ -997,15 +1006,11 @@ pub fn child_main(spec_arg: Option<&str>) -> i32 {
                 build_id: crate::runner::build_id(),
                 pid: std::process::id(),
                 host: hostname(),
+                machine: Some(Box::new(crate::host::host_environment(""))),
             },
         });
     }
     let mut ctl = StdioControl::new(lines, v);
-    if let Some(lib) = &spec.libzmq {
-        if let Err(e) = zmq::library::choose(lib) {
-            return bad(format!("libzmq {lib}: {e}"), 3);
-        }
-    }
     let ctx = zmq::Context::new();
     match run_node(&ctx, &spec, &mut ctl) {
         Ok(mut report) => {

@@ -163,6 +163,22 @@ impl Store {
         tx.commit().map_err(sql_err)
     }
 
+    /// Records the end of `run` with `status`: its end time and its environment (which now
+    /// names the hosts its nodes ran on).
+    pub fn finish(&mut self, run: &RunResult, status: &str) -> Result<(), StoreError> {
+        if !run.environment.hosts.is_empty() {
+            let op = format!("recording the hosts of run {}", run.run_id);
+            let path = self.path.clone();
+            self.conn
+                .execute(
+                    "UPDATE runs SET environment = ?2 WHERE id = ?1",
+                    params![run.run_id, to_json(&run.environment)],
+                )
+                .map_err(|e| StoreError::sqlite(&path, op.as_str(), e))?;
+        }
+        self.finish_run(&run.run_id, status, run.finished_at.as_deref())
+    }
+
     /// Records the end of run `run_id`: its status ("complete", or "interrupted" after
     /// Ctrl-C) and end time.
     pub fn finish_run(

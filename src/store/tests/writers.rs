@@ -55,3 +55,25 @@ fn findings_are_recorded_one_by_one_and_read_back() {
     let e = store.add_finding("nope", &findings[0]).unwrap_err();
     assert!(e.to_string().contains("'nope'"), "{e}");
 }
+
+#[test]
+fn the_end_of_a_run_records_the_hosts_its_nodes_described() {
+    let db = TempDb::new();
+    let mut store = Store::open(db.path()).unwrap();
+    let mut r = run("far");
+    store.begin_run(&r).unwrap();
+    assert!(store.load_run("far").unwrap().environment.hosts.is_empty());
+    let mut b = crate::host::host_environment("b");
+    b.addr = Some("10.9.0.2".into());
+    r.environment.hosts.push(b.clone());
+    r.finished_at = Some("2026-11-25T20:00:00Z".into());
+    store.finish(&r, "complete").unwrap();
+    let loaded = store.load_run("far").unwrap();
+    assert_eq!(loaded.environment.hosts, [b]);
+    assert_eq!(loaded.status, "complete");
+    assert_eq!(loaded.finished_at.as_deref(), Some("2026-11-25T20:00:00Z"));
+    // A run not in the file is an error, not a silent no-op.
+    let mut gone = run("gone");
+    gone.environment.hosts = r.environment.hosts.clone();
+    assert!(store.finish(&gone, "complete").is_err());
+}
