@@ -174,6 +174,8 @@ impl Listening {
             return Step::Plain;
         }
         if h.has_timestamp() {
+            // The histogram carries the check as it grows: an impossible stamp is counted
+            // there, never recorded.
             match self.clock.delay(h.send_ns, now) {
                 Some(d) => self.latency.record(d),
                 None => self.latency.set_clock(self.clock.check()),
