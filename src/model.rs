@@ -462,6 +462,11 @@ pub struct CaseResult {
     pub warnings: Vec<String>,
     /// Why the case failed, if it did (the suite goes on).
     pub error: Option<String>,
+    /// Why the case measured less than it was asked to, if it did, though what it measured
+    /// is kept: "interrupted after 2 of 6 repetitions", a fan-out cut short or with
+    /// subscribers left out. `compare`'s gate does not pass such a case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
     /// Wall time of the case, seconds.
     pub wall_s: f64,
     /// Each node of the topology, over all its replicas and repetitions.

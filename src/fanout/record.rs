@@ -108,6 +108,7 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             p99_us: Some(f.raw.p99_ns as f64 / 1e3),
         }),
         warnings,
+        incomplete: None,
         error: None,
         wall_s,
         nodes,

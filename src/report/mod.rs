@@ -185,6 +185,7 @@ mod tests {
                 summary: CaseSummary::default(),
                 floor: None,
                 warnings: Vec::new(),
+                incomplete: None,
                 error: None,
                 wall_s: 0.0,
                 nodes: Vec::new(),

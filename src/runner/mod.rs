@@ -358,6 +358,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         floor,
         warnings,
         error,
+        incomplete: None,
         wall_s: started.elapsed().as_secs_f64(),
         nodes,
         edges,

@@ -102,6 +102,7 @@ mod tests {
             summary: CaseSummary::default(),
             floor: None,
             warnings: Vec::new(),
+            incomplete: None,
             error: None,
             wall_s: 1.0,
             nodes: Vec::new(),

@@ -39,6 +39,7 @@ fn latency_case(size: usize, lat: Estimate) -> CaseResult {
         },
         floor: None,
         warnings: Vec::new(),
+        incomplete: None,
         error: None,
         wall_s: 1.5,
         nodes: Vec::new(),

@@ -104,6 +104,7 @@ fn case(size: usize, error: Option<&str>) -> CaseResult {
             p99_us: None,
         }),
         warnings: vec!["spread 12% over repetitions".into()],
+        incomplete: None,
         error: error.map(String::from),
         wall_s: 2.75,
         nodes: Vec::new(),
