@@ -428,25 +428,31 @@ fn fanout_runs_are_recorded_and_compare_with_each_other() {
 /// A sub-cluster of `procs` processes of `subs` subscribers on a free tcp endpoint, idle
 /// after 1 s, ready and waiting for a publisher.
 fn sub_cluster_waiting(procs: &str, subs: &str) -> (String, Proc) {
+    sub_cluster_recording(procs, subs, None)
+}
+
+/// As [`sub_cluster_waiting`], recording its run in history `db` when one is given.
+fn sub_cluster_recording(procs: &str, subs: &str, db: Option<&str>) -> (String, Proc) {
     let ep = free_tcp_endpoint();
-    let p = Proc::spawn(
-        zp(&[
-            "sub-cluster",
-            "-c",
-            procs,
-            "-n",
-            subs,
-            "-h",
-            &ep,
-            "--idle",
-            "1s",
-            "--timeout",
-            "30s",
-            "--json",
-            "--no-history",
-        ]),
-        T,
-    );
+    let mut args = vec![
+        "sub-cluster",
+        "-c",
+        procs,
+        "-n",
+        subs,
+        "-h",
+        &ep,
+        "--idle",
+        "1s",
+        "--timeout",
+        "30s",
+        "--json",
+    ];
+    match db {
+        Some(db) => args.extend(["--db", db]),
+        None => args.push("--no-history"),
+    }
+    let p = Proc::spawn(zp(&args), T);
     p.wait_stderr("waiting for the publisher");
     (ep, p)
 }
@@ -454,7 +460,8 @@ fn sub_cluster_waiting(procs: &str, subs: &str) -> (String, Proc) {
 #[test]
 fn a_publisher_that_dies_part_way_is_reported_as_cut_short() {
     with_watchdog(T, || {
-        let (ep, subs) = sub_cluster_waiting("1", "3");
+        let db = fresh_db("fanout-cut");
+        let (ep, subs) = sub_cluster_recording("1", "3", Some(&db));
         // 50 ticks of 100 ms: killed after a few of them, without its end mark.
         let publ = Proc::spawn(
             zp(&[
@@ -483,7 +490,27 @@ fn a_publisher_that_dies_part_way_is_reported_as_cut_short() {
             "{}",
             o.stderr
         );
+        // The history keeps it as an incomplete case, never as a clean one.
+        let case = recorded_case(&db);
+        assert_eq!(case["pattern"], "sub-cluster[1x3]", "{case}");
+        let why = case["incomplete"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{case}"));
+        assert!(why.contains("cut short"), "{why}");
+        let shown = run(zp(&["show", "last", "--db", &db]), 30);
+        assert!(shown.stdout.contains("incomplete:"), "{}", shown.stdout);
+        assert!(!shown.stdout.contains("no loss"), "{}", shown.stdout);
+        let _ = std::fs::remove_file(&db);
     });
+}
+
+/// The one case of the last run in history `db`, as `show --format json` gives it.
+fn recorded_case(db: &str) -> Value {
+    let o = run(zp(&["show", "last", "--db", db, "--format", "json"]), 30);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", o.stdout));
+    assert_eq!(v["cases"].as_array().map(Vec::len), Some(1), "{v}");
+    v["cases"][0].clone()
 }
 
 /// The child processes of `pid` (from /proc).
@@ -503,8 +530,12 @@ fn children_of(pid: u32) -> Vec<i32> {
 
 /// Two sub-cluster processes of 3 subscribers and a publisher of `passes` ticks of 100 ms
 /// to them, publishing; with the pids of the two subscriber processes.
-fn two_subscriber_processes_publishing(passes: &str, linger: &str) -> (Proc, Proc, Vec<i32>) {
-    let (ep, subs) = sub_cluster_waiting("2", "3");
+fn two_subscriber_processes_publishing(
+    passes: &str,
+    linger: &str,
+    db: Option<&str>,
+) -> (Proc, Proc, Vec<i32>) {
+    let (ep, subs) = sub_cluster_recording("2", "3", db);
     let publ = Proc::spawn(
         zp(&[
             "pub", "-h", &ep, "--subs", "6", "-t", "100", "-n", "1", "-p", passes, "--linger",
@@ -521,7 +552,8 @@ fn two_subscriber_processes_publishing(passes: &str, linger: &str) -> (Proc, Pro
 #[test]
 fn a_killed_subscriber_process_is_named_and_pub_says_subscribers_left() {
     with_watchdog(T, || {
-        let (subs, publ, kids) = two_subscriber_processes_publishing("30", "2s");
+        let db = fresh_db("fanout-killed");
+        let (subs, publ, kids) = two_subscriber_processes_publishing("30", "2s", Some(&db));
         std::thread::sleep(std::time::Duration::from_millis(500));
         // SAFETY: a signal to a process of this test's own tree, by its pid.
         unsafe { libc::kill(kids[0], libc::SIGKILL) };
@@ -546,13 +578,24 @@ fn a_killed_subscriber_process_is_named_and_pub_says_subscribers_left() {
             p.stdout
         );
         assert!(p.stderr.contains("before the last message"), "{}", p.stderr);
+        // Recorded under the shape asked for, as incomplete, naming the process left out.
+        let case = recorded_case(&db);
+        assert_eq!(case["pattern"], "sub-cluster[2x3]", "{case}");
+        let why = case["incomplete"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{case}"));
+        assert!(
+            why.contains("1 of 2 subscriber processes reported") && why.contains("SIGKILL"),
+            "{why}"
+        );
+        let _ = std::fs::remove_file(&db);
     });
 }
 
 #[test]
 fn a_frozen_subscriber_process_is_stopped_and_the_others_are_reported() {
     with_watchdog(T, || {
-        let (subs, publ, kids) = two_subscriber_processes_publishing("50", "1s");
+        let (subs, publ, kids) = two_subscriber_processes_publishing("50", "1s", None);
         // SAFETY: a signal to a process of this test's own tree, by its pid.
         unsafe { libc::kill(kids[0], libc::SIGSTOP) };
         let t0 = std::time::Instant::now();

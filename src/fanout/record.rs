@@ -10,7 +10,14 @@ use crate::stats::LossSummary;
 /// (`fanout[8x1000]`), so that runs of the same shape compare with each other.
 pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
     let size = r.publisher.as_ref().map(|p| p.message_size).unwrap_or(0);
-    let pattern = format!("{}[{}x{}]", r.command, r.processes, r.subs_per_process);
+    // The shape asked for, failed processes included: a run cut short compares with runs of
+    // its own shape, and says it is incomplete.
+    let pattern = format!(
+        "{}[{}x{}]",
+        r.command,
+        r.requested_processes(),
+        r.subs_per_process
+    );
     // Kept when measured, or when the clock check has something to say (clocks that
     // differ leave no samples, and the history must still say why).
     let kept = r.latency.count > 0 || !r.latency.clock.is_same_clock();
@@ -108,7 +115,7 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             p99_us: Some(f.raw.p99_ns as f64 / 1e3),
         }),
         warnings,
-        incomplete: None,
+        incomplete: r.incomplete(),
         error: None,
         wall_s,
         nodes,

@@ -359,6 +359,26 @@ impl FanoutReport {
         })
     }
 
+    /// The subscriber processes asked for: those that reported and those left out.
+    pub fn requested_processes(&self) -> u32 {
+        self.processes + self.failed_processes.len() as u32
+    }
+
+    /// Why the run measured less than it was asked to, if it did: subscriber processes left
+    /// out, or a stream whose end never came (the publisher stopped or died part-way). Loss
+    /// is not this: it is a figure of a whole run.
+    pub fn incomplete(&self) -> Option<String> {
+        let cut = !self.failed_processes.is_empty() || !self.stream_ended;
+        match self.loss_error().filter(|_| cut) {
+            Some(e @ (Error::Shortfall(_) | Error::CutShort { .. })) => Some(format!(
+                "{} of {} subscriber processes reported: {e}",
+                self.processes,
+                self.requested_processes()
+            )),
+            _ => None,
+        }
+    }
+
     /// The error for a run that lost messages (the report is printed first), if it did.
     pub fn loss_error(&self) -> Option<Error> {
         let d = &self.delivery;
@@ -531,6 +551,43 @@ mod tests {
         let mut none = crate::stats::StreamLedger::new().summary(Some(2));
         extend_expected(&mut none, 6);
         assert_eq!((none.lost, none.lost_at_start, none.gap_count), (6, 6, 1));
+    }
+
+    #[test]
+    fn a_run_with_a_process_left_out_is_incomplete_and_says_what_was_asked() {
+        let a = child(0, vec![sub(0, 0, 3, 3, 1.0), sub(0, 1, 3, 3, 1.0)], &[1, 2]);
+        let mut r = merge("fanout", "tcp://x:1", Transport::Tcp, 2, vec![a], None);
+        assert_eq!(r.incomplete(), None, "whole so far");
+        r.failed_processes
+            .push("1 (pid 7): died: killed by signal 9 (SIGKILL)".into());
+        assert_eq!(r.requested_processes(), 2);
+        let why = r.incomplete().expect("incomplete");
+        assert!(
+            why.starts_with("1 of 2 subscriber processes reported") && why.contains("SIGKILL"),
+            "{why}"
+        );
+        let text = crate::report::fanout::text(&r);
+        assert!(
+            text.starts_with("fanout over tcp: 2 of 4 subscribers reported (1 of 2 processes x 2)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(to the subscribers that reported)"),
+            "{text}"
+        );
+        let case = super::super::record::to_case(&r, 1.0);
+        assert_eq!(case.pattern, "fanout[2x2]");
+        assert_eq!(case.incomplete.as_deref(), Some(why.as_str()));
+        // A stream whose end never came is incomplete too; plain loss is a figure, not this.
+        let b = child(0, vec![sub(0, 0, 3, 2, 1.0)], &[1]);
+        let mut lossy = merge("fanout", "tcp://x:1", Transport::Tcp, 1, vec![b], None);
+        lossy.stream_ended = true;
+        assert!(lossy.loss_error().is_some() && lossy.incomplete().is_none());
+        lossy.stream_ended = false;
+        assert!(lossy
+            .incomplete()
+            .unwrap()
+            .contains("1 of 1 subscriber processes reported"));
     }
 
     #[test]

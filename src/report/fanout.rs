@@ -220,16 +220,33 @@ pub fn publisher_text(p: &PubResult) -> String {
 /// The report as text.
 pub fn text(r: &FanoutReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} over {}: {} subscribers ({} x {}) on {}",
-        r.command,
-        r.transport,
-        grouped(r.subscribers),
-        counted(r.processes as u64, "process", "processes"),
-        grouped(r.subs_per_process as u64),
-        r.endpoint
-    );
+    let asked = r.requested_processes();
+    if asked == r.processes {
+        let _ = writeln!(
+            out,
+            "{} over {}: {} subscribers ({} x {}) on {}",
+            r.command,
+            r.transport,
+            grouped(r.subscribers),
+            counted(r.processes as u64, "process", "processes"),
+            grouped(r.subs_per_process as u64),
+            r.endpoint
+        );
+    } else {
+        // Processes were left out: the headline says what was asked and what reported.
+        let _ = writeln!(
+            out,
+            "{} over {}: {} of {} subscribers reported ({} of {} x {}) on {}",
+            r.command,
+            r.transport,
+            grouped(r.subscribers),
+            grouped(asked as u64 * r.subs_per_process as u64),
+            r.processes,
+            counted(asked as u64, "process", "processes"),
+            grouped(r.subs_per_process as u64),
+            r.endpoint
+        );
+    }
     if let Some(i) = &r.implementation {
         let _ = writeln!(out, "subscribers played by {i}");
     }
@@ -239,13 +256,18 @@ pub fn text(r: &FanoutReport) -> String {
     let d = &r.delivery;
     let _ = writeln!(
         out,
-        "delivered: {} of {} ({}): {} lost, {} duplicated, {} reordered",
+        "delivered: {} of {} ({}): {} lost, {} duplicated, {} reordered{}",
         grouped(d.received),
         grouped(d.expected),
         percent(d.received, d.expected),
         grouped(d.lost),
         grouped(d.duplicated),
-        grouped(d.reordered)
+        grouped(d.reordered),
+        if asked == r.processes {
+            ""
+        } else {
+            " (to the subscribers that reported)"
+        }
     );
     for f in &r.failed_processes {
         let _ = writeln!(out, "  left out: subscriber process {f}");

@@ -63,6 +63,14 @@ pub fn delivery(run: &RunResult) -> Vec<String> {
         let Some(l) = loss(c) else { continue };
         checked = true;
         if l.is_clean() {
+            // A clean ledger of a stream that was cut short says nothing of what never came.
+            if let Some(why) = &c.incomplete {
+                out.push(format!(
+                    "{}: {} arrived once and in order, but the case is incomplete: {why}",
+                    c.id,
+                    grouped(l.received)
+                ));
+            }
             continue;
         }
         let mut where_ = Vec::new();

@@ -79,9 +79,10 @@ pub fn warnings(run: &RunResult) -> Vec<(&str, String)> {
     run.cases
         .iter()
         .flat_map(|c| {
-            c.warnings
+            c.incomplete
                 .iter()
-                .cloned()
+                .map(|why| format!("incomplete: {why}"))
+                .chain(c.warnings.iter().cloned())
                 .chain(super::clock_note(c))
                 .map(move |w| (c.id.as_str(), w))
         })
