@@ -427,11 +427,7 @@ fn fanout_runs_are_recorded_and_compare_with_each_other() {
 
 /// A sub-cluster of `procs` processes of `subs` subscribers on a free tcp endpoint, idle
 /// after 1 s, ready and waiting for a publisher.
-fn sub_cluster_waiting(procs: &str, subs: &str) -> (String, Proc) {
-    sub_cluster_recording(procs, subs, None)
-}
-
-/// As [`sub_cluster_waiting`], recording its run in history `db` when one is given.
+/// Its run is recorded in history `db` when one is given.
 fn sub_cluster_recording(procs: &str, subs: &str, db: Option<&str>) -> (String, Proc) {
     let ep = free_tcp_endpoint();
     let mut args = vec![
