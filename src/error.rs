@@ -101,7 +101,8 @@ pub enum Error {
     /// A comparison found a case that regressed past the threshold (the report is printed first).
     #[error("{0}")]
     Regressed(String),
-    /// The run was interrupted (Ctrl-C); what was done is printed and recorded first.
+    /// The run was interrupted (Ctrl-C, SIGTERM or SIGHUP); what was done is printed and
+    /// recorded first.
     #[error("interrupted: {0}")]
     Interrupted(String),
     /// Every case of a run failed (the report with the reasons is printed first).
@@ -204,8 +205,8 @@ impl Error {
             Error::Incomplete(_) => 18,
             Error::AllFailed(_) => 19,
             Error::Node(f) => f.code,
-            // 128 + SIGINT, as shells report a program ended by Ctrl-C.
-            Error::Interrupted(_) => 130,
+            // 128 + the signal (SIGINT, SIGTERM or SIGHUP), as shells report it.
+            Error::Interrupted(_) => crate::runner::interrupted_code(),
         }
     }
 

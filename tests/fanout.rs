@@ -509,6 +509,48 @@ fn recorded_case(db: &str) -> Value {
     v["cases"][0].clone()
 }
 
+#[test]
+fn sigterm_ends_a_fanout_with_what_arrived_printed_and_recorded() {
+    with_watchdog(T, || {
+        let db = fresh_db("fanout-term");
+        let p = Proc::spawn(
+            zp(&[
+                "fanout", "-c", "2", "-s", "5", "-t", "100", "-n", "1", "-p", "300", "--json",
+                "--db", &db,
+            ]),
+            T,
+        );
+        // Whenever the signal comes (the subscribers joining, or ticks going out), the
+        // publisher ends the stream at its next tick with an end mark.
+        p.wait_stderr("starting the publisher");
+        // SAFETY: a signal to the process this test started, by its pid.
+        unsafe { libc::kill(p.pid() as i32, libc::SIGTERM) };
+        let o = p.finish();
+        assert_eq!(o.code, Some(143), "{o:?}");
+        let r = json_of(&o);
+        check_schema(&r);
+        let why = r["publisher"]["interrupted"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{r}"));
+        assert!(why.starts_with("interrupted by SIGTERM after "), "{why}");
+        // The shorter stream ended with its end mark: every subscriber has all of it.
+        let sent = u(&r, "/publisher/messages");
+        assert!(sent >= 1 && sent < 300, "{sent}");
+        assert_eq!(u(&r, "/delivery/expected"), sent * 10);
+        assert_eq!(u(&r, "/delivery/received"), sent * 10);
+        assert_eq!(u(&r, "/complete_subscribers"), 10);
+        assert!(
+            o.stderr.contains("interrupted: interrupted by SIGTERM"),
+            "{}",
+            o.stderr
+        );
+        let case = recorded_case(&db);
+        assert_eq!(case["pattern"], "fanout[2x5]", "{case}");
+        assert_eq!(case["incomplete"], why, "{case}");
+        let _ = std::fs::remove_file(&db);
+    });
+}
+
 /// The child processes of `pid` (from /proc).
 fn children_of(pid: u32) -> Vec<i32> {
     let mut out = Vec::new();

@@ -303,6 +303,88 @@ fn ctrl_c_keeps_the_finished_cases_and_reports_them() {
     });
 }
 
+/// A run of one long case (200 repetitions) ended by `signal` once a few repetitions are
+/// done: the repetitions finished are kept as an incomplete case, printed and recorded, and
+/// the exit is 128 + the signal.
+fn a_signal_keeps_the_repetitions_done(signal: libc::c_int, name: &str) {
+    let db = temp_db(name);
+    let p = Proc::spawn(
+        run_cmd(
+            &[
+                "--format",
+                "json",
+                "--patterns",
+                "pushpull",
+                "--transports",
+                "inproc",
+                "--sizes",
+                "64",
+                "--count",
+                "100k",
+                "--repetitions",
+                "200",
+                "--no-floor",
+            ],
+            &db,
+        ),
+        T,
+    );
+    // A log (stderr not a terminal) is told of the repetitions done every 2 s.
+    let said = p.wait_stderr("repetitions done");
+    let before: u64 = said
+        .split("repetitions done")
+        .next()
+        .and_then(|l| l.split_whitespace().rev().nth(2))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {said}"));
+    // SAFETY: a signal to the child this test started, by its pid.
+    unsafe { libc::kill(p.pid() as i32, signal) };
+    let o = p.finish();
+    assert_eq!(o.code, Some(128 + signal), "{o:?}");
+    assert!(
+        o.stderr.contains(&format!("interrupted: by {name}")),
+        "{}",
+        o.stderr
+    );
+    let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+    assert_eq!(v["status"], "interrupted");
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 1, "the case is kept: {v}");
+    let c = &cases[0];
+    assert!(c["error"].is_null(), "{c}");
+    let reps = c["repetitions"].as_array().unwrap().len() as u64;
+    assert!(
+        reps >= before && reps < 200,
+        "{reps} repetitions, {before} said done"
+    );
+    assert_eq!(
+        c["incomplete"],
+        format!("interrupted by {name} after {reps} of 200 repetitions").as_str()
+    );
+    assert!(c["summary"]["msgs_per_sec"]["median"].as_f64().unwrap() > 0.0);
+    // The history has the same partial case.
+    let mut show = zmqperf();
+    show.args(["show", "last", "--format", "json", "--db", &db]);
+    let s: Value = serde_json::from_str(&run(show, T).stdout).unwrap();
+    assert_eq!(s["status"], "interrupted");
+    assert_eq!(s["cases"][0]["incomplete"], c["incomplete"]);
+    let _ = std::fs::remove_file(&db);
+}
+
+#[test]
+fn sigterm_keeps_the_repetitions_done_as_an_incomplete_case() {
+    with_watchdog(T, || {
+        a_signal_keeps_the_repetitions_done(libc::SIGTERM, "SIGTERM")
+    });
+}
+
+#[test]
+fn sighup_keeps_the_repetitions_done_as_an_incomplete_case() {
+    with_watchdog(T, || {
+        a_signal_keeps_the_repetitions_done(libc::SIGHUP, "SIGHUP")
+    });
+}
+
 #[test]
 fn history_show_compare_from_the_command_line() {
     with_watchdog(T, || {

@@ -2,7 +2,7 @@
 //! run and its findings in the history as they come, and prints the findings (or the run
 //! as JSON). A sender process an experiment needs is a `__node` child (the source role).
 
-use super::suite::{catch_ctrl_c, DbArgs};
+use super::suite::DbArgs;
 use clap::Args;
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -413,7 +413,7 @@ impl Drop for ListenProgress {
 fn run_listen(a: &DiagnoseArgs, cfg: ListenConfig, command: String) -> Result<()> {
     let mut run = runner::new_run(command, None);
     let mut store = a.db.begin(a.no_history, &run)?;
-    catch_ctrl_c();
+    runner::catch_signals();
     let mut progress = ListenProgress {
         live: std::io::stderr().is_terminal(),
         what: format!(
@@ -482,7 +482,7 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
     }
     let mut run = runner::new_run(command, None);
     let mut store = a.db.begin(a.no_history, &run)?;
-    catch_ctrl_c();
+    runner::catch_signals();
     let started = Instant::now();
     let mut store_error = None;
     {

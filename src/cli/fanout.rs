@@ -431,6 +431,13 @@ fn emit(r: &FanoutReport, json: bool) -> Result<()> {
     } else {
         print!("{}", zmqperf::report::fanout::text(r));
     }
+    if zmqperf::runner::interrupted() {
+        // A signal: what arrived is printed and recorded above; the exit says why it ended.
+        return Err(Error::Interrupted(
+            r.incomplete()
+                .unwrap_or_else(|| "the stream was over before the signal".into()),
+        ));
+    }
     match r.loss_error() {
         Some(e) => Err(e),
         None => Ok(()),
@@ -439,6 +446,7 @@ fn emit(r: &FanoutReport, json: bool) -> Result<()> {
 
 /// `zmqperf pub`.
 pub fn run_pub(a: &PubArgs) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let ep = endpoint(&a.host, Side::Bind)?;
     let mut cfg = pub_config(&a.schedule, ep, &a.timeout)?;
     cfg.subscribers = a
@@ -462,6 +470,9 @@ pub fn run_pub(a: &PubArgs) -> Result<()> {
     } else {
         print!("{}", zmqperf::report::fanout::publisher_text(&r));
     }
+    if let Some(why) = &r.interrupted {
+        return Err(Error::Interrupted(why.clone()));
+    }
     if r.subscribers == 0 {
         return Err(Error::Shortfall(format!(
             "no subscriber had subscribed to {} when the first tick went out (after --wait {}): the {} messages went nowhere. Start the subscribers first, or give --subs N to wait for them",
@@ -483,6 +494,7 @@ pub fn run_pub(a: &PubArgs) -> Result<()> {
 
 /// `zmqperf sub-cluster`.
 pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let cfg = ClusterConfig {
         endpoint: endpoint(&a.host, Side::Connect)?,
         processes: procs(&a.procs)?,
@@ -513,6 +525,7 @@ pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
 
 /// `zmqperf fanout`.
 pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let processes = procs(&a.procs)?;
     let subs = small(
         "-s",

@@ -2,7 +2,7 @@
 //! performance grid as ratios to C-C, recorded in the history like any run.
 
 use super::output::{list, record_rest, DbArgs};
-use super::suite::{catch_ctrl_c, Progress};
+use super::suite::Progress;
 use clap::Args;
 use zmqperf::error::{Error, Result};
 use zmqperf::matrix::{self, Shape, PATTERNS};
@@ -176,7 +176,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
     );
     let mut run = runner::new_run(command, None);
     let mut store = a.db.begin(a.no_history, &run)?;
-    catch_ctrl_c();
+    runner::catch_signals();
     {
         let mut progress = Progress::new(&plan, |_| {});
         runner::run_suite(&mut run, &plan, &settings, &mut progress);

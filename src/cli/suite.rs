@@ -249,8 +249,14 @@ pub struct Progress<'a> {
     current: usize,
     live: bool,
     label: String,
+    /// When the last line was written (not live: a log gets a line per repetition done
+    /// at most every [`LOG_EVERY`]).
+    last_line: Instant,
     on_case: Box<dyn FnMut(&CaseResult) + 'a>,
 }
+
+/// How often a log (stderr not a terminal) is told of the repetitions done in a case.
+const LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl<'a> Progress<'a> {
     /// Watches a plan.
@@ -262,6 +268,7 @@ impl<'a> Progress<'a> {
             current: 0,
             live: std::io::stderr().is_terminal(),
             label: String::new(),
+            last_line: Instant::now(),
             on_case: Box::new(on_case),
         }
     }
@@ -303,12 +310,16 @@ impl Observer for Progress<'_> {
         );
         let l = format!("{}  {}", self.label, self.eta());
         self.line(&l);
+        self.last_line = Instant::now();
     }
 
     fn repetition(&mut self, rep: u32, of: u32) {
         if self.live {
             let l = format!("{} rep {rep}/{of}  {}", self.label, self.eta());
             self.line(&l);
+        } else if rep > 1 && self.last_line.elapsed() >= LOG_EVERY {
+            self.last_line = Instant::now();
+            eprintln!("{}  {} of {of} repetitions done", self.label, rep - 1);
         }
     }
 
@@ -334,21 +345,6 @@ impl Drop for Progress<'_> {
     }
 }
 
-extern "C" fn on_sigint(_: libc::c_int) {
-    runner::interrupt();
-}
-
-/// Makes Ctrl-C end the run cleanly after the current repetition (a second one kills).
-pub fn catch_ctrl_c() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(
-            libc::SIGINT,
-            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
-        );
-    }
-}
-
 /// `zmqperf run`: plans, runs, records each case in the history as soon as it is done,
 /// and prints the report (a partial one after Ctrl-C).
 pub fn run(a: &RunArgs, command: String) -> Result<()> {
@@ -359,7 +355,7 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
     run.environment.note = a.note.clone();
     run.environment.network = runner::network(&plan);
     let mut store = a.db.begin(a.no_history, &run)?;
-    catch_ctrl_c();
+    runner::catch_signals();
     // Cases not yet in the history, in order: a write that fails (the database locked by
     // another process) keeps them here, and they are written at the end.
     let mut pending: Vec<CaseResult> = Vec::new();
@@ -394,10 +390,17 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
         a.db.announce(&run.run_id);
     }
     if run.status == "interrupted" {
+        let partial = run.cases.iter().filter(|c| c.incomplete.is_some()).count();
         return Err(Error::Interrupted(format!(
-            "{} of {} cases done and recorded",
-            run.cases.len(),
-            plan.len()
+            "by {}: {} of {} cases done and recorded{}",
+            runner::interrupted_by(),
+            run.cases.len() - partial,
+            plan.len(),
+            if partial > 0 {
+                format!(", and {partial} kept in part (the repetitions finished before it)")
+            } else {
+                String::new()
+            }
         )));
     }
     if !run.cases.is_empty() && run.cases.iter().all(|c| c.error.is_some()) {

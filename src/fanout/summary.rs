@@ -368,6 +368,15 @@ impl FanoutReport {
     /// out, or a stream whose end never came (the publisher stopped or died part-way). Loss
     /// is not this: it is a figure of a whole run.
     pub fn incomplete(&self) -> Option<String> {
+        if let Some(why) = self.publisher.as_ref().and_then(|p| p.interrupted.clone()) {
+            return Some(why);
+        }
+        if crate::runner::interrupted() {
+            return Some(format!(
+                "interrupted by {}: the subscribers were told to stop and reported what had arrived",
+                crate::runner::interrupted_by()
+            ));
+        }
         let cut = !self.failed_processes.is_empty() || !self.stream_ended;
         match self.loss_error().filter(|_| cut) {
             Some(e @ (Error::Shortfall(_) | Error::CutShort { .. })) => Some(format!(

@@ -172,6 +172,13 @@ fn publisher_lines(out: &mut String, p: &PubResult, lossy: bool) {
         },
         p.join_wait_ns as f64 / 1e9
     );
+    if let Some(why) = &p.interrupted {
+        let _ = writeln!(
+            out,
+            "  {why}: its last message carried the end mark; the figures cover the {} messages sent",
+            grouped(p.messages)
+        );
+    }
     let _ = write!(
         out,
         "  sent in {:.3} s ({} msg/s admitted)",

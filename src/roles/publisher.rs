@@ -108,6 +108,11 @@ pub struct PubResult {
     /// Whether all subscribers had left before the publisher closed its socket. False means
     /// messages still queued when it closed may not have been delivered.
     pub all_left: bool,
+    /// Why it published fewer ticks than asked, if it did: "interrupted by SIGTERM after
+    /// 12 of 50 ticks" (its last message then carries the end mark, and `messages` counts
+    /// what it sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
     /// CPU time and peak RSS of the process the publisher ran in.
     pub usage: ProcessUsage,
 }
@@ -248,10 +253,30 @@ impl Publisher {
             now_ns()
         };
         let mut first_left_tick = None;
+        let mut interrupted = None;
+        let mut total = total;
         for tick in 0..self.cfg.passes {
             let due = start.saturating_add(tick.saturating_mul(interval_ns));
             if interval_ns > 0 {
                 self.idle_until(due, abort)?;
+            }
+            if crate::runner::interrupted() {
+                // A signal (Ctrl-C, SIGTERM, SIGHUP): the stream ends here with one more
+                // message that carries the end mark, so every subscriber reports what it
+                // had as a whole, shorter stream.
+                let send_ns = now_ns();
+                self.stamp(&mut image, FLAG_TIMESTAMP | FLAG_END, seq, send_ns);
+                msg.reset_uninit(self.cfg.size)?;
+                msg.write_prefix(&image);
+                self.send(&mut msg, seq, abort)?;
+                seq += 1;
+                total = seq;
+                interrupted = Some(format!(
+                    "interrupted by {} after {tick} of {} ticks",
+                    crate::runner::interrupted_by(),
+                    self.cfg.passes
+                ));
+                break;
             }
             if first_left_tick.is_none() && self.unsubscribed > left_before {
                 first_left_tick = Some(tick);
@@ -308,6 +333,7 @@ impl Publisher {
             left_early,
             first_left_tick,
             all_left: self.counts_leaving && self.present() == 0,
+            interrupted,
             usage: ProcessUsage::of_this_process("publisher"),
         })
     }

@@ -942,6 +942,7 @@ fn run_repetition(
             .iter()
             .map(|r| tolerant && r.spec.role == Role::Swarm)
             .collect(),
+        interruptible: !tolerant,
     };
     // 1. Sources and pings send to their end.
     let mut actives = false;

@@ -176,6 +176,8 @@ pub fn build_id() -> String {
 }
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The signal that interrupted the run (0: none, or [`interrupt`] called directly).
+static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 /// Marks the run as interrupted (from a signal handler: only an atomic store).
 pub fn interrupt() {
@@ -185,6 +187,52 @@ pub fn interrupt() {
 /// Whether the run was interrupted.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// The signals that end a measurement cleanly: Ctrl-C, and what `timeout`, systemd, CI
+/// cancellations (SIGTERM) and a closed terminal (SIGHUP) send.
+pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+extern "C" fn on_stop_signal(sig: libc::c_int) {
+    SIGNAL.store(sig, Ordering::SeqCst);
+    interrupt();
+}
+
+/// Makes SIGINT, SIGTERM and SIGHUP end the run cleanly: what was measured is kept,
+/// printed and recorded, and the process exits with 128 + the signal. A second signal of
+/// the same kind ends the process at once (the handler is reset after the first).
+pub fn catch_signals() {
+    for sig in STOP_SIGNALS {
+        // SAFETY: the handler only stores to atomics, which is async-signal-safe; the
+        // struct is ours and fully initialised.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESETHAND;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The name of the signal that interrupted the run ("SIGTERM"), or "Ctrl-C" when none is
+/// known.
+pub fn interrupted_by() -> &'static str {
+    match SIGNAL.load(Ordering::SeqCst) {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT (Ctrl-C)",
+        _ => "Ctrl-C",
+    }
+}
+
+/// The exit code of an interrupted run: 128 + the signal, as shells report it (130 when
+/// none is known).
+pub fn interrupted_code() -> i32 {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => 130,
+        s => 128 + s,
+    }
 }
 
 /// The network interface of every tcp host the plan's cases use (none for a plan on ipc
@@ -226,8 +274,13 @@ pub fn run_suite(
         }
         obs.case_started(i, plan.len(), spec);
         let result = run_case(spec, settings, obs);
-        if interrupted() && result.error.is_some() {
-            // The case was cut by Ctrl-C: not a result.
+        let cut = result.repetitions.is_empty()
+            && result
+                .error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("interrupted by"));
+        if cut {
+            // Interrupted before its first repetition was whole: not a result.
             break;
         }
         obs.case_done(&result);
@@ -286,24 +339,39 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
             None
         }
     };
+    let mut incomplete = None;
     for r in 0..spec.repetitions {
         let Some(g) = &graph else { break };
         if interrupted() {
-            error = Some("interrupted".to_string());
             break;
         }
         obs.repetition(r + 1, spec.repetitions);
         match engine::repetition(g, spec, settings) {
+            // A repetition that ends after the interruption is kept only if it is whole.
             Ok(reports) => {
                 let edges = merge::edges(g, &reports);
                 reps.push(merge::repetition(&reports, &edges));
                 edge_reps.push(edges);
                 node_reps.push(reports);
             }
+            Err(_) if interrupted() => break,
             Err(e) => {
                 error = Some(format!("repetition {} of {}: {e}", r + 1, spec.repetitions));
                 break;
             }
+        }
+    }
+    if interrupted() && error.is_none() && (reps.len() as u32) < spec.repetitions {
+        // The repetitions done are kept as a partial case; none done: no case at all.
+        if reps.is_empty() {
+            error = Some(format!("interrupted by {}", interrupted_by()));
+        } else {
+            incomplete = Some(format!(
+                "interrupted by {} after {} of {} repetitions",
+                interrupted_by(),
+                reps.len(),
+                spec.repetitions
+            ));
         }
     }
     let edges = merge::case_edges(&edge_reps);
@@ -358,7 +426,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         floor,
         warnings,
         error,
-        incomplete: None,
+        incomplete,
         wall_s: started.elapsed().as_secs_f64(),
         nodes,
         edges,

@@ -27,6 +27,9 @@ pub(super) struct Watch {
     pub failed: bool,
     /// Swarms whose failure does not end the repetition (the others are still reported).
     pub tolerated: Vec<bool>,
+    /// A signal ends the repetition at once, unkept (`run`); false for a fan-out, whose
+    /// publisher ends its stream early and whose swarms are told to stop and report.
+    pub interruptible: bool,
 }
 
 /// How often a stalled wait for a swarm is shown.
@@ -60,12 +63,28 @@ impl Watch {
         let deadline = deadline.min(self.deadline);
         while self.done[i].is_none() && !(until_sent && self.sent[i]) && !self.failed {
             let now = Instant::now();
+            if self.interruptible && super::interrupted() {
+                self.stop_interrupted(i);
+                return;
+            }
             if now >= deadline {
                 self.overrun(i, overrun);
                 return;
             }
             self.slice(i, (now + WATCH_SLICE).min(deadline));
         }
+    }
+
+    /// Stops replica `i` because the run was interrupted (a signal): the repetition ends
+    /// at once and is not kept.
+    fn stop_interrupted(&mut self, i: usize) {
+        self.placed[i].kill();
+        let why = format!(
+            "stopped: the run was interrupted by {}",
+            super::interrupted_by()
+        );
+        self.done[i] = Some(Err(NodeFailure::lost(self.placed[i].name(), &why)));
+        self.failed = true;
     }
 
     /// Stops replica `i`, which passed its deadline, saying why.
@@ -130,6 +149,13 @@ impl Watch {
                 let bound = stream_over.map_or(self.deadline, |t| {
                     (t + idle + SWARM_GRACE).min(self.deadline)
                 });
+                // Interrupted (a signal) with no publisher here to end the stream: each
+                // swarm is told to stop now and reports what arrived.
+                let bound = if super::interrupted() && stream_over.is_none() {
+                    now.min(bound)
+                } else {
+                    bound
+                };
                 match told[i] {
                     _ if now < bound => next = next.min(bound),
                     None if bound < self.deadline => {

@@ -160,14 +160,13 @@ fn child_report(
     stop: StopReason,
     connect_ns: u64,
 ) -> ChildReport {
-    let expected = sw
-        .expect
-        .or_else(|| {
-            states
-                .iter()
-                .filter_map(|s| s.end_seq().map(|e| e + 1))
-                .max()
-        })
+    // The end mark is the sender's own word on how many it sent (a publisher stopped by a
+    // signal sends fewer than asked, and marks its last); then the length asked for.
+    let expected = states
+        .iter()
+        .filter_map(|s| s.end_seq().map(|e| e + 1))
+        .max()
+        .or(sw.expect)
         .or_else(|| states.iter().filter_map(SubState::stream_length).max())
         .unwrap_or(0);
     let subscribers = states

@@ -144,16 +144,14 @@ impl CompactReport {
             .iter()
             .map(|s| StreamLedger::from_runs(&s.runs))
             .collect();
-        // The stream's length: as the spec said, else from the end marks, else the highest
-        // number any subscriber saw.
+        // The stream's length: from the end marks (the sender's own word), else as the spec
+        // said, else the highest number any subscriber saw.
         let expected = self
-            .expect
-            .or_else(|| {
-                self.subscribers
-                    .iter()
-                    .filter_map(|s| s.end_seq.map(|e| e + 1))
-                    .max()
-            })
+            .subscribers
+            .iter()
+            .filter_map(|s| s.end_seq.map(|e| e + 1))
+            .max()
+            .or(self.expect)
             .or_else(|| {
                 ledgers
                     .iter()

@@ -508,6 +508,7 @@ pub(crate) fn run_node(
         left_early,
         first_left_tick,
         all_left: !out.open.iter().any(|o| *o),
+        interrupted: None,
         usage: ProcessUsage::of_this_process("publisher"),
     };
     Ok(RoleReport {
