@@ -108,6 +108,9 @@ pub enum Error {
     /// Every case of a run failed (the report with the reasons is printed first).
     #[error("{0}")]
     AllFailed(String),
+    /// Some cases of a run failed, others were measured (the report is printed first).
+    #[error("{0}")]
+    SomeFailed(String),
     /// A comparison gate could not judge run B whole (the report is printed first).
     #[error("{0}")]
     Incomplete(String),
@@ -204,6 +207,7 @@ impl Error {
             Error::CutShort { .. } => 17,
             Error::Incomplete(_) => 18,
             Error::AllFailed(_) => 19,
+            Error::SomeFailed(_) => 23,
             Error::Node(f) => f.code,
             // 128 + the signal (SIGINT, SIGTERM or SIGHUP), as shells report it.
             Error::Interrupted(_) => crate::runner::interrupted_code(),

@@ -238,6 +238,107 @@ fn a_role_that_overruns_fails_its_case_and_the_suite_goes_on() {
 }
 
 #[test]
+fn a_run_that_would_measure_nothing_is_refused_before_it_starts() {
+    with_watchdog(T, || {
+        let db = temp_db("nothing");
+        let dir = std::env::temp_dir().join(format!("zmqperf-nothing-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p.display().to_string()
+        };
+        let proxy = file(
+            "proxy.toml",
+            "[[nodes]]\nname = \"relay\"\nrole = \"proxy\"\nsockets = [{ type = \"PULL\", bind = [\"auto\"] }, { type = \"PUSH\", bind = [\"auto\"] }]\n",
+        );
+        let zero = file(
+            "zero.toml",
+            "repetitions = 0\n[[case]]\npattern = \"pushpull\"\ntransport = \"inproc\"\nsize = 64\n",
+        );
+        let twice = file(
+            "twice.toml",
+            "[[case]]\npattern = \"pushpull\"\ntransport = \"inproc\"\nsize = 64\n[[case]]\npattern = \"pushpull\"\ntransport = \"inproc\"\nsize = 64\n",
+        );
+        let empty = file(
+            "empty.toml",
+            "[[sweep]]\npatterns = []\ntransports = [\"inproc\"]\nsizes = [64]\n",
+        );
+        for (args, needle) in [
+            (vec![proxy.as_str()], "measures nothing"),
+            (vec![zero.as_str()], "repetitions"),
+            (vec![twice.as_str()], "the same case as case[0]"),
+            (vec![empty.as_str()], "sweep[0].patterns"),
+            (
+                vec![
+                    "--impl",
+                    "pyzmq",
+                    "--patterns",
+                    "reqrep",
+                    "--transports",
+                    "inproc",
+                ],
+                "leaves no case to run",
+            ),
+        ] {
+            let o = run(run_cmd(&args, &db), T);
+            assert_eq!(o.code, Some(3), "{args:?}: {o:?}");
+            assert!(o.stderr.contains(needle), "{args:?}: {}", o.stderr);
+            assert!(o.stdout.is_empty(), "{args:?}: nothing ran: {}", o.stdout);
+        }
+        // `topology check` says the same of the proxy alone.
+        let o = run(zp(&["topology", "check", &proxy]), T);
+        assert_eq!(o.code, Some(3), "{o:?}");
+        assert!(o.stderr.contains("measures nothing"), "{}", o.stderr);
+        assert!(!std::path::Path::new(&db).exists(), "nothing recorded");
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
+#[test]
+fn a_run_with_some_failed_cases_exits_23_after_its_report() {
+    with_watchdog(T, || {
+        let db = temp_db("somefailed");
+        let dir = std::env::temp_dir().join(format!("zmqperf-some-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A small case that ends at once, and one far too long for the case timeout.
+        let w = dir.join("two.toml");
+        std::fs::write(
+            &w,
+            "repetitions = 1\n[[case]]\npattern = \"pushpull\"\ntransport = \"inproc\"\nsize = 64\ncount = 1000\n[[case]]\npattern = \"pushpull\"\ntransport = \"tcp\"\nsize = 64\ncount = \"500M\"\n",
+        )
+        .unwrap();
+        let o = run(
+            run_cmd(
+                &[
+                    w.to_str().unwrap(),
+                    "--format",
+                    "json",
+                    "--case-timeout",
+                    "3s",
+                    "--no-floor",
+                ],
+                &db,
+            ),
+            T,
+        );
+        assert_eq!(o.code, Some(23), "{o:?}");
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        let cases = v["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 2);
+        assert!(cases[0]["error"].is_null(), "{}", cases[0]);
+        assert!(cases[1]["error"].is_string(), "{}", cases[1]);
+        assert!(
+            o.stderr
+                .contains("1 of 2 cases failed (throughput/pushpull/tcp/64)"),
+            "{}",
+            o.stderr
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
+#[test]
 fn bad_options_name_the_fix() {
     let db = temp_db("bad");
     for (args, code, needle) in [

@@ -349,6 +349,7 @@ impl Drop for Progress<'_> {
 /// and prints the report (a partial one after Ctrl-C).
 pub fn run(a: &RunArgs, command: String) -> Result<()> {
     let (plan, workload, settings) = plan(a)?;
+    plan::check_measures(&plan, &command)?;
     runner::check_peers(&plan)?;
     a.out.check(Some(&a.db.path()))?;
     let mut run = runner::new_run(command, workload);
@@ -407,6 +408,20 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
         return Err(Error::AllFailed(format!(
             "every case failed ({}); the reasons are in the report",
             run.cases.len()
+        )));
+    }
+    let failed: Vec<&str> = run
+        .cases
+        .iter()
+        .filter(|c| c.error.is_some())
+        .map(|c| c.id.as_str())
+        .collect();
+    if !failed.is_empty() {
+        return Err(Error::SomeFailed(format!(
+            "{} of {} cases failed ({}); the others are measured and recorded, the reasons are in the report",
+            failed.len(),
+            run.cases.len(),
+            failed.join(", ")
         )));
     }
     Ok(())

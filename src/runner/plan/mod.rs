@@ -324,6 +324,26 @@ pub fn from_file_with(path: &str, text: &str, sel: &Selection) -> Result<Vec<Cas
         .collect())
 }
 
+/// Refuses a plan that would measure nothing before anything runs: no case at all (what
+/// was selected left none), or a case of no repetitions.
+pub fn check_measures(plan: &[CaseSpec], what: &str) -> Result<()> {
+    if plan.is_empty() {
+        return Err(Error::invalid(
+            "the run",
+            what,
+            "leaves no case to run: nothing would be measured. Check --patterns, --transports, --sizes and --impl (a peer in another language runs in a process of its own, so it has no inproc cases)",
+        ));
+    }
+    if let Some(c) = plan.iter().find(|c| c.repetitions == 0) {
+        return Err(Error::invalid(
+            &format!("case {} ({}): repetitions", c.id(), c.origin),
+            "0",
+            "must be at least 1: a case of no repetitions measures nothing",
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

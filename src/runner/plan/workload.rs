@@ -166,7 +166,33 @@ pub(super) fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
             )
         })?
     };
-    let mut plan = Vec::new();
+    if parsed.repetitions == Some(0) {
+        return Err(in_file(
+            path,
+            "repetitions",
+            Error::invalid("repetitions", "0", "must be at least 1"),
+        ));
+    }
+    for (i, s) in parsed.sweeps.iter().enumerate() {
+        for (field, empty) in [
+            ("patterns", s.patterns.is_empty()),
+            ("transports", s.transports.is_empty()),
+            ("sizes", s.sizes.is_empty()),
+        ] {
+            if empty {
+                return Err(in_file(
+                    path,
+                    &format!("sweep[{i}].{field}"),
+                    Error::invalid(
+                        field,
+                        "[]",
+                        "an empty list makes no case; name at least one, or leave the sweep out",
+                    ),
+                ));
+            }
+        }
+    }
+    let mut plan: Vec<CaseSpec> = Vec::new();
     for (i, c) in parsed.cases.iter().enumerate() {
         let at = format!("case[{i}]");
         let mut spec = file_case(
@@ -182,6 +208,18 @@ pub(super) fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
         )?;
         if c.repetitions.is_none() {
             spec.repetitions = parsed.repetitions.unwrap_or(3);
+        }
+        // Two cases with one id would be two results that compare cannot tell apart.
+        if let Some(j) = plan.iter().position(|p| p.id() == spec.id()) {
+            return Err(in_file(
+                path,
+                &at,
+                Error::invalid(
+                    "case",
+                    &spec.id(),
+                    format!("the same case as case[{j}]; give it another size, count or rate, or leave one out (use repetitions for more runs of one case)"),
+                ),
+            ));
         }
         plan.push(spec);
     }

@@ -350,8 +350,24 @@ pub fn check(origin: &str, t: &Topology) -> Result<Graph> {
             }
         }
     }
-    // Reachability.
-    if t.nodes.len() > 1 {
+    // Something to measure: a stream into a sink or swarm, or round trips from a ping. A
+    // proxy or an echo alone times nothing, and a run of it would report no figure.
+    if !t
+        .nodes
+        .iter()
+        .any(|n| matches!(n.role, Role::Source | Role::Sink | Role::Swarm | Role::Ping))
+    {
+        let n = &t.nodes[0];
+        return Err(err(
+            origin,
+            &n.name,
+            "role",
+            n.role.name(),
+            "the topology measures nothing: it needs a source and a sink (or swarm), or a ping and an echo; a proxy or an echo alone has nothing to time",
+        ));
+    }
+    // Reachability (a node alone too: its auto binds reach nobody).
+    {
         for (i, n) in t.nodes.iter().enumerate() {
             let linked = links.iter().any(|l| l.conn.0 == i || l.bind.0 == i);
             if linked {
