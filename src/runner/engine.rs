@@ -134,29 +134,13 @@ fn replica_name(name: &str, replicas: u32, i: u32) -> String {
     }
 }
 
-fn value_u64(
-    v: &Option<serde_json::Value>,
-    what: &str,
-    parse: fn(&str, &str) -> Result<u64>,
-) -> Result<Option<u64>> {
-    match v {
-        None => Ok(None),
-        Some(serde_json::Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64()),
-        Some(serde_json::Value::String(s)) => parse(what, s).map(Some),
-        Some(other) => Err(Error::invalid(
-            what,
-            &other.to_string(),
-            "give a whole number",
-        )),
-    }
-}
-
 /// The node's own count and size, where it overrides the case's.
 fn node_count_size(g: &Graph, i: usize, case: &CaseSpec) -> Result<(u64, usize)> {
     let n = &g.topology.nodes[i];
     let at = |f: &str| format!("node '{}': {f}", n.name);
-    let count = value_u64(&n.count, &at("count"), crate::parse::parse_count)?.unwrap_or(case.count);
-    let size = value_u64(&n.size, &at("size"), |w, s| {
+    let count = crate::topology::value_u64(&n.count, &at("count"), crate::parse::parse_count)?
+        .unwrap_or(case.count);
+    let size = crate::topology::value_u64(&n.size, &at("size"), |w, s| {
         crate::parse::parse_size(w, s).map(|x| x as u64)
     })?
     .map(|s| s as usize)
@@ -178,7 +162,7 @@ fn node_shape(g: &Graph, i: usize) -> Result<(Vec<usize>, u32, Vec<String>)> {
         type_id = m.type_id;
         for (k, v) in m.frames.iter().enumerate() {
             let what = format!("node '{}': message.frames[{k}]", n.name);
-            let size = value_u64(&Some(v.clone()), &what, |w, s| {
+            let size = crate::topology::value_u64(&Some(v.clone()), &what, |w, s| {
                 crate::parse::parse_size(w, s).map(|x| x as u64)
             })?
             .unwrap_or(0) as usize;

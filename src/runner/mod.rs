@@ -70,9 +70,34 @@ impl CaseSpec {
             self.kind(),
             &self.pattern(),
             self.transport,
-            self.size,
+            self.measured_size(),
             self.rate,
         )
+    }
+
+    /// The message size the case measures: its sources' own `size` where every source
+    /// gives the same one (a node's size overrides the case's), else the case's.
+    pub fn measured_size(&self) -> usize {
+        let mut own = None;
+        for n in self
+            .topology
+            .nodes
+            .iter()
+            .filter(|n| n.role == crate::topology::Role::Source)
+        {
+            let size = crate::topology::value_u64(&n.size, "size", |w, s| {
+                crate::parse::parse_size(w, s).map(|x| x as u64)
+            })
+            .ok()
+            .flatten();
+            match (size, own) {
+                (None, _) => return self.size,
+                (Some(s), None) => own = Some(s),
+                (Some(s), Some(o)) if s != o => return self.size,
+                _ => {}
+            }
+        }
+        own.map_or(self.size, |s| s as usize)
     }
 
     /// The hosts of the tcp endpoints the case binds and connects to, in node order:
@@ -412,7 +437,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         kind: spec.kind(),
         pattern: spec.pattern(),
         transport: spec.transport,
-        message_size: spec.size,
+        message_size: spec.measured_size(),
         count: spec.count,
         rate: spec.rate,
         loop_mode: if spec.rate.is_some() {

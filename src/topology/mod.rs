@@ -484,3 +484,21 @@ impl SocketType {
         matches!(self, SocketType::Pub | SocketType::Xpub)
     }
 }
+/// A node's number field (`count`, `size`, a frame's size): a whole number, or a string
+/// read by `parse` (such as "10k" or "1KiB"); `what` names it in errors.
+pub fn value_u64(
+    v: &Option<serde_json::Value>,
+    what: &str,
+    parse: fn(&str, &str) -> crate::error::Result<u64>,
+) -> crate::error::Result<Option<u64>> {
+    match v {
+        None => Ok(None),
+        Some(serde_json::Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64()),
+        Some(serde_json::Value::String(s)) => parse(what, s).map(Some),
+        Some(other) => Err(crate::error::Error::invalid(
+            what,
+            &other.to_string(),
+            "give a whole number",
+        )),
+    }
+}

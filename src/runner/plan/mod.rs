@@ -447,3 +447,27 @@ size = 32
         assert!(e.contains("bad.json") && e.contains("line 1"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod measured {
+    use super::*;
+
+    #[test]
+    fn a_case_is_labelled_by_the_size_its_sources_send() {
+        let mut c = builtin_case("pushpull", Transport::Tcp, 64, 1000, 10, 1, None);
+        assert_eq!(
+            (c.measured_size(), c.id()),
+            (64, "throughput/pushpull/tcp/64".into())
+        );
+        for n in c
+            .topology
+            .nodes
+            .iter_mut()
+            .filter(|n| n.role == Role::Source)
+        {
+            n.size = Some(serde_json::Value::from("256"));
+        }
+        assert_eq!(c.measured_size(), 256);
+        assert_eq!(c.id(), "throughput/pushpull/tcp/256");
+    }
+}

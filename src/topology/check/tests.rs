@@ -187,3 +187,82 @@ fn only_sources_and_sinks_belong_to_a_stream() {
         "{e}"
     );
 }
+
+/// A PUSH source and a PULL sink; `extra` goes into the source's node and `opts` into its
+/// socket (JSON fields, each with a leading comma).
+fn pair_with(extra: &str, opts: &str) -> String {
+    format!(
+        r#"{{"nodes": [{{"name": "src", "role": "source", "socket": {{"type": "PUSH", "connect": ["snk"]{opts}}}{extra}}}, {{"name": "snk", "role": "sink", "socket": {{"type": "PULL", "bind": ["auto"]}}}}]}}"#
+    )
+}
+
+#[test]
+fn values_that_run_would_fail_on_are_refused_by_check_naming_node_and_field() {
+    assert!(one(&pair_with("", "")).is_ok(), "the plain pair checks");
+    for (extra, opts, field) in [
+        ("", r#", "rcvhwm": -1"#, "socket.rcvhwm"),
+        ("", r#", "sndhwm": -5"#, "socket.sndhwm"),
+        ("", r#", "linger": -2"#, "socket.linger"),
+        ("", r#", "sndbuf": -5"#, "socket.sndbuf"),
+        ("", r#", "tcp_keepalive": 5"#, "socket.tcp_keepalive"),
+        (
+            "",
+            &format!(r#", "routing_id": "{}""#, "x".repeat(300)),
+            "socket.routing_id",
+        ),
+        (r#", "count": "1e9""#, "", "count"),
+        (r#", "count": 0"#, "", "count"),
+        (r#", "size": "2GiB""#, "", "size"),
+        (r#", "size": 0"#, "", "size"),
+        (r#", "rate": -1"#, "", "rate"),
+        (r#", "message": {"frames": [10]}"#, "", "message.frames[0]"),
+        (
+            r#", "message": {"frames": [64, 0]}"#,
+            "",
+            "message.frames[1]",
+        ),
+    ] {
+        let e = one(&pair_with(extra, opts)).expect_err(&format!("{extra}{opts}"));
+        assert_eq!(e.exit_code(), 3, "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("node 'src'") && text.contains(field),
+            "{extra}{opts}: {text}"
+        );
+    }
+    // A name with a control or direction character is not a plain name.
+    let e = one(&topo(&[
+        node(
+            "a\u{202e}b",
+            "source",
+            r#"{"type": "PUSH", "connect": ["snk"]}"#,
+        ),
+        node("snk", "sink", r#"{"type": "PULL", "bind": ["auto"]}"#),
+    ]))
+    .unwrap_err();
+    assert!(e.to_string().contains("plain name"), "{e}");
+}
+
+#[test]
+fn a_topology_that_measures_nothing_or_a_lone_node_nobody_reaches_is_refused() {
+    let e = one(r#"{"nodes": [{"name": "relay", "role": "proxy", "sockets": [{"type": "PULL", "bind": ["auto"]}, {"type": "PUSH", "bind": ["auto"]}]}]}"#).unwrap_err();
+    assert!(e.to_string().contains("measures nothing"), "{e}");
+    let e = one(&topo(&[node(
+        "src",
+        "source",
+        r#"{"type": "PUSH", "bind": ["auto"]}"#,
+    )]))
+    .unwrap_err();
+    assert!(e.to_string().contains("nobody reaches this node"), "{e}");
+    // A lone node on a literal address waits for a peer outside: allowed, with a warning.
+    let g = one(&topo(&[node(
+        "snk",
+        "sink",
+        r#"{"type": "PULL", "bind": ["tcp://127.0.0.1:*"]}"#,
+    )]))
+    .unwrap();
+    assert!(g
+        .warnings
+        .iter()
+        .any(|w| w.contains("linked to no other node")));
+}
