@@ -96,7 +96,7 @@ pub enum StoreError {
     },
     /// Cases of a run that could not be written when it ended (the disk full, the file
     /// locked by another process past zmqperf's patience, ...).
-    #[error("{} could not be recorded in {}: {source}; {}", what_missing(.run_id, *.missing, *.total), .path.display(), marked_words(.marked.as_deref()))]
+    #[error("{} could not be recorded in {}: {source}; {}", what_missing(.run_id, *.missing, *.total), .path.display(), marked_words(.marked.as_deref(), *.missing == *.total))]
     Unrecorded {
         /// The database file.
         path: PathBuf,
@@ -223,8 +223,11 @@ fn what_missing(run_id: &str, missing: usize, total: usize) -> String {
 }
 
 /// The end of an [`StoreError::Unrecorded`] message: what the history holds of the run.
-fn marked_words(marked: Option<&str>) -> String {
+fn marked_words(marked: Option<&str>, none_in: bool) -> String {
     match marked {
+        Some(status) if none_in => format!(
+            "the run is recorded as {status}, without its cases; the report printed has them all"
+        ),
         Some(status) => format!(
             "the run is recorded as {status} with the other cases; the report printed has them all"
         ),

@@ -19,8 +19,9 @@ impl Store {
     /// not waited on. A case that cannot be written is left in `pending` and the others
     /// are still tried.
     ///
-    /// If cases are left out, the run is marked `partial` (or stays `interrupted`) when that
-    /// can be written, and the error ([`StoreError::Unrecorded`]) says how many are missing,
+    /// While cases are pending the run is marked `partial` first (the smallest write, made
+    /// while it may still fit). If cases are left out, the run stays `partial` (or
+    /// `interrupted`) when that can be written, and the error ([`StoreError::Unrecorded`]) says how many are missing,
     /// SQLite's reason and what the history holds.
     pub fn record_rest(
         &mut self,
@@ -43,6 +44,21 @@ impl Store {
             std::thread::sleep(RETRY_PAUSE.min(give_up - now));
             true
         };
+        let incomplete = if run.status == "interrupted" {
+            "interrupted"
+        } else {
+            "partial"
+        };
+        // First the mark, while a write as small as that may still fit (on a disk about to
+        // fill, the cases could take the last of the space): the run reads `partial`
+        // until every case is in.
+        if !pending.is_empty() {
+            while let Err(e) = self.finish(run, incomplete) {
+                if !wait(&e) {
+                    break;
+                }
+            }
+        }
         // The cases: each tried in order; a busy database is waited on, any other
         // failure leaves the case out and goes on with the next.
         let mut left_out: Vec<CaseResult> = Vec::new();
@@ -60,10 +76,10 @@ impl Store {
             }
         }
         *pending = left_out;
-        let status = match (pending.is_empty(), run.status.as_str()) {
-            (true, s) => s,
-            (false, "interrupted") => "interrupted",
-            (false, _) => "partial",
+        let status = if pending.is_empty() {
+            run.status.as_str()
+        } else {
+            incomplete
         };
         let marked = loop {
             match self.finish(run, status) {
