@@ -309,3 +309,36 @@ fn curve_secret_keys_reach_no_command_line_no_history_and_no_report() {
         assert!(shown.stdout.contains("<redacted>"), "{}", shown.stdout);
     });
 }
+
+#[test]
+fn with_home_unset_the_announce_says_the_history_is_in_the_current_folder() {
+    with_watchdog(120, || {
+        let d = Dir::new("nohome");
+        let mut c = zp(&[
+            "run",
+            "--patterns",
+            "pushpull",
+            "--transports",
+            "inproc",
+            "--sizes",
+            "64",
+            "--count",
+            "2000",
+            "--repetitions",
+            "1",
+        ]);
+        c.env_remove("HOME")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("ZMQPERF_DB")
+            .current_dir(&d.0);
+        let o = run(c, 60);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(
+            o.stderr
+                .contains("zmqperf-history.db in the current folder (HOME is not set"),
+            "{}",
+            o.stderr
+        );
+        assert!(d.0.join("zmqperf-history.db").is_file());
+    });
+}
