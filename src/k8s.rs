@@ -232,10 +232,13 @@ metadata:
         let mut paths = Vec::new();
         for (file, text) in self.files() {
             let p = dir.join(file);
-            std::fs::write(&p, text).map_err(|e| Error::Io {
-                op: format!("writing {}", p.display()),
-                source: e,
-            })?;
+            // Whole or not at all, and never over the history (a link of that name).
+            crate::report::file::write_output(
+                "-o",
+                &p.to_string_lossy(),
+                text.as_bytes(),
+                Some(&crate::store::default_db_path()),
+            )?;
             paths.push(p);
         }
         Ok(paths)

@@ -5,9 +5,57 @@ mod cli;
 use clap::{CommandFactory, FromArgMatches};
 use zmqperf::zmq::{self, LIBZMQ_ENV};
 
-/// A write to standard output that failed: a closed pipe (`| head`) ends the program
-/// quietly, as other Unix tools do; anything else (a full disk) is an error that says so.
-/// Whatever was measured was recorded before the report was printed.
+/// Set when standard output was closed when zmqperf started (`>&-`): it is then kept on
+/// /dev/full, so that a write to it fails and says so (it would be thrown away silently
+/// otherwise).
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether standard output was closed when zmqperf started. Rust's runtime puts /dev/null,
+/// opened for reading and writing, on a closed standard descriptor before `main`; a shell
+/// redirection `> /dev/null` opens it for writing only. So /dev/null opened read-write on
+/// descriptor 1 is taken for a closed standard output (or descriptor 1 itself closed).
+fn stdout_was_closed() -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    // SAFETY: F_GETFL only reads descriptor 1's flags.
+    let flags = unsafe { libc::fcntl(1, libc::F_GETFL) };
+    if flags == -1 {
+        return true;
+    }
+    if flags & libc::O_ACCMODE != libc::O_RDWR {
+        return false;
+    }
+    let (Ok(out), Ok(null)) = (
+        std::fs::metadata("/proc/self/fd/1"),
+        std::fs::metadata("/dev/null"),
+    ) else {
+        return false;
+    };
+    out.file_type().is_char_device() && out.rdev() == null.rdev()
+}
+
+/// Keeps descriptor 1 on /dev/full when standard output was closed (see
+/// [`STDOUT_CLOSED`]). Where /dev/full cannot be opened, a closed standard output is
+/// refused at once (exit 11).
+fn guard_closed_stdout() {
+    if !stdout_was_closed() {
+        return;
+    }
+    STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: a constant NUL-terminated path; dup2 and close on descriptors this owns.
+    let ok = unsafe {
+        let fd = libc::open(c"/dev/full".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        fd == 1 || (fd >= 0 && libc::dup2(fd, 1) == 1 && libc::close(fd) == 0)
+    };
+    if !ok {
+        eprintln!("zmqperf: error: standard output is closed (>&-): give the output somewhere to go (> FILE, or > /dev/null to throw it away)");
+        std::process::exit(11);
+    }
+}
+
+/// A write to standard output that failed: a closed pipe (`| head`, the reader left) ends
+/// the program quietly, as other Unix tools do; anything else (a full disk, a standard
+/// output that was closed) is an error that says so (exit 11), and points to the run in
+/// the history only when this command recorded one.
 fn on_stdout_failure(info: &std::panic::PanicHookInfo) -> bool {
     let msg = info
         .payload()
@@ -18,14 +66,43 @@ fn on_stdout_failure(info: &std::panic::PanicHookInfo) -> bool {
     let Some(why) = msg.strip_prefix("failed printing to stdout: ") else {
         return false;
     };
-    if why.contains("Broken pipe") {
+    let closed = STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed);
+    if why.contains("Broken pipe") && !closed {
         std::process::exit(0);
     }
-    eprintln!(
-        "zmqperf: error: writing to standard output failed: {why}; free some space or send the report to a file with -o (a run is in the history already: zmqperf show last)"
-    );
+    let recorded = match cli::output::RECORDED_RUN.get() {
+        Some(id) => format!(" (run {id} is in the history already: zmqperf show {id})"),
+        None => String::new(),
+    };
+    if closed {
+        eprintln!(
+            "zmqperf: error: standard output is closed (started with >&-), so the output was not printed; give it somewhere to go (> FILE, or -o FILE where the command has it){recorded}"
+        );
+    } else {
+        eprintln!(
+            "zmqperf: error: writing to standard output failed: {why}; free some space or send the output to a file (> FILE, or -o FILE where the command has it){recorded}"
+        );
+    }
     std::process::exit(11);
 }
+
+/// The subcommand on the command line (the first word that is not an option or the value
+/// of `--libzmq`).
+fn subcommand() -> Option<String> {
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--libzmq" {
+            args.next();
+        } else if !a.starts_with('-') {
+            return Some(a);
+        }
+    }
+    None
+}
+
+/// Commands that only read or write the history and never load libzmq: a bad
+/// `--libzmq`/`ZMQPERF_LIBZMQ` does not stop them.
+const WITHOUT_LIBZMQ: [&str; 5] = ["history", "show", "report", "compare", "import"];
 
 /// Loads the libzmq asked for by `--libzmq` (anywhere on the command line) or
 /// `ZMQPERF_LIBZMQ`, before anything touches libzmq, and passes the choice on to every child
@@ -42,6 +119,9 @@ fn choose_libzmq() {
     let Some(choice) = given.or_else(|| std::env::var(LIBZMQ_ENV).ok()) else {
         return;
     };
+    if subcommand().is_some_and(|c| WITHOUT_LIBZMQ.contains(&c.as_str())) {
+        return;
+    }
     match zmq::library::choose(&choice) {
         Ok(info) => {
             // A path is passed on absolute, so children started elsewhere load the same file.
@@ -126,6 +206,7 @@ fn main() {
     if std::env::args().nth(1).as_deref() == Some("__node") && std::env::args().len() == 2 {
         std::process::exit(zmqperf::runner::place::child_main(None));
     }
+    guard_closed_stdout();
     choose_libzmq();
     let long_version: &'static str = Box::leak(version_text().into_boxed_str());
     let args = cli::Cli::command()
@@ -135,7 +216,11 @@ fn main() {
         .unwrap_or_else(|e| refuse_negative(e).exit());
     if let Err(e) = cli::run(args) {
         // Each error's message already names its cause; the chain adds nothing.
-        eprintln!("zmqperf: error: {e}");
+        // Values quoted from the user's files (names, endpoints) cannot act on the terminal.
+        eprintln!(
+            "zmqperf: error: {}",
+            zmqperf::report::terminal_safe(&e.to_string())
+        );
         std::process::exit(e.exit_code());
     }
 }

@@ -21,7 +21,9 @@ pub struct RunResult {
     pub started_at: String,
     /// End time, RFC 3339 UTC; None while running or if the run was cut short.
     pub finished_at: Option<String>,
-    /// "complete", "interrupted" (Ctrl-C or a crash: the cases so far are kept) or "running".
+    /// "complete", "interrupted" (Ctrl-C or a crash: the cases so far are kept), "partial"
+    /// (as read from the history: the run ended but some of its cases could not be written
+    /// there) or "running".
     pub status: String,
     /// The exact command line.
     pub command: String,

@@ -263,7 +263,12 @@ fn a_history_locked_during_a_run_keeps_every_case_and_the_report() {
         conn.execute_batch("COMMIT").unwrap();
         let o = p.finish();
         assert_eq!(o.code, Some(0), "{o:?}");
-        assert!(o.stderr.contains("busy"), "the lock was met: {}", o.stderr);
+        assert!(
+            o.stderr
+                .contains("another process held the database locked"),
+            "the lock was met and named: {}",
+            o.stderr
+        );
         let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("the report");
         assert_eq!(v["cases"].as_array().unwrap().len(), 2);
         let o = run(zp(&["show", "last", "--db", &db, "--format", "json"]), T);

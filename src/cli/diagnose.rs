@@ -457,8 +457,8 @@ fn run_listen(a: &DiagnoseArgs, cfg: ListenConfig, command: String) -> Result<()
         );
         print!("{}", zmqperf::report::table::findings_text(&run));
     }
-    if store.is_some() {
-        a.db.announce(&run.run_id);
+    if let Some(s) = &store {
+        a.db.announce(s, &run.run_id)?;
     }
     Ok(())
 }
@@ -525,8 +525,8 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
         );
         print!("{}", zmqperf::report::table::findings_text(&run));
     }
-    if store.is_some() {
-        a.db.announce(&run.run_id);
+    if let Some(s) = &store {
+        a.db.announce(s, &run.run_id)?;
     }
     if run.status == "interrupted" {
         return Err(Error::Interrupted(format!(

@@ -421,7 +421,7 @@ fn record(db: &DbArgs, no_history: bool, r: &FanoutReport, wall_s: f64) -> Resul
     store.add_case(&run.run_id, &case)?;
     zmqperf::runner::finish(&mut run, "complete");
     store.finish(&run, &run.status)?;
-    db.announce(&run.run_id);
+    db.announce(&store, &run.run_id)?;
     Ok(())
 }
 

@@ -73,6 +73,11 @@ pub struct MatrixArgs {
 
 /// Runs the matrix.
 pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
+    if let Some(o) = &a.output {
+        if zmqperf::report::file::is_same_file(std::path::Path::new(o), &a.db.path()) {
+            return Err(zmqperf::report::file::names_the_history("-o", o));
+        }
+    }
     let render: fn(&matrix::Matrix) -> String = match a.format.as_str() {
         "text" | "table" => zmqperf::report::matrix::text,
         "markdown" | "md" => zmqperf::report::matrix::markdown,
@@ -197,15 +202,14 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
     let m = matrix::read(&run, &impls, &shape, &skipped, &baseline);
     let text = render(&m);
     match &a.output {
-        Some(path) => std::fs::write(path, &text).map_err(|e| Error::Io {
-            op: format!("writing {path}"),
-            source: e,
-        })?,
+        Some(path) => {
+            zmqperf::report::file::write_output("-o", path, text.as_bytes(), Some(&a.db.path()))?
+        }
         None => print!("{text}"),
     }
     recorded?;
-    if store.is_some() {
-        a.db.announce(&run.run_id);
+    if let Some(s) = &store {
+        a.db.announce(s, &run.run_id)?;
     }
     let count = |f: fn(&matrix::Status) -> bool| {
         m.grids

@@ -9,7 +9,7 @@ mod fanout;
 mod import;
 mod k8s;
 mod matrix;
-mod output;
+pub(crate) mod output;
 mod peers;
 mod ptmp;
 mod suite;
@@ -292,7 +292,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Show { run, out, db } | Cmd::Report { run, out, db } => {
             out.check(Some(&db.path()))?;
             let store = zmqperf::store::Store::open_existing(db.path())?;
-            return out.emit(&store.load_run(run)?);
+            return out.emit(&store.load_run(run)?, Some(&db.path()));
         }
         Cmd::Import(a) => return import::run(a),
         Cmd::Compare {
@@ -314,7 +314,10 @@ pub fn run(cli: Cli) -> Result<()> {
                 let runs = selectors
                     .map(|s| store.load_run(s))
                     .collect::<std::result::Result<Vec<_>, _>>()?;
-                print!("{}", zmqperf::store::format_by_host(&runs));
+                print!(
+                    "{}",
+                    zmqperf::report::terminal_safe(&zmqperf::store::format_by_host(&runs))
+                );
                 return Ok(());
             }
             let run_b = run_b
@@ -323,7 +326,10 @@ pub fn run(cli: Cli) -> Result<()> {
             let (a, b) = (store.load_run(run_a)?, store.load_run(run_b)?);
             let mut c = zmqperf::store::compare(&a, &b, threshold);
             c.allow_incomplete = *allow_incomplete;
-            print!("{}", zmqperf::store::format_comparison(&c));
+            print!(
+                "{}",
+                zmqperf::report::terminal_safe(&zmqperf::store::format_comparison(&c))
+            );
             if c.regressed() {
                 return Err(Error::Regressed(format!(
                     "{} regressed past {}% against {} (beyond noise)",

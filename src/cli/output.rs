@@ -5,6 +5,10 @@ use clap::Args;
 use zmqperf::error::{Error, Result};
 use zmqperf::model::CaseResult;
 
+/// The run this process began in the history, if any (what a failure to print the report
+/// may point the user to).
+pub static RECORDED_RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// Where the history lives.
 #[derive(Args, Clone)]
 pub struct DbArgs {
@@ -14,12 +18,25 @@ pub struct DbArgs {
 }
 
 impl DbArgs {
-    /// Tells the user where a run was recorded and how to look at it.
-    pub fn announce(&self, run_id: &str) {
+    /// After a run's last write: checks that the history still holds it (the file was not
+    /// deleted, replaced or damaged during the run), then tells the user where the run was
+    /// recorded and how to look at it. A history that lost the run is an error (exit 13)
+    /// and nothing is announced.
+    pub fn announce(&self, store: &zmqperf::store::Store, run_id: &str) -> Result<()> {
+        store.check_kept()?;
+        let path = self.path();
+        let where_ = if self.db.is_none() && zmqperf::store::default_is_current_dir() {
+            format!(
+                "{} in the current folder (HOME is not set: set ZMQPERF_DB or pass --db PATH to keep the history elsewhere)",
+                path.display()
+            )
+        } else {
+            path.display().to_string()
+        };
         eprintln!(
-            "zmqperf: run {run_id} recorded in {} (zmqperf show {run_id}; zmqperf report {run_id} --format html -o report.html)",
-            self.path().display()
+            "zmqperf: run {run_id} recorded in {where_} (zmqperf show {run_id}; zmqperf report {run_id} --format html -o report.html)"
         );
+        Ok(())
     }
 
     /// The history with `run` begun in it, or None with `--no-history`.
@@ -33,6 +50,7 @@ impl DbArgs {
         }
         let mut s = zmqperf::store::Store::open(self.path())?;
         s.begin_run(run)?;
+        let _ = RECORDED_RUN.set(run.run_id.clone());
         Ok(Some(s))
     }
 
@@ -66,16 +84,8 @@ impl OutArgs {
         };
         let p = std::path::Path::new(out);
         let bad = |why: String| Error::invalid("-o", out, why);
-        if let Some(db) = db {
-            let same = match (p.canonicalize(), db.canonicalize()) {
-                (Ok(a), Ok(b)) => a == b,
-                _ => p == db,
-            };
-            if same {
-                return Err(bad(
-                    "that is the history database; writing the report there would destroy every run recorded in it. Name another file, e.g. -o report.html".into(),
-                ));
-            }
+        if db.is_some_and(|db| zmqperf::report::file::is_same_file(p, db)) {
+            return Err(zmqperf::report::file::names_the_history("-o", out));
         }
         if p.is_dir() {
             return Err(bad(
@@ -102,23 +112,26 @@ impl OutArgs {
         Ok(())
     }
 
-    /// Renders `run` in the chosen format to stdout or the file. If the file cannot be
-    /// written after all (the disk filled up during the run), the report goes to standard
-    /// output and the reason to standard error: nothing measured is thrown away.
-    pub fn emit(&self, run: &zmqperf::model::RunResult) -> Result<()> {
+    /// Renders `run` in the chosen format to stdout or the file (written whole, never over
+    /// the history `db`: see [`zmqperf::report::file`]). If the file cannot be written
+    /// after all (the disk filled up during the run), the report goes to standard output
+    /// and the reason to standard error: nothing measured is thrown away.
+    pub fn emit(
+        &self,
+        run: &zmqperf::model::RunResult,
+        db: Option<&std::path::Path>,
+    ) -> Result<()> {
         let format = zmqperf::report::Format::parse(&self.format)?;
         let text = zmqperf::report::render(run, format);
         match &self.output {
             Some(path) => {
-                if let Err(e) = std::fs::write(path, &text) {
+                if let Err(e) = zmqperf::report::file::write_output("-o", path, text.as_bytes(), db)
+                {
                     eprintln!(
                         "zmqperf: could not write the report to {path} ({e}); it follows on standard output"
                     );
                     print!("{text}");
-                    return Err(Error::Io {
-                        op: format!("writing the report to {path}"),
-                        source: e,
-                    });
+                    return Err(e);
                 }
             }
             None => print!("{text}"),
@@ -137,68 +150,27 @@ fn writable(p: &std::path::Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
-/// How long the end of a run keeps trying to write to a busy history.
+/// How long the end of a run keeps trying to write to a history another process holds
+/// locked.
 const RECORD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Writes the cases a busy history did not take during the run, then the run's end,
-/// retrying for [`RECORD_PATIENCE`]. If some cases still cannot be written, the run is
-/// marked `partial` when that at least can be written, and the error says how many.
+/// Writes the cases the history did not take during the run, then the run's end (see
+/// [`zmqperf::store::Store::record_rest`]): a lock is waited out for [`RECORD_PATIENCE`],
+/// and the error names SQLite's reason, how many cases are missing and how the run is
+/// marked (`partial`).
 pub fn record_rest(
     s: &mut zmqperf::store::Store,
     run: &zmqperf::model::RunResult,
     pending: &mut Vec<CaseResult>,
 ) -> Result<()> {
-    let give_up = std::time::Instant::now() + RECORD_PATIENCE;
-    let mut last_err = None;
-    let mut said = false;
-    loop {
-        while let Some(case) = pending.first() {
-            match s.add_case(&run.run_id, case) {
-                Ok(()) => {
-                    pending.remove(0);
-                }
-                Err(e) => {
-                    last_err = Some(e);
-                    break;
-                }
-            }
-        }
-        let status = if pending.is_empty() {
-            run.status.as_str()
-        } else {
-            "partial"
-        };
-        if pending.is_empty() || std::time::Instant::now() >= give_up {
-            match s.finish(run, status) {
-                Ok(()) if pending.is_empty() => return Ok(()),
-                Ok(()) => {}
-                Err(e) if std::time::Instant::now() < give_up => {
-                    last_err = Some(e);
-                    std::thread::sleep(std::time::Duration::from_millis(500));
-                    continue;
-                }
-                Err(e) => last_err = Some(e),
-            }
-            let e = last_err.expect("a write failed");
-            eprintln!(
-                "zmqperf: {} of {} cases could not be recorded in {} within {} s (the report below has them all): {e}",
-                pending.len(),
-                run.cases.len(),
-                s.path().display(),
-                RECORD_PATIENCE.as_secs()
-            );
-            return Err(e.into());
-        }
-        if !said {
-            eprintln!(
-                "zmqperf: the history is busy; retrying for up to {} s to record {} case(s)",
-                RECORD_PATIENCE.as_secs(),
-                pending.len()
-            );
-            said = true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
+    let n = pending.len();
+    s.record_rest(run, pending, RECORD_PATIENCE, |e| {
+        eprintln!(
+            "zmqperf: {e}; retrying for up to {} s to record {n} case(s) and the end of the run",
+            RECORD_PATIENCE.as_secs()
+        )
+    })?;
+    Ok(())
 }
 
 /// A comma-separated option's values, each through `f` (None when the option is absent).

@@ -215,9 +215,10 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
         };
         return Ok((
             plan,
+            // Kept with the run and shown in its reports: CURVE secrets redacted.
             Some(Workload {
                 path: path.clone(),
-                text,
+                text: zmqperf::net::security::redact_secrets(&text),
             }),
             settings,
         ));
@@ -367,13 +368,12 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
             pending.push(case.clone());
             if pending.len() == 1 {
                 // Once a write failed, the others wait for the end: the run goes on.
-                if s.add_case(&run_id, case).is_ok() {
-                    pending.clear();
-                } else {
-                    eprintln!(
-                        "\nzmqperf: the history {} is busy (locked by another process?); the cases are kept and will be recorded at the end",
-                        s.path().display()
-                    );
+                match s.add_case(&run_id, case) {
+                    Ok(()) => pending.clear(),
+                    Err(e) => eprintln!(
+                        "\nzmqperf: cannot record case {} now ({e}); it and the cases after it are kept and written at the end of the run",
+                        case.id
+                    ),
                 }
             }
         });
@@ -384,11 +384,11 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
         None => Ok(()),
     };
     // The report is printed whatever became of the history: nothing measured is lost.
-    let emitted = a.out.emit(&run);
+    let emitted = a.out.emit(&run, store.as_ref().map(|s| s.path()));
     recorded?;
     emitted?;
-    if store.is_some() {
-        a.db.announce(&run.run_id);
+    if let Some(s) = &store {
+        a.db.announce(s, &run.run_id)?;
     }
     if run.status == "interrupted" {
         let partial = run.cases.iter().filter(|c| c.incomplete.is_some()).count();

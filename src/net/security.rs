@@ -4,7 +4,9 @@
 //! mechanisms and keys themselves are socket options of the topology model.
 
 use crate::error::{Error, Result};
-pub use crate::topology::security::{no_curve, CurveKeys, Mechanism};
+pub use crate::topology::security::{
+    holds_secrets, no_curve, redact_secrets, CurveKeys, Mechanism, REDACTED,
+};
 use crate::zmq;
 
 /// The PLAIN credentials used when none are given.

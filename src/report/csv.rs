@@ -5,7 +5,9 @@
 //!
 //! RFC 4180 quoting: a field holding a comma, a double quote or a line break is put in
 //! double quotes, with inner quotes doubled. Lines end in `\n`. Missing values are empty;
-//! numbers are written in full precision.
+//! numbers are written in full precision. A text field that a spreadsheet would take for a
+//! formula (it begins with `=`, `+`, `-`, `@`, a tab or a carriage return, and is not a
+//! number) gets a leading `'`, so opening the file runs nothing.
 
 use super::layout::{self, kind_name, loop_name};
 use super::Reporter;
@@ -47,8 +49,14 @@ pub const COLUMNS: [&str; 29] = [
     "node_hosts",
 ];
 
-/// One field, quoted if it needs to be.
+/// One field, quoted if it needs to be, and kept from being read as a formula.
 pub fn field(s: &str) -> String {
+    let formula = s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.parse::<f64>().is_err();
+    let s = if formula {
+        std::borrow::Cow::Owned(format!("'{s}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -171,6 +179,12 @@ mod tests {
         assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(field("two\nlines"), "\"two\nlines\"");
         assert_eq!(field(""), "");
+        assert_eq!(field("=HYPERLINK(1),x"), "\"'=HYPERLINK(1),x\"");
+        for f in ["+1+cmd", "-x", "@SUM(A1)", "\tx"] {
+            assert!(field(f).trim_start_matches('"').starts_with('\''), "{f}");
+        }
+        assert_eq!(field("-1.5"), "-1.5");
+        assert_eq!(field("+3"), "+3");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 pub mod compat;
 pub mod csv;
 pub mod fanout;
+pub mod file;
 #[doc(hidden)]
 pub mod fixture;
 mod graph;
@@ -123,13 +124,62 @@ impl std::str::FromStr for Format {
 
 /// A run in the given format.
 pub fn render(run: &RunResult, format: Format) -> String {
-    format.reporter().render(run)
+    let text = format.reporter().render(run);
+    match format {
+        // Read on a terminal: a note or name cannot move the cursor, recolour or hide text.
+        Format::Table | Format::Markdown => terminal_safe(&text),
+        Format::Json | Format::Csv | Format::Html => text,
+    }
+}
+
+/// `text` with every control character but line feed and tab (escape sequences, carriage
+/// return, backspace, C1 controls) and every bidirectional override written out as a
+/// visible escape (`\x1b`, `\u{202e}`), so that text read on a terminal shows what it
+/// holds and cannot act on the terminal.
+pub fn terminal_safe(text: &str) -> String {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.contains(unsafe_char) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if !unsafe_char(c) {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::{CaseResult, CaseSummary, Environment, Kind, LoopMode};
+
+    #[test]
+    fn terminal_escapes_and_overrides_are_shown_not_obeyed() {
+        let mut run = empty_run();
+        run.environment.note = Some("\x1b[31mred\x1b[0m \u{202e}evil\rover".to_string());
+        for f in [Format::Table, Format::Markdown] {
+            let t = render(&run, f);
+            assert!(
+                !t.contains('\x1b') && !t.contains('\u{202e}') && !t.contains('\r'),
+                "{t}"
+            );
+            // Markdown escapes the `[` too; the escapes are visible in both.
+            assert!(
+                t.contains("\\x1b") && t.contains("\\u{202e}evil"),
+                "{f}: {t}"
+            );
+        }
+        assert_eq!(terminal_safe("a\tb\nc"), "a\tb\nc");
+    }
 
     #[test]
     fn parses_names_and_rejects_others() {

@@ -626,6 +626,18 @@ pub fn launched(
     spec: &NodeSpec,
 ) -> Result<Box<dyn Placed>> {
     let json = serde_json::to_string(spec).expect("specs serialise");
+    if launch.spec == SpecPassing::LastArgument
+        && crate::net::security::holds_secrets(
+            &serde_json::to_value(spec).expect("specs serialise"),
+        )
+    {
+        // A command line is readable by every local user (`ps`, /proc/PID/cmdline).
+        return Err(Error::invalid(
+            &format!("node {}", spec.name),
+            "curve_keys",
+            "its spec holds CURVE secret keys, which would go on the command line of a peer in another language, where any local user can read them; peers are given no CURVE security (docs/peers.md): place this node on zmqperf itself (its spec goes on stdin)",
+        ));
+    }
     let argv = launch.argv(&json);
     let (prog, args) = argv
         .split_first()

@@ -70,11 +70,48 @@ pub enum StoreError {
         /// The id given.
         run_id: String,
     },
-    /// `finish_run` was given a status other than the three a run can have.
-    #[error("invalid run status '{status}': use complete, interrupted or running")]
+    /// `finish_run` was given a status other than the four a run can have.
+    #[error("invalid run status '{status}': use complete, interrupted, partial or running")]
     InvalidStatus {
         /// The status given.
         status: String,
+    },
+    /// `--db` names something that is not a regular file (a folder, a named pipe, a device,
+    /// a socket): SQLite would fail on it, or block opening it.
+    #[error("history database {}: it is {kind}, not a file; pass --db PATH (or set ZMQPERF_DB) naming a regular file, or a path where one can be created", .path.display())]
+    NotAFile {
+        /// The path given.
+        path: PathBuf,
+        /// What it is, in words ("a named pipe (FIFO)", "a folder", ...).
+        kind: &'static str,
+    },
+    /// After the run was written, its path no longer names a sound copy of the file that
+    /// was written: it was deleted, replaced by another file, or damaged.
+    #[error("history database {}: {what} while this run was written, so the run is not kept there; the report printed has every figure: write it with --format json -o FILE and `zmqperf import FILE` into a sound history (pass --db PATH for a new file)", .path.display())]
+    Gone {
+        /// The database file.
+        path: PathBuf,
+        /// What happened to it, in words.
+        what: String,
+    },
+    /// Cases of a run that could not be written when it ended (the disk full, the file
+    /// locked by another process past zmqperf's patience, ...).
+    #[error("{} could not be recorded in {}: {source}; {}", what_missing(.run_id, *.missing, *.total), .path.display(), marked_words(.marked.as_deref(), *.missing == *.total))]
+    Unrecorded {
+        /// The database file.
+        path: PathBuf,
+        /// The run.
+        run_id: String,
+        /// Cases not in the history.
+        missing: usize,
+        /// Cases the run has.
+        total: usize,
+        /// The status the run is recorded with (`partial` when cases are missing), None
+        /// when its end could not be recorded either.
+        marked: Option<String>,
+        /// The first failure.
+        #[source]
+        source: Box<StoreError>,
     },
     /// A run selector names no run.
     #[error("run '{selector}' not found: {reason}; list the runs with `zmqperf history`")]
@@ -126,6 +163,17 @@ impl StoreError {
         }
     }
 
+    /// Whether this failure may pass if tried again later: another process holds the
+    /// database locked. A full disk, a read-only or damaged file do not go away by waiting.
+    pub fn is_busy(&self) -> bool {
+        use rusqlite::ErrorCode as C;
+        matches!(
+            self,
+            StoreError::Sqlite { source, .. }
+                if matches!(source.sqlite_error_code(), Some(C::DatabaseBusy | C::DatabaseLocked))
+        )
+    }
+
     /// Shorthand for a [`StoreError::Sqlite`].
     pub(crate) fn sqlite(path: &Path, op: impl Into<String>, source: rusqlite::Error) -> Self {
         StoreError::Sqlite {
@@ -136,21 +184,54 @@ impl StoreError {
     }
 }
 
-/// A hint appended to SQLite failures whose cure is known.
+/// A hint appended to SQLite failures: what the failure means and its cure, one per kind
+/// (a full disk is not a lock, and waiting does not cure it).
 fn sqlite_hint(e: &rusqlite::Error) -> &'static str {
     use rusqlite::ErrorCode as C;
     match e.sqlite_error_code() {
         Some(C::DatabaseBusy | C::DatabaseLocked) => {
-            "; another process holds the database locked: try again when it is done"
+            "; another process held the database locked for longer than zmqperf waits: try again when it is done (`fuser FILE` names it)"
         }
         Some(C::ReadOnly | C::PermissionDenied) => {
             "; the file is not writable: fix its permissions, or pass --db PATH or set ZMQPERF_DB"
         }
-        Some(C::DiskFull) => "; the disk is full: free some space",
+        Some(C::DiskFull) => {
+            "; the disk holding it is full: free some space there, or pass --db PATH on another disk"
+        }
         Some(C::DatabaseCorrupt | C::NotADatabase) => {
             "; the file is damaged: move it aside to start a new history, or pass --db PATH"
         }
+        Some(C::SystemIoFailure) => {
+            "; the disk reported an I/O error: check it (dmesg), or pass --db PATH on another disk"
+        }
+        Some(C::CannotOpen) => {
+            "; the file cannot be opened any more (was it or its folder removed?): pass --db PATH"
+        }
+        Some(C::OutOfMemory) => "; SQLite ran out of memory: free some memory and try again",
+        Some(C::TooBig) => "; a record is larger than SQLite takes: report this as a bug",
         _ => "",
+    }
+}
+
+/// The start of an [`StoreError::Unrecorded`] message: what is missing.
+fn what_missing(run_id: &str, missing: usize, total: usize) -> String {
+    if missing == 0 {
+        format!("the end of run {run_id}")
+    } else {
+        format!("{missing} of {total} cases of run {run_id}")
+    }
+}
+
+/// The end of an [`StoreError::Unrecorded`] message: what the history holds of the run.
+fn marked_words(marked: Option<&str>, none_in: bool) -> String {
+    match marked {
+        Some(status) if none_in => format!(
+            "the run is recorded as {status}, without its cases; the report printed has them all"
+        ),
+        Some(status) => format!(
+            "the run is recorded as {status} with the other cases; the report printed has them all"
+        ),
+        None => "its end could not be recorded either: `zmqperf history` shows it running while this process lives, interrupted after; the report printed has every case".to_string(),
     }
 }
 
@@ -164,8 +245,11 @@ pub(crate) fn open_reason(e: &rusqlite::Error) -> String {
             format!("the file cannot be opened or created ({e}); check that its folder is writable")
         }
         Some(C::DatabaseBusy | C::DatabaseLocked) => {
-            format!("it stayed locked by another process ({e})")
+            format!("it stayed locked by another process ({e}); try again when it is done")
         }
+        Some(C::DiskFull) => format!(
+            "the disk holding it is full ({e}); free some space there, or pass --db PATH on another disk"
+        ),
         _ => e.to_string(),
     }
 }

@@ -54,7 +54,8 @@ pub fn format_history(runs: &[RunListing]) -> String {
             truncate(&r.command, COMMAND_WIDTH),
         ]);
     }
-    table(&rows, &[])
+    // Commands and host names come from other people's machines (imported runs).
+    crate::report::terminal_safe(&table(&rows, &[]))
 }
 
 #[cfg(test)]

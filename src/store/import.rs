@@ -265,11 +265,11 @@ pub fn parse_export(bytes: &[u8], file: &str) -> Result<RunResult, ImportError> 
     if run.run_id.trim().is_empty() {
         return Err(bad("run_id", "it is empty".to_string()));
     }
-    if !["complete", "interrupted", "running"].contains(&run.status.as_str()) {
+    if !super::write::STATUSES.contains(&run.status.as_str()) {
         return Err(bad(
             "status",
             format!(
-                "'{}' is not a run's status (complete, interrupted or running)",
+                "'{}' is not a run's status (complete, interrupted, partial or running)",
                 run.status
             ),
         ));

@@ -10,8 +10,8 @@
 //! taken in by `zmqperf import`: its original id, content hash, file, host and time).
 //! A version 1 or 2 file is brought to version 3 in place when opened (a read-only
 //! version 2 file is read as it is).
-//! The [`Store`] is opened in `open`, written in `write`, read in `read` and imported
-//! into in `import`; [`compare`] and the text formats for `history` and `compare` live
+//! The [`Store`] is opened in `open`, written in `write` (and at a run's end in `record`),
+//! read in `read` and imported into in `import`; [`compare`] and the text formats for `history` and `compare` live
 //! here too.
 
 mod compare;
@@ -22,6 +22,7 @@ mod open;
 mod owner;
 mod path;
 mod read;
+mod record;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -34,7 +35,7 @@ pub use compare::{
 pub use error::StoreError;
 pub use history::format_history;
 pub use import::ImportError;
-pub use path::{default_db_path, DB_ENV};
+pub use path::{default_db_path, default_is_current_dir, DB_ENV};
 pub use read::RunListing;
 
 use rusqlite::Connection;
@@ -47,6 +48,9 @@ use std::path::PathBuf;
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Device and inode of the file when it was opened: after a run is written, the path
+    /// must still name this file ([`Store::check_kept`]).
+    identity: Option<(u64, u64)>,
     /// Whether the file has the `imports` table (layout 3; a read-only file of layout 2
     /// is read without it).
     imports: bool,

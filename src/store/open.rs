@@ -5,6 +5,7 @@
 use super::error::{self, StoreError};
 use super::Store;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -69,6 +70,7 @@ impl Store {
     /// Opens the history at `path`, creating the file, its folder and its tables if absent.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         let path = path.as_ref().to_path_buf();
+        check_file_kind(&path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
                 path: path.clone(),
@@ -87,9 +89,11 @@ impl Store {
             .map_err(open_err)?;
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(open_err)?;
+        let identity = identity_of(&path);
         let mut store = Store {
             conn,
             path,
+            identity,
             imports: true,
         };
         store.prepare_layout()?;
@@ -101,7 +105,7 @@ impl Store {
     /// may not write (a shared or archived history) is opened read-only.
     pub fn open_existing(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         let path = path.as_ref();
-        if !path.exists() {
+        if !check_file_kind(path)? {
             return Err(StoreError::Missing {
                 path: path.to_path_buf(),
             });
@@ -119,6 +123,7 @@ impl Store {
     /// cannot be created (a read-only folder), the file is read as immutable.
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         let path = path.as_ref().to_path_buf();
+        check_file_kind(&path)?;
         let open_err = |e: rusqlite::Error| StoreError::Open {
             path: path.clone(),
             reason: error::open_reason(&e),
@@ -140,9 +145,11 @@ impl Store {
                     .map_err(open_err)?
             }
         };
+        let identity = identity_of(&path);
         let mut store = Store {
             conn,
             path,
+            identity,
             imports: true,
         };
         store.imports = store.check_layout_read_only()? >= 3;
@@ -192,6 +199,63 @@ impl Store {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// How long a statement waits for another process's lock before it fails (10 s
+    /// unless changed; tests shorten it).
+    pub fn set_busy_timeout(&mut self, wait: Duration) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        self.conn
+            .busy_timeout(wait)
+            .map_err(|e| StoreError::sqlite(&path, "setting how long to wait for a lock", e))
+    }
+
+    /// Checks, after a run's last write, that what was written is kept: the path still
+    /// names the file that was opened (same device and inode: not deleted, not replaced)
+    /// and the file is sound (`PRAGMA quick_check`).
+    pub fn check_kept(&self) -> Result<(), StoreError> {
+        let gone = |what: String| StoreError::Gone {
+            path: self.path.clone(),
+            what,
+        };
+        match (std::fs::metadata(&self.path), self.identity) {
+            (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(gone("the file was deleted".to_string()))
+            }
+            (Err(e), _) => {
+                return Err(gone(format!("the file cannot be looked at any more ({e})")))
+            }
+            (Ok(m), Some(id)) if (m.dev(), m.ino()) != id => {
+                return Err(gone(
+                    "the file was replaced by another one (it is not the file zmqperf opened)"
+                        .to_string(),
+                ))
+            }
+            _ => {}
+        }
+        // A connection of its own: this one's page cache may still hold what the file
+        // held before it was overwritten.
+        let mut problems = Vec::new();
+        let fresh = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        );
+        let checked = fresh.and_then(|c| {
+            let mut st = c.prepare("PRAGMA quick_check")?;
+            let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+            for r in rows {
+                problems.push(r?);
+            }
+            Ok(())
+        });
+        match checked {
+            Err(e) => Err(gone(format!("the file is damaged ({e})"))),
+            Ok(()) if problems != ["ok"] => Err(gone(format!(
+                "the file is damaged (quick_check: {})",
+                problems.join("; ")
+            ))),
+            Ok(()) => Ok(()),
+        }
     }
 
     /// Checks the file is a zmqperf history this build reads, creating the tables in a new one.
@@ -254,6 +318,45 @@ impl Store {
         }
         tx.commit().map_err(open_err)
     }
+}
+
+/// Checks that `path` is a regular file, or nothing yet (returns whether it exists). A
+/// folder, a named pipe, a device or a socket is refused before SQLite opens it: opening a
+/// named pipe would block until a writer came, and the others fail obscurely. The check
+/// follows symbolic links (a link to a history is fine) and never opens the path.
+pub(super) fn check_file_kind(path: &Path) -> Result<bool, StoreError> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        // Not readable (a folder on the way without search permission): SQLite says why.
+        Err(_) => return Ok(true),
+    };
+    let t = meta.file_type();
+    let kind = if t.is_file() {
+        return Ok(true);
+    } else if t.is_dir() {
+        "a folder"
+    } else if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "something other than a regular file"
+    };
+    Err(StoreError::NotAFile {
+        path: path.to_path_buf(),
+        kind,
+    })
+}
+
+/// Device and inode of the file at `path` (None if it cannot be looked at).
+fn identity_of(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// A path as the path part of an SQLite file: URI (`%`, `?` and `#` escaped).

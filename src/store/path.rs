@@ -16,6 +16,16 @@ pub fn default_db_path() -> PathBuf {
     db_path_from(|name| std::env::var_os(name))
 }
 
+/// Whether [`default_db_path`] is the last resort, `zmqperf-history.db` in the current
+/// directory (none of `ZMQPERF_DB`, `XDG_DATA_HOME`, `HOME` set): said where the path is
+/// announced, so the file is not a surprise.
+pub fn default_is_current_dir() -> bool {
+    default_db_path() == std::path::Path::new(FALLBACK)
+}
+
+/// The last resort of [`default_db_path`].
+const FALLBACK: &str = "zmqperf-history.db";
+
 /// [`default_db_path`] over any source of environment variables (so tests need not touch
 /// the process environment).
 pub(crate) fn db_path_from(var: impl Fn(&str) -> Option<OsString>) -> PathBuf {
@@ -35,7 +45,7 @@ pub(crate) fn db_path_from(var: impl Fn(&str) -> Option<OsString>) -> PathBuf {
             .join("zmqperf")
             .join("history.db");
     }
-    PathBuf::from("zmqperf-history.db")
+    PathBuf::from(FALLBACK)
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ pub struct RunListing {
     pub started_at: String,
     /// End time, if one was recorded.
     pub finished_at: Option<String>,
-    /// "complete", "interrupted" or "running"; a run whose writer died without recording
-    /// its end reads "interrupted".
+    /// "complete", "interrupted", "partial" (some cases could not be written) or
+    /// "running"; a run whose writer died without recording its end reads "interrupted".
     pub status: String,
     /// The command line of the run.
     pub command: String,
@@ -271,10 +271,14 @@ impl Store {
         let (schema_version, started_at, finished_at, status, command, env, workload, owner) = row;
         let environment: Environment = serde_json::from_str(&env)
             .map_err(|e| corrupt(format!("the environment of run {id}"), e))?;
-        let workload: Option<Workload> = workload
+        let mut workload: Option<Workload> = workload
             .map(|w| serde_json::from_str(&w))
             .transpose()
             .map_err(|e| corrupt(format!("the workload of run {id}"), e))?;
+        // A run recorded by an older zmqperf may hold CURVE secrets in clear: never shown.
+        if let Some(w) = workload.as_mut() {
+            w.text = crate::topology::security::redact_secrets(&w.text);
+        }
         let cases: Vec<CaseResult> = self.parts_of(&id, "cases", "case")?;
         let findings: Vec<Finding> = self.parts_of(&id, "findings", "finding")?;
         let imported = self.import_of(&id)?;

@@ -7,8 +7,9 @@ use crate::model::{CaseResult, Finding, Imported, RunResult};
 use rusqlite::{params, OptionalExtension, TransactionBehavior};
 use std::path::Path;
 
-/// The statuses a run can have (see [`RunResult::status`]).
-const STATUSES: [&str; 3] = ["complete", "interrupted", "running"];
+/// The statuses a run can have (see [`RunResult::status`]): `partial` is a run that ended
+/// but some of whose cases could not be written to the history.
+pub(crate) const STATUSES: [&str; 4] = ["complete", "interrupted", "partial", "running"];
 
 impl Store {
     /// Records the start of a run: its row with status "running", owned by this process.
@@ -47,7 +48,13 @@ impl Store {
         let path = self.path.clone();
         let sql_err = |e| StoreError::sqlite(&path, op.as_str(), e);
         let environment = to_json(&run.environment);
-        let workload = run.workload.as_ref().map(to_json);
+        // CURVE secret keys never reach the file (a history is often world-readable).
+        let workload = run.workload.as_ref().map(|w| {
+            to_json(&crate::model::Workload {
+                path: w.path.clone(),
+                text: crate::topology::security::redact_secrets(&w.text),
+            })
+        });
         let cases = run
             .cases
             .iter()
@@ -179,8 +186,8 @@ impl Store {
         self.finish_run(&run.run_id, status, run.finished_at.as_deref())
     }
 
-    /// Records the end of run `run_id`: its status ("complete", or "interrupted" after
-    /// Ctrl-C) and end time.
+    /// Records the end of run `run_id`: its status ("complete", "interrupted" after
+    /// Ctrl-C, or "partial" when some of its cases could not be written) and end time.
     pub fn finish_run(
         &mut self,
         run_id: &str,

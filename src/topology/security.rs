@@ -105,14 +105,93 @@ impl CurveKeys {
             ("client_secret", &self.client_secret),
         ] {
             if k.len() != 40 || !k.chars().all(|c| Z85.contains(c)) {
-                return Err(Error::invalid(
-                    &format!("{what}.{name}"),
-                    k,
-                    "a CURVE key is 40 characters of Z85 (as zmq_curve_keypair prints them)",
-                ));
+                // A secret key is never echoed, even a wrong one: say what is wrong with it.
+                let (shown, why) = if name.ends_with("_secret") {
+                    let n = k.chars().count();
+                    let bad = k.chars().filter(|c| !Z85.contains(*c)).count();
+                    (
+                        REDACTED.to_string(),
+                        format!(
+                            "a CURVE key is 40 characters of Z85 (as zmq_curve_keypair prints them); this one (not shown: it is secret) has {n} characters, {bad} of them not Z85"
+                        ),
+                    )
+                } else {
+                    (
+                        k.clone(),
+                        "a CURVE key is 40 characters of Z85 (as zmq_curve_keypair prints them)"
+                            .to_string(),
+                    )
+                };
+                return Err(Error::invalid(&format!("{what}.{name}"), &shown, why));
             }
         }
         Ok(())
+    }
+}
+
+/// What a secret value is replaced with wherever text is kept or shown.
+pub const REDACTED: &str = "<redacted>";
+
+/// `text` (a topology or workload file, TOML or JSON) with the value of every key whose
+/// name ends in `_secret` replaced by [`REDACTED`]: `server_secret = "..."`,
+/// `"client_secret": "..."`, `x_secret = '...'`. What is stored in the history or printed
+/// in a report goes through this; the keys themselves are used from the parsed file.
+pub fn redact_secrets(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(at) = text[from..].find("_secret").map(|i| i + from) {
+        let mut i = at + "_secret".len();
+        from = i;
+        // The key's name must end there (not `_secrets`, not `_secret_x`).
+        if b.get(i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+        {
+            continue;
+        }
+        // Optional closing quote of a JSON or quoted TOML key, spaces, `=` or `:`, spaces.
+        if matches!(b.get(i), Some(b'"' | b'\'')) {
+            i += 1;
+        }
+        while matches!(b.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        if !matches!(b.get(i), Some(b'=' | b':')) {
+            continue;
+        }
+        i += 1;
+        while matches!(b.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        let Some(&quote @ (b'"' | b'\'')) = b.get(i) else {
+            continue;
+        };
+        // The value runs to the next unescaped quote of the same kind on the line.
+        let start = i + 1;
+        let mut j = start;
+        while j < b.len() && b[j] != quote && b[j] != b'\n' {
+            j += if b[j] == b'\\' && quote == b'"' { 2 } else { 1 };
+        }
+        let end = j.min(b.len());
+        out.push_str(&text[copied..start]);
+        out.push_str(REDACTED);
+        copied = end;
+        from = end;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// Whether a JSON value holds a non-empty value under a key ending in `_secret`.
+pub fn holds_secrets(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Object(m) => m.iter().any(|(k, v)| {
+            (k.ends_with("_secret") && v.as_str().is_some_and(|s| !s.is_empty() && s != REDACTED))
+                || holds_secrets(v)
+        }),
+        serde_json::Value::Array(a) => a.iter().any(holds_secrets),
+        _ => false,
     }
 }
 
@@ -162,6 +241,46 @@ mod tests {
             .to_string_lossy()
             .into_owned();
         assert_eq!(derived, k.server_public);
+    }
+
+    #[test]
+    fn secrets_are_redacted_in_toml_and_json_and_nothing_else_changes() {
+        let k = CurveKeys::libzmq_perf_tools();
+        let toml_text = format!(
+            "[sockets.a]\nsecurity = \"curve\"\ncurve_keys = {{ server_public = {:?}, server_secret = {:?}, client_public = {:?}, client_secret = '{}' }}\nmy_secret=\"x\\\"y\"\nnot_secrets = \"keep\"\n",
+            k.server_public, k.server_secret, k.client_public, k.client_secret
+        );
+        let json_text =
+            serde_json::to_string_pretty(&serde_json::json!({ "keys": k, "n_secret": 3 })).unwrap();
+        for text in [toml_text, json_text] {
+            let r = redact_secrets(&text);
+            for secret in [&k.server_secret, &k.client_secret] {
+                assert!(!r.contains(secret.as_str()), "{r}");
+            }
+            assert!(!r.contains("x\\\"y"), "{r}");
+            assert!(
+                r.contains(&k.server_public) && r.contains(&k.client_public),
+                "{r}"
+            );
+            assert!(r.matches(REDACTED).count() >= 2, "{r}");
+        }
+        let r = redact_secrets("not_secrets = \"keep\"\nn_secret = 3\n");
+        assert_eq!(r, "not_secrets = \"keep\"\nn_secret = 3\n");
+        let v = serde_json::to_value(&k).unwrap();
+        assert!(holds_secrets(&serde_json::json!({ "a": [v] })));
+        assert!(!holds_secrets(&serde_json::json!({ "server_public": "k" })));
+    }
+
+    #[test]
+    fn a_bad_secret_is_not_echoed() {
+        let mut k = CurveKeys::libzmq_perf_tools();
+        k.server_secret.replace_range(0..1, "~");
+        let e = k.check("node a").unwrap_err().to_string();
+        assert!(!e.contains(&k.server_secret[1..]), "{e}");
+        assert!(
+            e.contains("node a.server_secret") && e.contains("1 of them not Z85"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -63,6 +63,12 @@ impl Reporter for Html {
                  finished.</p>\n",
             );
         }
+        if run.status == "partial" {
+            out.push_str(
+                "<p class=\"note\">Some cases of this run could not be written to the history \
+                 (the reason was said when it ran): the cases below are those it holds.</p>\n",
+            );
+        }
 
         out.push_str("<h2>Environment</h2>\n<dl class=\"env\">\n");
         for (k, v) in layout::environment(run) {

@@ -77,3 +77,37 @@ fn write_errors() {
     assert!(e.to_string().contains("latency/reqrep/tcp/64"), "{e}");
     assert_eq!(store.load_run("r1").unwrap().cases.len(), 1);
 }
+
+#[test]
+fn each_sqlite_failure_has_its_own_meaning_and_fix() {
+    let said = |code: i32| {
+        let e = rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None);
+        StoreError::sqlite(std::path::Path::new("h.db"), "recording case x", e).to_string()
+    };
+    let cases = [
+        (rusqlite::ffi::SQLITE_FULL, "the disk holding it is full"),
+        (
+            rusqlite::ffi::SQLITE_BUSY,
+            "another process held the database locked",
+        ),
+        (
+            rusqlite::ffi::SQLITE_LOCKED,
+            "another process held the database locked",
+        ),
+        (rusqlite::ffi::SQLITE_READONLY, "the file is not writable"),
+        (rusqlite::ffi::SQLITE_CORRUPT, "the file is damaged"),
+        (rusqlite::ffi::SQLITE_NOTADB, "the file is damaged"),
+        (
+            rusqlite::ffi::SQLITE_IOERR,
+            "the disk reported an I/O error",
+        ),
+        (rusqlite::ffi::SQLITE_CANTOPEN, "cannot be opened any more"),
+    ];
+    for (code, words) in cases {
+        let m = said(code);
+        assert!(m.contains(words), "{code}: {m}");
+        // Only a lock is a lock.
+        let busy = code == rusqlite::ffi::SQLITE_BUSY || code == rusqlite::ffi::SQLITE_LOCKED;
+        assert_eq!(m.contains("locked"), busy, "{code}: {m}");
+    }
+}

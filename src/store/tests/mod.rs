@@ -3,6 +3,7 @@
 //! here make the temporary databases, cases and runs the test modules share.
 
 mod crash;
+mod ending;
 mod errors;
 mod importing;
 mod migration;
