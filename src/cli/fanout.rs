@@ -418,9 +418,10 @@ fn record(db: &DbArgs, no_history: bool, r: &FanoutReport, wall_s: f64) -> Resul
     let Some(mut store) = db.begin(false, &run)? else {
         return Ok(());
     };
-    store.add_case(&run.run_id, &case)?;
+    run.cases.push(case.clone());
     zmqperf::runner::finish(&mut run, "complete");
-    store.finish(&run, &run.status)?;
+    // As `run` records: a lock is waited out, a full disk is named, the run marked partial.
+    super::output::record_rest(&mut store, &run, &mut vec![case])?;
     db.announce(&store, &run.run_id)?;
     Ok(())
 }
@@ -519,8 +520,11 @@ pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
     };
     let started = std::time::Instant::now();
     let r = fanout::sub_cluster(&cfg, &mut |l| note(format!("sub-cluster: {l}")))?;
-    record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64())?;
-    emit(&r, a.json)
+    // The report is printed whatever became of the history: nothing measured is lost.
+    let recorded = record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64());
+    let printed = emit(&r, a.json);
+    recorded?;
+    printed
 }
 
 /// `zmqperf fanout`.
@@ -626,8 +630,9 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
             Err(e) => floor_failed = Some(e),
         }
     }
-    record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64())?;
+    let recorded = record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64());
     let printed = emit(&r, a.json);
+    recorded?;
     match floor_failed {
         Some(e) if printed.is_ok() => {
             note(
