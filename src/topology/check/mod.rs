@@ -408,13 +408,55 @@ pub fn check(origin: &str, t: &Topology) -> Result<Graph> {
         }
     }
     let order = placement_order(origin, &t)?;
-    Ok(Graph {
+    let g = Graph {
         topology: t,
         types,
         links,
         order,
         warnings,
-    })
+    };
+    check_filters(origin, &g)?;
+    Ok(g)
+}
+
+/// A SUB whose every filter cannot match what its sources send would receive nothing, and
+/// its loss would read as a slow joiner: refused, naming the filter. A source's message
+/// starts with the measurement header (`ZP`, its version, ...), so a filter matches only if
+/// it is a prefix of that or starts with it (log lines are filtered on their level frame,
+/// which the flows already count).
+fn check_filters(origin: &str, g: &Graph) -> Result<()> {
+    let magic = crate::header::MAGIC;
+    for f in g.flows() {
+        let (src, snk) = (&g.topology.nodes[f.source], &g.topology.nodes[f.sink]);
+        if src.log.is_some() || src.ticks.as_ref().is_some_and(|t| t.raw) {
+            continue;
+        }
+        for (si, s) in snk.all_sockets().iter().enumerate() {
+            if !matches!(g.types[f.sink][si], SocketType::Sub | SocketType::Xsub) {
+                continue;
+            }
+            let Some(filters) = &s.options.subscribe else {
+                continue;
+            };
+            let can = |t: &String| {
+                let b = t.as_bytes();
+                b.starts_with(&magic) || magic.starts_with(b)
+            };
+            if !filters.is_empty() && !filters.iter().any(can) {
+                return Err(err(
+                    origin,
+                    &snk.name,
+                    &field_of(snk, si, "subscribe"),
+                    &format!("{filters:?}"),
+                    format!(
+                        "no message of source '{}' can match: each starts with the measurement header \"ZP\", so a filter matches only if it is a prefix of \"ZP\" or starts with it; subscribe to \"\" (everything), or send log lines (`log`) to filter on their level",
+                        src.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A node's own numbers and its sockets' options, in the ranges libzmq and the roles

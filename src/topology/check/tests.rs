@@ -266,3 +266,37 @@ fn a_topology_that_measures_nothing_or_a_lone_node_nobody_reaches_is_refused() {
         .iter()
         .any(|w| w.contains("linked to no other node")));
 }
+
+#[test]
+fn a_filter_that_no_message_can_match_is_refused_naming_it() {
+    let with = |filters: &str| {
+        one(&topo(&[
+            node("pub", "source", r#"{"type": "XPUB", "bind": ["auto"]}"#),
+            node(
+                "sub",
+                "sink",
+                &format!(r#"{{"type": "SUB", "connect": ["pub"], "subscribe": {filters}}}"#),
+            ),
+        ]))
+    };
+    let e = with(r#"["\u0000\u00ff"]"#).unwrap_err();
+    assert_eq!(e.exit_code(), 3);
+    let text = e.to_string();
+    assert!(
+        text.contains("node 'sub'") && text.contains("subscribe") && text.contains("\\0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no message of source 'pub' can match"),
+        "{text}"
+    );
+    // Everything, a prefix of the header, or a filter that starts with it can match.
+    for ok in [
+        r#"[""]"#,
+        r#"["Z"]"#,
+        r#"["ZP"]"#,
+        r#"["nope", "ZP\u0001"]"#,
+    ] {
+        assert!(with(ok).is_ok(), "{ok}");
+    }
+}
