@@ -114,7 +114,8 @@ enum Cmd {
     /// Take a run exported on another machine (`report --format json`) into this history.
     #[command(after_help = import::EXAMPLES)]
     Import(import::ImportArgs),
-    /// Compare two runs case by case; exit 15 when a case regressed past --fail-above.
+    /// Compare two runs case by case; exit 15 when a case regressed past --fail-above, 18
+    /// when the gate could not judge B whole, 22 when it could not decide.
     /// With --by-host: one table of the runs' figures with a column per host.
     #[command(
         after_help = "Examples:\n  zmqperf compare last~1 last --fail-above 5%\n  zmqperf compare --by-host hal-run haiku-run yobox-run   # a column per machine"
@@ -134,8 +135,10 @@ enum Cmd {
         #[arg(long, conflicts_with_all = ["fail_above", "allow_incomplete"])]
         by_host: bool,
         /// Fail (exit 15) when a case got worse by more than this, beyond noise (e.g. 5%).
-        /// The gate also fails (exit 18) when it cannot judge everything: no case in common,
-        /// baseline cases missing, a run interrupted.
+        /// The gate also fails (exit 18) when it cannot judge everything: no figure compared,
+        /// baseline cases missing, a case failed or measured less than asked, a run
+        /// interrupted; and (exit 22) when a figure's interval is too wide to tell whether it
+        /// got worse by more than this (it says how many repetitions would).
         #[arg(long, value_name = "PERCENT")]
         fail_above: Option<String>,
         /// Let the gate pass on what it could compare, even with cases missing or a run
@@ -324,23 +327,23 @@ pub fn run(cli: Cli) -> Result<()> {
             let mut c = zmqperf::store::compare(&a, &b, threshold);
             c.allow_incomplete = *allow_incomplete;
             print!("{}", zmqperf::store::format_comparison(&c));
-            if c.regressed() {
-                return Err(Error::Regressed(format!(
-                    "{} regressed past {}% against {} (beyond noise)",
-                    b.run_id,
+            // The comparison's last line says why; the error names the runs only.
+            let (x, y) = (&a.run_id, &b.run_id);
+            use zmqperf::store::Verdict;
+            return match c.verdict() {
+                Some(Verdict::Fail) => Err(Error::Regressed(format!(
+                    "{y} regressed past {}% against {x} (beyond noise)",
                     threshold.unwrap_or(0.0),
-                    a.run_id
-                )));
-            }
-            if c.incomplete() {
-                return Err(Error::Incomplete(format!(
-                    "the gate could not judge {} against {}: {}",
-                    b.run_id,
-                    a.run_id,
-                    c.gaps().join("; ")
-                )));
-            }
-            return Ok(());
+                ))),
+                Some(Verdict::Incomplete) => Err(Error::Incomplete(format!(
+                    "the gate could not judge {y} against {x}: the INCOMPLETE line says why"
+                ))),
+                Some(Verdict::Inconclusive) => Err(Error::Inconclusive(format!(
+                    "the gate could not decide {y} against {x} at {}%: the INCONCLUSIVE line says how many repetitions would",
+                    threshold.unwrap_or(0.0),
+                ))),
+                Some(Verdict::Pass) | None => Ok(()),
+            };
         }
         _ => {}
     }

@@ -29,7 +29,8 @@ mod write;
 
 pub use compare::{
     by_host, compare, format_by_host, format_comparison, parse_percent, short_cpu, CaseFailure,
-    Comparison, HostColumn, HostTable, Metric, MetricChange, Noise, RunRef,
+    Comparison, HostColumn, HostTable, IncompleteCase, Metric, MetricChange, Noise, RunRef,
+    Verdict,
 };
 pub use error::StoreError;
 pub use history::format_history;

@@ -33,7 +33,38 @@ pub(super) fn change(
     } else {
         Noise::Within
     };
-    let regressed = threshold.is_some_and(|t| worse_pct > t) && noise != Noise::Within;
+    let interval = crate::stats::estimate::ratio_interval(&b, &a);
+    // The ratio's interval in "worse" terms (B over A for lower-is-better figures, A over
+    // B for the others): its better and worse ends.
+    let worse_of = |r: f64| {
+        if metric.lower_is_better() {
+            r
+        } else {
+            1.0 / r
+        }
+    };
+    let (best, worst) = match interval {
+        Some(r) if metric.lower_is_better() => (Some(r.low), Some(r.high)),
+        Some(r) => (Some(1.0 / r.high), Some(1.0 / r.low)),
+        None => (None, None),
+    };
+    let mut regressed = false;
+    let mut inconclusive = false;
+    let mut repetitions_to_decide = None;
+    if let Some(t) = threshold {
+        let bound = 1.0 + t / 100.0;
+        regressed = (worse_pct > t && noise != Noise::Within) || best.is_some_and(|x| x > bound);
+        inconclusive = !regressed && worst.is_some_and(|x| x > bound);
+        if inconclusive {
+            repetitions_to_decide = crate::stats::estimate::repetitions_to_exclude(
+                &a,
+                &b,
+                worse_of(ratio),
+                bound,
+                MAX_REPETITIONS,
+            );
+        }
+    }
     MetricChange {
         case_id: case_id.to_string(),
         metric,
@@ -43,9 +74,16 @@ pub(super) fn change(
         change_pct,
         worse_pct,
         noise,
+        ratio_low: interval.map(|r| r.low),
+        ratio_high: interval.map(|r| r.high),
         regressed,
+        inconclusive,
+        repetitions_to_decide,
     }
 }
+
+/// The most repetitions per run the gate suggests; beyond it, it says "more than".
+pub(super) const MAX_REPETITIONS: u32 = 1000;
 /// Parses a threshold such as `5%`, `5` or `2.5%` into percent.
 pub fn parse_percent(s: &str) -> Result<f64, StoreError> {
     let bad = |reason: &str| StoreError::InvalidPercent {
