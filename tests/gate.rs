@@ -108,7 +108,8 @@ fn a_case_failed_in_both_runs_is_incomplete() {
             "the case line and the summary: {all}"
         );
         assert!(
-            o.stderr.contains("the INCOMPLETE line says why"),
+            o.stderr
+                .contains("the INCOMPLETE line (JSON: reasons) says why"),
             "{}",
             o.stderr
         );
@@ -159,6 +160,15 @@ fn a_case_of_b_that_measured_nothing_or_less_fails_the_gate() {
         assert!(
             o.stdout
                 .contains("INCOMPLETE: 1 case of cut measured less than asked"),
+            "{}",
+            o.stdout
+        );
+        let o = gate(&db, "good", "cut", &["--format", "json"]);
+        assert_eq!(o.code, Some(18), "{o:?}");
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(v["verdict"], "incomplete", "{}", o.stdout);
+        assert_eq!(
+            v["incomplete_cases"][0]["why"], "cut short: 28 of 100 messages arrived",
             "{}",
             o.stdout
         );
@@ -214,6 +224,11 @@ fn an_interval_too_wide_to_decide_is_inconclusive() {
             "{}",
             o.stdout
         );
+        // The same verdict as JSON, with the same exit code.
+        let o = gate(&db, "a", "b", &["--format", "json"]);
+        assert_eq!(o.code, Some(22), "{o:?}");
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(v["verdict"], "inconclusive", "{}", o.stdout);
         // Without a threshold compare only reports.
         let o = run(zp(&["compare", "a", "b", "--db", &db]), T);
         assert_eq!(o.code, Some(0), "{o:?}");

@@ -145,6 +145,10 @@ enum Cmd {
         /// interrupted.
         #[arg(long, requires = "fail_above")]
         allow_incomplete: bool,
+        /// text, or json: the comparison with the gate's verdict and its reasons (the exit
+        /// code is the same).
+        #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"], conflicts_with = "by_host")]
+        format: String,
         #[command(flatten)]
         db: suite::DbArgs,
     },
@@ -305,6 +309,7 @@ pub fn run(cli: Cli) -> Result<()> {
             by_host,
             fail_above,
             allow_incomplete,
+            format,
             db,
         } => {
             let threshold = fail_above
@@ -326,8 +331,12 @@ pub fn run(cli: Cli) -> Result<()> {
             let (a, b) = (store.load_run(run_a)?, store.load_run(run_b)?);
             let mut c = zmqperf::store::compare(&a, &b, threshold);
             c.allow_incomplete = *allow_incomplete;
-            print!("{}", zmqperf::store::format_comparison(&c));
-            // The comparison's last line says why; the error names the runs only.
+            if format == "json" {
+                print!("{}", zmqperf::store::comparison_json(&c));
+            } else {
+                print!("{}", zmqperf::store::format_comparison(&c));
+            }
+            // The comparison's last line (or `reasons`) says why; the error names the runs.
             let (x, y) = (&a.run_id, &b.run_id);
             use zmqperf::store::Verdict;
             return match c.verdict() {
@@ -336,10 +345,10 @@ pub fn run(cli: Cli) -> Result<()> {
                     threshold.unwrap_or(0.0),
                 ))),
                 Some(Verdict::Incomplete) => Err(Error::Incomplete(format!(
-                    "the gate could not judge {y} against {x}: the INCOMPLETE line says why"
+                    "the gate could not judge {y} against {x}: the INCOMPLETE line (JSON: reasons) says why"
                 ))),
                 Some(Verdict::Inconclusive) => Err(Error::Inconclusive(format!(
-                    "the gate could not decide {y} against {x} at {}%: the INCONCLUSIVE line says how many repetitions would",
+                    "the gate could not decide {y} against {x} at {}%: the INCONCLUSIVE line (JSON: repetitions_to_decide) says how many repetitions would",
                     threshold.unwrap_or(0.0),
                 ))),
                 Some(Verdict::Pass) | None => Ok(()),

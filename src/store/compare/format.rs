@@ -279,3 +279,24 @@ fn summary(c: &Comparison) -> String {
     }
     format!("FAIL: {} ({figures})", parts.join(", "))
 }
+
+/// The comparison as JSON: every field of [`Comparison`], with the gate's `verdict`
+/// ("fail", "incomplete", "inconclusive", "pass"; null without a threshold) and its
+/// `reasons` (why it could not judge B whole, each once; empty when it could).
+pub fn comparison_json(c: &Comparison) -> String {
+    #[derive(serde::Serialize)]
+    struct WithVerdict<'a> {
+        #[serde(flatten)]
+        comparison: &'a Comparison,
+        verdict: Option<Verdict>,
+        reasons: Vec<String>,
+    }
+    let v = WithVerdict {
+        comparison: c,
+        verdict: c.verdict(),
+        reasons: c.gaps(),
+    };
+    let mut s = serde_json::to_string_pretty(&v).expect("a comparison serialises");
+    s.push('\n');
+    s
+}

@@ -714,3 +714,33 @@ fn a_run_compared_with_itself_is_said_to_be_one() {
         1
     );
 }
+
+/// The JSON of a comparison carries what the text says: the verdict, the reasons, each
+/// incomplete case with why, the undecided figures with the repetitions that would decide.
+#[test]
+fn the_json_has_the_verdict_and_its_reasons() {
+    let a = run("A", vec![latency_case(64, est(30.0, 3.0))]);
+    let mut b = run("B", vec![latency_case(64, est(33.0, 3.0))]);
+    let v: serde_json::Value =
+        serde_json::from_str(&comparison_json(&compare(&a, &b, Some(5.0)))).unwrap();
+    assert_eq!(v["verdict"], "inconclusive");
+    assert_eq!(v["changes"][0]["inconclusive"], true);
+    assert!(v["changes"][0]["repetitions_to_decide"].as_u64().unwrap() > 3);
+    assert!(v["changes"][0]["ratio_low"].as_f64().unwrap() > 0.0);
+    b.cases[0].incomplete = Some("interrupted after 2 of 3 repetitions".into());
+    let v: serde_json::Value =
+        serde_json::from_str(&comparison_json(&compare(&a, &b, Some(5.0)))).unwrap();
+    assert_eq!(v["verdict"], "incomplete");
+    assert_eq!(v["incomplete_cases"][0]["run"], "B");
+    assert_eq!(
+        v["incomplete_cases"][0]["why"],
+        "interrupted after 2 of 3 repetitions"
+    );
+    assert_eq!(
+        v["reasons"][0],
+        "1 case of B measured less than asked (incomplete)"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&comparison_json(&compare(&a, &b, None))).unwrap();
+    assert!(v["verdict"].is_null());
+}
