@@ -74,14 +74,13 @@ fn fmt_change(c: &MetricChange) -> String {
     }
 }
 
-/// How much worse than A the ratio's interval reaches, in percent of A.
+/// How much worse than A the ratio's interval reaches, in percent of A (as `worse_pct`).
 fn worst_pct(c: &MetricChange) -> Option<f64> {
-    let w = if c.metric.lower_is_better() {
-        c.ratio_high?
+    Some(if c.metric.lower_is_better() {
+        (c.ratio_high? - 1.0) * 100.0
     } else {
-        1.0 / c.ratio_low?
-    };
-    Some((w - 1.0) * 100.0)
+        (1.0 - c.ratio_low?) * 100.0
+    })
 }
 
 /// "about N repetitions per run would decide", or that more than the most it suggests would.

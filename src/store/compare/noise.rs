@@ -34,32 +34,38 @@ pub(super) fn change(
         Noise::Within
     };
     let interval = crate::stats::estimate::ratio_interval(&b, &a);
-    // The ratio's interval in "worse" terms (B over A for lower-is-better figures, A over
-    // B for the others): its better and worse ends.
-    let worse_of = |r: f64| {
+    // How much worse than A (in percent of A, as `worse_pct`) the ends of B/A's interval
+    // are: the better end and the worse end.
+    let worse_at = |r: f64| {
         if metric.lower_is_better() {
-            r
+            (r - 1.0) * 100.0
         } else {
-            1.0 / r
+            (1.0 - r) * 100.0
         }
     };
     let (best, worst) = match interval {
-        Some(r) if metric.lower_is_better() => (Some(r.low), Some(r.high)),
-        Some(r) => (Some(1.0 / r.high), Some(1.0 / r.low)),
+        Some(r) if metric.lower_is_better() => (Some(worse_at(r.low)), Some(worse_at(r.high))),
+        Some(r) => (Some(worse_at(r.high)), Some(worse_at(r.low))),
         None => (None, None),
     };
     let mut regressed = false;
     let mut inconclusive = false;
     let mut repetitions_to_decide = None;
     if let Some(t) = threshold {
-        let bound = 1.0 + t / 100.0;
-        regressed = (worse_pct > t && noise != Noise::Within) || best.is_some_and(|x| x > bound);
-        inconclusive = !regressed && worst.is_some_and(|x| x > bound);
-        if inconclusive {
+        regressed = (worse_pct > t && noise != Noise::Within) || best.is_some_and(|x| x > t);
+        inconclusive = !regressed && worst.is_some_and(|x| x > t);
+        // The ratio B/A at which a figure is worse by exactly t (a rate can never be
+        // worse by 100% or more).
+        let bound = if metric.lower_is_better() {
+            1.0 + t / 100.0
+        } else {
+            1.0 - t / 100.0
+        };
+        if inconclusive && bound > 0.0 {
             repetitions_to_decide = crate::stats::estimate::repetitions_to_exclude(
                 &a,
                 &b,
-                worse_of(ratio),
+                ratio,
                 bound,
                 MAX_REPETITIONS,
             );

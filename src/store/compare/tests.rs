@@ -744,3 +744,29 @@ fn the_json_has_the_verdict_and_its_reasons() {
         serde_json::from_str(&comparison_json(&compare(&a, &b, None))).unwrap();
     assert!(v["verdict"].is_null());
 }
+
+/// For a rate, "worse by PCT" means B below A by PCT percent of A, the same measure as
+/// `worse_pct`: at 100% or more a rate can never be worse by more, so nothing is undecided;
+/// the worst end of the interval is told the same way.
+#[test]
+fn rates_are_undecided_on_the_same_measure_as_worse_pct() {
+    let a = run("A", vec![throughput_case(64, est(1000.0, 300.0))]);
+    let b = run("B", vec![throughput_case(64, est(800.0, 300.0))]);
+    let c = compare(&a, &b, Some(5.0));
+    let thr = &c.changes[0];
+    assert!(thr.inconclusive, "{thr:?}");
+    let worst = (1.0 - thr.ratio_low.unwrap()) * 100.0;
+    assert!(worst < 100.0, "{worst}");
+    let text = format_comparison(&c);
+    assert!(
+        text.contains(&format!("-20.0% could be as much as {worst:.1}% worse")),
+        "{text}"
+    );
+    let c = compare(&a, &b, Some(100.0));
+    assert_eq!(
+        c.verdict(),
+        Some(Verdict::Pass),
+        "{}",
+        format_comparison(&c)
+    );
+}
