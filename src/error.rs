@@ -114,6 +114,10 @@ pub enum Error {
     /// A comparison gate could not judge run B whole (the report is printed first).
     #[error("{0}")]
     Incomplete(String),
+    /// A comparison gate found a figure whose interval is too wide to tell whether it
+    /// regressed past the threshold (the report is printed first).
+    #[error("{0}")]
+    Inconclusive(String),
     /// Fewer peers joined than the run needs (subscribers that never subscribed).
     #[error("{0}")]
     Shortfall(String),
@@ -207,6 +211,7 @@ impl Error {
             Error::CutShort { .. } => 17,
             Error::Incomplete(_) => 18,
             Error::AllFailed(_) => 19,
+            Error::Inconclusive(_) => 22,
             Error::SomeFailed(_) => 23,
             Error::Node(f) => f.code,
             // 128 + the signal (SIGINT, SIGTERM or SIGHUP), as shells report it.

@@ -242,26 +242,54 @@ pub fn log_ticks(values: &[f64]) -> Vec<String> {
         .collect()
 }
 
-/// `with / base` with a conservative 95% interval (from the ends of both intervals):
-/// `1.92 [1.70, 2.10]`; `[wide]` when the base's interval reaches 0.
+/// `with / base` with its 95% interval on the log scale (`stats::estimate::ratio_interval`:
+/// never 0 or below): `1.92 [1.70, 2.17]`; `1.92 (n=1: no interval)` when a side has a
+/// single repetition; `-` without a positive base.
 pub fn ratio_ci(with: &crate::model::Estimate, base: &crate::model::Estimate) -> String {
-    if base.median <= 0.0 {
+    if base.median <= 0.0 || with.median < 0.0 {
         return "-".into();
     }
-    if base.ci_low <= 0.0 {
-        return format!("{:.2} [wide]", with.median / base.median);
+    let fmt = |x: f64| {
+        if x > 0.0 && x < 0.005 {
+            format!("{x:.1e}")
+        } else {
+            format!("{x:.2}")
+        }
+    };
+    match crate::stats::estimate::ratio_interval(with, base) {
+        Some(r) => format!("{} [{}, {}]", fmt(r.value), fmt(r.low), fmt(r.high)),
+        None if with.n < 2 || base.n < 2 => {
+            format!("{} (n=1: no interval)", fmt(with.median / base.median))
+        }
+        None => format!(
+            "{} (no interval: a figure of 0)",
+            fmt(with.median / base.median)
+        ),
     }
-    format!(
-        "{:.2} [{:.2}, {:.2}]",
-        with.median / base.median,
-        with.ci_low.max(0.0) / base.ci_high,
-        with.ci_high / base.ci_low
-    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ratio_intervals_never_reach_zero_and_say_when_there_is_none() {
+        let e = |xs: &[f64]| crate::stats::estimate(xs).unwrap();
+        // A base spread over a factor of 25: it was "[wide]", and its other side [0.00, ...].
+        let wide = ratio_ci(&e(&[30.0, 31.0, 29.0]), &e(&[1.0, 25.0, 3.0]));
+        assert!(!wide.contains("wide") && !wide.contains("[0.00"), "{wide}");
+        let back = ratio_ci(&e(&[1.0, 25.0, 3.0]), &e(&[30.0, 31.0, 29.0]));
+        assert!(!back.contains("[0.00"), "{back}");
+        assert_eq!(
+            ratio_ci(&e(&[20.0, 20.0, 20.0]), &e(&[10.0, 10.0, 10.0])),
+            "2.00 [2.00, 2.00]"
+        );
+        assert_eq!(
+            ratio_ci(&e(&[20.0]), &e(&[10.0, 11.0, 9.0])),
+            "2.00 (n=1: no interval)"
+        );
+        assert_eq!(ratio_ci(&e(&[20.0]), &e(&[0.0, 0.0])), "-");
+    }
 
     #[test]
     fn separators() {

@@ -156,7 +156,8 @@ fn the_gate_fails_when_it_cannot_judge_everything() {
         let db = db.display().to_string();
         history_for_the_gate(&db);
         let gate = |a: &str, b: &str, extra: &[&str]| {
-            let mut args = vec!["compare", a, b, "--fail-above", "5%", "--db", &db];
+            // 30%: the fixture's p99 interval is too wide to decide 5% (INCONCLUSIVE).
+            let mut args = vec!["compare", a, b, "--fail-above", "30%", "--db", &db];
             args.extend_from_slice(extra);
             run(zp(&args), T)
         };

@@ -522,7 +522,18 @@ fn history_show_compare_from_the_command_line() {
         assert_eq!(h.code, Some(0), "{h:?}");
         assert_eq!(h.stdout.matches("complete").count(), 2, "{}", h.stdout);
         let same = cli(&["compare", "last", "last", "--fail-above", "5%"]);
-        assert_eq!(same.code, Some(0), "an identical pair passes: {same:?}");
+        assert_eq!(
+            same.code,
+            Some(18),
+            "a run against itself judges nothing: {same:?}"
+        );
+        assert!(
+            same.stdout.contains("A and B are the same run"),
+            "{}",
+            same.stdout
+        );
+        let two = cli(&["compare", "last~1", "last"]);
+        assert_eq!(two.code, Some(0), "no threshold, no gate: {two:?}");
         let bad = cli(&["compare", "last", "nosuchrun"]);
         assert_eq!(bad.code, Some(14), "{bad:?}");
         assert!(bad.stderr.contains("nosuchrun"), "{}", bad.stderr);

@@ -114,7 +114,8 @@ enum Cmd {
     /// Take a run exported on another machine (`report --format json`) into this history.
     #[command(after_help = import::EXAMPLES)]
     Import(import::ImportArgs),
-    /// Compare two runs case by case; exit 15 when a case regressed past --fail-above.
+    /// Compare two runs case by case; exit 15 when a case regressed past --fail-above, 18
+    /// when the gate could not judge B whole, 22 when it could not decide.
     /// With --by-host: one table of the runs' figures with a column per host.
     #[command(
         after_help = "Examples:\n  zmqperf compare last~1 last --fail-above 5%\n  zmqperf compare --by-host hal-run haiku-run yobox-run   # a column per machine"
@@ -134,14 +135,20 @@ enum Cmd {
         #[arg(long, conflicts_with_all = ["fail_above", "allow_incomplete"])]
         by_host: bool,
         /// Fail (exit 15) when a case got worse by more than this, beyond noise (e.g. 5%).
-        /// The gate also fails (exit 18) when it cannot judge everything: no case in common,
-        /// baseline cases missing, a run interrupted.
+        /// The gate also fails (exit 18) when it cannot judge everything: no figure compared,
+        /// baseline cases missing, a case failed or measured less than asked, a run
+        /// interrupted; and (exit 22) when a figure's interval is too wide to tell whether it
+        /// got worse by more than this (it says how many repetitions would).
         #[arg(long, value_name = "PERCENT")]
         fail_above: Option<String>,
         /// Let the gate pass on what it could compare, even with cases missing or a run
         /// interrupted.
         #[arg(long, requires = "fail_above")]
         allow_incomplete: bool,
+        /// text, or json: the comparison with the gate's verdict and its reasons (the exit
+        /// code is the same).
+        #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"], conflicts_with = "by_host")]
+        format: String,
         #[command(flatten)]
         db: suite::DbArgs,
     },
@@ -302,6 +309,7 @@ pub fn run(cli: Cli) -> Result<()> {
             by_host,
             fail_above,
             allow_incomplete,
+            format,
             db,
         } => {
             let threshold = fail_above
@@ -326,27 +334,31 @@ pub fn run(cli: Cli) -> Result<()> {
             let (a, b) = (store.load_run(run_a)?, store.load_run(run_b)?);
             let mut c = zmqperf::store::compare(&a, &b, threshold);
             c.allow_incomplete = *allow_incomplete;
-            print!(
-                "{}",
-                zmqperf::report::terminal_safe(&zmqperf::store::format_comparison(&c))
-            );
-            if c.regressed() {
-                return Err(Error::Regressed(format!(
-                    "{} regressed past {}% against {} (beyond noise)",
-                    b.run_id,
+            if format == "json" {
+                print!("{}", zmqperf::store::comparison_json(&c));
+            } else {
+                print!(
+                    "{}",
+                    zmqperf::report::terminal_safe(&zmqperf::store::format_comparison(&c))
+                );
+            }
+            // The comparison's last line (or `reasons`) says why; the error names the runs.
+            let (x, y) = (&a.run_id, &b.run_id);
+            use zmqperf::store::Verdict;
+            return match c.verdict() {
+                Some(Verdict::Fail) => Err(Error::Regressed(format!(
+                    "{y} regressed past {}% against {x} (beyond noise)",
                     threshold.unwrap_or(0.0),
-                    a.run_id
-                )));
-            }
-            if c.incomplete() {
-                return Err(Error::Incomplete(format!(
-                    "the gate could not judge {} against {}: {}",
-                    b.run_id,
-                    a.run_id,
-                    c.gaps().join("; ")
-                )));
-            }
-            return Ok(());
+                ))),
+                Some(Verdict::Incomplete) => Err(Error::Incomplete(format!(
+                    "the gate could not judge {y} against {x}: the INCOMPLETE line (JSON: reasons) says why"
+                ))),
+                Some(Verdict::Inconclusive) => Err(Error::Inconclusive(format!(
+                    "the gate could not decide {y} against {x} at {}%: the INCONCLUSIVE line (JSON: repetitions_to_decide) says how many repetitions would",
+                    threshold.unwrap_or(0.0),
+                ))),
+                Some(Verdict::Pass) | None => Ok(()),
+            };
         }
         _ => {}
     }

@@ -201,25 +201,29 @@ pub struct Skipped {
 }
 
 /// The passes' results of each case merged into one (repetitions appended, the summary
-/// taken again); a pass that failed is kept as the error, with the pass it came from.
+/// taken again). A case that failed in every pass it ran keeps the first error, with the
+/// pass it came from; one that failed in some passes and worked in others keeps what it
+/// measured and says so in `incomplete` ("failed in 1 of 2 passes (pass 1: ...)").
 pub fn merge_passes(passes: Vec<Vec<CaseResult>>) -> Vec<CaseResult> {
-    let mut out: Vec<CaseResult> = Vec::new();
+    // Per merged case: passes run, passes failed, the first failure.
+    let mut out: Vec<(CaseResult, u32, u32, Option<String>)> = Vec::new();
     for (k, pass) in passes.into_iter().enumerate() {
-        for c in pass {
-            match out.iter_mut().find(|o| o.id == c.id) {
-                None => {
-                    let mut c = c;
-                    if let Some(e) = c.error.take() {
-                        c.error = Some(format!("pass {}: {e}", k + 1));
+        for mut c in pass {
+            let failure = c.error.take().map(|e| format!("pass {}: {e}", k + 1));
+            let failed = u32::from(failure.is_some());
+            match out.iter_mut().find(|o| o.0.id == c.id) {
+                None => out.push((c, 1, failed, failure)),
+                Some((o, run, fails, first)) => {
+                    *run += 1;
+                    *fails += failed;
+                    if first.is_none() {
+                        *first = failure;
                     }
-                    out.push(c)
-                }
-                Some(o) => {
                     o.repetitions.extend(c.repetitions);
                     o.wall_s += c.wall_s;
                     o.warnings.extend(c.warnings);
-                    if let Some(e) = c.error {
-                        o.error.get_or_insert(format!("pass {}: {e}", k + 1));
+                    if o.incomplete.is_none() {
+                        o.incomplete = c.incomplete;
                     }
                     if o.nodes.is_empty() {
                         o.nodes = c.nodes;
@@ -229,10 +233,29 @@ pub fn merge_passes(passes: Vec<Vec<CaseResult>>) -> Vec<CaseResult> {
             }
         }
     }
-    for o in &mut out {
-        o.summary = summarise(&o.repetitions);
+    out.into_iter()
+        .map(|(mut o, run, failed, first)| {
+            o.summary = summarise(&o.repetitions);
+            if failed == run {
+                o.error = first;
+            } else if let Some(first) = first {
+                o.incomplete = Some(format!("failed in {failed} of {run} passes ({first})"));
+            }
+            o
+        })
+        .collect()
+}
+
+/// For a case merged by [`merge_passes`]: the passes it failed in and the passes it ran,
+/// when it failed in some but not all.
+pub fn failed_passes(c: &CaseResult) -> Option<(u32, u32)> {
+    if c.error.is_some() {
+        return None;
     }
-    out
+    let rest = c.incomplete.as_deref()?.strip_prefix("failed in ")?;
+    let (failed, rest) = rest.split_once(" of ")?;
+    let (run, _) = rest.split_once(" passes")?;
+    Some((failed.parse().ok()?, run.parse().ok()?))
 }
 
 /// How a pair did.
@@ -261,8 +284,13 @@ pub struct Cell {
     pub status: Status,
     /// Its figure: latency in us (REQ/REP) or delivered msg/s, median over the passes.
     pub value: Option<Estimate>,
-    /// The figure over C-C's: (median, low, high of the 95% interval).
+    /// The figure over C-C's: (median, low, high of the 95% interval, on the log scale).
     pub ratio: Option<(f64, f64, f64)>,
+    /// The figure over C-C's when a side has too few passes for an interval (one).
+    pub ratio_without_interval: Option<f64>,
+    /// (failed, run): the passes this pair failed in and ran, when it failed in some and
+    /// worked in others (the grid shows "FAIL 1 of 2").
+    pub failed_passes: Option<(u32, u32)>,
 }
 
 /// One grid: a pattern over a transport at a size.
@@ -321,17 +349,11 @@ fn paired_ratio(c: &CaseResult, base: &CaseResult, latency: bool) -> Option<(f64
     crate::stats::estimate(&xs).map(|e| (e.median, e.ci_low, e.ci_high))
 }
 
-/// The ratio of two estimates with a conservative interval (the low over the other's high,
-/// the high over the other's low); None without a positive baseline.
+/// The ratio of two separately measured estimates with its 95% interval on the log scale
+/// (`stats::estimate::ratio_interval`); None when either has one repetition or no positive
+/// median.
 fn ratio(x: &Estimate, base: &Estimate) -> Option<(f64, f64, f64)> {
-    if base.median <= 0.0 || base.ci_low <= 0.0 {
-        return None;
-    }
-    Some((
-        x.median / base.median,
-        x.ci_low.max(0.0) / base.ci_high,
-        x.ci_high / base.ci_low,
-    ))
+    crate::stats::estimate::ratio_interval(x, base).map(|r| (r.value, r.low, r.high))
 }
 
 /// Reads the grids back from the merged cases.
@@ -378,9 +400,12 @@ pub fn read(
                             ),
                             Some(c) => {
                                 let lost = c.summary.lost;
-                                let status = match &c.error {
-                                    Some(e) => Status::Fails(e.clone()),
-                                    None if lost > 0 => {
+                                let status = match (&c.error, &c.incomplete) {
+                                    (Some(e), _) => Status::Fails(e.clone()),
+                                    (None, Some(why)) if failed_passes(&c).is_some() => {
+                                        Status::Fails(why.clone())
+                                    }
+                                    _ if lost > 0 => {
                                         let (mut st, mut mid, mut end) = (0, 0, 0);
                                         for l in
                                             c.repetitions.iter().filter_map(|r| r.loss.as_ref())
@@ -394,7 +419,7 @@ pub fn read(
                                             c.repetitions.len()
                                         ))
                                     }
-                                    None => Status::Works,
+                                    _ => Status::Works,
                                 };
                                 (status, value_of(&c))
                             }
@@ -407,12 +432,18 @@ pub fn read(
                             (Some(v), Some(b)) => ratio(v, b),
                             _ => None,
                         });
+                        let ratio_without_interval = match (&ratio, &value, &base) {
+                            (None, Some(v), Some(b)) if b.median > 0.0 => Some(v.median / b.median),
+                            _ => None,
+                        };
                         cells.push(Cell {
                             client: a.name.clone(),
                             server: b.name.clone(),
                             status,
                             value,
                             ratio,
+                            ratio_without_interval,
+                            failed_passes: case.as_ref().and_then(failed_passes),
                         });
                     }
                 }
@@ -486,17 +517,68 @@ mod tests {
     }
 
     #[test]
-    fn the_ratio_interval_holds_both_intervals() {
-        let e = |m: f64, lo: f64, hi: f64| Estimate {
-            median: m,
-            ci_low: lo,
-            ci_high: hi,
+    fn the_ratio_interval_is_on_the_log_scale_and_never_reaches_zero() {
+        let e = |xs: &[f64]| crate::stats::estimate(xs).unwrap();
+        let (r, lo, hi) = ratio(&e(&[18.0, 20.0, 22.0]), &e(&[9.0, 10.0, 11.0])).unwrap();
+        assert_eq!(r, 2.0);
+        assert!(lo > 1.0 && lo < 2.0 && hi > 2.0, "{lo} {hi}");
+        // A baseline spread over a factor of 20: the old interval was [0.00, 12.51].
+        let (_, lo, hi) = ratio(&e(&[1.0, 8.0, 0.4]), &e(&[0.5, 10.0, 0.6])).unwrap();
+        assert!(lo > 0.0 && hi.is_finite(), "{lo} {hi}");
+        let zero = Estimate {
+            median: 0.0,
+            ci_low: 0.0,
+            ci_high: 0.0,
             spread_pct: 0.0,
             n: 3,
         };
-        let (r, lo, hi) = ratio(&e(20.0, 18.0, 22.0), &e(10.0, 9.0, 11.0)).unwrap();
-        assert_eq!(r, 2.0);
-        assert!((lo - 18.0 / 11.0).abs() < 1e-12 && (hi - 22.0 / 9.0).abs() < 1e-12);
-        assert!(ratio(&e(1.0, 1.0, 1.0), &e(0.0, 0.0, 0.0)).is_none());
+        assert!(ratio(&e(&[1.0, 1.0]), &zero).is_none());
+        // One pass: no interval.
+        assert!(ratio(&e(&[1.0]), &e(&[1.0, 2.0])).is_none());
+    }
+
+    fn pass_case(id: &str, latency_us: Option<f64>, error: Option<&str>) -> CaseResult {
+        let mut c = crate::report::fixture::sample_run().cases[0].clone();
+        c.id = id.into();
+        c.error = error.map(String::from);
+        c.incomplete = None;
+        c.repetitions.truncate(1);
+        match latency_us {
+            Some(us) => {
+                let l = c.repetitions[0].latency.as_mut().unwrap();
+                l.mean_ns = us * 1e3;
+            }
+            None => c.repetitions.clear(),
+        }
+        c
+    }
+
+    /// MX2: a pair that failed in pass 1 and worked in pass 2 is not a plain FAIL: its
+    /// merged case keeps what pass 2 measured, says it failed in 1 of 2 passes, and has no
+    /// error; a pair that failed in every pass keeps its first error.
+    #[test]
+    fn a_pair_that_failed_in_one_pass_of_two_says_so() {
+        let passes = vec![
+            vec![
+                pass_case("x", None, Some("peer c died")),
+                pass_case("y", None, Some("refused")),
+            ],
+            vec![
+                pass_case("x", Some(30.0), None),
+                pass_case("y", None, Some("refused again")),
+            ],
+        ];
+        let merged = merge_passes(passes);
+        let x = merged.iter().find(|c| c.id == "x").unwrap();
+        assert!(x.error.is_none(), "{:?}", x.error);
+        assert_eq!(
+            x.incomplete.as_deref(),
+            Some("failed in 1 of 2 passes (pass 1: peer c died)")
+        );
+        assert_eq!(x.repetitions.len(), 1);
+        assert_eq!(failed_passes(x), Some((1, 2)));
+        let y = merged.iter().find(|c| c.id == "y").unwrap();
+        assert_eq!(y.error.as_deref(), Some("pass 1: refused"));
+        assert_eq!(failed_passes(y), None);
     }
 }

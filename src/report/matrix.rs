@@ -22,15 +22,19 @@ fn mark(c: &Cell, notes: &mut Vec<String>) -> String {
     match &c.status {
         Status::Works => "ok".into(),
         Status::Lossy(why) => format!("loss [{}]", note(why)),
-        Status::Fails(why) => format!("FAIL [{}]", note(why)),
+        Status::Fails(why) => match c.failed_passes {
+            Some((failed, run)) => format!("FAIL {failed} of {run} [{}]", note(why)),
+            None => format!("FAIL [{}]", note(why)),
+        },
         Status::NotRun(why) => format!("- [{}]", note(why)),
     }
 }
 
 fn ratio_text(c: &Cell) -> String {
-    match c.ratio {
-        Some((r, lo, hi)) => format!("{r:.2} ({lo:.2}-{hi:.2})"),
-        None => match &c.status {
+    match (c.ratio, c.ratio_without_interval) {
+        (Some((r, lo, hi)), _) => format!("{r:.2} ({}-{})", two_digits(lo), two_digits(hi)),
+        (None, Some(r)) => format!("{r:.2} (1 pass: no interval)"),
+        (None, None) => match &c.status {
             Status::Works | Status::Lossy(_) => c
                 .value
                 .as_ref()
@@ -38,6 +42,16 @@ fn ratio_text(c: &Cell) -> String {
                 .unwrap_or_else(|| "-".into()),
             _ => "-".into(),
         },
+    }
+}
+
+/// A ratio with two decimals, or two significant digits when it is below 0.01 (an interval
+/// end is never 0 and is not shown as one).
+fn two_digits(x: f64) -> String {
+    if x > 0.0 && x < 0.005 {
+        format!("{x:.1e}")
+    } else {
+        format!("{x:.2}")
     }
 }
 
@@ -302,4 +316,75 @@ pub fn html(m: &Matrix) -> String {
 /// The JSON report.
 pub fn json(m: &Matrix) -> String {
     serde_json::to_string_pretty(m).expect("the matrix serialises") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::endpoint::Transport;
+    use crate::matrix::Impl;
+
+    fn cell(client: &str, server: &str, status: Status) -> Cell {
+        Cell {
+            client: client.into(),
+            server: server.into(),
+            status,
+            value: None,
+            ratio: None,
+            ratio_without_interval: None,
+            failed_passes: None,
+        }
+    }
+
+    /// MX2 and the ratios: a pair that failed in one pass of two reads "FAIL 1 of 2", one
+    /// that failed in all "FAIL"; a ratio has two interval ends above 0, or says it has none.
+    #[test]
+    fn partial_failures_and_ratios_as_text() {
+        let imp = |name: &str| Impl {
+            name: name.into(),
+            label: name.into(),
+            ready: true,
+            transports: vec!["tcp".into()],
+        };
+        let mut partly = cell(
+            "zmqperf",
+            "c",
+            Status::Fails("failed in 1 of 2 passes (pass 1: peer c died)".into()),
+        );
+        partly.failed_passes = Some((1, 2));
+        partly.ratio_without_interval = Some(1.25);
+        let mut base = cell("c", "c", Status::Works);
+        base.ratio = Some((1.0, 0.001, 4.0));
+        let mut core = cell("zmqperf", "zmqperf", Status::Works);
+        core.ratio = Some((0.9, 0.8, 1.1));
+        let m = Matrix {
+            run_id: "r".into(),
+            impls: vec![imp("zmqperf"), imp("c")],
+            grids: vec![Grid {
+                pattern: "reqrep".into(),
+                transport: Transport::Tcp,
+                size: 64,
+                unit: "latency (us)".into(),
+                baseline: None,
+                cells: vec![
+                    core,
+                    partly,
+                    cell("c", "zmqperf", Status::Fails("pass 1: refused".into())),
+                    base,
+                ],
+            }],
+            passes: 2,
+            baseline: "c".into(),
+        };
+        let t = text(&m);
+        assert!(t.contains("FAIL 1 of 2 [1]"), "{t}");
+        assert!(
+            t.contains("failed in 1 of 2 passes (pass 1: peer c died)"),
+            "{t}"
+        );
+        assert!(t.contains("FAIL [2]"), "{t}");
+        assert!(t.contains("1.25 (1 pass: no interval)"), "{t}");
+        assert!(t.contains("1.00 (1.0e-3-4.00)"), "{t}");
+        assert!(t.contains("0.90 (0.80-1.10)"), "{t}");
+    }
 }

@@ -29,8 +29,9 @@ mod text;
 mod write;
 
 pub use compare::{
-    by_host, compare, format_by_host, format_comparison, parse_percent, short_cpu, CaseFailure,
-    Comparison, HostColumn, HostTable, Metric, MetricChange, Noise, RunRef,
+    by_host, compare, comparison_json, format_by_host, format_comparison, parse_percent, short_cpu,
+    CaseFailure, Comparison, HostColumn, HostTable, IncompleteCase, Metric, MetricChange, Noise,
+    RunRef, Verdict,
 };
 pub use error::StoreError;
 pub use history::format_history;

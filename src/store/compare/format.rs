@@ -1,7 +1,8 @@
 //! The comparison as text: the runs, the table of figures with their verdicts, the cases
 //! that could not be compared, and the PASS or FAIL summary line.
 
-use super::types::{Comparison, MetricChange, Noise};
+use super::noise::MAX_REPETITIONS;
+use super::types::{Comparison, MetricChange, Noise, Verdict};
 use crate::model::Estimate;
 use crate::store::text::{count, table};
 use std::fmt::Write as _;
@@ -25,6 +26,16 @@ fn decimals_for(x: f64) -> usize {
     (3 - x.abs().log10().floor() as i32).clamp(0, 4) as usize
 }
 
+/// An end of an interval with the median's `decimals`, or two significant digits with an
+/// exponent when those would show a value that is not 0 as 0.
+fn fmt_bound(x: f64, decimals: usize) -> String {
+    if x != 0.0 && x.is_finite() && x.abs() < 0.5 * 10f64.powi(-(decimals as i32)) {
+        format!("{x:.1e}")
+    } else {
+        fmt_num(x, decimals)
+    }
+}
+
 /// `median [ci_low, ci_high]`, all with the median's precision.
 fn fmt_estimate(e: &Estimate) -> String {
     let d = decimals_for(e.median);
@@ -34,8 +45,8 @@ fn fmt_estimate(e: &Estimate) -> String {
     format!(
         "{} [{}, {}]",
         fmt_num(e.median, d),
-        fmt_num(e.ci_low, d),
-        fmt_num(e.ci_high, d)
+        fmt_bound(e.ci_low, d),
+        fmt_bound(e.ci_high, d)
     )
 }
 
@@ -43,7 +54,41 @@ fn fmt_pct(p: f64) -> String {
     if p.is_infinite() {
         return if p > 0.0 { "+inf%" } else { "-inf%" }.to_string();
     }
+    if p.abs() >= 1e5 {
+        return format!("{}{:.1e}%", if p > 0.0 { "+" } else { "-" }, p.abs());
+    }
     format!("{p:+.1}%")
+}
+
+/// The change with its 95% interval: `+12.0% [+3.1%, +21.7%]`; the change alone when a run
+/// has one repetition.
+fn fmt_change(c: &MetricChange) -> String {
+    match (c.ratio_low, c.ratio_high) {
+        (Some(lo), Some(hi)) => format!(
+            "{} [{}, {}]",
+            fmt_pct(c.change_pct),
+            fmt_pct((lo - 1.0) * 100.0),
+            fmt_pct((hi - 1.0) * 100.0)
+        ),
+        _ => fmt_pct(c.change_pct),
+    }
+}
+
+/// How much worse than A the ratio's interval reaches, in percent of A (as `worse_pct`).
+fn worst_pct(c: &MetricChange) -> Option<f64> {
+    Some(if c.metric.lower_is_better() {
+        (c.ratio_high? - 1.0) * 100.0
+    } else {
+        (1.0 - c.ratio_low?) * 100.0
+    })
+}
+
+/// "about N repetitions per run would decide", or that more than the most it suggests would.
+fn repetitions_text(n: Option<u32>) -> String {
+    match n {
+        Some(n) => format!("about {n} repetitions per run would decide"),
+        None => format!("more than {MAX_REPETITIONS} repetitions per run would be needed"),
+    }
 }
 
 fn verdict(c: &MetricChange) -> String {
@@ -67,9 +112,14 @@ fn verdict(c: &MetricChange) -> String {
 pub fn format_comparison(c: &Comparison) -> String {
     let mut out = String::new();
     for (side, r) in [("A", &c.a), ("B", &c.b)] {
+        let same = if side == "B" && c.same_run {
+            "  (the same run as A)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "{side}: {}  started {}  {}",
+            "{side}: {}  started {}  {}{same}",
             r.run_id, r.started_at, r.status
         );
     }
@@ -78,14 +128,18 @@ pub fn format_comparison(c: &Comparison) -> String {
     }
     out.push('\n');
     if c.changes.is_empty() {
-        out.push_str("no figure to compare: the runs have no measured case in common\n");
+        out.push_str(if c.cases_compared == 0 {
+            "no figure to compare: the runs have no case in common\n"
+        } else {
+            "no figure to compare: no common case has figures in both runs\n"
+        });
     } else {
         let mut rows = vec![[
             "case",
             "metric",
             "A median [95% CI]",
             "B median [95% CI]",
-            "change",
+            "change [95% CI]",
             "verdict",
             "",
         ]
@@ -97,9 +151,16 @@ pub fn format_comparison(c: &Comparison) -> String {
                 ch.metric.name().to_string(),
                 fmt_estimate(&ch.a),
                 fmt_estimate(&ch.b),
-                fmt_pct(ch.change_pct),
+                fmt_change(ch),
                 verdict(ch),
-                if ch.regressed { "REGRESSED" } else { "" }.to_string(),
+                if ch.regressed {
+                    "REGRESSED"
+                } else if ch.inconclusive {
+                    "INCONCLUSIVE"
+                } else {
+                    ""
+                }
+                .to_string(),
             ]);
         }
         out.push_str(&table(&rows, &[4]));
@@ -113,6 +174,22 @@ pub fn format_comparison(c: &Comparison) -> String {
             (None, None) => continue,
         };
         let _ = writeln!(extra, "{}: {side}", f.case_id);
+    }
+    for i in &c.incomplete_cases {
+        let _ = writeln!(extra, "{}: incomplete in {}: {}", i.case_id, i.run, i.why);
+    }
+    if let Some(t) = c.fail_above_pct {
+        for ch in c.inconclusive() {
+            let _ = writeln!(
+                extra,
+                "{} {}: undecided at {t}%: {} could be as much as {} worse; {}",
+                ch.case_id,
+                ch.metric.name(),
+                fmt_pct(ch.change_pct),
+                fmt_pct(worst_pct(ch).unwrap_or(f64::NAN)).trim_start_matches('+'),
+                repetitions_text(ch.repetitions_to_decide)
+            );
+        }
     }
     for (ids, side) in [(&c.only_in_a, "A"), (&c.only_in_b, "B")] {
         if !ids.is_empty() {
@@ -153,22 +230,38 @@ fn summary(c: &Comparison) -> String {
     };
     let regressed = c.regressions().count();
     let newly_failing = c.failures.iter().filter(|f| f.newly_failing()).count();
-    if !c.regressed() && c.incomplete() {
-        return format!(
-            "INCOMPLETE: {} ({figures}); the gate fails (exit 18): compare runs of the same cases, or pass --allow-incomplete",
-            c.gaps().join("; ")
-        );
-    }
-    if !c.regressed() {
-        let gaps = c.gaps();
-        let allowed = if gaps.is_empty() {
-            String::new()
-        } else {
-            format!(" (allowed although {})", gaps.join("; "))
-        };
-        return format!(
-            "PASS: no figure worse by more than {t}% beyond noise ({figures}){allowed}"
-        );
+    let gaps = c.gaps();
+    let allowed = if gaps.is_empty() {
+        String::new()
+    } else {
+        format!(" (allowed although {})", gaps.join("; "))
+    };
+    match c.verdict() {
+        Some(Verdict::Incomplete) => {
+            return format!(
+                "INCOMPLETE: {} ({figures}); the gate fails (exit 18): compare complete runs of the same cases, or pass --allow-incomplete",
+                gaps.join("; ")
+            );
+        }
+        Some(Verdict::Inconclusive) => {
+            let undecided: Vec<&MetricChange> = c.inconclusive().collect();
+            let most = undecided
+                .iter()
+                .map(|x| x.repetitions_to_decide)
+                .try_fold(0, |m, n| n.map(|n| m.max(n)));
+            return format!(
+                "INCONCLUSIVE: {} could be worse by more than {t}%, {} too wide to tell ({figures}){allowed}; the gate fails (exit 22): {} (estimated from the spread seen), or give a larger --fail-above",
+                count(undecided.len(), "figure"),
+                if undecided.len() == 1 { "its 95% interval" } else { "their 95% intervals" },
+                repetitions_text(most)
+            );
+        }
+        Some(Verdict::Pass) => {
+            return format!(
+                "PASS: no figure worse by more than {t}% beyond noise ({figures}){allowed}"
+            );
+        }
+        Some(Verdict::Fail) | None => {}
     }
     let mut parts = Vec::new();
     if regressed > 0 {
@@ -184,4 +277,25 @@ fn summary(c: &Comparison) -> String {
         ));
     }
     format!("FAIL: {} ({figures})", parts.join(", "))
+}
+
+/// The comparison as JSON: every field of [`Comparison`], with the gate's `verdict`
+/// ("fail", "incomplete", "inconclusive", "pass"; null without a threshold) and its
+/// `reasons` (why it could not judge B whole, each once; empty when it could).
+pub fn comparison_json(c: &Comparison) -> String {
+    #[derive(serde::Serialize)]
+    struct WithVerdict<'a> {
+        #[serde(flatten)]
+        comparison: &'a Comparison,
+        verdict: Option<Verdict>,
+        reasons: Vec<String>,
+    }
+    let v = WithVerdict {
+        comparison: c,
+        verdict: c.verdict(),
+        reasons: c.gaps(),
+    };
+    let mut s = serde_json::to_string_pretty(&v).expect("a comparison serialises");
+    s.push('\n');
+    s
 }

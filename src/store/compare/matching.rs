@@ -3,7 +3,7 @@
 //! run across hosts, and the hosts each common case ran on.
 
 use super::noise::change;
-use super::types::{CaseFailure, Comparison, Metric, MetricChange, RunRef};
+use super::types::{CaseFailure, Comparison, IncompleteCase, Metric, MetricChange, RunRef};
 use crate::model::{CaseResult, Environment, HostEnvironment, RunResult};
 use std::collections::{HashMap, VecDeque};
 
@@ -26,6 +26,8 @@ pub fn compare(a: &RunResult, b: &RunResult, fail_above_pct: Option<f64>) -> Com
         only_in_a: Vec::new(),
         only_in_b: Vec::new(),
         environment_notes: environment_notes(a, b),
+        incomplete_cases: Vec::new(),
+        same_run: a.run_id == b.run_id,
         allow_incomplete: false,
     };
     for ca in &a.cases {
@@ -44,6 +46,32 @@ pub fn compare(a: &RunResult, b: &RunResult, fail_above_pct: Option<f64>) -> Com
                 error_a: ca.error.clone(),
                 error_b: cb.error.clone(),
             });
+        }
+        for (run, case) in [("A", ca), ("B", cb)] {
+            // A failed case is told of as a failure, not again here.
+            if case.error.is_some() {
+                continue;
+            }
+            let nothing = !Metric::ALL.iter().any(|m| m.of(&case.summary).is_some());
+            let why = match (&case.incomplete, nothing) {
+                (Some(why), false) => why.clone(),
+                (Some(why), true) => format!("{why}; measured nothing (no figure)"),
+                (None, true) => "measured nothing (no figure)".to_string(),
+                (None, false) => continue,
+            };
+            out.incomplete_cases.push(IncompleteCase {
+                case_id: ca.id.clone(),
+                run: run.to_string(),
+                why,
+                measured_nothing: nothing,
+            });
+        }
+    }
+    if out.same_run {
+        // A run compared with itself has nothing uncertain between its sides.
+        for ch in &mut out.changes {
+            ch.inconclusive = false;
+            ch.repetitions_to_decide = None;
         }
     }
     out.only_in_b = b

@@ -17,7 +17,9 @@ mod tests;
 mod types;
 
 pub use by_host::{by_host, format_by_host, short_cpu, HostColumn, HostTable};
-pub use format::format_comparison;
+pub use format::{comparison_json, format_comparison};
 pub use matching::compare;
 pub use noise::parse_percent;
-pub use types::{CaseFailure, Comparison, Metric, MetricChange, Noise, RunRef};
+pub use types::{
+    CaseFailure, Comparison, IncompleteCase, Metric, MetricChange, Noise, RunRef, Verdict,
+};

@@ -33,7 +33,44 @@ pub(super) fn change(
     } else {
         Noise::Within
     };
-    let regressed = threshold.is_some_and(|t| worse_pct > t) && noise != Noise::Within;
+    let interval = crate::stats::estimate::ratio_interval(&b, &a);
+    // How much worse than A (in percent of A, as `worse_pct`) the ends of B/A's interval
+    // are: the better end and the worse end.
+    let worse_at = |r: f64| {
+        if metric.lower_is_better() {
+            (r - 1.0) * 100.0
+        } else {
+            (1.0 - r) * 100.0
+        }
+    };
+    let (best, worst) = match interval {
+        Some(r) if metric.lower_is_better() => (Some(worse_at(r.low)), Some(worse_at(r.high))),
+        Some(r) => (Some(worse_at(r.high)), Some(worse_at(r.low))),
+        None => (None, None),
+    };
+    let mut regressed = false;
+    let mut inconclusive = false;
+    let mut repetitions_to_decide = None;
+    if let Some(t) = threshold {
+        regressed = (worse_pct > t && noise != Noise::Within) || best.is_some_and(|x| x > t);
+        inconclusive = !regressed && worst.is_some_and(|x| x > t);
+        // The ratio B/A at which a figure is worse by exactly t (a rate can never be
+        // worse by 100% or more).
+        let bound = if metric.lower_is_better() {
+            1.0 + t / 100.0
+        } else {
+            1.0 - t / 100.0
+        };
+        if inconclusive && bound > 0.0 {
+            repetitions_to_decide = crate::stats::estimate::repetitions_to_exclude(
+                &a,
+                &b,
+                ratio,
+                bound,
+                MAX_REPETITIONS,
+            );
+        }
+    }
     MetricChange {
         case_id: case_id.to_string(),
         metric,
@@ -43,9 +80,16 @@ pub(super) fn change(
         change_pct,
         worse_pct,
         noise,
+        ratio_low: interval.map(|r| r.low),
+        ratio_high: interval.map(|r| r.high),
         regressed,
+        inconclusive,
+        repetitions_to_decide,
     }
 }
+
+/// The most repetitions per run the gate suggests; beyond it, it says "more than".
+pub(super) const MAX_REPETITIONS: u32 = 1000;
 /// Parses a threshold such as `5%`, `5` or `2.5%` into percent.
 pub fn parse_percent(s: &str) -> Result<f64, StoreError> {
     let bad = |reason: &str| StoreError::InvalidPercent {

@@ -156,8 +156,9 @@ fn lower_throughput_is_a_regression_and_higher_is_not() {
 }
 
 #[test]
-fn within_noise_is_not_flagged() {
-    // 10% worse, but the intervals [27, 33] and [30, 36] overlap.
+fn within_noise_over_the_threshold_is_inconclusive_not_pass() {
+    // 10% worse, but the intervals [27, 33] and [30, 36] overlap: the runs cannot tell
+    // whether it is worse by more than 5%, so the gate neither passes nor fails on it.
     let a = run("A", vec![latency_case(64, est(30.0, 3.0))]);
     let b = run("B", vec![latency_case(64, est(33.0, 3.0))]);
     let c = compare(&a, &b, Some(5.0));
@@ -165,7 +166,83 @@ fn within_noise_is_not_flagged() {
     assert_eq!(lat.noise, Noise::Within);
     assert!(lat.worse_pct > 5.0);
     assert!(!lat.regressed && !c.regressed());
-    assert!(format_comparison(&c).contains("PASS"));
+    assert!(lat.inconclusive);
+    let n = lat.repetitions_to_decide.expect("a number of repetitions");
+    assert!(n > 3, "{n}");
+    assert_eq!(c.verdict(), Some(Verdict::Inconclusive));
+    let text = format_comparison(&c);
+    assert!(!text.contains("PASS"), "{text}");
+    assert!(
+        text.contains("INCONCLUSIVE: 2 figures could be worse by more than 5%"),
+        "{text}"
+    );
+    assert!(text.contains("the gate fails (exit 22)"), "{text}");
+    assert!(
+        text.contains(
+            "latency/reqrep/tcp/64 latency_us: undecided at 5%: +10.0% could be as much as"
+        ),
+        "{text}"
+    );
+    // The example of docs/history.md.
+    assert!(
+        text.contains("INCONCLUSIVE: 2 figures could be worse by more than 5%, their 95% intervals too wide to tell (2 figures in 1 case compared); the gate fails (exit 22): about 7 repetitions per run would decide (estimated from the spread seen)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "+10.0% could be as much as 21.6% worse; about 7 repetitions per run would decide"
+        ),
+        "{text}"
+    );
+    // Without a threshold nothing is undecided: compare only reports.
+    let c = compare(&a, &b, None);
+    assert!(c.verdict().is_none() && c.inconclusive().next().is_none());
+}
+
+#[test]
+fn two_quick_runs_far_apart_within_noise_do_not_pass() {
+    // Two repetitions each, spread over a factor of ten: "+3254.6% within noise".
+    let a = run(
+        "A",
+        vec![latency_case(
+            64,
+            crate::stats::estimate(&[3.0, 40.0]).unwrap(),
+        )],
+    );
+    let b = run(
+        "B",
+        vec![latency_case(
+            64,
+            crate::stats::estimate(&[30.0, 1100.0]).unwrap(),
+        )],
+    );
+    let c = compare(&a, &b, Some(5.0));
+    assert_eq!(c.changes[0].noise, Noise::Within, "{:?}", c.changes[0]);
+    assert_eq!(c.verdict(), Some(Verdict::Inconclusive));
+    let text = format_comparison(&c);
+    assert!(
+        text.contains("INCONCLUSIVE") && !text.contains("PASS"),
+        "{text}"
+    );
+    // The interval ends are shown, however far from the median (never as 0).
+    assert!(
+        !text.contains("[0.00,") && !text.contains("[0.0,"),
+        "{text}"
+    );
+    // More repetitions than the runs have would decide it.
+    assert!(c.changes[0].repetitions_to_decide.is_some_and(|n| n > 2));
+}
+
+#[test]
+fn a_change_whose_whole_interval_is_past_the_threshold_regresses() {
+    // The intervals of A and B overlap (within noise), but B/A's interval is all above 1.2.
+    let a = run("A", vec![latency_case(64, est(30.0, 4.0))]);
+    let b = run("B", vec![latency_case(64, est(39.0, 6.0))]);
+    let c = compare(&a, &b, Some(5.0));
+    let lat = &c.changes[0];
+    assert_eq!(lat.noise, Noise::Within);
+    assert!(lat.ratio_low.unwrap() > 1.05, "{lat:?}");
+    assert!(lat.regressed && c.verdict() == Some(Verdict::Fail));
 }
 
 #[test]
@@ -257,10 +334,10 @@ fn table_snapshot() {
 A: A1  started 2026-11-21T22:15:30Z  complete
 B: B1  started 2026-11-22T08:00:00Z  complete
 
-case                        metric        A median [95% CI]          B median [95% CI]           change  verdict
-latency/reqrep/tcp/64       latency_us    30.00 [29.50, 30.50]       60.00 [59.50, 60.50]       +100.0%  worse, beyond noise  REGRESSED
-latency/reqrep/tcp/64       p99_us        60.00 [59.00, 61.00]       120.0 [119.0, 121.0]       +100.0%  worse, beyond noise  REGRESSED
-throughput/pushpull/tcp/64  msgs_per_sec  1000000 [990000, 1010000]  1000000 [990000, 1010000]    +0.0%  within noise
+case                        metric        A median [95% CI]          B median [95% CI]                    change [95% CI]  verdict
+latency/reqrep/tcp/64       latency_us    30.00 [29.50, 30.50]       60.00 [59.50, 60.50]       +100.0% [+96.3%, +103.8%]  worse, beyond noise  REGRESSED
+latency/reqrep/tcp/64       p99_us        60.00 [59.00, 61.00]       120.0 [119.0, 121.0]       +100.0% [+96.3%, +103.8%]  worse, beyond noise  REGRESSED
+throughput/pushpull/tcp/64  msgs_per_sec  1000000 [990000, 1010000]  1000000 [990000, 1010000]       +0.0% [-0.9%, +0.9%]  within noise
 
 FAIL: 2 figures worse by more than 5% beyond noise (3 figures in 2 cases compared)
 ";
@@ -495,4 +572,201 @@ fn cpu_names_are_shortened() {
         "AMD EPYC 7763 64-Core"
     );
     assert_eq!(short_cpu(""), "-");
+}
+
+/// A case that failed in both runs: nothing of it was compared, so the gate cannot pass.
+#[test]
+fn a_case_failed_in_both_runs_is_incomplete_not_pass() {
+    let mut failed = latency_case(64, est(30.0, 0.5));
+    failed.error = Some("every node failed".into());
+    failed.summary = CaseSummary::default();
+    let a = run("A", vec![failed.clone()]);
+    let b = run("B", vec![failed]);
+    let c = compare(&a, &b, Some(5.0));
+    assert!(c.changes.is_empty());
+    assert_eq!(c.verdict(), Some(Verdict::Incomplete));
+    let text = format_comparison(&c);
+    assert!(!text.contains("PASS"), "{text}");
+    assert!(
+        text.contains("INCOMPLETE: no figure was compared; 1 case failed in both runs"),
+        "{text}"
+    );
+    assert_eq!(text.matches("every node failed").count(), 1, "{text}");
+    // Failed in A only: nothing to judge B's case against.
+    let a = run(
+        "A",
+        vec![{
+            let mut f = latency_case(64, est(30.0, 0.5));
+            f.error = Some("peer stopped".into());
+            f.summary = CaseSummary::default();
+            f
+        }],
+    );
+    let b = run("B", vec![latency_case(64, est(30.0, 0.5))]);
+    let c = compare(&a, &b, Some(5.0));
+    assert_eq!(
+        c.verdict(),
+        Some(Verdict::Incomplete),
+        "{}",
+        format_comparison(&c)
+    );
+    assert!(c
+        .gaps()
+        .iter()
+        .any(|g| g.contains("failed in the baseline A")));
+}
+
+/// Run B's case measured nothing (a workload case of 0 repetitions): no figure to judge.
+#[test]
+fn a_case_of_b_that_measured_nothing_is_incomplete() {
+    let a = run("A", vec![latency_case(64, est(30.0, 0.5))]);
+    let mut empty = latency_case(64, est(30.0, 0.5));
+    empty.summary = CaseSummary::default();
+    let b = run("B", vec![empty]);
+    let c = compare(&a, &b, Some(5.0));
+    assert_eq!(c.verdict(), Some(Verdict::Incomplete));
+    let text = format_comparison(&c);
+    assert!(!text.contains("PASS"), "{text}");
+    assert!(
+        text.contains("latency/reqrep/tcp/64: incomplete in B: measured nothing (no figure)"),
+        "{text}"
+    );
+    assert!(text.contains("1 case of B measured nothing"), "{text}");
+    assert!(
+        text.contains("no common case has figures in both runs"),
+        "{text}"
+    );
+}
+
+/// A case of B that measured less than asked (`incomplete`) fails the gate even when its
+/// figures look fine; `--allow-incomplete` lets it pass and says what it allowed. A
+/// baseline case measured short is told of, but its figures are judged.
+#[test]
+fn an_incomplete_case_of_b_fails_the_gate() {
+    let a = baseline();
+    let mut b = a.clone();
+    b.run_id = "B1".into();
+    b.cases[1].incomplete = Some("cut short: 28 of 100 messages arrived".into());
+    let mut c = compare(&a, &b, Some(1000.0));
+    assert!(!c.regressed());
+    assert_eq!(c.verdict(), Some(Verdict::Incomplete));
+    let text = format_comparison(&c);
+    assert!(!text.contains("PASS"), "{text}");
+    assert!(
+        text.contains(
+            "throughput/pushpull/tcp/64: incomplete in B: cut short: 28 of 100 messages arrived"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("INCOMPLETE: 1 case of B1 measured less than asked (incomplete)"),
+        "{text}"
+    );
+    c.allow_incomplete = true;
+    assert_eq!(c.verdict(), Some(Verdict::Pass));
+    assert!(format_comparison(&c).contains("allowed although 1 case of B1 measured less"));
+    // The baseline's case cut short: said, not a gap.
+    let mut a2 = a.clone();
+    a2.cases[0].incomplete = Some("interrupted after 2 of 3 repetitions".into());
+    let mut b2 = b.clone();
+    b2.cases[1].incomplete = None;
+    let c = compare(&a2, &b2, Some(5.0));
+    assert_eq!(
+        c.verdict(),
+        Some(Verdict::Pass),
+        "{}",
+        format_comparison(&c)
+    );
+    assert!(format_comparison(&c)
+        .contains("latency/reqrep/tcp/64: incomplete in A: interrupted after 2 of 3 repetitions"));
+}
+
+/// `compare last last`: a run compared with itself judges nothing; the reason is given once.
+#[test]
+fn a_run_compared_with_itself_is_said_to_be_one() {
+    let a = run("A", vec![latency_case(64, est(30.0, 3.0))]);
+    let c = compare(&a, &a, Some(5.0));
+    assert!(c.same_run);
+    assert_eq!(c.verdict(), Some(Verdict::Incomplete));
+    let text = format_comparison(&c);
+    assert!(
+        text.contains("B: A  started 2026-11-21T22:15:30Z  complete  (the same run as A)"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("A and B are the same run (A)").count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        !text.contains("INCONCLUSIVE") && !text.contains("PASS"),
+        "{text}"
+    );
+    // An interrupted run compared with itself: its status is said once, not for A and B.
+    let mut r = a.clone();
+    r.status = "interrupted".into();
+    let c = compare(&r, &r, Some(5.0));
+    assert_eq!(
+        c.gaps()
+            .iter()
+            .filter(|g| g.contains("interrupted"))
+            .count(),
+        1
+    );
+}
+
+/// The JSON of a comparison carries what the text says: the verdict, the reasons, each
+/// incomplete case with why, the undecided figures with the repetitions that would decide.
+#[test]
+fn the_json_has_the_verdict_and_its_reasons() {
+    let a = run("A", vec![latency_case(64, est(30.0, 3.0))]);
+    let mut b = run("B", vec![latency_case(64, est(33.0, 3.0))]);
+    let v: serde_json::Value =
+        serde_json::from_str(&comparison_json(&compare(&a, &b, Some(5.0)))).unwrap();
+    assert_eq!(v["verdict"], "inconclusive");
+    assert_eq!(v["changes"][0]["inconclusive"], true);
+    assert!(v["changes"][0]["repetitions_to_decide"].as_u64().unwrap() > 3);
+    assert!(v["changes"][0]["ratio_low"].as_f64().unwrap() > 0.0);
+    b.cases[0].incomplete = Some("interrupted after 2 of 3 repetitions".into());
+    let v: serde_json::Value =
+        serde_json::from_str(&comparison_json(&compare(&a, &b, Some(5.0)))).unwrap();
+    assert_eq!(v["verdict"], "incomplete");
+    assert_eq!(v["incomplete_cases"][0]["run"], "B");
+    assert_eq!(
+        v["incomplete_cases"][0]["why"],
+        "interrupted after 2 of 3 repetitions"
+    );
+    assert_eq!(
+        v["reasons"][0],
+        "1 case of B measured less than asked (incomplete)"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&comparison_json(&compare(&a, &b, None))).unwrap();
+    assert!(v["verdict"].is_null());
+}
+
+/// For a rate, "worse by PCT" means B below A by PCT percent of A, the same measure as
+/// `worse_pct`: at 100% or more a rate can never be worse by more, so nothing is undecided;
+/// the worst end of the interval is told the same way.
+#[test]
+fn rates_are_undecided_on_the_same_measure_as_worse_pct() {
+    let a = run("A", vec![throughput_case(64, est(1000.0, 300.0))]);
+    let b = run("B", vec![throughput_case(64, est(800.0, 300.0))]);
+    let c = compare(&a, &b, Some(5.0));
+    let thr = &c.changes[0];
+    assert!(thr.inconclusive, "{thr:?}");
+    let worst = (1.0 - thr.ratio_low.unwrap()) * 100.0;
+    assert!(worst < 100.0, "{worst}");
+    let text = format_comparison(&c);
+    assert!(
+        text.contains(&format!("-20.0% could be as much as {worst:.1}% worse")),
+        "{text}"
+    );
+    let c = compare(&a, &b, Some(100.0));
+    assert_eq!(
+        c.verdict(),
+        Some(Verdict::Pass),
+        "{}",
+        format_comparison(&c)
+    );
 }
