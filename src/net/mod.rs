@@ -59,9 +59,7 @@ pub fn open_socket(
         .map_err(zmq_err("setting ZMQ_SNDTIMEO"))?;
     // Pending messages get at most the timeout to leave when the socket closes: no hang at exit.
     s.set_linger(ms).map_err(zmq_err("setting ZMQ_LINGER"))?;
-    if endpoint.is_ipv6() {
-        s.set_ipv6(true).map_err(zmq_err("setting ZMQ_IPV6"))?;
-    }
+    enable_ipv6(&s, endpoint.as_str())?;
     let raw = endpoint.as_str();
     match side {
         Side::Bind => {
@@ -92,6 +90,19 @@ pub fn open_socket(
         Side::Connect => raw.to_string(),
     };
     Ok((s, actual))
+}
+
+/// Sets ZMQ_IPV6 on a socket that will bind or connect to `endpoint` when its address is
+/// an IPv6 one: without it libzmq refuses the bind and retries the connect forever in
+/// silence. Every socket opened outside [`open_socket`] calls this for each endpoint.
+pub fn enable_ipv6(s: &zmq::Socket, endpoint: &str) -> Result<()> {
+    let v6 = [Side::Connect, Side::Bind]
+        .into_iter()
+        .any(|side| Endpoint::parse(endpoint, side).is_ok_and(|e| e.is_ipv6()));
+    if v6 {
+        s.set_ipv6(true).map_err(zmq_err("setting ZMQ_IPV6"))?;
+    }
+    Ok(())
 }
 
 /// Refuses to bind an ipc path that a running process is listening on: libzmq would remove
