@@ -37,6 +37,10 @@ pub enum Error {
         seen: String,
         timeout: Duration,
     },
+    /// A sender knows that no receiver was connected while it sent: its messages went to no
+    /// one (the report is printed first).
+    #[error("{0}")]
+    NoReceiver(String),
     /// A sender's messages all left, but the receiver never confirmed the end by hanging up:
     /// it may not have read them (the report is printed first).
     #[error("{0}")]
@@ -197,7 +201,7 @@ impl Error {
             Error::InvalidValue { .. } => 3,
             Error::Endpoint { .. } => 4,
             Error::AddressInUse { .. } => 5,
-            Error::PeerAbsent { .. } | Error::PeerSilent { .. } => 6,
+            Error::PeerAbsent { .. } | Error::PeerSilent { .. } | Error::NoReceiver(_) => 6,
             Error::PeerStopped { .. } | Error::Unconfirmed(_) => 7,
             Error::WrongSize { .. } => 8,
             Error::Protocol(_) => 9,

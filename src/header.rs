@@ -38,7 +38,7 @@ pub enum HeaderError {
     #[error("measurement header version {0} is not supported (this zmqperf reads version {VERSION}); use the same zmqperf version on both sides")]
     UnsupportedVersion(u8),
     /// Reserved flag bits are set.
-    #[error("measurement header has reserved flag bits set (0x{0:02x})")]
+    #[error("measurement header has reserved flag bits set (flags 0x{0:02x}): a newer zmqperf wrote it, or a sender whose bytes only look like the header; use the same zmqperf version on both sides")]
     ReservedFlags(u8),
 }
 

@@ -214,7 +214,10 @@ fn main() {
         .try_get_matches()
         .and_then(|m| cli::Cli::from_arg_matches(&m))
         .unwrap_or_else(|e| refuse_negative(e).exit());
-    if let Err(e) = cli::run(args) {
+    let result = cli::run(args);
+    // The socket files of ipc paths this process bound go with it, success or failure.
+    zmqperf::net::remove_bound_ipc_files();
+    if let Err(e) = result {
         // Each error's message already names its cause; the chain adds nothing.
         // Values quoted from the user's files (names, endpoints) cannot act on the terminal.
         eprintln!(

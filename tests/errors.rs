@@ -363,7 +363,8 @@ fn peer_stops_half_way() {
         );
         assert_eq!(r.code, Some(0), "the sender finished its 100: {r:?}");
 
-        // With the header, the sender's last message marks the end: the loss is counted.
+        // With the header, the sender's last message marks the end: a stream of 100 is not
+        // a loss of 100 (issue 19, MM3), as check_recv says for the same.
         let l = Proc::spawn(
             zp(&[
                 "local_thr",
@@ -378,13 +379,15 @@ fn peer_stops_half_way() {
         let ep = l.bound_endpoint();
         let r = run(zp(&["remote_thr", &ep, "64", "100", "--timeout", "5s"]), T);
         let o = l.finish();
-        assert_eq!(o.code, Some(12), "{o:?}");
+        assert_eq!(o.code, Some(0), "{o:?}");
         assert!(
-            o.stderr.contains("100 of 200 messages lost"),
+            o.stderr.contains(
+                "the sender's stream had 100 messages, fewer than <message-count> 200: all of them arrived"
+            ),
             "{}",
             o.stderr
         );
-        assert!(o.stderr.contains("at the end 100"), "{}", o.stderr);
+        assert!(!o.stderr.contains("lost"), "{}", o.stderr);
         assert_eq!(
             field(&o.stdout, "message count"),
             "200",

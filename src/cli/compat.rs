@@ -18,7 +18,7 @@ pub(super) struct Common {
     timeout: String,
     /// Print one JSON object with every figure instead of the compatible lines.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     /// After the compatible lines, print the full distribution, rates and timer cost.
     #[arg(long)]
     detail: bool,
@@ -78,7 +78,7 @@ pub(super) struct LocalLat {
     #[command(flatten)]
     peer: PeerOn,
     #[command(flatten)]
-    common: Common,
+    pub(super) common: Common,
 }
 
 #[derive(Args)]
@@ -99,7 +99,7 @@ pub(super) struct RemoteLat {
     #[command(flatten)]
     peer: PeerOn,
     #[command(flatten)]
-    common: Common,
+    pub(super) common: Common,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -140,7 +140,7 @@ pub(super) struct LocalThr {
     #[command(flatten)]
     peer: PeerOn,
     #[command(flatten)]
-    common: Common,
+    pub(super) common: Common,
 }
 
 #[derive(Args)]
@@ -180,7 +180,7 @@ pub(super) struct RemoteThr {
     #[command(flatten)]
     peer: PeerOn,
     #[command(flatten)]
-    common: Common,
+    pub(super) common: Common,
 }
 
 #[derive(Args)]
@@ -197,7 +197,7 @@ pub(super) struct InprocLat {
     #[command(flatten)]
     echo: EchoOpts,
     #[command(flatten)]
-    common: Common,
+    pub(super) common: Common,
 }
 
 #[derive(Args)]
@@ -211,7 +211,7 @@ pub(super) struct InprocThr {
     #[command(flatten)]
     send: SendOpts,
     #[command(flatten)]
-    common: Common,
+    pub(super) common: Common,
 }
 
 fn endpoint(s: &str, side: Side, alternative: &str) -> Result<Endpoint> {
@@ -314,12 +314,40 @@ fn print(
 ) {
     if c.json {
         println!("{}", json());
+        result_printed();
     } else {
         print!("{lines}");
         if c.detail {
             print!("{}", detail());
         }
     }
+}
+
+static RESULT_PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Marks the command's JSON result as printed: a failure after it (a loss, a cut-short
+/// stream) is said on stderr only, so stdout keeps one object.
+pub(super) fn result_printed() {
+    RESULT_PRINTED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// With `--json`, a command that fails before its result is printed prints one object
+/// saying so on stdout (`{"tool", "zmqperf_version", "command", "error": {"exit_code",
+/// "message"}}`), so a consumer of `--json` always gets an object; the error is on stderr
+/// as always.
+pub(super) fn json_on_failure(command: &str, json: bool, r: Result<()>) -> Result<()> {
+    if let Err(e) = &r {
+        if json && !RESULT_PRINTED.load(std::sync::atomic::Ordering::Relaxed) {
+            let o = serde_json::json!({
+                "tool": "zmqperf",
+                "zmqperf_version": zmqperf::VERSION,
+                "command": command,
+                "error": { "exit_code": e.exit_code(), "message": e.to_string() },
+            });
+            println!("{o}");
+        }
+    }
+    r
 }
 
 /// The JSON of a compatible command with the network interface of its tcp endpoint
@@ -555,7 +583,38 @@ fn remote_lat_here(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
         out::latency_lines(&r),
         || out::latency_detail(&r),
     );
+    if let Some(note) = first_wait_note(&r) {
+        eprintln!("zmqperf: note: {note}");
+    }
+    cut_short_after_print(&r)
+}
+
+/// The failure of a latency run whose echo side stopped part-way, once the figures of the
+/// round trips done are printed (exit 7).
+fn cut_short_after_print(r: &compat::LatencyResult) -> Result<()> {
+    if let Some(why) = &r.cut_short {
+        return Err(Error::Unconfirmed(format!(
+            "{why} (the figures above are of the {} round trips done)",
+            r.roundtrip_count
+        )));
+    }
     Ok(())
+}
+
+/// When remote_lat's first round trip waited for its peer (it was started before
+/// local_lat), libzmq's average holds that wait: say so, with the figure without it. A
+/// first round trip counts as a wait when it took over 1 ms and over ten of the others.
+fn first_wait_note(r: &compat::LatencyResult) -> Option<String> {
+    let first = r.first_roundtrip_ns?;
+    let rest = r.average_latency_after_first_us?;
+    let rest_rtt_ns = rest * 2000.0;
+    if first < 1_000_000 || (first as f64) < 10.0 * rest_rtt_ns {
+        return None;
+    }
+    Some(format!(
+        "the first round trip took {:.1} ms: it waited for the echo side (remote_lat started before local_lat?). libzmq's average latency above counts that wait; without the first round trip it is {rest:.3} [us]",
+        first as f64 / 1e6
+    ))
 }
 
 /// The throughput options both sides share.
@@ -656,6 +715,13 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
             cause: compat::loss_cause(cfg.pattern, l),
         });
     }
+    if let Some(n) = r.stream_length {
+        eprintln!(
+            "zmqperf: note: the sender's stream had {} messages, fewer than <message-count> {}: all of them arrived",
+            zmqperf::units::grouped(n),
+            zmqperf::units::grouped(cfg.count)
+        );
+    }
     Ok(())
 }
 
@@ -728,7 +794,7 @@ pub(super) fn inproc_lat(a: &InprocLat) -> Result<()> {
         out::latency_lines(&r),
         || out::latency_detail(&r),
     );
-    Ok(())
+    cut_short_after_print(&r)
 }
 
 /// `zmqperf inproc_thr`.

@@ -266,7 +266,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Idle => std::process::exit(zmqperf::k8s::idle(|| {
             eprintln!("zmqperf {}: idle until SIGTERM", zmqperf::VERSION)
         })),
-        Cmd::CheckSendrecv(a) => return ptmp::check_sendrecv(a),
+        Cmd::CheckSendrecv(a) => {
+            return compat::json_on_failure("check_sendrecv", a.json, ptmp::check_sendrecv(a))
+        }
         Cmd::Pub(a) => return fanout::run_pub(a),
         Cmd::SubCluster(a) => return fanout::run_sub_cluster(a),
         Cmd::Fanout(a) => return fanout::run_fanout(a),
@@ -365,15 +367,16 @@ pub fn run(cli: Cli) -> Result<()> {
     use std::io::IsTerminal;
     zmqperf::progress::enable(std::io::stderr().is_terminal());
     let ctx = zmq::Context::new();
+    use compat::json_on_failure as j;
     match &cli.cmd {
-        Cmd::LocalLat(a) => compat::local_lat(a, &ctx)?,
-        Cmd::RemoteLat(a) => compat::remote_lat(a, &ctx)?,
-        Cmd::LocalThr(a) => compat::local_thr(a, &ctx)?,
-        Cmd::RemoteThr(a) => compat::remote_thr(a, &ctx)?,
-        Cmd::InprocLat(a) => compat::inproc_lat(a)?,
-        Cmd::InprocThr(a) => compat::inproc_thr(a)?,
-        Cmd::CheckSend(a) => ptmp::check_send(a, &ctx)?,
-        Cmd::CheckRecv(a) => ptmp::check_recv(a, &ctx)?,
+        Cmd::LocalLat(a) => j("local_lat", a.common.json, compat::local_lat(a, &ctx))?,
+        Cmd::RemoteLat(a) => j("remote_lat", a.common.json, compat::remote_lat(a, &ctx))?,
+        Cmd::LocalThr(a) => j("local_thr", a.common.json, compat::local_thr(a, &ctx))?,
+        Cmd::RemoteThr(a) => j("remote_thr", a.common.json, compat::remote_thr(a, &ctx))?,
+        Cmd::InprocLat(a) => j("inproc_lat", a.common.json, compat::inproc_lat(a))?,
+        Cmd::InprocThr(a) => j("inproc_thr", a.common.json, compat::inproc_thr(a))?,
+        Cmd::CheckSend(a) => j("check_send", a.json, ptmp::check_send(a, &ctx))?,
+        Cmd::CheckRecv(a) => j("check_recv", a.json, ptmp::check_recv(a, &ctx))?,
         Cmd::Run(_)
         | Cmd::Diagnose(_)
         | Cmd::Node { .. }

@@ -60,7 +60,7 @@ pub(super) struct CheckSend {
     timeout: String,
     /// Print one JSON object (schema/ptmp-result.schema.json) instead of the lines.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 #[derive(Args)]
@@ -84,9 +84,13 @@ pub(super) struct CheckRecv {
     /// A gap line for every message, not only where diff changes.
     #[arg(short, long)]
     verbose: bool,
+    /// The largest message to take: a peer that declares a larger frame is disconnected
+    /// (ZMQ_MAXMSGSIZE); give check_send's --size when it is above the default.
+    #[arg(long, default_value = "64MiB", value_name = "BYTES")]
+    max_size: String,
     /// Print one JSON object (schema/ptmp-result.schema.json) instead of the lines.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 #[derive(Args)]
@@ -111,7 +115,7 @@ pub(super) struct CheckSendrecv {
     timeout: String,
     /// Print one JSON object (schema/ptmp-result.schema.json) instead of the lines.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 fn count(value: &str) -> Result<u64> {
@@ -147,14 +151,22 @@ pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
     })?;
     if a.json {
         println!("{}", json(&r));
+        super::compat::result_printed();
     } else {
         print!("{}", text::send_text(&r));
     }
     if r.peers_seen == Some(0) {
-        eprintln!(
-            "zmqperf: warning: no receiver was connected while check_send ran: {} messages went to no one (start check_recv first)",
+        let what = format!(
+            "no receiver was connected while check_send ran: {} messages went to no one (start check_recv first, or give check_send a START_DELAY_MS)",
             grouped(r.count)
         );
+        // A PUB publishes whether anyone listens (PTMP's fire-and-forget): a warning. A
+        // PAIR or PUSH had a stream to deliver and knows it reached no one: exit 6.
+        if cfg.kind == zmqperf::topology::SocketType::Pub {
+            eprintln!("zmqperf: warning: {what}");
+        } else {
+            return Err(Error::NoReceiver(what));
+        }
     }
     Ok(())
 }
@@ -221,6 +233,7 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
         endpoint: ptmp::endpoint(&a.addr, side)?,
         timeout,
         verbose: a.verbose,
+        max_size: parse_size("--max-size", &a.max_size)?,
     };
     if forever {
         eprintln!(
@@ -255,6 +268,7 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
     let r = result?;
     if a.json {
         let _ = writeln!(out, "{}", json(&r));
+        super::compat::result_printed();
     } else {
         let _ = write!(out, "{}", text::recv_text(&r));
     }
@@ -334,6 +348,7 @@ pub(super) fn check_sendrecv(a: &CheckSendrecv) -> Result<()> {
     let r = ptmp::check_sendrecv(&cfg)?;
     if a.json {
         println!("{}", json(&r));
+        super::compat::result_printed();
     } else {
         print!("{}", text::sendrecv_text(&r));
     }

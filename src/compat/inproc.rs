@@ -15,6 +15,22 @@ fn join<T>(h: thread::JoinHandle<Result<T>>) -> Result<T> {
         .unwrap_or_else(|_| Err(Error::Protocol("the peer thread panicked".into())))
 }
 
+/// The error of an in-process pair: when the measuring side found no peer (or one that
+/// stopped) and the peer thread failed on its own (an allocation, a ZeroMQ call), the peer's
+/// error is the cause; "start the other side" would be wrong, it is in this process.
+fn pair_error(measuring: Error, peer: Option<Error>) -> Error {
+    let waited = matches!(
+        measuring,
+        Error::PeerAbsent { .. } | Error::PeerSilent { .. } | Error::PeerStopped { .. }
+    );
+    match peer {
+        Some(p) if waited && !matches!(p, Error::PeerAbsent { .. } | Error::PeerStopped { .. }) => {
+            p
+        }
+        _ => measuring,
+    }
+}
+
 /// inproc_lat: REQ binds `inproc://lat_test` and measures; a REP thread connects and echoes.
 pub fn inproc_lat(
     size: usize,
@@ -47,9 +63,11 @@ pub fn inproc_lat(
     let worker = thread::spawn(move || local_lat(&c2, &echo_cfg, |_| ()));
     let measured = remote_lat(&ctx, &meas_cfg);
     let echoed = join(worker);
-    let r = measured?;
-    echoed?;
-    Ok(r)
+    match (measured, echoed) {
+        (Ok(r), Ok(_)) => Ok(r),
+        (Err(m), e) => Err(pair_error(m, e.err())),
+        (Ok(_), Err(e)) => Err(e),
+    }
 }
 
 /// inproc_thr: PULL binds `inproc://thr_test` and measures; a PUSH thread connects and sends.
@@ -87,6 +105,9 @@ pub fn inproc_thr(
     let worker = thread::spawn(move || remote_thr(&c2, &send_cfg));
     let received = local_thr(&ctx, &recv_cfg, |_| ());
     let sent = join(worker);
-    let r = received?;
-    Ok((r, sent?))
+    match (received, sent) {
+        (Ok(r), Ok(s)) => Ok((r, s)),
+        (Err(m), s) => Err(pair_error(m, s.err())),
+        (Ok(_), Err(e)) => Err(e),
+    }
 }

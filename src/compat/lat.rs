@@ -55,6 +55,14 @@ pub struct LatencyResult {
     pub elapsed_ns: u64,
     /// libzmq's figure: elapsed / (2 x round trips), in us.
     pub average_latency_us: f64,
+    /// remote_lat: the first round trip, ns; with no warm-up it holds the wait for the
+    /// echo side (a remote_lat started before its local_lat) and the handshake.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_roundtrip_ns: Option<u64>,
+    /// remote_lat: libzmq's formula over the round trips after the first, us: the true
+    /// figure when the first waited for the peer (None with one round trip).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub average_latency_after_first_us: Option<f64>,
     /// "instrumented" (header and a clock reading around every round trip) or "plain".
     pub mode: &'static str,
     /// Whether replies carried the measurement header back (checked for sequence).
@@ -65,6 +73,10 @@ pub struct LatencyResult {
     pub rtt_histogram: Option<LatencyHistogram>,
     /// The cost of reading the clock on this machine.
     pub timer: TimerCost,
+    /// remote_lat: why the round trips stopped before the count (the echo side stopped
+    /// answering); the figures are of the round trips done (`roundtrip_count`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_short: Option<String>,
 }
 
 /// What local_lat saw.
@@ -216,17 +228,26 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
     };
     spec.full_rtt = true;
     spec.peer_label = Some("local_lat".into());
+    spec.keep_partial = true;
     let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, |_| {})?;
     let elapsed = r.round_trips.map(|t| t.elapsed_ns()).unwrap_or(0);
+    // The round trips done: the count, or fewer when the echo side stopped part-way.
+    let done = r.round_trips.map_or(cfg.count, |t| t.messages).max(1);
+    let first = r.first_round_trip_ns;
+    let after_first = first
+        .filter(|_| done > 1)
+        .map(|f| elapsed.saturating_sub(f) as f64 / 1000.0 / ((done - 1) as f64 * 2.0));
     Ok(LatencyResult {
         command: "remote_lat",
         security: cfg.security,
         endpoint,
         transport: cfg.endpoint.transport(),
         message_size: cfg.size,
-        roundtrip_count: cfg.count,
+        roundtrip_count: done,
         elapsed_ns: elapsed,
-        average_latency_us: elapsed as f64 / 1000.0 / (cfg.count as f64 * 2.0),
+        average_latency_us: elapsed as f64 / 1000.0 / (done as f64 * 2.0),
+        first_roundtrip_ns: first,
+        average_latency_after_first_us: after_first,
         mode: if cfg.instrumented {
             "instrumented"
         } else {
@@ -236,5 +257,6 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
         rtt: r.rtt.as_ref().map(|h| h.summary()),
         rtt_histogram: r.rtt,
         timer,
+        cut_short: r.cut_short,
     })
 }

@@ -109,6 +109,10 @@ pub struct ReceiverResult {
     /// Why the stream ended before its end mark came (nothing arrived for the timeout).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cut_short: Option<String>,
+    /// The messages the sender's stream had, as its end mark said, when that is fewer than
+    /// `message_count` (the sender was given a smaller count): `loss` is of that stream.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_length: Option<u64>,
     /// The stream broke the protocol part-way; the figures are of what arrived before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_error: Option<String>,
@@ -180,10 +184,20 @@ pub fn local_thr(
     let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, on_ready)?;
     let delivered = r.delivered.unwrap_or_default();
     let header = r.header;
-    let loss = r
-        .ledger
-        .filter(|_| header)
-        .map(|l| l.summary(Some(cfg.count)));
+    // The sink stops at the end mark or at the count. A stream that ended at its mark
+    // short of the count had fewer messages: its loss is measured against its own length,
+    // as check_recv does (not "lost ... a fast quit").
+    let ended_at_mark = r.cut_short.is_none() && r.protocol_error.is_none();
+    let mut stream_length = None;
+    let loss = r.ledger.as_ref().filter(|_| header).map(|l| {
+        let own = l.summary(None);
+        if ended_at_mark && own.expected < cfg.count {
+            stream_length = Some(own.expected);
+            own
+        } else {
+            l.summary(Some(cfg.count))
+        }
+    });
     let arrivals = delivered.messages;
     let distinct = loss
         .as_ref()
@@ -221,6 +235,7 @@ pub fn local_thr(
         clock,
         timer,
         cut_short: r.cut_short,
+        stream_length,
         protocol_error: r.protocol_error,
     })
 }

@@ -59,15 +59,14 @@ pub fn open_socket(
         .map_err(zmq_err("setting ZMQ_SNDTIMEO"))?;
     // Pending messages get at most the timeout to leave when the socket closes: no hang at exit.
     s.set_linger(ms).map_err(zmq_err("setting ZMQ_LINGER"))?;
-    if endpoint.is_ipv6() {
-        s.set_ipv6(true).map_err(zmq_err("setting ZMQ_IPV6"))?;
-    }
+    enable_ipv6(&s, endpoint.as_str())?;
     let raw = endpoint.as_str();
     match side {
         Side::Bind => {
             refuse_live_ipc(endpoint)?;
             configure(&mut s)?;
-            s.bind(raw).map_err(|e| bind_error(endpoint, e))?
+            s.bind(raw).map_err(|e| bind_error(endpoint, e))?;
+            note_bound_ipc(raw);
         }
         Side::Connect => {
             // Send-only sockets queue only on completed connections, so a missing peer shows
@@ -92,6 +91,76 @@ pub fn open_socket(
         Side::Connect => raw.to_string(),
     };
     Ok((s, actual))
+}
+
+/// Sets ZMQ_IPV6 on a socket that will bind or connect to `endpoint` when its address is
+/// an IPv6 one: without it libzmq refuses the bind and retries the connect forever in
+/// silence. Every socket opened outside [`open_socket`] calls this for each endpoint.
+pub fn enable_ipv6(s: &zmq::Socket, endpoint: &str) -> Result<()> {
+    let v6 = [Side::Connect, Side::Bind]
+        .into_iter()
+        .any(|side| Endpoint::parse(endpoint, side).is_ok_and(|e| e.is_ipv6()));
+    if v6 {
+        s.set_ipv6(true).map_err(zmq_err("setting ZMQ_IPV6"))?;
+    }
+    Ok(())
+}
+
+/// What a receiver takes beyond the largest frame it expects: room for a routing id, a
+/// log line's level frame, and a security mechanism's framing (CURVE adds a few dozen bytes
+/// to every frame).
+pub const FRAME_MARGIN: usize = 64 * 1024;
+
+/// Frames below this are always taken (routing ids, subscriptions, levels, short replies).
+const SMALL_FRAME: usize = 256;
+
+/// Limits the frames a receiving socket takes to `largest` (the biggest frame the run's
+/// senders write) plus [`FRAME_MARGIN`] (ZMQ_MAXMSGSIZE): a stray peer that declares a
+/// larger frame is disconnected by libzmq before it can make this process hold the memory.
+/// Call before the bind or connect (libzmq copies options into each new connection).
+pub fn limit_message_size(s: &zmq::Socket, largest: usize) -> Result<()> {
+    let limit = largest.max(SMALL_FRAME).saturating_add(FRAME_MARGIN);
+    s.set_maxmsgsize(i64::try_from(limit).unwrap_or(i64::MAX))
+        .map_err(zmq_err("setting ZMQ_MAXMSGSIZE"))
+}
+
+/// Socket files of the ipc paths this process bound: (path, device, inode).
+static BOUND_IPC: std::sync::Mutex<Vec<(std::path::PathBuf, u64, u64)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Remembers the socket file of an ipc path just bound (not the abstract namespace, not a
+/// `*` that libzmq names and removes itself), so the process removes it at exit: libzmq
+/// leaves it behind.
+pub fn note_bound_ipc(endpoint: &str) {
+    use std::os::unix::fs::MetadataExt;
+    let Some(path) = endpoint.strip_prefix("ipc://") else {
+        return;
+    };
+    if path.starts_with('@') || path == "*" {
+        return;
+    }
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if let Ok(mut v) = BOUND_IPC.lock() {
+            v.push((path.into(), m.dev(), m.ino()));
+        }
+    }
+}
+
+/// Removes the socket files noted by [`note_bound_ipc`] that are still the ones this
+/// process created (same device and inode: a path another process has bound since is left
+/// alone). Called once as the process ends.
+pub fn remove_bound_ipc_files() {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(mut v) = BOUND_IPC.lock() else {
+        return;
+    };
+    for (path, dev, ino) in v.drain(..) {
+        let ours = std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| m.file_type().is_socket() && m.dev() == dev && m.ino() == ino);
+        if ours {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 /// Refuses to bind an ipc path that a running process is listening on: libzmq would remove

@@ -30,6 +30,10 @@ use std::time::Duration;
 /// check_recv's wait for the next message when no TIMEOUT is given (PTMP waited forever).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The largest message check_recv takes by default (`--max-size`): a frame declared larger
+/// disconnects its sender, so a stray peer cannot make it hold that much memory.
+pub const DEFAULT_MAX_SIZE: usize = 64 << 20;
+
 /// Bytes per message by default: the measurement header and a small payload, about the
 /// size of one of PTMP's TPSet messages with a few trigger primitives.
 pub const DEFAULT_SIZE: usize = 64;
@@ -176,7 +180,8 @@ pub(crate) struct PtmpSocket {
 }
 
 /// Opens a socket as a PTMP socket is: linger 0, libzmq's default high-water marks, no
-/// ZMQ_IMMEDIATE, SUB subscribed to everything; `timeout` bounds every send and receive.
+/// ZMQ_IMMEDIATE, SUB subscribed to everything; `timeout` bounds every send and receive;
+/// `max_frame`: a receiver's largest expected message (a larger frame disconnects its peer).
 pub(crate) fn open(
     ctx: &zmq::Context,
     kind: SocketType,
@@ -184,6 +189,7 @@ pub(crate) fn open(
     side: Side,
     timeout: Duration,
     watched: bool,
+    max_frame: Option<usize>,
 ) -> Result<PtmpSocket> {
     let mut watch = None;
     let (sock, endpoint) = open_socket(ctx, kind.zmq(), ep, side, timeout, |s| {
@@ -199,6 +205,9 @@ pub(crate) fn open(
         }
         if kind == SocketType::Sub {
             s.set_subscribe(b"").map_err(zmq_err("subscribing"))?;
+        }
+        if let Some(largest) = max_frame {
+            crate::net::limit_message_size(s, largest)?;
         }
         Ok(())
     })?;

@@ -41,6 +41,9 @@ pub struct RecvConfig {
     pub timeout: Duration,
     /// A line for every message, not only where diff changes.
     pub verbose: bool,
+    /// The largest message taken (`--max-size`); a peer declaring a larger frame is
+    /// disconnected.
+    pub max_size: usize,
 }
 
 /// What the receiver is waiting for, for a progress line.
@@ -262,7 +265,15 @@ pub fn check_recv(
     on_wait: &mut dyn FnMut(&WaitStatus),
 ) -> Result<RecvResult> {
     debug_assert!(RECEIVING.contains(&cfg.kind));
-    let mut s = open(ctx, cfg.kind, &cfg.endpoint, cfg.side, cfg.timeout, true)?;
+    let mut s = open(
+        ctx,
+        cfg.kind,
+        &cfg.endpoint,
+        cfg.side,
+        cfg.timeout,
+        true,
+        Some(cfg.max_size),
+    )?;
     on_ready(&s.endpoint);
     let r = receive(
         &mut s.sock,

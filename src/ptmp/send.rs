@@ -112,7 +112,15 @@ pub fn check_send(
             format!("the measurement header needs {HEADER_LEN} bytes; give {HEADER_LEN} or more"),
         ));
     }
-    let mut s = open(ctx, cfg.kind, &cfg.endpoint, cfg.side, cfg.timeout, true)?;
+    let mut s = open(
+        ctx,
+        cfg.kind,
+        &cfg.endpoint,
+        cfg.side,
+        cfg.timeout,
+        true,
+        None,
+    )?;
     let opened_ns = now_ns();
     on_ready(&s.endpoint);
     std::thread::sleep(cfg.start_delay);

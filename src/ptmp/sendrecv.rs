@@ -123,6 +123,7 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
         Side::Bind,
         cfg.timeout,
         false,
+        (binder_kind == cfg.recv_kind).then_some(cfg.size),
     )?;
     let bound = crate::net::connect_endpoint(&binder.endpoint);
     let connect_ep = Endpoint::parse(&bound, Side::Connect)?;
@@ -133,6 +134,7 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
         Side::Connect,
         cfg.timeout,
         false,
+        (connecter_kind == cfg.recv_kind).then_some(cfg.size),
     )?;
     let (mut tx_sock, mut rx_sock) = match cfg.sender_side {
         Side::Bind => (binder.sock, connecter.sock),

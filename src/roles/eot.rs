@@ -42,6 +42,7 @@ impl EotWatch {
     pub fn open(ctx: &zmq::Context, endpoint: &str) -> Result<EotWatch> {
         let sock = ctx.socket(zmq::SUB).map_err(zmq_err("opening a SUB"))?;
         sock.set_linger(0).map_err(zmq_err("setting ZMQ_LINGER"))?;
+        crate::net::enable_ipv6(&sock, endpoint)?;
         sock.set_subscribe(b"")
             .map_err(zmq_err("subscribing to the end-of-transmission channel"))?;
         sock.connect(endpoint)

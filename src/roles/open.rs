@@ -64,6 +64,7 @@ pub(crate) fn open_one(
             Some((s, _)) => match side {
                 Side::Bind => {
                     s.bind(raw).map_err(|e| crate::net::bind_error(&ep, e))?;
+                    crate::net::note_bound_ipc(raw);
                     bound.push(
                         s.get_last_endpoint()
                             .ok()
@@ -107,10 +108,33 @@ fn configure(
             .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
     }
     apply_options(s, plan.kind, &plan.options, server)?;
+    if let Some(largest) = largest_frame(spec) {
+        crate::net::limit_message_size(s, largest)?;
+    }
     if kind == SocketType::Xpub && spec.subscriptions > 0 && plan.publishes(spec) {
         crate::net::set_xpub_verbose(s)?;
     }
     Ok(())
+}
+
+/// The largest frame a receiving role expects (every frame of its messages is at most the
+/// message size), or None for a role that takes whatever comes: a source, a proxy (it
+/// forwards what others send), a sink of streams of different sizes (size 0), a swarm whose
+/// publisher is not part of the run (sub-cluster).
+pub(crate) fn largest_frame(spec: &NodeSpec) -> Option<usize> {
+    use crate::topology::Role;
+    match spec.role {
+        Role::Swarm => spec.max_frame,
+        Role::Sink | Role::Echo | Role::Ping if spec.size > 0 => Some(
+            spec.frames
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(0)
+                .max(spec.size),
+        ),
+        _ => None,
+    }
 }
 
 /// Opens every socket of a node and tells the runner it is ready.

@@ -49,6 +49,8 @@ pub(super) fn run(
     let total = spec.warmup + spec.count;
     let skip_first = spec.warmup == 0 && spec.count > 1;
     let mut start = now_ns();
+    let mut first_reply_ns = None;
+    let mut stopped = None;
     for i in 0..total {
         let warm = i < spec.warmup;
         if i == spec.warmup {
@@ -64,16 +66,22 @@ pub(super) fn run(
             };
             msg.write_array(&h.to_bytes());
         }
-        if spec.delimiter {
+        let sent = if spec.delimiter {
             io.send(&mut delim, s, zmq::SNDMORE)
-                .map_err(|e| fail(s, e, i))?;
+                .and_then(|()| io.send(&mut msg, s, 0))
+                .and_then(|()| io.recv(&mut delim, s))
+        } else {
+            io.send(&mut msg, s, 0)
+        };
+        if let Err(e) = sent.and_then(|()| io.recv(&mut msg, s)) {
+            stopped = Some((e, i));
+            break;
         }
-        io.send(&mut msg, s, 0).map_err(|e| fail(s, e, i))?;
-        if spec.delimiter {
-            io.recv(&mut delim, s).map_err(|e| fail(s, e, i))?;
-        }
-        io.recv(&mut msg, s).map_err(|e| fail(s, e, i))?;
         check_size(&mut msg, spec.size, i)?;
+        if i == 0 && spec.warmup == 0 {
+            // One clock reading, plain mode too: what the first round trip waited.
+            first_reply_ns = Some(now_ns());
+        }
         progress.tick(i);
         if plain {
             continue;
@@ -92,7 +100,7 @@ pub(super) fn run(
                 // answers with bytes of its own is measured on without the check (and the
                 // front-end says so). After that, a reply without its request's header is
                 // a corrupted reply, not a kind of echo.
-                _ if spec.header == HeaderUse::Detect && i == 0 => header = false,
+                Ok(None) if spec.header == HeaderUse::Detect && i == 0 => header = false,
                 Ok(None) if i > 0 => {
                     return Err(Error::Protocol(format!(
                         "reply #{i} does not carry request #{i}'s bytes back, although the replies before it did: the echo side corrupted it"
@@ -120,15 +128,30 @@ pub(super) fn run(
             }
         }
     }
-    let end = now_ns();
+    let mut end = now_ns();
+    let mut done = spec.count;
+    let mut cut_short = None;
+    if let Some((e, i)) = stopped {
+        // A compatible command keeps what was measured when its peer stopped part-way (it
+        // prints it, then fails); anything else is the error at once.
+        if !(spec.keep_partial && e == zmq::Error::EAGAIN && i > spec.warmup) {
+            return Err(fail(s, e, i));
+        }
+        done = i - spec.warmup;
+        cut_short = Some(fail(s, e, i).to_string());
+        // The last reply came about one timeout before the failed wait gave up.
+        end = end.saturating_sub(spec.timeout_ms * 1_000_000).max(start);
+    }
     progress.finish();
     ctl.sent()?;
     Ok(RoleReport {
         latency: (!plain).then_some(hist),
         rtt: (spec.full_rtt && !plain).then_some(rtt),
+        first_round_trip_ns: first_reply_ns.map(|t: u64| t.saturating_sub(start)),
+        cut_short,
         round_trips: Some(Throughput {
-            messages: spec.count,
-            payload_bytes: spec.count * spec.size as u64,
+            messages: done,
+            payload_bytes: done * spec.size as u64,
             start_ns: start,
             end_ns: end,
         }),

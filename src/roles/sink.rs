@@ -78,6 +78,10 @@ pub(super) fn run(
     };
     let mut patience = Patience::new(slice);
     let mut idle_total = Duration::ZERO;
+    // When the current quiet spell began, kept across the slices of a sink in a stream
+    // (each starts a new Patience): the end of its rate is the last arrival, not the
+    // moment the end of transmission was read.
+    let mut quiet_at: Option<u64> = None;
     // Messages received when the end of transmission had covered every flow.
     let mut at_eot: Option<u64> = None;
     let mut io = Io::new(spec.io, spec.timeout());
@@ -112,7 +116,10 @@ pub(super) fn run(
             .recv(first, s, ctl, &mut io)
             .map_err(|e| wait.error(e, received, String::new()))?;
         match next {
-            Next::Got => idle_total = Duration::ZERO,
+            Next::Got => {
+                idle_total = Duration::ZERO;
+                quiet_at = None;
+            }
             Next::Stopped if eot.is_some() => {
                 let w = eot.as_mut().expect("checked");
                 w.poll();
@@ -139,6 +146,7 @@ pub(super) fn run(
                 let w = eot.as_mut().expect("checked");
                 w.poll();
                 idle_total += patience.idle();
+                quiet_at = quiet_at.or(patience.quiet_since_ns());
                 patience = Patience::new(slice);
                 if w.covers(&spec.streams) {
                     let want = w.total(&spec.streams);
@@ -220,8 +228,12 @@ pub(super) fn run(
             check_size(&mut msg, first_len, seen)?;
         }
         if seen == 0 && header && spec.header == HeaderUse::Detect {
-            // A peer without the header (libzmq's C tools): count only.
-            header = matches!(Header::decode(msg.prefix(HEADER_LEN)), Ok(Some(_)));
+            // A peer without the header (libzmq's C tools): count only. A header this
+            // build cannot read is not "no header": the ledger would be silently off.
+            header = match Header::decode(msg.prefix(HEADER_LEN)) {
+                Ok(h) => h.is_some(),
+                Err(e) => return Err(Error::Protocol(format!("the first message: {e}"))),
+            };
         }
         seen += 1;
         progress.tick(seen);
@@ -332,18 +344,26 @@ pub(super) fn run(
         if spec.ends_itself && ends == spec.streams.len() {
             break;
         }
+        // Or at the count: every message the streams were to carry has arrived once (an
+        // end mark that never comes must not cost the timeout, and a longer stream is not
+        // read past it). Duplicates do not count: the distinct figure is taken only once
+        // the arrivals reach the count, so the common path costs one comparison.
+        if spec.ends_itself && received >= total && ledger.summary(None).received >= total {
+            break;
+        }
     }
     progress.finish();
     let end = if received == 0 {
         // Nothing arrived: no span (a merge of replicas leaves it out).
         start
-    } else if cut_short.is_some() || !spec.ends_itself {
+    } else if cut_short.is_some() || !spec.ends_itself || eot.is_some() {
         // Rate over the time messages were arriving, not the idle wait, the wait for the
-        // runner's stop (a share of a load-balanced stream) or the drain after it.
+        // runner's stop (a share of a load-balanced stream), the drain after it, or the
+        // wait for a stream's end of transmission.
         // The quiet spell's start is an estimate (one receive timeout back); the last
         // clock reading at an arrival bounds it from below.
-        patience
-            .quiet_since_ns()
+        quiet_at
+            .or(patience.quiet_since_ns())
             .unwrap_or_else(now_ns)
             .max(last_read_ns)
             .max(start)
@@ -554,6 +574,75 @@ mod tests {
         let r = sink_of_shifted_stamps(0, vec![(0, -60_000_000_000)], Vec::new());
         let all = r.latency.unwrap();
         assert_eq!((all.count(), all.clock().stale), (0, 20));
+    }
+
+    /// The runner's side for a sink in a stream: it never says stop (the sink ends on the
+    /// stream's end of transmission).
+    struct NeverStopped(mpsc::Sender<String>);
+
+    impl Control for NeverStopped {
+        fn ready(&mut self, endpoints: &[String]) -> Result<()> {
+            self.0.send(endpoints[0].clone()).unwrap();
+            Ok(())
+        }
+        fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
+            Ok(())
+        }
+        fn stop_requested(&mut self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_sink_in_a_stream_ends_its_rate_at_the_last_arrival_not_at_the_end_of_transmission() {
+        let ctx = zmq::Context::new();
+        // The stream's end-of-transmission channel, as the runner binds it.
+        let chan = ctx.socket(zmq::XPUB).unwrap();
+        chan.set_linger(0).unwrap();
+        chan.set_rcvtimeo(5000).unwrap();
+        chan.bind("tcp://127.0.0.1:*").unwrap();
+        let chan_ep = chan.get_last_endpoint().unwrap().unwrap();
+        let plan = SockPlan {
+            kind: SocketType::Pull,
+            bind: vec!["tcp://127.0.0.1:*".into()],
+            connect: Vec::new(),
+            options: Default::default(),
+        };
+        let mut spec = NodeSpec::single("sink", Role::Sink, plan, Duration::from_secs(5));
+        spec.size = 64;
+        spec.count = 20;
+        spec.streams = vec![(0, 20)];
+        spec.eot = Some(chan_ep);
+        let (tx, rx) = mpsc::channel();
+        let sink_ctx = ctx.clone();
+        let sink = std::thread::spawn(move || run(&sink_ctx, &spec, &mut NeverStopped(tx)));
+        let endpoint = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        // The sink's subscription to the channel.
+        chan.recv_bytes(0)
+            .expect("the sink subscribes to the channel");
+        let push = ctx.socket(zmq::PUSH).unwrap();
+        push.set_linger(0).unwrap();
+        push.set_sndtimeo(5000).unwrap();
+        push.connect(&endpoint).unwrap();
+        for seq in 0..20 {
+            send(&push, seq, FLAG_TIMESTAMP);
+        }
+        // The end of transmission comes well after the last message has arrived.
+        std::thread::sleep(Duration::from_millis(500));
+        let eot_sent = now_ns();
+        let mut m = crate::roles::eot::EOT_TAG.to_vec();
+        m.extend_from_slice(&0u32.to_le_bytes());
+        m.extend_from_slice(&20u64.to_le_bytes());
+        chan.send(&m[..], 0).unwrap();
+        let report = sink.join().unwrap().unwrap();
+        assert_eq!(report.cut_short, None);
+        let d = report.delivered.unwrap();
+        assert_eq!(d.messages, 20);
+        assert!(
+            d.end_ns < eot_sent,
+            "the delivered span ends {} ns after the end of transmission was sent; it should end at the last arrival",
+            d.end_ns - eot_sent
+        );
     }
 
     #[test]

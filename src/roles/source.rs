@@ -70,7 +70,15 @@ pub(super) fn run(
     let first_len = spec.frames.first().copied().unwrap_or(spec.size);
     let every = spec.stamp_every.max(1);
     let mut m = RawMsg::new();
+    let interval_ns = spec.rate.map(|r| 1e9 / r);
+    // In open loop the warm-up keeps the schedule too: sent at once, it would fill a PUB's
+    // queue and make it drop the first measured messages.
+    let warm_start = now_ns();
+    let due_at = |base: u64, i: u64, iv: f64| base + (i as f64 * iv) as u64;
     for i in 0..spec.warmup {
+        if let Some(iv) = interval_ns {
+            wait_until(due_at(warm_start, i, iv));
+        }
         m.reset_uninit(first_len)?;
         if header {
             let h = Header {
@@ -83,13 +91,17 @@ pub(super) fn run(
         }
         send_one(&shape, &mut io, s, &mut m, i).map_err(|e| wait.error(e, 0, String::new()))?;
     }
-    let interval_ns = spec.rate.map(|r| 1e9 / r);
     let mut delay = LatencyHistogram::new();
     let last = spec.count.saturating_sub(1);
     // In a process of its own, the process's memory around the loop is the source's.
     let own_process = placement() == "process";
     let rss_before_kib = own_process.then(|| rss_kib().0);
-    let start = now_ns();
+    // The measured stream goes on with the warm-up's schedule: its first message is due one
+    // interval after the last warm-up message.
+    let start = match interval_ns {
+        Some(iv) if spec.warmup > 0 => due_at(warm_start, spec.warmup, iv),
+        _ => now_ns(),
+    };
     // Counts down to the next time-stamped message (no division on the hot path).
     let mut until_stamp = 0u64;
     for i in 0..spec.count {
@@ -197,4 +209,81 @@ fn send_one(
 fn set_linger(s: &zmq::Socket, ms: i32) -> Result<Option<bool>> {
     s.set_linger(ms).map_err(zmq_err("setting ZMQ_LINGER"))?;
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roles::SockPlan;
+    use crate::topology::{Role, SocketType};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// The runner's side for a source on a thread: its endpoint goes back on a channel.
+    struct Started(mpsc::Sender<String>);
+
+    impl Control for Started {
+        fn ready(&mut self, endpoints: &[String]) -> Result<()> {
+            self.0.send(endpoints[0].clone()).unwrap();
+            Ok(())
+        }
+        fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
+            Ok(())
+        }
+        fn stop_requested(&mut self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_paced_source_keeps_its_schedule_through_the_warm_up() {
+        let ctx = zmq::Context::new();
+        let plan = SockPlan {
+            kind: SocketType::Push,
+            bind: vec!["tcp://127.0.0.1:*".into()],
+            connect: Vec::new(),
+            options: Default::default(),
+        };
+        let mut spec = NodeSpec::single("src", Role::Source, plan, Duration::from_secs(5));
+        spec.size = 64;
+        spec.count = 20;
+        spec.warmup = 200;
+        spec.rate = Some(1000.0);
+        spec.quit = Quit::LingerZero;
+        let (tx, rx) = mpsc::channel();
+        let c2 = ctx.clone();
+        let t0 = now_ns();
+        let h = std::thread::spawn(move || run(&c2, &spec, &mut Started(tx)));
+        let ep = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        let pull = ctx.socket(zmq::PULL).unwrap();
+        pull.set_linger(0).unwrap();
+        pull.set_rcvtimeo(5000).unwrap();
+        pull.connect(&ep).unwrap();
+        for _ in 0..220 {
+            pull.recv_bytes(0).expect("every message arrives");
+        }
+        let r = h.join().unwrap().unwrap();
+        let send = r.send.unwrap();
+        // 200 warm-up messages at 1 ms each are due before the first measured one (sent at
+        // once, the warm-up took a few ms).
+        assert!(
+            send.start_ns >= t0 + 199_000_000,
+            "the measured stream began {} ms after the start: the warm-up was not paced",
+            (send.start_ns - t0) / 1_000_000
+        );
+        // The measured messages keep the pace too, and none left before its time.
+        assert!(send.end_ns - send.start_ns >= 19_000_000);
+        assert_eq!(r.send_delay.unwrap().count(), 20);
+    }
+
+    #[test]
+    fn a_wait_never_ends_before_its_time() {
+        let mut due = now_ns();
+        for i in 0..200u64 {
+            // Gaps of 10 us (spun) and 2 ms (slept), in turn.
+            due += if i % 2 == 0 { 10_000 } else { 2_000_000 };
+            wait_until(due);
+            assert!(now_ns() >= due, "wait {i} ended early");
+        }
+    }
 }

@@ -96,6 +96,14 @@ pub struct NodeSpec {
     /// Who should be on the other side, for error messages (e.g. `remote_lat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_label: Option<String>,
+    /// Ping played by a compatible command: a peer that stops part-way ends the loop with
+    /// what was measured (`cut_short`) instead of an error, so the command prints it first.
+    #[serde(skip)]
+    pub keep_partial: bool,
+    /// Swarm: the largest message its publisher sends, when the run knows it (it bounds
+    /// the frames its SUB sockets take).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_frame: Option<usize>,
     /// Source: how it ends once its last message has left.
     #[serde(default)]
     pub quit: Quit,
@@ -223,6 +231,10 @@ pub struct RoleReport {
     /// Ping: the full round trips, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt: Option<LatencyHistogram>,
+    /// Ping without a warm-up: the first round trip, ns (it holds the wait for an echo
+    /// started later, and the connection's handshake).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_round_trip_ns: Option<u64>,
     /// Ping and echo: round trips done, from the first to the last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_trips: Option<Throughput>,
@@ -291,6 +303,8 @@ impl NodeSpec {
             ticks: None,
             swarm: None,
             peer_label: None,
+            keep_partial: false,
+            max_frame: None,
             quit: Quit::WaitForPeer,
             frames: Vec::new(),
             type_id: 0,

@@ -92,19 +92,68 @@ impl Patience {
     }
 }
 
-/// Waits until the monotonic clock reaches `due_ns`: sleeps while far, spins when close.
+/// The last stretch before a send time that is always spun, ns: a sleep never ends closer
+/// to the send time than this plus the expected oversleep.
+const SPIN_NS: u64 = 15_000;
+/// Bounds of the oversleep estimate, ns.
+const OVERSLEEP_MIN_NS: u64 = 2_000;
+const OVERSLEEP_MAX_NS: u64 = 500_000;
+/// The estimate before the first sleep of a thread (with its timer slack at 1 ns).
+const OVERSLEEP_START_NS: u64 = 60_000;
+
+std::thread_local! {
+    /// How much longer than asked this thread's sleeps last, ns (0: not set up yet).
+    static OVERSLEEP_NS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Waits until the monotonic clock reaches `due_ns` (an open-loop send time) without
+/// spinning where the gap allows: it sleeps until shortly before the time (by the thread's
+/// measured oversleep plus [`SPIN_NS`]) and spins only that last stretch. The oversleep is
+/// learnt from every sleep: it rises after a late wake-up (at most doubling) and decays
+/// slowly, also while gaps are too short to sleep, so one preemption does not make a thread
+/// spin for good. The first call sets the thread's timer slack to 1 ns (Linux), so a sleep ends
+/// within a few microseconds of its time instead of libc's default 50.
 #[inline]
 pub(crate) fn wait_until(due_ns: u64) {
+    let mut over = OVERSLEEP_NS.with(|c| c.get());
+    if over == 0 {
+        over = first_pacing_on_this_thread();
+    }
+    let mut slept = false;
     loop {
         let now = now_ns();
         if now >= due_ns {
-            return;
+            break;
         }
         let left = due_ns - now;
-        if left > 200_000 {
-            std::thread::sleep(Duration::from_nanos(left - 100_000));
+        if left > over + SPIN_NS {
+            slept = true;
+            let want = left - over - SPIN_NS;
+            std::thread::sleep(Duration::from_nanos(want));
+            let late = now_ns().saturating_sub(now + want);
+            // A late wake-up at most doubles the estimate: one preemption of milliseconds
+            // must not turn the next thousand waits into spins.
+            over = if late > over {
+                late.min(over * 2)
+            } else {
+                over - (over - late) / 8
+            };
         } else {
             std::hint::spin_loop();
         }
     }
+    if !slept {
+        over -= over / 64;
+    }
+    OVERSLEEP_NS.with(|c| c.set(over.clamp(OVERSLEEP_MIN_NS, OVERSLEEP_MAX_NS)));
+}
+
+#[cold]
+fn first_pacing_on_this_thread() -> u64 {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and changes only this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+    }
+    OVERSLEEP_START_NS
 }

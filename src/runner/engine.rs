@@ -660,6 +660,11 @@ pub fn replicas(g: &Graph, case: &CaseSpec, settings: &Settings) -> Result<Vec<R
                             .any(|p| t.nodes[p.0].ticks.as_ref().is_some_and(|tk| tk.raw)),
                     }),
                     peer_label: None,
+                    keep_partial: false,
+                    // A swarm reached by the case's publisher knows its size (a sub-cluster
+                    // alone does not: it takes any).
+                    max_frame: (n.role == Role::Swarm && !sizes.is_empty())
+                        .then(|| sizes.iter().copied().max().unwrap_or(0)),
                     // A peer's source keeps its socket until the runner's stop, which
                     // comes once every receiver has reported.
                     quit: if peer.is_some() {

@@ -39,6 +39,7 @@ pub fn open(
         // Every sink's subscription, not only the first of each topic.
         crate::net::set_xpub_verbose(&mut sock)?;
         sock.set_linger(0).map_err(zmq_err("setting ZMQ_LINGER"))?;
+        crate::net::enable_ipv6(&sock, &at)?;
         sock.set_rcvtimeo(100)
             .map_err(zmq_err("setting ZMQ_RCVTIMEO"))?;
         sock.bind(&at)

@@ -100,6 +100,27 @@ fn recv(events: &Receiver<Event>, name: &str, deadline: Instant) -> Result<Optio
     }
 }
 
+/// Why a node could not be told something: a node that has ended (its own timeout, an
+/// error of its own) closed its end of the control channel, and what it said as it ended
+/// is the cause, not the broken pipe. Waits briefly for its last words; `fallback` when it
+/// said none.
+fn own_failure(node: &mut dyn Placed, fallback: Error) -> Error {
+    let until = Instant::now() + Duration::from_secs(2);
+    loop {
+        match node.wait_event(until) {
+            Ok(Some(Event::Done(r))) => {
+                return match *r {
+                    Err(f) => f.into(),
+                    Ok(_) => fallback,
+                }
+            }
+            Ok(Some(_)) => continue,
+            Ok(None) => return fallback,
+            Err(died) => return died,
+        }
+    }
+}
+
 /// A node on a thread of this process.
 struct OnThread {
     name: String,
@@ -114,10 +135,14 @@ impl Placed for OnThread {
     }
 
     fn send(&mut self, m: ToNode) -> Result<()> {
-        self.control.send(m).map_err(|_| Error::Io {
+        if self.control.send(m).is_ok() {
+            return Ok(());
+        }
+        let ended = Error::Io {
             op: format!("telling {}", self.name),
             source: std::io::Error::other("its thread has ended"),
-        })
+        };
+        Err(own_failure(self, ended))
     }
 
     fn next(&mut self, deadline: Instant) -> Result<Event> {
@@ -530,10 +555,16 @@ impl Placed for InProcess {
 
     fn send(&mut self, m: ToNode) -> Result<()> {
         let m = m.in_version(self.v);
-        self.child.write_line(&m.line()).map_err(|e| Error::Io {
-            op: format!("telling {}", self.who()),
-            source: e,
-        })
+        match self.child.write_line(&m.line()) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let pipe = Error::Io {
+                    op: format!("telling {}", self.who()),
+                    source: e,
+                };
+                Err(own_failure(self, pipe))
+            }
+        }
     }
 
     fn next(&mut self, deadline: Instant) -> Result<Event> {

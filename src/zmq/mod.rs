@@ -179,6 +179,7 @@ pub const ZMQ_FD: c_int = 14;
 pub const ZMQ_EVENTS: c_int = 15;
 pub const ZMQ_LINGER: c_int = 17;
 pub const ZMQ_BACKLOG: c_int = 19;
+pub const ZMQ_MAXMSGSIZE: c_int = 22;
 pub const ZMQ_SNDHWM: c_int = 23;
 pub const ZMQ_RCVHWM: c_int = 24;
 pub const ZMQ_RCVTIMEO: c_int = 27;
@@ -520,6 +521,20 @@ impl Socket {
     }
     pub fn set_immediate(&self, on: bool) -> Result<()> {
         self.set_int(ZMQ_IMMEDIATE, on as i32)
+    }
+    /// The largest frame a peer may send (ZMQ_MAXMSGSIZE, an int64; -1: no limit). A peer
+    /// that declares a larger one is disconnected before its bytes are taken in.
+    pub fn set_maxmsgsize(&self, bytes: i64) -> Result<()> {
+        // SAFETY: the value is a live i64 of the size given.
+        check(unsafe {
+            (api().zmq_setsockopt)(
+                self.raw,
+                ZMQ_MAXMSGSIZE,
+                &bytes as *const i64 as *const c_void,
+                std::mem::size_of::<i64>(),
+            )
+        })
+        .map(|_| ())
     }
     pub fn set_ipv6(&self, on: bool) -> Result<()> {
         self.set_int(ZMQ_IPV6, on as i32)

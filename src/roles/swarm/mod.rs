@@ -237,7 +237,11 @@ fn open_subscribers(
         })?;
         s.set_linger(0).map_err(zmq_err("setting ZMQ_LINGER"))?;
         crate::net::apply_options(&mut s, plan.kind, &plan.options, false)?;
+        if let Some(largest) = super::open::largest_frame(spec) {
+            crate::net::limit_message_size(&s, largest)?;
+        }
         for ep in &plan.connect {
+            crate::net::enable_ipv6(&s, ep)?;
             s.connect(ep).map_err(|e| Error::Endpoint {
                 endpoint: ep.clone(),
                 reason: format!("cannot connect ({e}); check the host name and port"),
