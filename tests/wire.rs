@@ -573,3 +573,82 @@ fn ipc_socket_files_of_given_paths_are_removed_at_exit() {
         std::fs::remove_dir_all(&d).unwrap();
     });
 }
+
+/// Waits (up to 30 s) until process `pid` has a handler for `sig`: from then on the signal
+/// is caught by zmqperf, not the default action (no race with the process's start).
+fn wait_catches(pid: u32, sig: libc::c_int) {
+    let bit = 1u64 << (sig - 1);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < until {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & bit != 0 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("process {pid} never caught signal {sig}");
+}
+
+/// Signals `p` once it catches `sig`, and returns its output: it ends with 128 + the signal,
+/// what it measured printed (one JSON object) and the signal named.
+fn signalled(p: Proc, sig: libc::c_int, name: &str) -> serde_json::Value {
+    wait_catches(p.pid(), sig);
+    // Some of the measurement first (not needed for the verdict, which holds at any time).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: a signal to the process this test started, by its pid.
+    unsafe { libc::kill(p.pid() as i32, sig) };
+    let o = p.finish();
+    assert_eq!(o.code, Some(128 + sig), "{o:?}");
+    assert!(
+        o.stderr.contains(&format!("interrupted by {name}")),
+        "{}",
+        o.stderr
+    );
+    serde_json::from_str(o.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {o:?}"))
+}
+
+#[test]
+fn signals_end_the_compatible_commands_with_what_they_measured() {
+    with_watchdog(T, || {
+        // inproc_thr: the sender stops, the receiver drains; both sides' counts agree.
+        let p = Proc::spawn(zp(&["inproc_thr", "64", "2000M", "--json"]), T);
+        let v = signalled(p, libc::SIGTERM, "SIGTERM");
+        let got = v["distinct"].as_u64().unwrap();
+        assert_eq!(v["sender"]["send"]["messages"].as_u64(), Some(got), "{v}");
+        assert_eq!(v["loss"]["lost"].as_u64().unwrap_or(0), 0, "{v}");
+        // inproc_lat: the round trips so far, with their average.
+        let p = Proc::spawn(zp(&["inproc_lat", "64", "500M", "--json"]), T);
+        let v = signalled(p, libc::SIGHUP, "SIGHUP");
+        let n = v["roundtrip_count"].as_u64().unwrap();
+        assert!(
+            v["cut_short"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("after {n} round trips")),
+            "{v}"
+        );
+        // local_thr against a remote_thr that goes on sending: each keeps its own figures.
+        let (ep, local) = local_thr(&["64", "2000M", "--json"]);
+        let remote = Proc::spawn(zp(&["remote_thr", &ep, "64", "2000M", "--json"]), T);
+        let v = signalled(local, libc::SIGINT, "SIGINT");
+        assert!(
+            v["cut_short"]
+                .as_str()
+                .unwrap()
+                .starts_with("interrupted by SIGINT"),
+            "{v}"
+        );
+        let s = signalled(remote, libc::SIGTERM, "SIGTERM");
+        let sent = s["send"]["messages"].as_u64().unwrap();
+        assert!(sent >= v["distinct"].as_u64().unwrap(), "{s} {v}");
+        assert!(
+            s["cut_short"].as_str().unwrap().contains("messages sent"),
+            "{s}"
+        );
+    });
+}

@@ -519,6 +519,7 @@ pub(super) fn local_lat(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
 }
 
 fn local_lat_here(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let ep = endpoint(&a.bind_to, Side::Bind, "inproc_lat")?;
     let cfg = LatConfig {
         size: parse_size("<message-size>", &a.message_size)?,
@@ -538,6 +539,18 @@ fn local_lat_here(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
         String::new(),
         || out::echo_detail(&r),
     );
+    interrupted_after_print(None)
+}
+
+/// After the figures are printed: a signal (Ctrl-C, SIGTERM, SIGHUP) that ended the
+/// measurement is the exit (128 + the signal), with what the figures cover.
+fn interrupted_after_print(why: Option<&str>) -> Result<()> {
+    if zmqperf::runner::interrupted() {
+        return Err(Error::Interrupted(format!(
+            "{}; the figures above are of what was done before it",
+            why.unwrap_or("by a signal")
+        )));
+    }
     Ok(())
 }
 
@@ -560,6 +573,7 @@ pub(super) fn remote_lat(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
 }
 
 fn remote_lat_here(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let cfg = LatConfig {
         endpoint: endpoint(&a.connect_to, Side::Connect, "inproc_lat")?,
         size: parse_size("<message-size>", &a.message_size)?,
@@ -592,6 +606,7 @@ fn remote_lat_here(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
 /// The failure of a latency run whose echo side stopped part-way, once the figures of the
 /// round trips done are printed (exit 7).
 fn cut_short_after_print(r: &compat::LatencyResult) -> Result<()> {
+    interrupted_after_print(r.cut_short.as_deref())?;
     if let Some(why) = &r.cut_short {
         return Err(Error::Unconfirmed(format!(
             "{why} (the figures above are of the {} round trips done)",
@@ -652,6 +667,7 @@ pub(super) fn local_thr(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
 }
 
 fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let ep = endpoint(&a.bind_to, Side::Bind, "inproc_thr")?;
     let cfg = ThrConfig {
         size: parse_size("<message-size>", &a.message_size)?,
@@ -689,6 +705,7 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
             "{why} (the figures above are of the messages before it)"
         )));
     }
+    interrupted_after_print(r.cut_short.as_deref())?;
     if let Some(detail) = &r.cut_short {
         let l = r.loss.clone().unwrap_or_default();
         return Err(Error::CutShort {
@@ -747,6 +764,7 @@ pub(super) fn remote_thr(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
 }
 
 fn remote_thr_here(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let cfg = ThrConfig {
         endpoint: endpoint(&a.connect_to, Side::Connect, "inproc_thr")?,
         size: parse_size("<message-size>", &a.message_size)?,
@@ -769,6 +787,7 @@ fn remote_thr_here(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
         String::new(),
         || out::sender_detail(&r),
     );
+    interrupted_after_print(r.cut_short.as_deref())?;
     if r.peer_closed == Some(false) {
         return Err(Error::Unconfirmed(format!(
             "all {} messages left, but the receiver did not hang up within {} of the last one: it may not have read them (a receiver expecting more messages, one that stopped reading, or a long-lived service that never closes; its own output is the verdict)",
@@ -781,6 +800,7 @@ fn remote_thr_here(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
 
 /// `zmqperf inproc_lat`.
 pub(super) fn inproc_lat(a: &InprocLat) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let r = compat::inproc_lat(
         parse_size("<message-size>", &a.message_size)?,
         parse_count("<roundtrip-count>", &a.roundtrip_count)?,
@@ -799,6 +819,7 @@ pub(super) fn inproc_lat(a: &InprocLat) -> Result<()> {
 
 /// `zmqperf inproc_thr`.
 pub(super) fn inproc_thr(a: &InprocThr) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let (r, s) = compat::inproc_thr(
         parse_size("<message-size>", &a.message_size)?,
         parse_count("<message-count>", &a.message_count)?,
@@ -820,5 +841,5 @@ pub(super) fn inproc_thr(a: &InprocThr) -> Result<()> {
         out::throughput_lines(&r),
         || format!("{}{}", out::receiver_detail(&r), out::sender_detail(&s)),
     );
-    Ok(())
+    interrupted_after_print(r.cut_short.as_deref().or(s.cut_short.as_deref()))
 }

@@ -183,6 +183,16 @@ pub fn local_lat(
     spec.peer_label = Some("remote_lat".into());
     let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, on_ready)?;
     let rt = r.round_trips.unwrap_or_default();
+    if let Some(why) = r
+        .cut_short
+        .as_ref()
+        .filter(|_| crate::runner::interrupted())
+    {
+        return Err(crate::error::Error::Interrupted(format!(
+            "{why} (echoed {} of {} round trips)",
+            rt.messages, cfg.count
+        )));
+    }
     if r.cut_short.is_some() {
         return Err(crate::error::Error::PeerStopped {
             endpoint,

@@ -146,6 +146,10 @@ pub struct SenderResult {
     /// Whether the receiver hung up within the timeout after the last message (tcp and ipc;
     /// None for inproc). False means the tail may not have been delivered.
     pub peer_closed: Option<bool>,
+    /// Why it sent fewer than asked, if it did: "interrupted by SIGTERM after 1234
+    /// messages sent" (`send` counts what left).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_short: Option<String>,
 }
 
 /// local_thr: binds a PULL (or SUB) socket and receives `count` messages of `size` bytes
@@ -193,6 +197,10 @@ pub fn local_thr(
         let own = l.summary(None);
         if ended_at_mark && own.expected < cfg.count {
             stream_length = Some(own.expected);
+            own
+        } else if crate::runner::interrupted() {
+            // Ended by a signal: the holes are those before the last message seen; what
+            // had not been sent yet is not lost.
             own
         } else {
             l.summary(Some(cfg.count))
@@ -292,6 +300,7 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
         },
         header: r.header,
         peer_closed: r.peer_closed,
+        cut_short: r.cut_short,
     })
 }
 

@@ -63,6 +63,9 @@ pub(super) fn run(
             match got {
                 Next::Got => {}
                 Next::Stopped => stopped = true,
+                Next::Interrupted => {
+                    cut_short = Some(super::sink::interrupted_after(done, "round trips"))
+                }
                 Next::Idle if done == 0 => {
                     return Err(wait.error(zmq::Error::EAGAIN, 0, String::new()))
                 }
@@ -125,6 +128,7 @@ pub(super) fn run(
     let peer_closed = o
         .watch
         .as_ref()
+        .filter(|_| !crate::runner::interrupted())
         .map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout()));
     Ok(RoleReport {
         ledger: header.then_some(ledger),

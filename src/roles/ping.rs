@@ -52,6 +52,11 @@ pub(super) fn run(
     let mut first_reply_ns = None;
     let mut stopped = None;
     for i in 0..total {
+        // A signal that ends the run: the round trips so far are the report.
+        if crate::runner::interrupted() {
+            stopped = Some((zmq::Error::EINTR, i));
+            break;
+        }
         let warm = i < spec.warmup;
         if i == spec.warmup {
             start = now_ns();
@@ -77,6 +82,7 @@ pub(super) fn run(
             stopped = Some((e, i));
             break;
         }
+
         check_size(&mut msg, spec.size, i)?;
         if i == 0 && spec.warmup == 0 {
             // One clock reading, plain mode too: what the first round trip waited.
@@ -132,15 +138,20 @@ pub(super) fn run(
     let mut done = spec.count;
     let mut cut_short = None;
     if let Some((e, i)) = stopped {
-        // A compatible command keeps what was measured when its peer stopped part-way (it
-        // prints it, then fails); anything else is the error at once.
-        if !(spec.keep_partial && e == zmq::Error::EAGAIN && i > spec.warmup) {
+        let by_signal = e == zmq::Error::EINTR && crate::runner::interrupted();
+        // A compatible command keeps what was measured when its peer stopped part-way or a
+        // signal ended it (it prints it, then fails); anything else is the error at once.
+        if !(spec.keep_partial && (e == zmq::Error::EAGAIN || by_signal) && i > spec.warmup) {
             return Err(fail(s, e, i));
         }
         done = i - spec.warmup;
-        cut_short = Some(fail(s, e, i).to_string());
-        // The last reply came about one timeout before the failed wait gave up.
-        end = end.saturating_sub(spec.timeout_ms * 1_000_000).max(start);
+        if by_signal {
+            cut_short = Some(super::sink::interrupted_after(done, "round trips"));
+        } else {
+            cut_short = Some(fail(s, e, i).to_string());
+            // The last reply came about one timeout before the failed wait gave up.
+            end = end.saturating_sub(spec.timeout_ms * 1_000_000).max(start);
+        }
     }
     progress.finish();
     ctl.sent()?;

@@ -110,7 +110,22 @@ pub(super) fn run(
     let mut last_read_ns = 0;
     let mut cut_short = None;
     let mut protocol_error = None;
+    // A sender in another process goes on sending after a signal here: the sink stops at
+    // once. One in this process (inproc) stops sending itself, and the sink then drains what
+    // it sent (its quiet slice ends the wait): a sink that stopped reading would leave that
+    // sender blocked at its high-water mark.
+    let at_once = !spec
+        .sockets
+        .iter()
+        .flat_map(|p| p.bind.iter().chain(&p.connect))
+        .any(|e| e.starts_with("inproc://"));
     loop {
+        // A signal that ends the run (a relaxed load per message: one instruction); the
+        // messages so far are the report.
+        if at_once && crate::runner::interrupted() {
+            cut_short = Some(interrupted_after(received, "messages"));
+            break;
+        }
         let first = if routed { &mut id } else { &mut msg };
         let next = patience
             .recv(first, s, ctl, &mut io)
@@ -119,6 +134,10 @@ pub(super) fn run(
             Next::Got => {
                 idle_total = Duration::ZERO;
                 quiet_at = None;
+            }
+            Next::Interrupted => {
+                cut_short = Some(interrupted_after(received, "messages"));
+                break;
             }
             Next::Stopped if eot.is_some() => {
                 let w = eot.as_mut().expect("checked");
@@ -462,6 +481,15 @@ fn check_frames(
         }
     }
     (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// The cut-short note of a role ended by a signal: "interrupted by SIGTERM after 1234
+/// messages".
+pub(crate) fn interrupted_after(n: u64, what: &str) -> String {
+    format!(
+        "interrupted by {} after {n} {what}",
+        crate::runner::interrupted_by()
+    )
 }
 
 #[cfg(test)]

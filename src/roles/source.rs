@@ -104,7 +104,15 @@ pub(super) fn run(
     };
     // Counts down to the next time-stamped message (no division on the hot path).
     let mut until_stamp = 0u64;
+    let mut sent = spec.count;
+    let mut cut_short = None;
     for i in 0..spec.count {
+        // A signal that ends the run: what was sent so far is the report.
+        if crate::runner::interrupted() {
+            sent = i;
+            cut_short = Some(super::sink::interrupted_after(i, "messages sent"));
+            break;
+        }
         m.reset_uninit(first_len)?;
         if header {
             let (flags, stamp) = match interval_ns {
@@ -133,13 +141,22 @@ pub(super) fn run(
             wait_until(due);
             delay.record(now_ns() - due);
         }
-        send_one(&shape, &mut io, s, &mut m, i).map_err(|e| {
-            wait.error(
-                e,
-                i,
-                " (sending blocked: the receiver stopped taking messages)".into(),
-            )
-        })?;
+        match send_one(&shape, &mut io, s, &mut m, i) {
+            Ok(()) => {}
+            // A signal that ends the run interrupted a blocked send: what left is the report.
+            Err(zmq::Error::EINTR) if crate::runner::interrupted() => {
+                sent = i;
+                cut_short = Some(super::sink::interrupted_after(i, "messages sent"));
+                break;
+            }
+            Err(e) => {
+                return Err(wait.error(
+                    e,
+                    i,
+                    " (sending blocked: the receiver stopped taking messages)".into(),
+                ))
+            }
+        }
     }
     let end = now_ns();
     let (rss_after_kib, rss_peak_kib) = if own_process {
@@ -160,6 +177,7 @@ pub(super) fn run(
         Quit::WaitForPeer => o
             .watch
             .as_ref()
+            .filter(|_| !crate::runner::interrupted())
             .map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout())),
         // Closing throws the queue away.
         Quit::LingerZero => set_linger(s, 0)?,
@@ -178,9 +196,10 @@ pub(super) fn run(
         subscription_wait_ns,
         peer_closed,
         send_delay: interval_ns.map(|_| delay),
+        cut_short,
         send: Some(Throughput {
-            messages: spec.count,
-            payload_bytes: spec.count * spec.size as u64,
+            messages: sent,
+            payload_bytes: sent * spec.size as u64,
             start_ns: start,
             end_ns: end,
         }),

@@ -16,6 +16,8 @@ pub(crate) enum Next {
     Stopped,
     /// Nothing arrived for the whole timeout.
     Idle,
+    /// The process was told to end (SIGINT, SIGTERM, SIGHUP): the role reports what it had.
+    Interrupted,
 }
 
 /// A passive role's receive: waits in slices of [`STOP_POLL`], looking for the runner's
@@ -56,12 +58,20 @@ impl Patience {
                     self.quiet_since_ns = None;
                     return Ok(Next::Got);
                 }
+                // A signal interrupts a blocking receive; one that ends the run ends it.
+                Err(zmq::Error::EINTR) if crate::runner::interrupted() => {
+                    return Ok(Next::Interrupted)
+                }
+                Err(zmq::Error::EINTR) => {}
                 Err(zmq::Error::EAGAIN) => {
                     // The slice that just timed out began one slice ago, after the last
                     // message: no clock read per message on the hot path.
                     self.quiet_since_ns.get_or_insert_with(|| {
                         now_ns().saturating_sub(STOP_POLL.as_nanos() as u64)
                     });
+                    if crate::runner::interrupted() {
+                        return Ok(Next::Interrupted);
+                    }
                     if self.stopping {
                         return Ok(Next::Stopped);
                     }
