@@ -92,6 +92,35 @@ impl<F: FnMut(&[String])> Control for Here<F> {
     }
 }
 
+/// The runner's side for a role on a test's thread: its first endpoint goes back on a
+/// channel, the start is at once, and every look for the runner's stop sees `stop`.
+#[cfg(test)]
+pub(crate) struct TestRunner {
+    pub endpoint: std::sync::mpsc::Sender<String>,
+    pub stop: bool,
+}
+
+#[cfg(test)]
+impl TestRunner {
+    pub fn new(endpoint: std::sync::mpsc::Sender<String>, stop: bool) -> Self {
+        TestRunner { endpoint, stop }
+    }
+}
+
+#[cfg(test)]
+impl Control for TestRunner {
+    fn ready(&mut self, endpoints: &[String]) -> Result<()> {
+        self.endpoint.send(endpoints[0].clone()).unwrap();
+        Ok(())
+    }
+    fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
+        Ok(())
+    }
+    fn stop_requested(&mut self) -> bool {
+        self.stop
+    }
+}
+
 /// Runs a node on this thread; `on_ready` gets the endpoints bound before the run starts.
 pub fn run_here(
     ctx: &zmq::Context,

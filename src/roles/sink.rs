@@ -496,26 +496,9 @@ pub(crate) fn interrupted_after(n: u64, what: &str) -> String {
 mod tests {
     use super::*;
     use crate::header::FLAG_TIMESTAMP;
-    use crate::roles::SockPlan;
+    use crate::roles::{SockPlan, TestRunner};
     use crate::topology::Role;
     use std::sync::mpsc;
-
-    /// The runner's side for a sink on a thread: the endpoint goes back on a channel, the
-    /// start is at once and the stop has been said from the first look.
-    struct StoppedAtOnce(mpsc::Sender<String>);
-
-    impl Control for StoppedAtOnce {
-        fn ready(&mut self, endpoints: &[String]) -> Result<()> {
-            self.0.send(endpoints[0].clone()).unwrap();
-            Ok(())
-        }
-        fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
-            Ok(())
-        }
-        fn stop_requested(&mut self) -> bool {
-            true
-        }
-    }
 
     fn send(push: &zmq::Socket, seq: u64, flags: u8) {
         let mut buf = [0u8; 64];
@@ -551,7 +534,8 @@ mod tests {
         spec.send_offset_error_ns = errors;
         let (tx, rx) = mpsc::channel();
         let sink_ctx = ctx.clone();
-        let sink = std::thread::spawn(move || run(&sink_ctx, &spec, &mut StoppedAtOnce(tx)));
+        let sink =
+            std::thread::spawn(move || run(&sink_ctx, &spec, &mut TestRunner::new(tx, true)));
         let endpoint = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         let push = ctx.socket(zmq::PUSH).unwrap();
         push.set_linger(0).unwrap();
@@ -604,23 +588,6 @@ mod tests {
         assert_eq!((all.count(), all.clock().stale), (0, 20));
     }
 
-    /// The runner's side for a sink in a stream: it never says stop (the sink ends on the
-    /// stream's end of transmission).
-    struct NeverStopped(mpsc::Sender<String>);
-
-    impl Control for NeverStopped {
-        fn ready(&mut self, endpoints: &[String]) -> Result<()> {
-            self.0.send(endpoints[0].clone()).unwrap();
-            Ok(())
-        }
-        fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
-            Ok(())
-        }
-        fn stop_requested(&mut self) -> bool {
-            false
-        }
-    }
-
     #[test]
     fn a_sink_in_a_stream_ends_its_rate_at_the_last_arrival_not_at_the_end_of_transmission() {
         let ctx = zmq::Context::new();
@@ -643,7 +610,8 @@ mod tests {
         spec.eot = Some(chan_ep);
         let (tx, rx) = mpsc::channel();
         let sink_ctx = ctx.clone();
-        let sink = std::thread::spawn(move || run(&sink_ctx, &spec, &mut NeverStopped(tx)));
+        let sink =
+            std::thread::spawn(move || run(&sink_ctx, &spec, &mut TestRunner::new(tx, false)));
         let endpoint = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         // The sink's subscription to the channel.
         chan.recv_bytes(0)
@@ -688,7 +656,8 @@ mod tests {
         spec.streams = vec![(0, 20)];
         let (tx, rx) = mpsc::channel();
         let sink_ctx = ctx.clone();
-        let sink = std::thread::spawn(move || run(&sink_ctx, &spec, &mut StoppedAtOnce(tx)));
+        let sink =
+            std::thread::spawn(move || run(&sink_ctx, &spec, &mut TestRunner::new(tx, true)));
         let endpoint = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         let push = ctx.socket(zmq::PUSH).unwrap();
         push.set_linger(0).unwrap();

@@ -233,26 +233,10 @@ fn set_linger(s: &zmq::Socket, ms: i32) -> Result<Option<bool>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::roles::SockPlan;
+    use crate::roles::{SockPlan, TestRunner};
     use crate::topology::{Role, SocketType};
     use std::sync::mpsc;
     use std::time::Duration;
-
-    /// The runner's side for a source on a thread: its endpoint goes back on a channel.
-    struct Started(mpsc::Sender<String>);
-
-    impl Control for Started {
-        fn ready(&mut self, endpoints: &[String]) -> Result<()> {
-            self.0.send(endpoints[0].clone()).unwrap();
-            Ok(())
-        }
-        fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
-            Ok(())
-        }
-        fn stop_requested(&mut self) -> bool {
-            true
-        }
-    }
 
     #[test]
     fn a_paced_source_keeps_its_schedule_through_the_warm_up() {
@@ -272,7 +256,7 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         let c2 = ctx.clone();
         let t0 = now_ns();
-        let h = std::thread::spawn(move || run(&c2, &spec, &mut Started(tx)));
+        let h = std::thread::spawn(move || run(&c2, &spec, &mut TestRunner::new(tx, true)));
         let ep = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         let pull = ctx.socket(zmq::PULL).unwrap();
         pull.set_linger(0).unwrap();
