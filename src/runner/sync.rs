@@ -48,16 +48,50 @@ pub struct ClockEstimate {
     pub round_trip_ns: u64,
 }
 
-/// The estimate from a set of exchanges: the one with the shortest round trip. None for no
-/// exchange at all.
+/// How fast two hosts' monotonic clocks may run apart while the exchanges last: 100 ppm
+/// (NTP slews a clock by at most 500 ppm, and a slewed clock on one host against a free
+/// one rarely reaches 100; quartz alone is within 50).
+const DRIFT_PPM: u64 = 100;
+
+/// The estimate from a set of exchanges. Each exchange bounds the offset on both sides
+/// (neither way takes less than no time): it is at most t1 - t0 and at least t2 - t3. The
+/// bounds of all exchanges hold at once, so the offset lies in their intersection, which is
+/// never wider than the best single round trip and narrower when the quickest way out and
+/// the quickest way back were seen in different exchanges. The clocks may drift apart while
+/// the exchanges last: the intersection is widened by [`DRIFT_PPM`] of that time. Where the
+/// bounds contradict each other (a clock stepped), the best exchange alone is taken. None for
+/// no exchange at all.
 pub fn estimate(exchanges: &[Exchange]) -> Option<ClockEstimate> {
     let best = exchanges.iter().min_by_key(|e| e.round_trip_ns())?;
     let rtt = best.round_trip_ns();
-    Some(ClockEstimate {
+    let single = ClockEstimate {
         offset_ns: best.offset_ns(),
         error_ns: rtt.div_ceil(2),
         samples: exchanges.len() as u32,
         round_trip_ns: rtt,
+    };
+    let low = exchanges
+        .iter()
+        .map(|e| e.t2 as i128 - e.t3 as i128)
+        .max()?;
+    let high = exchanges
+        .iter()
+        .map(|e| e.t1 as i128 - e.t0 as i128)
+        .min()?;
+    let first = exchanges.iter().map(|e| e.t0).min()?;
+    let last = exchanges.iter().map(|e| e.t3).max()?;
+    let drift = (last.saturating_sub(first) as u128 * DRIFT_PPM as u128 / 1_000_000) as i128;
+    if low > high {
+        return Some(single);
+    }
+    let half = ((high - low) as u128).div_ceil(2) as i128 + drift;
+    if half as u64 >= single.error_ns {
+        return Some(single);
+    }
+    Some(ClockEstimate {
+        offset_ns: ((low + high) / 2) as i64,
+        error_ns: half as u64,
+        ..single
     })
 }
 
@@ -123,6 +157,34 @@ mod tests {
             "{est:?}"
         );
         assert!(estimate(&[]).is_none());
+    }
+
+    #[test]
+    fn the_quickest_way_out_and_back_of_different_exchanges_narrow_the_bound() {
+        let off = -42_000_000;
+        // The quickest way out (2 us) and the quickest way back (3 us) are in different
+        // exchanges; each exchange alone has a round trip of 52 us or more.
+        let exs = [
+            ex(0, off, 2_000, 50_000, 1_000),
+            ex(1_000_000, off, 60_000, 3_000, 1_000),
+            ex(2_000_000, off, 40_000, 40_000, 1_000),
+        ];
+        let est = estimate(&exs).unwrap();
+        assert_eq!(est.round_trip_ns, 52_000);
+        // Out 2 us + back 3 us: half of 5 us, plus 100 ppm of the 2.081 ms the exchanges took.
+        assert_eq!(est.error_ns, 2_500 + 208);
+        assert!(
+            (est.offset_ns - off).unsigned_abs() <= est.error_ns,
+            "{est:?}"
+        );
+        // Bounds that contradict each other (a clock stepped between exchanges): the best
+        // exchange alone.
+        let stepped = [
+            ex(0, off, 2_000, 2_000, 10),
+            ex(1_000_000, off + 50_000, 2_000, 2_000, 10),
+        ];
+        let est = estimate(&stepped).unwrap();
+        assert_eq!(est.error_ns, 2_000);
     }
 
     #[test]
