@@ -249,9 +249,9 @@ const HEARTBEAT: Duration = Duration::from_secs(1);
 const SILENCE: Duration = Duration::from_millis(3_500);
 /// Clock exchanges with a node on another host before its start and after its report,
 /// this far apart.
-const CLOCK_BEFORE: usize = 64;
-const CLOCK_AFTER: usize = 32;
-const CLOCK_GAP: Duration = Duration::from_millis(1);
+const CLOCK_BEFORE: usize = 128;
+const CLOCK_AFTER: usize = 64;
+const CLOCK_GAP: Duration = Duration::from_micros(500);
 /// How long a node has to say `hello` (a launcher such as ssh takes its time to connect).
 const HELLO_WAIT: Duration = Duration::from_secs(20);
 
