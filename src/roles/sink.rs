@@ -500,6 +500,21 @@ mod tests {
     use crate::topology::Role;
     use std::sync::mpsc;
 
+    /// A PULL sink on a loopback port for one stream of 20 messages of 64 B.
+    fn pull_sink_of_20() -> NodeSpec {
+        let plan = SockPlan {
+            kind: SocketType::Pull,
+            bind: vec!["tcp://127.0.0.1:*".into()],
+            connect: Vec::new(),
+            options: Default::default(),
+        };
+        let mut spec = NodeSpec::single("sink", Role::Sink, plan, Duration::from_secs(5));
+        spec.size = 64;
+        spec.count = 20;
+        spec.streams = vec![(0, 20)];
+        spec
+    }
+
     fn send(push: &zmq::Socket, seq: u64, flags: u8) {
         let mut buf = [0u8; 64];
         Header {
@@ -520,16 +535,7 @@ mod tests {
         errors: Vec<(u32, u64)>,
     ) -> RoleReport {
         let ctx = zmq::Context::new();
-        let plan = SockPlan {
-            kind: SocketType::Pull,
-            bind: vec!["tcp://127.0.0.1:*".into()],
-            connect: Vec::new(),
-            options: Default::default(),
-        };
-        let mut spec = NodeSpec::single("sink", Role::Sink, plan, Duration::from_secs(5));
-        spec.size = 64;
-        spec.count = 20;
-        spec.streams = vec![(0, 20)];
+        let mut spec = pull_sink_of_20();
         spec.send_offsets = offsets;
         spec.send_offset_error_ns = errors;
         let (tx, rx) = mpsc::channel();
@@ -597,16 +603,7 @@ mod tests {
         chan.set_rcvtimeo(5000).unwrap();
         chan.bind("tcp://127.0.0.1:*").unwrap();
         let chan_ep = chan.get_last_endpoint().unwrap().unwrap();
-        let plan = SockPlan {
-            kind: SocketType::Pull,
-            bind: vec!["tcp://127.0.0.1:*".into()],
-            connect: Vec::new(),
-            options: Default::default(),
-        };
-        let mut spec = NodeSpec::single("sink", Role::Sink, plan, Duration::from_secs(5));
-        spec.size = 64;
-        spec.count = 20;
-        spec.streams = vec![(0, 20)];
+        let mut spec = pull_sink_of_20();
         spec.eot = Some(chan_ep);
         let (tx, rx) = mpsc::channel();
         let sink_ctx = ctx.clone();
@@ -644,16 +641,7 @@ mod tests {
     #[test]
     fn a_stopped_sink_waits_for_a_stream_that_is_held_up_instead_of_counting_it_lost() {
         let ctx = zmq::Context::new();
-        let plan = SockPlan {
-            kind: SocketType::Pull,
-            bind: vec!["tcp://127.0.0.1:*".into()],
-            connect: Vec::new(),
-            options: Default::default(),
-        };
-        let mut spec = NodeSpec::single("sink", Role::Sink, plan, Duration::from_secs(5));
-        spec.size = 64;
-        spec.count = 20;
-        spec.streams = vec![(0, 20)];
+        let spec = pull_sink_of_20();
         let (tx, rx) = mpsc::channel();
         let sink_ctx = ctx.clone();
         let sink =
