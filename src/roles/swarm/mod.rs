@@ -359,7 +359,10 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
                 open -= 1;
             }
         }
-        if (woken.contains(&STDIN_TOKEN) || !in_process) && ctl.stop_requested() {
+        // Asked on every wake-up (a wait lasts at most 100 ms): the runner's pipe is read by
+        // the control's own thread, so a wake-up on it may come before the stop is parsed,
+        // and no second wake-up follows once that thread has read the line.
+        if ctl.stop_requested() {
             break StopReason::ParentGone;
         }
         let wait_ms = match over(open, last_activity, first_deadline, idle_ns) {

@@ -170,7 +170,9 @@ pub(in crate::roles::swarm) fn run(
                 }
             }
         }
-        if (woken.contains(&STDIN_TOKEN) || !in_process) && ctl.stop_requested() {
+        // On every wake-up, as the swarm does (a wake-up on the pipe may come before the
+        // control's thread has parsed the stop).
+        if ctl.stop_requested() {
             break StopReason::ParentGone;
         }
     };
