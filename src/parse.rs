@@ -190,8 +190,44 @@ pub fn parse_duration(what: &str, s: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Reads a file the user wrote (`what` names it in errors: "topology file", "hosts file"):
+/// an unreadable file is an I/O error (exit 11), but text that is not UTF-8 is a mistake in
+/// the file (exit 3, with the byte where it goes wrong), as any other.
+pub fn read_text_file(what: &str, path: &str) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::Io {
+        op: format!("reading {what} {path}"),
+        source: e,
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::invalid(
+            what,
+            path,
+            format!(
+                "not UTF-8 text (byte {} of the file is not); save it as UTF-8",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    use super::{parse_count, read_text_file};
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_a_mistake_in_the_file() {
+        let dir = std::env::temp_dir().join(format!("zp-parse-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("bad.toml");
+        std::fs::write(&f, b"name = 1\n\xff\xfe").unwrap();
+        let e = read_text_file("topology file", f.to_str().unwrap()).unwrap_err();
+        assert_eq!(e.exit_code(), 3, "{e}");
+        assert!(e.to_string().contains("byte 9"), "{e}");
+        let missing = dir.join("none.toml");
+        let e = read_text_file("topology file", missing.to_str().unwrap()).unwrap_err();
+        assert_eq!(e.exit_code(), 11, "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn separators_group_by_three() {

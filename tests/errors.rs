@@ -209,6 +209,32 @@ fn bad_inputs_table() {
     }
 }
 
+/// An empty file and one that is not UTF-8 are mistakes in the file (exit 3), said as such:
+/// not serde's "missing field", not an I/O error.
+#[test]
+fn empty_and_non_utf8_files_are_named_as_such() {
+    let dir = std::env::temp_dir().join(format!("zp-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("empty.toml");
+    std::fs::write(&empty, "").unwrap();
+    let binary = dir.join("latin1.toml");
+    std::fs::write(&binary, b"name = \"caf\xe9\"\n").unwrap();
+    let (e, b) = (empty.to_str().unwrap(), binary.to_str().unwrap());
+    fails(
+        &["topology", "check", e],
+        3,
+        "is empty; add at least a source and a sink",
+    );
+    fails(
+        &["run", e, "--no-history"],
+        3,
+        "is empty: a topology lists its [[node]]s",
+    );
+    fails(&["topology", "check", b], 3, "not UTF-8 text (byte 11");
+    fails(&["run", b, "--no-history"], 3, "not UTF-8 text");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// tcp://localhost and tcp://[::1] work on both sides, as users write them.
 #[test]
 fn localhost_and_ipv6_loopback_endpoints() {

@@ -246,10 +246,7 @@ fn curve_keys(sec: &SecurityOpts, mechanism: Mechanism) -> Result<Option<CurveKe
     let Some(path) = &sec.curve_keys else {
         return Ok(None);
     };
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-        op: format!("reading the CURVE keys in {path}"),
-        source: e,
-    })?;
+    let text = zmqperf::parse::read_text_file("--curve-keys", path)?;
     let keys: CurveKeys = toml::from_str(&text).map_err(|e| {
         Error::invalid(
             "--curve-keys",

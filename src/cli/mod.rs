@@ -210,10 +210,7 @@ enum TopologyCmd {
 /// `zmqperf topology check FILE`.
 fn topology_check(path: &str) -> Result<()> {
     use zmqperf::topology::{check::check, load::load};
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-        op: format!("reading topology file {path}"),
-        source: e,
-    })?;
+    let text = zmqperf::parse::read_text_file("topology file", path)?;
     let variants = load(path, &text)?;
     for v in &variants {
         let g = check(path, &v.topology)?;

@@ -204,10 +204,7 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
         ));
     }
     if let Some(path) = &a.workload {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-            op: format!("reading workload file {path}"),
-            source: e,
-        })?;
+        let text = zmqperf::parse::read_text_file("workload file", path)?;
         let plan = plan::from_file_with(path, &text, &sel)?;
         let plan = match &a.host_pairs {
             Some(list) => plan::over_host_pairs(plan, &settings.hosts, list)?,

@@ -260,10 +260,7 @@ impl Hosts {
 
     /// Reads a hosts file: `[hosts.NAME]` tables (docs/hosts.md).
     pub fn load(path: &str) -> Result<Hosts> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-            op: format!("reading hosts file {path}"),
-            source: e,
-        })?;
+        let text = crate::parse::read_text_file("hosts file", path)?;
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
         struct File {

@@ -86,6 +86,18 @@ fn name_path(v: &Value, path: &str) -> String {
 
 /// Turns a parsed value into a topology, naming the file, node and field on error.
 pub fn from_value(path: &str, v: &Value) -> Result<Topology> {
+    if !is_topology(v) {
+        let what = if v.as_object().is_some_and(|o| o.is_empty()) {
+            "is empty"
+        } else {
+            "has no nodes"
+        };
+        return Err(Error::invalid(
+            &format!("topology file {path}"),
+            "",
+            format!("{what}; add at least a source and a sink as [[node]] tables (see docs/topology.md)"),
+        ));
+    }
     let text = v.to_string();
     let mut de = serde_json::Deserializer::from_str(&text);
     serde_path_to_error::deserialize::<_, Topology>(&mut de).map_err(|e| {

@@ -312,7 +312,15 @@ pub fn from_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
 
 /// [`from_file`] with the command line's overrides for topology files.
 pub fn from_file_with(path: &str, text: &str, sel: &Selection) -> Result<Vec<CaseSpec>> {
-    let cases = if topo_load::is_topology(&topo_load::parse(path, text)?) {
+    let parsed = topo_load::parse(path, text)?;
+    if parsed.as_object().is_some_and(|o| o.is_empty()) {
+        return Err(Error::invalid(
+            &format!("file {path}"),
+            "",
+            "is empty: a topology lists its [[node]]s (docs/topology.md), a workload its [[case]]s or [[sweep]]s (docs/suite.md)",
+        ));
+    }
+    let cases = if topo_load::is_topology(&parsed) {
         topology::from_topology_file(path, text, sel)?
     } else {
         workload::workload_file(path, text)?

@@ -300,3 +300,26 @@ fn a_filter_that_no_message_can_match_is_refused_naming_it() {
         assert!(with(ok).is_ok(), "{ok}");
     }
 }
+
+/// T06: 100,000 replicas passed the check and then failed to start ("Argument list too
+/// long"); more than one process can start is refused by the check, naming the field.
+#[test]
+fn more_replicas_than_processes_that_can_start_are_refused() {
+    let sinks = |n: u32| {
+        topo(&[
+            node("src", "source", r#"{"type": "PUSH", "bind": ["auto"]}"#),
+            format!(
+                r#"{{"name": "sink", "role": "sink", "replicas": {n}, "socket": {{"type": "PULL", "connect": ["src"]}}}}"#
+            ),
+        ])
+    };
+    assert!(one(&sinks(MAX_REPLICAS)).is_ok());
+    let e = one(&sinks(100_000)).unwrap_err();
+    assert_eq!(e.exit_code(), 3);
+    let e = e.to_string();
+    assert!(
+        e.contains("sink") && e.contains("replicas") && e.contains("100000"),
+        "{e}"
+    );
+    assert!(e.contains("at most 1024") && e.contains("swarm"), "{e}");
+}
