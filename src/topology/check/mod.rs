@@ -108,7 +108,7 @@ pub fn check(origin: &str, t: &Topology) -> Result<Graph> {
                 &n.name,
                 "replicas",
                 &n.replicas.to_string(),
-                &too_many_replicas(),
+                too_many_replicas(),
             ));
         }
         check_values(origin, n)?;
