@@ -34,6 +34,9 @@ fn split_number(s: &str) -> (String, String) {
     (num.to_string(), suffix.to_string())
 }
 
+/// What a count too large for any run is told.
+const COUNT_LIMIT: &str = "too large; the largest count is 9,223,372,036,854,775,807 (2^63 - 1)";
+
 /// Parses a message or round-trip count: digits with optional `_` or `,` separators
 /// (`100_000`) and an optional decimal suffix `k`, `M` or `G`. Zero is refused.
 pub fn parse_count(what: &str, s: &str) -> Result<u64> {
@@ -73,7 +76,7 @@ pub fn parse_count(what: &str, s: &str) -> Result<u64> {
         .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| Error::invalid(what, s, "too large"))?;
+        .ok_or_else(|| Error::invalid(what, s, COUNT_LIMIT))?;
     if n == 0 {
         return Err(Error::invalid(
             what,
@@ -82,7 +85,7 @@ pub fn parse_count(what: &str, s: &str) -> Result<u64> {
         ));
     }
     if n > i64::MAX as u64 {
-        return Err(Error::invalid(what, s, "too large"));
+        return Err(Error::invalid(what, s, COUNT_LIMIT));
     }
     Ok(n)
 }
@@ -90,7 +93,19 @@ pub fn parse_count(what: &str, s: &str) -> Result<u64> {
 /// Parses a message size in bytes: digits with optional separators and an optional binary
 /// suffix `B`, `K`/`KiB`, `M`/`MiB`, `G`/`GiB` (powers of 1024). Must be 1 B .. 1 GiB.
 pub fn parse_size(what: &str, s: &str) -> Result<usize> {
-    let (num, suffix) = split_number(s);
+    let (mut num, mut suffix) = split_number(s);
+    // A fraction of a unit (`1.5KiB`): the digits after the point join the number.
+    let mut fraction = String::new();
+    if let Some(rest) = suffix.strip_prefix('.') {
+        let end = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        fraction = rest[..end].to_string();
+        suffix = rest[end..].to_string();
+        if fraction.is_empty() {
+            num.clear();
+        }
+    }
     let hint = "write a size in bytes such as 64, 1024, 64KiB or 1MiB";
     if s.trim().starts_with('-') {
         return Err(Error::invalid(
@@ -115,11 +130,29 @@ pub fn parse_size(what: &str, s: &str) -> Result<usize> {
             ))
         }
     };
-    let n = num
+    let whole = num
         .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
         .ok_or_else(|| Error::invalid(what, s, "too large; the limit is 1 GiB"))?;
+    let n = if fraction.is_empty() {
+        whole
+    } else {
+        // Exact: the fraction's digits over their power of ten, times the unit.
+        let digits: u32 = fraction.len().min(18) as u32;
+        let f: u128 = fraction[..digits as usize].parse().unwrap_or(0);
+        let scaled = f * mult as u128;
+        let ten = 10u128.pow(digits);
+        if scaled % ten != 0 {
+            num = format!("{num}.{fraction}");
+            return Err(Error::invalid(
+                what,
+                s,
+                format!("{num} {suffix} is not a whole number of bytes; {hint}"),
+            ));
+        }
+        whole.saturating_add((scaled / ten) as u64)
+    };
     if n == 0 {
         return Err(Error::invalid(
             what,
@@ -156,11 +189,11 @@ pub fn parse_hwm(s: &str) -> Result<i32> {
     }
 }
 
-/// Parses a duration: a number with unit `ms`, `s` or `m` (`250ms`, `30s`, `2m`);
-/// a bare number means seconds. Zero is refused.
+/// Parses a duration: a number with unit `ms`, `s`, `m` or `h` (`250ms`, `30s`, `2m`,
+/// `1h`); a bare number means seconds. 1 ms to a week.
 pub fn parse_duration(what: &str, s: &str) -> Result<Duration> {
     let t = s.trim();
-    let hint = "write a duration such as 500ms, 30s or 2m";
+    let hint = "write a duration such as 500ms, 30s, 2m or 1h";
     let idx = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
@@ -172,6 +205,7 @@ pub fn parse_duration(what: &str, s: &str) -> Result<Duration> {
         "" | "s" | "sec" => v,
         "ms" => v / 1000.0,
         "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
         other => {
             return Err(Error::invalid(
                 what,
@@ -180,11 +214,11 @@ pub fn parse_duration(what: &str, s: &str) -> Result<Duration> {
             ))
         }
     };
-    if !(secs.is_finite()) || secs <= 0.0 || secs > 86_400.0 * 7.0 {
+    if !(secs.is_finite()) || secs < 0.001 || secs > 86_400.0 * 7.0 {
         return Err(Error::invalid(
             what,
             s,
-            format!("must be above 0 and at most a week; {hint}"),
+            format!("must be at least 1 ms and at most a week (168h); {hint}"),
         ));
     }
     Ok(Duration::from_secs_f64(secs))
@@ -212,7 +246,44 @@ pub fn read_text_file(what: &str, path: &str) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_count, read_text_file};
+    use super::{parse_count, parse_duration, parse_size, read_text_file};
+    use std::time::Duration;
+
+    #[test]
+    fn sizes_take_fractions_of_a_unit_that_are_whole_bytes() {
+        assert_eq!(parse_size("s", "1.5KiB").unwrap(), 1536);
+        assert_eq!(parse_size("s", "0.5MiB").unwrap(), 512 << 10);
+        let e = parse_size("s", "1.3KiB").unwrap_err().to_string();
+        assert!(e.contains("1.3 KiB is not a whole number of bytes"), "{e}");
+        assert!(parse_size("s", "1.5").is_err());
+        assert!(parse_size("s", "1.KiB").is_err());
+    }
+
+    #[test]
+    fn durations_take_hours_and_refuse_less_than_a_millisecond() {
+        assert_eq!(
+            parse_duration("t", "2h").unwrap(),
+            Duration::from_secs(7200)
+        );
+        let e = parse_duration("t", "0.001ms").unwrap_err().to_string();
+        assert!(e.contains("at least 1 ms"), "{e}");
+        assert_eq!(
+            parse_duration("t", "1ms").unwrap(),
+            Duration::from_millis(1)
+        );
+        assert!(parse_duration("t", "169h").is_err());
+    }
+
+    #[test]
+    fn a_count_too_large_says_the_limit() {
+        let e = parse_count("n", "100000000000000000000000")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the largest count is 9,223,372,036,854,775,807"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn a_file_that_is_not_utf8_is_a_mistake_in_the_file() {

@@ -296,6 +296,25 @@ fn peer_absent_past_the_timeout() {
         6,
         "no peer",
     );
+    // N015: a port of 0 (or *) is named as it was bound, not as `:0`.
+    let o = run(
+        zp(&[
+            "local_thr",
+            "tcp://127.0.0.1:0",
+            "64",
+            "10",
+            "--timeout",
+            "300ms",
+        ]),
+        T,
+    );
+    assert_eq!(o.code, Some(6), "{o:?}");
+    let named = o.stderr.split("nothing arrived on tcp://127.0.0.1:").nth(1);
+    let port: u16 = named
+        .and_then(|r| r.split('.').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{o:?}"));
+    assert_ne!(port, 0, "{o:?}");
     fails(
         &[
             "remote_thr",
@@ -526,14 +545,24 @@ fn a_wrong_pairing_or_size_names_what_was_seen() {
 fn a_stray_connection_is_named() {
     use std::io::Write;
     with_watchdog(T, || {
-        for (bytes, code, needle) in [
+        // The HTTP client stays connected, or hangs up at once (S02, S03): either way it
+        // may be no ZeroMQ program at all, and the hint says so.
+        for (bytes, hang_up, code, needle) in [
             (
                 &b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"[..],
+                false,
                 9,
-                "not a ZeroMQ program",
+                "does not speak ZeroMQ at all",
+            ),
+            (
+                &b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"[..],
+                true,
+                9,
+                "does not speak ZeroMQ at all",
             ),
             (
                 &b"\x01\x00\x06\x00hello"[..],
+                false,
                 8,
                 "reads as text (\"hello\")",
             ),
@@ -553,12 +582,46 @@ fn a_stray_connection_is_named() {
             let addr = ep.trim_start_matches("tcp://");
             let mut c = std::net::TcpStream::connect(addr).unwrap();
             c.write_all(bytes).unwrap();
+            if hang_up {
+                let _ = c.shutdown(std::net::Shutdown::Both);
+            }
             let o = l.finish();
             drop(c);
             assert_eq!(o.code, Some(code), "{o:?}");
             assert!(o.stderr.contains(needle), "{}", o.stderr);
             assert!(!o.stderr.contains("Give both sides"), "{}", o.stderr);
         }
+    });
+}
+
+/// S21: check_recv connected to a server of another protocol says it may not be ZeroMQ,
+/// and does not point at local_lat or remote_lat alone.
+#[test]
+fn a_server_of_another_protocol_is_named() {
+    use std::io::Write;
+    with_watchdog(T, || {
+        let srv = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = srv.local_addr().unwrap().port();
+        let ep = format!("tcp://127.0.0.1:{port}");
+        let r = Proc::spawn(zp(&["check_recv", "10", "PULL", "connect", &ep, "2000"]), T);
+        // Each connection (libzmq reconnects) gets an HTTP answer and a hang-up, twice.
+        for _ in 0..2 {
+            let (mut c, _) = srv.accept().unwrap();
+            let _ = c.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        }
+        let o = r.finish();
+        assert_eq!(o.code, Some(9), "{o:?}");
+        assert!(
+            o.stderr.contains("does not speak ZeroMQ at all"),
+            "{}",
+            o.stderr
+        );
+        assert!(
+            o.stderr.contains("check_send and check_recv"),
+            "{}",
+            o.stderr
+        );
     });
 }
 

@@ -293,7 +293,12 @@ fn zero_and_negative_counts_are_refused() {
 fn bad_and_unreachable_endpoints() {
     with_watchdog(T, || {
         fails(&["pub", "-h", "localhost:2002"], 4, "no transport");
-        fails(&["fanout", "-h", "udp://127.0.0.1:5"], 4, "not supported");
+        // F10: the hint names what fanout takes, never inproc:// (which it refuses).
+        fails(
+            &["fanout", "-h", "udp://127.0.0.1:5"],
+            4,
+            "fanout does not run over udp://; use tcp://",
+        );
         fails(&["pub", "-h", "inproc://x"], 4, "inproc://");
         // 192.0.2.1 is TEST-NET-1: never an address of this machine.
         fails(

@@ -248,17 +248,17 @@ fn listen_config(a: &DiagnoseArgs) -> Result<Option<ListenConfig>> {
         (None, Some(b)) => (b.clone(), Side::Bind),
         (None, None) => {
             for (flag, given) in [
-                ("--type", a.kind.is_some()),
-                ("--subscribe", a.subscribe.is_some()),
-                ("--count", a.count.is_some()),
-                ("--seq", a.seq.is_some()),
-                ("--stream-id", a.stream_id.is_some()),
-                ("--expect", a.expect.is_some()),
+                ("--type", &a.kind),
+                ("--subscribe", &a.subscribe),
+                ("--count", &a.count),
+                ("--seq", &a.seq),
+                ("--stream-id", &a.stream_id),
+                ("--expect", &a.expect),
             ] {
-                if given {
+                if let Some(value) = given {
                     return Err(Error::invalid(
                         flag,
-                        "",
+                        value,
                         "it is for listening to a live stream: add --connect ENDPOINT or --bind ENDPOINT",
                     ));
                 }
@@ -267,14 +267,14 @@ fn listen_config(a: &DiagnoseArgs) -> Result<Option<ListenConfig>> {
         }
     };
     for (flag, given) in [
-        ("--only", a.only.is_some()),
-        ("--transports", a.transports.is_some()),
-        ("--quick", a.quick),
+        ("--only", a.only.clone()),
+        ("--transports", a.transports.clone()),
+        ("--quick", a.quick.then(|| "on".to_string())),
     ] {
-        if given {
+        if let Some(value) = given {
             return Err(Error::invalid(
                 flag,
-                "",
+                &value,
                 "it chooses the loopback experiments, which do not run while listening to a \
                  stream; drop it, or drop --connect/--bind",
             ));

@@ -330,6 +330,16 @@ fn procs(v: &Option<String>) -> Result<u32> {
 }
 
 fn endpoint(s: &str, side: Side) -> Result<Endpoint> {
+    // The subscribers run in other processes: only tcp:// and ipc:// reach them.
+    let scheme = s.split_once("://").map(|(t, _)| t.to_ascii_lowercase());
+    if let Some(t) = scheme.filter(|t| !matches!(t.as_str(), "tcp" | "ipc" | "inproc")) {
+        return Err(Error::Endpoint {
+            endpoint: s.to_string(),
+            reason: format!(
+                "fanout does not run over {t}://; use tcp:// (e.g. tcp://127.0.0.1:*) or ipc:// (e.g. ipc:///tmp/fan.sock)"
+            ),
+        });
+    }
     let ep = Endpoint::parse(s, side)?;
     if ep.transport() == Transport::Inproc {
         return Err(Error::Endpoint {

@@ -63,8 +63,7 @@ impl Sightings {
         }
         if self.connections > 0 && self.handshakes == 0 {
             return Some(
-                "a connection was made, but the ZeroMQ handshake never completed: the peer's socket type cannot talk to this one (local_lat pairs with remote_lat, local_thr with remote_thr, with the same --pattern), or it is not a ZeroMQ program at all (a web client, a port scanner)"
-                    .into(),
+                format!("a connection was made, but the ZeroMQ handshake never completed: the peer's socket type cannot talk to this one ({PAIRS}), or {NOT_ZMQ}"),
             );
         }
         (self.handshakes > 0).then(|| {
@@ -74,13 +73,19 @@ impl Sightings {
     }
 }
 
+/// The pairs that talk to each other, for every command that can meet the wrong one.
+const PAIRS: &str = "local_lat pairs with remote_lat and local_thr with remote_thr, with the same --pattern; check_send and check_recv with types that pair: REQ with REP, PUSH with PULL, PUB with SUB, PAIR with PAIR";
+
+/// The other reading of a handshake that never completes.
+const NOT_ZMQ: &str = "a program that does not speak ZeroMQ at all (a web client or server, a port scanner, another protocol on this port)";
+
 /// The words for a failed handshake: the event and its value (an errno or libzmq's
 /// protocol error code).
 fn failure(event: u16, value: u32) -> String {
     match (event, value) {
         // The peer's socket type is checked in the handshake's metadata (EINVAL).
-        (HANDSHAKE_FAILED_NO_DETAIL, 22) => "its socket type cannot talk to this one (pair local_lat with remote_lat and local_thr with remote_thr, with the same --pattern; REQ with REP, PUSH with PULL, PUB with SUB)".into(),
-        (HANDSHAKE_FAILED_NO_DETAIL, e) => format!("the peer closed the connection during the handshake ({}): most often a socket type that cannot talk to this one (local_lat pairs with remote_lat, local_thr with remote_thr, with the same --pattern), or a security mechanism the peer does not share (both sides need the same --security or <enable_curve>)", std::io::Error::from_raw_os_error(e as i32)),
+        (HANDSHAKE_FAILED_NO_DETAIL, 22) => format!("its socket type cannot talk to this one ({PAIRS})"),
+        (HANDSHAKE_FAILED_NO_DETAIL, e) => format!("the peer closed the connection during the handshake ({}): a socket type that cannot talk to this one ({PAIRS}), a security mechanism the peer does not share (both sides need the same --security or <enable_curve>), or {NOT_ZMQ}", std::io::Error::from_raw_os_error(e as i32)),
         (HANDSHAKE_FAILED_AUTH, _) => "authentication refused (the security settings of the two sides differ)".into(),
         (_, 0x1100_0002) => "the two sides use different security mechanisms (NULL, PLAIN or CURVE on one side only)".into(),
         (_, 0x1100_0001) => "a cryptographic error (wrong CURVE keys?)".into(),

@@ -112,12 +112,29 @@ pub fn parse_side(value: &str) -> Result<Side> {
     }
 }
 
+/// The longest delay or timeout a PTMP-style command takes, ms: a week, as every duration.
+const MAX_DELAY_MS: u64 = 7 * 86_400 * 1000;
+
 /// Parses a delay in milliseconds as PTMP takes it (a whole number, 0 for none); a unit
 /// (`250ms`, `1s`) is accepted too.
 pub fn parse_delay(what: &str, value: &str) -> Result<Duration> {
     let t = value.trim();
     if let Ok(ms) = t.parse::<u64>() {
+        if ms > MAX_DELAY_MS {
+            return Err(Error::invalid(
+                what,
+                value,
+                format!("too long; at most {MAX_DELAY_MS} ms (a week)"),
+            ));
+        }
         return Ok(Duration::from_millis(ms));
+    }
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Error::invalid(
+            what,
+            value,
+            format!("too long; at most {MAX_DELAY_MS} ms (a week)"),
+        ));
     }
     if t.starts_with('-') {
         return Err(Error::invalid(
@@ -307,6 +324,11 @@ mod tests {
             .to_string()
             .contains("negative"));
         assert!(parse_delay("d", "soon").is_err());
+        // N051: a delay of three years is a typo, said with the limit.
+        for long in ["99999999999", "99999999999999999999999"] {
+            let e = parse_delay("d", long).unwrap_err().to_string();
+            assert!(e.contains("too long; at most 604800000 ms"), "{e}");
+        }
         assert_eq!(parse_timeout(None).unwrap(), (DEFAULT_TIMEOUT, false));
         assert_eq!(
             parse_timeout(Some("500")).unwrap(),

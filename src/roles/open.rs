@@ -56,9 +56,14 @@ pub(crate) fn open_one(
                     watch = PeerWatch::new(ctx, s, &ep)?;
                     configure(s, kind, plan, spec, recv_timeout, side == Side::Bind)
                 })?;
-                if side == Side::Bind {
+                // Errors name the endpoint bound (a port of `:0` or `:*` as it came out).
+                let ep = if side == Side::Bind {
+                    let at = Endpoint::parse(&actual, Side::Bind).unwrap_or(ep);
                     bound.push(actual);
-                }
+                    at
+                } else {
+                    ep
+                };
                 first = Some((s, ep));
             }
             Some((s, _)) => match side {

@@ -38,8 +38,10 @@ pub enum Read {
     NoFrame,
     /// The frame ends before the field does.
     TooShort,
-    /// A text field with no digit at its offset, or more digits than a u64 holds.
+    /// A text field with no digit at its offset.
     NotANumber,
+    /// A text field with more digits than a 64-bit number holds.
+    TooLarge,
 }
 
 /// What every spec error says to write.
@@ -64,8 +66,13 @@ impl FieldSpec {
             };
             let number = |what: &str| -> Result<usize> {
                 let v = value.ok_or_else(|| bad(format!("{what} needs a value, e.g. {what}=1")))?;
-                v.parse::<usize>()
-                    .map_err(|_| bad(format!("{what}={v} is not a whole number of 0 or more")))
+                v.parse::<usize>().map_err(|_| {
+                    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+                        bad(format!("{what}={v} is too large (at most {})", usize::MAX))
+                    } else {
+                        bad(format!("{what}={v} is not a whole number of 0 or more"))
+                    }
+                })
             };
             let once = |seen: bool, what: &str| {
                 if seen {
@@ -168,7 +175,7 @@ impl FieldSpec {
                 std::str::from_utf8(&rest[..digits])
                     .ok()
                     .and_then(|d| d.parse().ok())
-                    .map_or(Read::NotANumber, Read::Value)
+                    .map_or(Read::TooLarge, Read::Value)
             }
         }
     }
@@ -236,7 +243,7 @@ mod tests {
         assert_eq!(at.read(&[b"seq=42".to_vec()]), Read::Value(42));
         assert_eq!(
             s.read(&[vec![], b"99999999999999999999999".to_vec()]),
-            Read::NotANumber
+            Read::TooLarge
         );
     }
 
@@ -246,6 +253,10 @@ mod tests {
             ("frame=1,offset=4", "no width and no text"),
             ("frame=1,width=3", "width=3 is not 1, 2, 4 or 8"),
             ("frame=x,width=4", "frame=x is not a whole number"),
+            (
+                "offset=99999999999999999999999,width=4",
+                "offset=99999999999999999999999 is too large",
+            ),
             (
                 "frame=1,width=4,endian=middle",
                 "endian=middle is not big or little",

@@ -130,6 +130,7 @@ fn read(cfg: &ListenConfig, frames: &[Vec<u8>], seen: &mut Listening) -> Option<
         Read::NoFrame => seen.unreadable.no_frame += 1,
         Read::TooShort => seen.unreadable.too_short += 1,
         Read::NotANumber => seen.unreadable.not_a_number += 1,
+        Read::TooLarge => seen.unreadable.too_large += 1,
         Read::Value(_) => {}
     };
     let mut h = match &cfg.seq {

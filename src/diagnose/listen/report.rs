@@ -519,6 +519,11 @@ pub fn findings(cfg: &ListenConfig, l: &Listened) -> Vec<Finding> {
                 "had no digits in the text field",
             ),
             (
+                u.too_large,
+                "unreadable_too_large",
+                "had more digits in the text field than a 64-bit number holds",
+            ),
+            (
                 u.no_header,
                 "unreadable_no_header",
                 "had no zmqperf measurement header",

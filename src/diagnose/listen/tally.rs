@@ -21,6 +21,8 @@ pub struct Unreadable {
     pub too_short: u64,
     /// A text field with no digits.
     pub not_a_number: u64,
+    /// A text field with more digits than a 64-bit number holds.
+    pub too_large: u64,
     /// No zmqperf measurement header where one was expected.
     pub no_header: u64,
     /// A header of another version, or with reserved flags set.
@@ -30,7 +32,12 @@ pub struct Unreadable {
 impl Unreadable {
     /// All of them.
     pub fn total(&self) -> u64 {
-        self.no_frame + self.too_short + self.not_a_number + self.no_header + self.bad_header
+        self.no_frame
+            + self.too_short
+            + self.not_a_number
+            + self.too_large
+            + self.no_header
+            + self.bad_header
     }
 }
 
