@@ -143,7 +143,7 @@ pub fn parse_size(what: &str, s: &str) -> Result<usize> {
         let f: u128 = fraction[..digits as usize].parse().unwrap_or(0);
         let scaled = f * mult as u128;
         let ten = 10u128.pow(digits);
-        if scaled % ten != 0 {
+        if !scaled.is_multiple_of(ten) {
             num = format!("{num}.{fraction}");
             return Err(Error::invalid(
                 what,
@@ -214,7 +214,7 @@ pub fn parse_duration(what: &str, s: &str) -> Result<Duration> {
             ))
         }
     };
-    if !(secs.is_finite()) || secs < 0.001 || secs > 86_400.0 * 7.0 {
+    if !secs.is_finite() || !(0.001..=86_400.0 * 7.0).contains(&secs) {
         return Err(Error::invalid(
             what,
             s,
@@ -246,7 +246,7 @@ pub fn read_text_file(what: &str, path: &str) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_count, parse_duration, parse_size, read_text_file};
+    use super::*;
     use std::time::Duration;
 
     #[test]
@@ -310,8 +310,6 @@ mod tests {
             assert!(e.contains("group the digits by three"), "{bad}: {e}");
         }
     }
-
-    use super::*;
 
     #[test]
     fn counts_accept_separators_and_suffixes() {
