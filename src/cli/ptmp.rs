@@ -160,13 +160,9 @@ pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
             "no receiver was connected while check_send ran: {} messages went to no one (start check_recv first, or give check_send a START_DELAY_MS)",
             grouped(r.count)
         );
-        // A PUB publishes whether anyone listens (PTMP's fire-and-forget): a warning. A
-        // PAIR or PUSH had a stream to deliver and knows it reached no one: exit 6.
-        if cfg.kind == zmqperf::topology::SocketType::Pub {
-            eprintln!("zmqperf: warning: {what}");
-        } else {
-            return Err(Error::NoReceiver(what));
-        }
+        // Whatever the type (a PUB publishes whether anyone listens, but a check that
+        // reached no one checked nothing): the figures are printed, then exit 6.
+        return Err(Error::NoReceiver(what));
     }
     Ok(())
 }
