@@ -495,3 +495,123 @@ fn no_sender_ends_after_the_timeout() {
         let _ = std::fs::remove_dir_all(&dir);
     });
 }
+
+/// The number after the first `word` in `out` (`recv 1,234 of ...` -> 1234 for "recv").
+fn figure_after(out: &str, word: &str) -> u64 {
+    let at = out
+        .find(word)
+        .unwrap_or_else(|| panic!("no '{word}' in {out}"));
+    out[at + word.len()..]
+        .trim_start()
+        .split(|c: char| !(c.is_ascii_digit() || c == ','))
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap_or_else(|_| panic!("no number after '{word}' in {out}"))
+}
+
+/// SIGTERM (timeout, systemd, CI) ends check_recv and check_send as Ctrl-C would: each
+/// prints what it did, exits 128 + 15, and what was still to come is not counted as lost.
+/// Whether or not anything had arrived when the signal came, the report says so.
+#[test]
+fn sigterm_ends_check_recv_and_check_send_with_their_figures() {
+    with_watchdog(T, || {
+        // The receiver stopped mid-stream (50,000,000 messages take tens of seconds).
+        let dir = temp_dir();
+        let r = Proc::spawn(
+            in_dir(
+                &dir,
+                &[
+                    "check_recv",
+                    "50000000",
+                    "PULL",
+                    "bind",
+                    "ipc://junk.txt",
+                    "20000",
+                ],
+            ),
+            T,
+        );
+        wait_bound(&dir);
+        let s = Proc::spawn(
+            in_dir(
+                &dir,
+                &[
+                    "check_send",
+                    "50000000",
+                    "PUSH",
+                    "connect",
+                    "ipc://junk.txt",
+                    "0",
+                    "0",
+                    "--timeout",
+                    "2s",
+                ],
+            ),
+            T,
+        );
+        std::thread::sleep(Duration::from_millis(800));
+        unsafe { libc::kill(r.pid() as i32, libc::SIGTERM) };
+        let ro = r.finish();
+        assert_eq!(ro.code, Some(143), "{ro:?}");
+        assert!(ro.stdout.contains("interrupted by SIGTERM"), "{ro:?}");
+        assert!(ro.stdout.contains("lost 0"), "{ro:?}");
+        assert!(ro.stderr.contains("interrupted: after"), "{ro:?}");
+        // The sender, its receiver gone, blocks: SIGTERM ends the wait with its figures.
+        unsafe { libc::kill(s.pid() as i32, libc::SIGTERM) };
+        let so = s.finish();
+        assert_eq!(so.code, Some(143), "{so:?}");
+        assert!(figure_after(&so.stdout, "send") < 50_000_000, "{so:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+
+        // The sender stopped mid-stream: its last message carries the end mark and its quit
+        // delay still lets its queue drain, so the receiver knows the stream's length and
+        // that every message of it arrived.
+        let dir = temp_dir();
+        let r = Proc::spawn(
+            in_dir(
+                &dir,
+                &[
+                    "check_recv",
+                    "50000000",
+                    "PULL",
+                    "bind",
+                    "ipc://junk.txt",
+                    "20000",
+                ],
+            ),
+            T,
+        );
+        wait_bound(&dir);
+        let s = Proc::spawn(
+            in_dir(
+                &dir,
+                &[
+                    "check_send",
+                    "50000000",
+                    "PUSH",
+                    "connect",
+                    "ipc://junk.txt",
+                    "0",
+                    "3000",
+                ],
+            ),
+            T,
+        );
+        std::thread::sleep(Duration::from_millis(800));
+        unsafe { libc::kill(s.pid() as i32, libc::SIGTERM) };
+        let so = s.finish();
+        let ro = r.finish();
+        assert_eq!(so.code, Some(143), "{so:?}");
+        let sent = figure_after(&so.stdout, "send");
+        assert!(sent < 50_000_000, "{so:?}");
+        assert_eq!(ro.code, Some(0), "{ro:?}");
+        assert!(
+            ro.stdout.contains("the sender's last message arrived"),
+            "{ro:?}"
+        );
+        assert_eq!(figure_after(&ro.stdout, "recv"), sent, "{ro:?}\n{so:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}

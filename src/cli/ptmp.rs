@@ -124,6 +124,7 @@ fn count(value: &str) -> Result<u64> {
 
 /// `zmqperf check_send`.
 pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let side = ptmp::parse_side(&a.attach)?;
     let cfg = ptmp::SendConfig {
         count: count(&a.count)?,
@@ -154,6 +155,13 @@ pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
         super::compat::result_printed();
     } else {
         print!("{}", text::send_text(&r));
+    }
+    if r.interrupted {
+        return Err(Error::Interrupted(format!(
+            "after {} of {} messages; the figures above are of what was sent before it",
+            grouped(r.sent),
+            grouped(r.count)
+        )));
     }
     if r.peers_seen == Some(0) {
         let what = format!(
@@ -220,6 +228,7 @@ impl WaitLine {
 
 /// `zmqperf check_recv`.
 pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let side = ptmp::parse_side(&a.attach)?;
     let (timeout, forever) = ptmp::parse_timeout(a.timeout.as_deref())?;
     let cfg = ptmp::RecvConfig {
@@ -278,6 +287,13 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
             "{why} (the figures above are of the messages before it)"
         )));
     }
+    if r.ended == Ended::Interrupted {
+        return Err(Error::Interrupted(format!(
+            "after {} of {} messages; the figures above are of what arrived before it",
+            grouped(r.received),
+            grouped(cfg.count)
+        )));
+    }
     let l = &r.loss;
     if r.ended == Ended::Timeout && l.lost > 0 {
         return Err(Error::CutShort {
@@ -325,6 +341,7 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
 
 /// `zmqperf check_sendrecv`.
 pub(super) fn check_sendrecv(a: &CheckSendrecv) -> Result<()> {
+    zmqperf::runner::catch_signals();
     let side = ptmp::parse_side(&a.attach)?;
     let endpoint = zmqperf::endpoint::Endpoint::parse(&a.addr, Side::Bind)?;
     let mut cfg = ptmp::SendRecvConfig::new(count(&a.count)?, &a.pattern, side, endpoint)?;
@@ -347,6 +364,11 @@ pub(super) fn check_sendrecv(a: &CheckSendrecv) -> Result<()> {
         super::compat::result_printed();
     } else {
         print!("{}", text::sendrecv_text(&r));
+    }
+    if r.ended == Ended::Interrupted {
+        return Err(Error::Interrupted(
+            "the figures above are of what was done before it".into(),
+        ));
     }
     let l = &r.loss;
     if l.lost > 0 {

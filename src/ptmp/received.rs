@@ -16,6 +16,9 @@ pub enum Ended {
     EndMark,
     /// Nothing arrived for the timeout.
     Timeout,
+    /// A stop signal (Ctrl-C, SIGTERM, SIGHUP) ended the receiving: the figures are of
+    /// what arrived before it, and what was still to come is not counted as lost.
+    Interrupted,
 }
 
 /// What came in, from the receive loop shared by check_recv and check_sendrecv.

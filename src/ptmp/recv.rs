@@ -102,8 +102,16 @@ pub(crate) fn receive(
     let mut part = RawMsg::new();
     let mut streams_seen = 0usize;
     loop {
-        if lp.count.is_some_and(|c| r.arrivals >= c) {
+        // COUNT distinct messages: a duplicate does not stand for one still missing.
+        if lp
+            .count
+            .is_some_and(|c| r.arrivals >= c && r.ledger.distinct() >= c)
+        {
             r.ended = Ended::Count;
+            break;
+        }
+        if crate::runner::interrupted() {
+            r.ended = Ended::Interrupted;
             break;
         }
         match msg.recv(sock, 0) {
@@ -184,6 +192,8 @@ pub(crate) fn receive(
                     disconnected: r.disconnected,
                 });
             }
+            // A signal: the loop's head looks whether it was a stop.
+            Err(zmq::Error::EINTR) => {}
             Err(e) => {
                 return Err(Error::Zmq {
                     op: "receiving".into(),
@@ -300,7 +310,9 @@ pub fn check_recv(
                 .all(|f| f.starts_with("the peer closed the connection during the handshake"));
         r.disconnected == Some(true) && (seen.handshakes > 0 || left_mid_handshake)
     });
-    if r.arrivals == 0 && r.protocol_error.is_none() && !came_and_went {
+    // Interrupted: the report says what arrived, even nothing.
+    let interrupted = r.ended == Ended::Interrupted;
+    if r.arrivals == 0 && r.protocol_error.is_none() && !came_and_went && !interrupted {
         let waiting = Waiting {
             endpoint: &s.endpoint,
             peer: "check_send",
@@ -311,9 +323,12 @@ pub fn check_recv(
         };
         return Err(waiting.error(zmq::Error::EAGAIN, 0, String::new()));
     }
-    let mut loss = r.summary(Some(cfg.count));
+    // What was still to come when a stop signal came is not lost.
+    let mut loss = r.summary((!interrupted).then_some(cfg.count));
     let delivered = r.delivered();
-    let causes = if r.arrivals == 0 {
+    let causes = if interrupted {
+        Vec::new()
+    } else if r.arrivals == 0 {
         // A sender connected and left, and nothing arrived: for a SUB the whole stream went
         // before the subscription (the ledger places it at the start), else it quit before
         // anything was delivered (at the end).
@@ -347,4 +362,49 @@ pub fn check_recv(
         causes,
         protocol_error: r.protocol_error.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// COUNT is of distinct messages: a duplicate does not stand for one still missing, so
+    /// the receiver reads on until COUNT different numbers arrived.
+    #[test]
+    fn count_is_reached_by_distinct_numbers_not_by_arrivals() {
+        let ctx = zmq::Context::new();
+        let pull = ctx.socket(zmq::PULL).unwrap();
+        pull.set_linger(0).unwrap();
+        pull.bind("inproc://count-distinct").unwrap();
+        let push = ctx.socket(zmq::PUSH).unwrap();
+        push.set_linger(0).unwrap();
+        push.set_sndtimeo(5000).unwrap();
+        push.connect("inproc://count-distinct").unwrap();
+        for seq in [0u64, 1, 1, 2, 3] {
+            let h = Header {
+                flags: 0,
+                stream_id: 7,
+                sequence: seq,
+                send_ns: 0,
+            };
+            push.send(&h.to_bytes()[..], 0).unwrap();
+        }
+        let mut pull = pull;
+        let r = receive(
+            &mut pull,
+            None,
+            Loop {
+                count: Some(3),
+                timeout: Duration::from_secs(5),
+                verbose: false,
+                sender_done: None,
+                on_line: &mut |_| {},
+                on_wait: &mut |_| {},
+            },
+        )
+        .unwrap();
+        assert_eq!(r.ended, Ended::Count);
+        // 0, 1, 1, 2: three distinct after four arrivals; 3 is left unread.
+        assert_eq!((r.arrivals, r.ledger.distinct()), (4, 3));
+    }
 }

@@ -70,6 +70,11 @@ pub struct SendResult {
     /// ZeroMQ handshakes completed with a peer by the time the socket closed (tcp and ipc;
     /// None for inproc).
     pub peers_seen: Option<u64>,
+    /// Messages sent: `count`, or fewer when a stop signal ended the sending (the last one
+    /// sent carries the end mark).
+    pub sent: u64,
+    /// A stop signal (Ctrl-C, SIGTERM, SIGHUP) ended the sending or a delay early.
+    pub interrupted: bool,
 }
 
 /// The tag of check_send's trailer, right after the header: the four bytes `zpOP`, then
@@ -123,8 +128,8 @@ pub fn check_send(
     )?;
     let opened_ns = now_ns();
     on_ready(&s.endpoint);
-    std::thread::sleep(cfg.start_delay);
-    let (start, end) = send_stream(&mut s.sock, cfg.count, cfg.size, cfg.stream_id, opened_ns).map_err(
+    sleep_unless_stopped(cfg.start_delay);
+    let sent = send_stream(&mut s.sock, cfg.count, cfg.size, cfg.stream_id, opened_ns).map_err(
         |(seq, e)| {
             let waiting = Waiting {
                 endpoint: &s.endpoint,
@@ -144,6 +149,9 @@ pub fn check_send(
             )
         },
     )?;
+    // The quit delay runs in full even after a stop signal: it is how this sender closes
+    // (what its queue still holds reaches the receiver, the end mark with it); a second
+    // signal ends the process at once.
     std::thread::sleep(cfg.quit_delay);
     let peers_seen = s.watch.as_ref().map(|w| w.sightings().handshakes);
     let endpoint = s.endpoint.clone();
@@ -160,27 +168,28 @@ pub fn check_send(
         start_delay_ms: cfg.start_delay.as_millis() as u64,
         quit_delay_ms: cfg.quit_delay.as_millis() as u64,
         linger_ms: super::CZMQ_LINGER_MS,
-        send: Throughput {
-            messages: cfg.count,
-            payload_bytes: cfg.count * cfg.size as u64,
-            start_ns: start,
-            end_ns: end,
-        },
+        send: sent.throughput(cfg.size),
         peers_seen,
+        sent: sent.messages,
+        interrupted: crate::runner::interrupted(),
     })
 }
 
 /// Sends `count` messages of `size` bytes as fast as the socket takes them, each with the
 /// header (sequence number, send time; the end mark on the last) and, when the size allows,
-/// the trailer with `opened_ns`. Returns the clock at the first send and after the last,
-/// or the sequence number whose send failed.
+/// the trailer with `opened_ns`. Returns the clock at the first send and after the last
+/// and the messages sent (fewer than `count` when a stop signal came: the message sent
+/// then carries the end mark, so the receiver knows the stream's length), or the sequence
+/// number whose send failed.
 pub(crate) fn send_stream(
     sock: &mut zmq::Socket,
     count: u64,
     size: usize,
     stream_id: u32,
     opened_ns: u64,
-) -> std::result::Result<(u64, u64), (u64, zmq::Error)> {
+) -> std::result::Result<Sent, (u64, zmq::Error)> {
+    // A stop signal wakes this thread out of a blocking send.
+    let _woken = crate::runner::WokenOnStop::register();
     let mut msg = RawMsg::new();
     let mut h = Header {
         flags: FLAG_TIMESTAMP,
@@ -189,14 +198,7 @@ pub(crate) fn send_stream(
         send_ns: 0,
     };
     let start = now_ns();
-    for seq in 0..count {
-        msg.reset_uninit(size)
-            .map_err(|_| (seq, zmq::Error::last()))?;
-        h.sequence = seq;
-        if seq + 1 == count {
-            h.flags |= FLAG_END;
-        }
-        h.send_ns = now_ns();
+    let write = |msg: &mut RawMsg, h: &Header| {
         if size >= OPENED_END {
             let mut b = [0u8; OPENED_END];
             h.encode(&mut b);
@@ -206,7 +208,88 @@ pub(crate) fn send_stream(
         } else {
             msg.write_array(&h.to_bytes());
         }
-        msg.send(sock, 0).map_err(|e| (seq, e))?;
+    };
+    let sent = |messages: u64| Sent {
+        start_ns: start,
+        end_ns: now_ns(),
+        messages,
+    };
+    for seq in 0..count {
+        let stop = crate::runner::interrupted();
+        msg.reset_uninit(size)
+            .map_err(|_| (seq, zmq::Error::last()))?;
+        h.sequence = seq;
+        if seq + 1 == count || stop {
+            h.flags |= FLAG_END;
+        }
+        h.send_ns = now_ns();
+        write(&mut msg, &h);
+        loop {
+            match msg.send(sock, 0) {
+                Ok(()) => break,
+                // A stop signal during a blocking send (a full queue): this message, now
+                // with the end mark, gets a last second to go, then the sender ends with
+                // what was sent.
+                Err(zmq::Error::EINTR) if crate::runner::interrupted() => {
+                    h.flags |= FLAG_END;
+                    write(&mut msg, &h);
+                    let went = send_within(sock, &mut msg, Duration::from_secs(1));
+                    return Ok(sent(seq + went as u64));
+                }
+                // Another signal: the message is still ours, send it.
+                Err(zmq::Error::EINTR) => {}
+                Err(e) => return Err((seq, e)),
+            }
+        }
+        if stop {
+            return Ok(sent(seq + 1));
+        }
     }
-    Ok((start, now_ns()))
+    Ok(sent(count))
+}
+
+/// Tries to send `msg` without blocking for up to `limit`; whether it went.
+fn send_within(sock: &mut zmq::Socket, msg: &mut RawMsg, limit: Duration) -> bool {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        match msg.send(sock, zmq::DONTWAIT) {
+            Ok(()) => return true,
+            Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if std::time::Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(_) => return false,
+        }
+    }
+}
+
+/// What [`send_stream`] sent.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sent {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub messages: u64,
+}
+
+impl Sent {
+    /// The admission rate of the messages sent, `size` bytes each.
+    pub fn throughput(&self, size: usize) -> Throughput {
+        Throughput {
+            messages: self.messages,
+            payload_bytes: self.messages * size as u64,
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+        }
+    }
+}
+
+/// Sleeps for `d`, or less when a stop signal comes (checked every 10 ms).
+pub(crate) fn sleep_unless_stopped(d: Duration) {
+    let until = std::time::Instant::now() + d;
+    while !crate::runner::interrupted() {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(10)));
+    }
 }

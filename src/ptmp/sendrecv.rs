@@ -172,7 +172,7 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
     });
     let sent = sender.join().expect("sender thread");
     let received = receiver.join().expect("receiver thread")?;
-    let (start, end) = sent.map_err(|(seq, e)| Error::PeerStopped {
+    let sent = sent.map_err(|(seq, e)| Error::PeerStopped {
         endpoint: bound.clone(),
         done: seq,
         expected: count,
@@ -186,14 +186,11 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
     if let Some(why) = received.protocol_error {
         return Err(Error::Protocol(why));
     }
-    let loss = received.summary(Some(cfg.count));
+    // What was still to come when a stop signal came is not lost.
+    let interrupted = received.ended == Ended::Interrupted;
+    let loss = received.summary((!interrupted).then_some(cfg.count));
     let delivered = received.delivered();
-    let send = Throughput {
-        messages: count,
-        payload_bytes: count * size as u64,
-        start_ns: start,
-        end_ns: end,
-    };
+    let send = sent.throughput(size);
     Ok(SendRecvResult {
         command: "check_sendrecv",
         pattern: cfg.pattern.clone(),

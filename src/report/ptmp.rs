@@ -48,18 +48,18 @@ pub fn ledger_line(l: &LossSummary) -> String {
 pub fn send_text(r: &SendResult) -> String {
     let secs = r.send.elapsed_ns() as f64 / 1e9;
     let khz = if secs > 0.0 {
-        r.count as f64 / secs / 1000.0
+        r.sent as f64 / secs / 1000.0
     } else {
         0.0
     };
     format!(
         "send {} in {secs:.3} s or {khz:.1} kHz\n\
          check_send: {} {} {}, {} messages of {} B at {} msg/s (admission), start delay {} ms, quit delay {} ms, linger {} ms (czmq's default: what is still queued at close is dropped)\n",
-        r.count,
+        r.sent,
         r.socket_type.name(),
         r.side,
         r.endpoint,
-        grouped(r.count),
+        grouped(r.sent),
         r.message_size,
         grouped(r.send.msgs_per_sec().round() as u64),
         r.start_delay_ms,
@@ -84,6 +84,10 @@ pub fn recv_text(r: &RecvResult) -> String {
                 Some(false) => " (the sender is still connected)",
                 None => "",
             }
+        ),
+        Ended::Interrupted => format!(
+            "interrupted by {}; the figures are of what arrived before it",
+            crate::runner::interrupted_by()
         ),
     };
     let mut t = format!(

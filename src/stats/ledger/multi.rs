@@ -55,6 +55,16 @@ impl Ledger {
         }
     }
 
+    /// Distinct numbers received over every stream.
+    pub fn distinct(&self) -> u64 {
+        let hot = self.hot.as_ref().map_or(0, |(_, l)| l.distinct());
+        hot + self
+            .streams
+            .values()
+            .map(StreamLedger::distinct)
+            .sum::<u64>()
+    }
+
     /// Every stream's ledger, by id.
     pub fn streams(&self) -> BTreeMap<u32, &StreamLedger> {
         let mut all: BTreeMap<u32, &StreamLedger> =

@@ -161,6 +161,12 @@ impl StreamLedger {
         v
     }
 
+    /// Distinct sequence numbers received, counted as they came (cheaper than
+    /// [`StreamLedger::received`], which walks the ranges).
+    pub fn distinct(&self) -> u64 {
+        self.arrivals - self.duplicates
+    }
+
     /// Distinct sequence numbers received.
     pub fn received(&self) -> u64 {
         self.all_ranges().iter().map(|(s, e)| e - s).sum()

@@ -107,7 +107,9 @@ fn a_hole_filled_out_of_order_has_no_time_and_merge_keeps_times() {
 
 #[test]
 fn duplicates_at_start_middle_end() {
-    let s = ledger_of(&[0, 0, 1, 2, 3, 3, 4, 5, 5]).summary(Some(6));
+    let l = ledger_of(&[0, 0, 1, 2, 3, 3, 4, 5, 5]);
+    assert_eq!((l.distinct(), l.received()), (6, 6));
+    let s = l.summary(Some(6));
     assert_eq!(
         (s.received, s.lost, s.duplicated, s.reordered),
         (6, 0, 3, 0)
