@@ -412,7 +412,11 @@ fn ctrl_c_ends_the_listen_and_the_report_keeps_what_arrived() {
         let o = p.finish();
         drop(push);
         assert_eq!(o.code, Some(0), "Ctrl-C is how a listen ends early: {o:?}");
-        assert!(o.stdout.contains("(ended by Ctrl-C)"), "{}", o.stdout);
+        assert!(
+            o.stdout.contains("(ended by SIGINT (Ctrl-C))"),
+            "{}",
+            o.stdout
+        );
         assert!(o.stdout.contains("100 received"), "{}", o.stdout);
         let (v, _) = recorded(&db);
         let s = finding(&v, "listen/stream");
@@ -536,7 +540,71 @@ fn nothing_arriving_is_a_finding_not_a_hang() {
             ]),
             30,
         );
-        assert_eq!(o.code, Some(0), "{o:?}");
+        // G08: the report is printed, and a script can tell nothing was heard (exit 6).
+        assert_eq!(o.code, Some(6), "{o:?}");
+        assert!(o.stdout.contains("nothing arrived in"), "{}", o.stdout);
+        assert!(o.stderr.contains("no sender was heard"), "{}", o.stderr);
+    });
+}
+
+/// A listener bound with PULL, and a PUSH connected to it.
+fn listener_and_push(extra: &[&str]) -> (Proc, zmq::Context, zmq::Socket) {
+    let mut args = vec![
+        "diagnose",
+        "--bind",
+        "tcp://127.0.0.1:*",
+        "--type",
+        "PULL",
+        "--no-history",
+    ];
+    args.extend_from_slice(extra);
+    let p = Proc::spawn(zp(&args), T - 5);
+    let ep = p.bound_endpoint();
+    let ctx = zmq::Context::new();
+    let push = ctx.socket(zmq::PUSH).unwrap();
+    push.set_linger(0).unwrap();
+    push.set_sndtimeo(10_000).unwrap();
+    push.connect(&ep).unwrap();
+    (p, ctx, push)
+}
+
+/// B11 for the listener: a header of another version is exit 9 with the decoder's words,
+/// after the report of the messages that could be read.
+#[test]
+fn a_header_of_another_version_ends_the_listen_with_exit_9() {
+    with_watchdog(T, || {
+        let (p, _ctx, push) = listener_and_push(&["--count", "3", "--duration", "20s"]);
+        push.send(zmqperf_message(0), 0).unwrap();
+        push.send(zmqperf_message(1), 0).unwrap();
+        let mut bad = zmqperf_message(2);
+        bad[2] = 2; // the header's version byte (after the magic `ZP`): not one this build reads
+        push.send(bad, 0).unwrap();
+        let o = p.finish();
+        assert_eq!(o.code, Some(9), "{o:?}");
+        assert!(
+            o.stderr
+                .contains("1 of 3 messages had a zmqperf header of another version"),
+            "{o:?}"
+        );
+        assert!(o.stdout.contains("2 received"), "{}", o.stdout);
+    });
+}
+
+/// B9 for the listener: a message over --max-size is refused by libzmq (ZMQ_MAXMSGSIZE:
+/// the connection is dropped), so a stray peer cannot make the listener hold its size;
+/// the messages within the limit are counted.
+#[test]
+fn a_message_over_max_size_is_not_taken() {
+    with_watchdog(T, || {
+        let (p, _ctx, push) =
+            listener_and_push(&["--max-size", "1KiB", "--duration", "3s", "--expect", "1"]);
+        // Over the limit with its margin for frames (1 KiB + 64 KiB).
+        let mut big = zmqperf_message(0);
+        big.resize(256 * 1024, 0);
+        push.send(big, 0).unwrap();
+        let o = p.finish();
+        // Nothing was taken: the 256 KiB message never reached the listener's ledger.
+        assert_eq!(o.code, Some(6), "{o:?}");
         assert!(o.stdout.contains("nothing arrived in"), "{}", o.stdout);
     });
 }

@@ -125,6 +125,15 @@ pub struct DiagnoseArgs {
     /// then counted as lost at the end.
     #[arg(long, value_name = "N", help_heading = "Listening to a live stream")]
     expect: Option<String>,
+    /// The largest message the listener takes (ZMQ_MAXMSGSIZE): a sender that declares a
+    /// larger one is disconnected, so a stray peer cannot make the listener hold its size.
+    #[arg(
+        long,
+        default_value = "64MiB",
+        value_name = "BYTES",
+        help_heading = "Listening to a live stream"
+    )]
+    max_size: String,
     /// A silence at least this long counts as an idle period, and at the end of the listen
     /// as a sender that stopped.
     #[arg(
@@ -348,6 +357,7 @@ fn listen_config(a: &DiagnoseArgs) -> Result<Option<ListenConfig>> {
         expect: positive("--expect", &a.expect)?,
         idle,
         rcvhwm: None,
+        max_size: zmqperf::parse::parse_size("--max-size", &a.max_size)?,
     }))
 }
 
@@ -450,15 +460,43 @@ fn run_listen(a: &DiagnoseArgs, cfg: ListenConfig, command: String) -> Result<()
             cfg.describe(&listened.endpoint),
             listened.ended_ns.saturating_sub(listened.started_ns) as f64 / 1e9,
             match listened.ended_by {
-                EndedBy::Duration => "",
-                EndedBy::Count => " (--count reached)",
-                EndedBy::Interrupted => " (ended by Ctrl-C)",
+                EndedBy::Duration => String::new(),
+                EndedBy::Count => " (--count reached)".into(),
+                EndedBy::Interrupted => format!(" (ended by {})", runner::interrupted_by()),
             }
         );
         print!("{}", zmqperf::report::table::findings_text(&run));
     }
     if let Some(s) = &store {
         a.db.announce(s, &run.run_id)?;
+    }
+    listen_outcome(&cfg, &listened)
+}
+
+/// The exit of a listen, once its report is printed and recorded: 0 when it heard a
+/// stream (whatever the findings; a stop signal is the ordinary end of a listen), 6 when
+/// nothing arrived, 9 when messages carried a header of another version or with reserved
+/// flags (a sender of another zmqperf, or not zmqperf's header at all).
+fn listen_outcome(cfg: &ListenConfig, l: &listen::Listened) -> Result<()> {
+    let u = &l.seen.unreadable;
+    if u.bad_header > 0 {
+        return Err(Error::Protocol(format!(
+            "{} of {} messages had a zmqperf header of another version or with reserved flags set: the sender is of another zmqperf version, or its messages start with bytes of their own (then give --seq FIELD); the findings above are of the rest",
+            grouped(u.bad_header),
+            grouped(l.seen.messages)
+        )));
+    }
+    if l.seen.messages == 0 && l.ended_by != EndedBy::Interrupted {
+        return Err(Error::NoReceiver(format!(
+            "nothing arrived on {} within {}: no sender was heard. Check the endpoint and that the sender runs{}",
+            l.endpoint,
+            zmqperf::error::fmt_duration(cfg.duration),
+            if cfg.kind == SocketType::Sub && !cfg.subscribe.is_empty() {
+                format!(", and that its messages start with the prefix subscribed to ('{}')", cfg.subscribe)
+            } else {
+                String::new()
+            }
+        )));
     }
     Ok(())
 }

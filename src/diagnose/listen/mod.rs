@@ -55,6 +55,8 @@ pub struct ListenConfig {
     pub idle: Duration,
     /// Receive high-water mark of the listening socket (None: libzmq's 1,000).
     pub rcvhwm: Option<i32>,
+    /// The largest message taken (ZMQ_MAXMSGSIZE, with the usual margin for frames).
+    pub max_size: usize,
 }
 
 impl ListenConfig {
@@ -183,7 +185,8 @@ fn open(ctx: &zmq::Context, cfg: &ListenConfig) -> Result<(zmq::Socket, String)>
         ..Default::default()
     };
     open_socket(ctx, cfg.kind.zmq(), &ep, cfg.side, POLL, |s| {
-        apply_options(s, cfg.kind, &o, cfg.side == Side::Bind)
+        apply_options(s, cfg.kind, &o, cfg.side == Side::Bind)?;
+        crate::net::limit_message_size(s, cfg.max_size)
     })
 }
 
