@@ -454,6 +454,29 @@ size = 32
             .to_string();
         assert!(e.contains("bad.json") && e.contains("line 1"), "{e}");
     }
+
+    /// T15: a sweep of 100 sizes x 100 high-water marks planned silently for a minute
+    /// (every new case's id compared with every earlier one's). Planned with a set, its
+    /// 10,000 cases take well under a second; the bound here is 30 times that, so only the
+    /// quadratic planning fails it.
+    #[test]
+    fn a_sweep_of_ten_thousand_variants_is_planned_at_once() {
+        let sizes: Vec<String> = (0..100).map(|i| (64 + i).to_string()).collect();
+        let hwms: Vec<String> = (0..100).map(|i| (100 + i).to_string()).collect();
+        let text = format!(
+            r#"{{"sweep": {{"size": [{}], "sink.socket.rcvhwm": [{}]}},
+            "nodes": [
+              {{"name": "src", "role": "source", "socket": {{"type": "PUSH", "bind": ["auto"]}}}},
+              {{"name": "sink", "role": "sink", "socket": {{"type": "PULL", "connect": ["src"]}}}}]}}"#,
+            sizes.join(","),
+            hwms.join(",")
+        );
+        let t0 = std::time::Instant::now();
+        let plan = from_file("sweep.json", &text).unwrap();
+        assert_eq!(plan.len(), 10_000);
+        let took = t0.elapsed();
+        assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+    }
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ fn json_text(v: &serde_json::Value) -> String {
 /// command line, then the defaults.
 pub(super) fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Result<Vec<CaseSpec>> {
     let mut plan = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for v in topo_load::load(path, text)? {
         // Every mistake is found before any socket opens.
         crate::topology::check::check(path, &v.topology)?;
@@ -90,8 +91,9 @@ pub(super) fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Res
                         repetitions: sel.repetitions.or(p.repetitions).unwrap_or(3),
                         rate: rate.filter(|_| !latency),
                     };
-                    // A file's sweep and the command line can name the same case twice.
-                    if !plan.iter().any(|c: &CaseSpec| c.id() == case.id()) {
+                    // A file's sweep and the command line can name the same case twice
+                    // (a set: a sweep of 10,000 variants must not compare every pair).
+                    if seen.insert(case.id()) {
                         plan.push(case);
                     }
                 }

@@ -193,6 +193,7 @@ pub(super) fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
         }
     }
     let mut plan: Vec<CaseSpec> = Vec::new();
+    let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, c) in parsed.cases.iter().enumerate() {
         let at = format!("case[{i}]");
         let mut spec = file_case(
@@ -210,7 +211,7 @@ pub(super) fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
             spec.repetitions = parsed.repetitions.unwrap_or(3);
         }
         // Two cases with one id would be two results that compare cannot tell apart.
-        if let Some(j) = plan.iter().position(|p| p.id() == spec.id()) {
+        if let Some(&j) = ids.get(&spec.id()) {
             return Err(in_file(
                 path,
                 &at,
@@ -221,6 +222,7 @@ pub(super) fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
                 ),
             ));
         }
+        ids.insert(spec.id(), plan.len());
         plan.push(spec);
     }
     for (i, s) in parsed.sweeps.iter().enumerate() {
