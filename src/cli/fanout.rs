@@ -449,7 +449,15 @@ fn emit(r: &FanoutReport, json: bool) -> Result<()> {
                 .unwrap_or_else(|| "the stream was over before the signal".into()),
         ));
     }
-    match r.loss_error() {
+    if r.lossy && r.delivery.lost > 0 && r.failure().is_none() {
+        eprintln!(
+            "zmqperf: note: --lossy: {} of {} messages were dropped, as measured above (exit 0: loss is what --lossy measures; without it a loss is exit 12). Likely cause: {}",
+            zmqperf::units::grouped(r.delivery.lost),
+            zmqperf::units::grouped(r.delivery.expected),
+            r.loss_cause()
+        );
+    }
+    match r.failure() {
         Some(e) => Err(e),
         None => Ok(()),
     }
@@ -714,7 +722,7 @@ fn side_by_side(cfg: &FanoutConfig, impls: &[String], a: &FanoutArgs) -> Result<
                 labels[k] = format!("{name}: {l}");
             }
             if lost.is_none() {
-                lost = r.loss_error();
+                lost = r.failure();
             }
             runs[k].push(figures(&r));
             last[k] = Some(r);

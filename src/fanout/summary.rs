@@ -388,6 +388,17 @@ impl FanoutReport {
         }
     }
 
+    /// How the command ends once its report is printed: the loss error, except that with
+    /// `--lossy` loss is what was asked to be measured (a publisher that drops by design),
+    /// so plain loss is not an error then; a subscriber left out, or a stream cut short,
+    /// still is. The same rule as `run --lossy` (docs/commands.md, "Loss and the exit code").
+    pub fn failure(&self) -> Option<Error> {
+        match self.loss_error() {
+            Some(Error::Lost { .. }) if self.lossy => None,
+            other => other,
+        }
+    }
+
     /// The error for a run that lost messages (the report is printed first), if it did.
     pub fn loss_error(&self) -> Option<Error> {
         let d = &self.delivery;
