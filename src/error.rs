@@ -22,11 +22,13 @@ pub enum Error {
     #[error("cannot bind {endpoint}: address already in use. Another process (an earlier local_lat or local_thr?) holds it; stop it, pick another port, or bind to tcp://127.0.0.1:* for a free one")]
     AddressInUse { endpoint: String },
     /// No peer showed up within the timeout.
-    #[error("no peer within {}: nothing arrived on {endpoint}. Start the other side ({peer}) or raise --timeout", fmt_duration(*.timeout))]
+    #[error("no peer within {}: nothing arrived on {endpoint}. Start the other side ({peer}) or raise {raise}", fmt_duration(*.timeout))]
     PeerAbsent {
         endpoint: String,
         peer: String,
         timeout: Duration,
+        /// The command's own way to wait longer (`--timeout`; check_recv's TIMEOUT).
+        raise: String,
     },
     /// Nothing arrived within the timeout, though something was seen on the connection:
     /// a peer that completed the handshake and sent nothing, or a connection that never

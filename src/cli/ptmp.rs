@@ -155,18 +155,10 @@ pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
     } else {
         print!("{}", text::send_text(&r));
     }
-    if r.peers_seen == Some(0) {
-        let what = format!(
-            "no receiver was connected while check_send ran: {} messages went to no one (start check_recv first, or give check_send a START_DELAY_MS)",
-            grouped(r.count)
-        );
-        // A PUB publishes whether anyone listens (PTMP's fire-and-forget): a warning. A
-        // PAIR or PUSH had a stream to deliver and knows it reached no one: exit 6.
-        if cfg.kind == zmqperf::topology::SocketType::Pub {
-            eprintln!("zmqperf: warning: {what}");
-        } else {
-            return Err(Error::NoReceiver(what));
-        }
+    match ptmp::unseen_receiver(&r) {
+        Some((true, what)) => return Err(Error::NoReceiver(what)),
+        Some((false, what)) => eprintln!("zmqperf: warning: {what}"),
+        None => {}
     }
     Ok(())
 }

@@ -96,6 +96,7 @@ pub(crate) fn receive(
         protocol_error: None,
         sightings: None,
         first_sent: None,
+        quit_delay_ms: None,
     };
     let mut gaps = GapTracker::new(lp.verbose);
     let mut msg = RawMsg::new();
@@ -113,7 +114,7 @@ pub(crate) fn receive(
                     // Further frames of a multi-frame message are read and not counted.
                     while part.recv(sock, 0).is_ok() && part.more() {}
                 }
-                let h = match Header::decode(msg.prefix(super::send::OPENED_END)) {
+                let h = match Header::decode(msg.prefix(super::send::TRAILER_END)) {
                     Ok(Some(h)) => h,
                     Ok(None) => {
                         r.protocol_error = Some(format!(
@@ -129,8 +130,9 @@ pub(crate) fn receive(
                     }
                 };
                 if r.arrivals == 0 && h.has_timestamp() {
-                    r.first_sent = super::send::opened_ns(msg.prefix(super::send::OPENED_END))
-                        .map(|o| (h.send_ns, o));
+                    let trailer = msg.prefix(super::send::TRAILER_END);
+                    r.first_sent = super::send::opened_ns(trailer).map(|o| (h.send_ns, o));
+                    r.quit_delay_ms = super::send::quit_delay_ms(trailer);
                 }
                 r.arrivals += 1;
                 r.payload_bytes += msg.len() as u64;
@@ -198,6 +200,43 @@ pub(crate) fn receive(
         r.sightings = Some(seen);
     }
     Ok(r)
+}
+
+/// Whether a sender came and went: it completed the handshake and left, or (for a SUB) a
+/// publisher left during its one handshake, as a fast one does when its stream is over
+/// before the subscription: a stream lost whole. A connection that failed its handshakes
+/// otherwise is a pairing to name (a PUB to a PULL retries, so it connects again).
+pub(crate) fn came_and_went(
+    kind: SocketType,
+    disconnected: Option<bool>,
+    seen: &crate::net::Sightings,
+) -> bool {
+    let left_mid_handshake = kind == SocketType::Sub && closed_mid_handshake(seen);
+    disconnected == Some(true) && (seen.handshakes > 0 || left_mid_handshake)
+}
+
+/// One connection, whose peer closed it during the ZeroMQ handshake.
+fn closed_mid_handshake(seen: &crate::net::Sightings) -> bool {
+    seen.connections == 1
+        && seen.handshakes == 0
+        && !seen.failures.is_empty()
+        && seen
+            .failures
+            .iter()
+            .all(|f| f.starts_with("the peer closed the connection during the handshake"))
+}
+
+/// What else a handshake failure may be, for a PAIR or PULL: a peer that closed its one
+/// connection mid-handshake is a type that cannot talk to this one, or a sender that closed
+/// (linger 0) right after queueing its stream (check_send with QUIT_DELAY_MS 0 and large
+/// messages): which, the receiver cannot tell.
+pub(crate) fn mid_handshake_hint(
+    kind: SocketType,
+    seen: &crate::net::Sightings,
+) -> Option<&'static str> {
+    (kind != SocketType::Sub && closed_mid_handshake(seen)).then_some(
+        "; or a sender that closed (linger 0) before its handshake completed, losing its whole stream (a fast quit: check_send with QUIT_DELAY_MS 0 does; give it a QUIT_DELAY_MS): cannot tell which from here, check_send's output says",
+    )
 }
 
 /// What check_recv received.
@@ -275,7 +314,7 @@ pub fn check_recv(
         Some(cfg.max_size),
     )?;
     on_ready(&s.endpoint);
-    let r = receive(
+    let mut r = receive(
         &mut s.sock,
         s.watch.as_ref(),
         Loop {
@@ -287,19 +326,10 @@ pub fn check_recv(
             on_wait,
         },
     )?;
-    // A sender that completed the handshake and left, or (for a SUB) a publisher that left
-    // during its one handshake, as a fast one does when its stream is over before the
-    // subscription: a stream lost whole. A connection that failed its handshakes
-    // otherwise is a pairing to name (a PUB to a PULL retries, so it connects again).
-    let came_and_went = r.sightings.as_ref().is_some_and(|seen| {
-        let left_mid_handshake = cfg.kind == SocketType::Sub
-            && seen.connections == 1
-            && seen
-                .failures
-                .iter()
-                .all(|f| f.starts_with("the peer closed the connection during the handshake"));
-        r.disconnected == Some(true) && (seen.handshakes > 0 || left_mid_handshake)
-    });
+    let came_and_went = r
+        .sightings
+        .as_ref()
+        .is_some_and(|seen| came_and_went(cfg.kind, r.disconnected, seen));
     if r.arrivals == 0 && r.protocol_error.is_none() && !came_and_went {
         let waiting = Waiting {
             endpoint: &s.endpoint,
@@ -309,11 +339,43 @@ pub fn check_recv(
             unit: "messages",
             watch: s.watch.as_ref(),
         };
-        return Err(waiting.error(zmq::Error::EAGAIN, 0, String::new()));
+        // check_recv waits as PTMP's does, for its TIMEOUT argument: it has no --timeout.
+        return Err(match waiting.error(zmq::Error::EAGAIN, 0, String::new()) {
+            Error::PeerAbsent {
+                endpoint,
+                peer,
+                timeout,
+                ..
+            } => Error::PeerAbsent {
+                endpoint,
+                peer,
+                timeout,
+                raise: "TIMEOUT (check_recv's last argument, in ms)".into(),
+            },
+            Error::Protocol(why) => {
+                let hint = s
+                    .watch
+                    .as_ref()
+                    .and_then(|w| mid_handshake_hint(cfg.kind, &w.sightings()))
+                    .unwrap_or_default();
+                Error::Protocol(format!("{why}{hint}"))
+            }
+            e => e,
+        });
     }
-    let mut loss = r.summary(Some(cfg.count));
+    if r.protocol_error.is_some() {
+        // Receiving stopped at the message that broke the protocol, not after a timeout;
+        // what was not read is neither lost nor a cause's evidence.
+        r.ended = Ended::ProtocolError;
+    }
+    let mut loss = r.summary(match r.ended {
+        Ended::ProtocolError => None,
+        _ => Some(cfg.count),
+    });
     let delivered = r.delivered();
-    let causes = if r.arrivals == 0 {
+    let causes = if r.ended == Ended::ProtocolError {
+        Vec::new()
+    } else if r.arrivals == 0 {
         // A sender connected and left, and nothing arrived: for a SUB the whole stream went
         // before the subscription (the ledger places it at the start), else it quit before
         // anything was delivered (at the end).
@@ -347,4 +409,47 @@ pub fn check_recv(
         causes,
         protocol_error: r.protocol_error.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Sightings;
+
+    /// C04 seen from check_recv PULL: check_send closed mid-handshake. It was only "the
+    /// ZeroMQ handshake failed ... most often a socket type that cannot talk to this one".
+    #[test]
+    fn a_sender_that_closed_mid_handshake_is_a_pairing_or_a_fast_quit() {
+        let seen = Sightings {
+            connections: 1,
+            handshakes: 0,
+            disconnections: 1,
+            failures: vec![
+                "the peer closed the connection during the handshake (Broken pipe (os error 32))"
+                    .into(),
+            ],
+        };
+        // A SUB's fast publisher came and went; a PULL cannot tell it from a wrong pairing.
+        assert!(came_and_went(SocketType::Sub, Some(true), &seen));
+        assert!(!came_and_went(SocketType::Pull, Some(true), &seen));
+        let hint = mid_handshake_hint(SocketType::Pull, &seen).expect("a hint");
+        assert!(
+            hint.contains("fast quit") && hint.contains("cannot tell"),
+            "{hint}"
+        );
+        assert_eq!(mid_handshake_hint(SocketType::Sub, &seen), None);
+        // A peer that keeps coming back and failing is a wrong pairing.
+        let again = Sightings {
+            connections: 3,
+            disconnections: 3,
+            ..seen.clone()
+        };
+        assert!(!came_and_went(SocketType::Sub, Some(true), &again));
+        assert_eq!(mid_handshake_hint(SocketType::Pull, &again), None);
+        let other = Sightings {
+            failures: vec!["the peer's socket type cannot talk to this one".into()],
+            ..seen
+        };
+        assert_eq!(mid_handshake_hint(SocketType::Pull, &other), None);
+    }
 }
