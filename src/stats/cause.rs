@@ -141,7 +141,13 @@ impl Facts {
 /// The one rule: the cause of the holes at place `p`.
 pub fn cause_of(p: GapPosition, f: &Facts) -> Cause {
     if !f.placed {
-        return Cause::CannotTell;
+        // Without places: a sender that drops could have lost any part; one that blocks
+        // sent fewer than were expected, or lost them after sending.
+        return if f.drops() {
+            Cause::CannotTell
+        } else {
+            Cause::SenderStopped
+        };
     }
     if f.filter_matches == Some(false) {
         return Cause::FilterMatchesNothing;
@@ -179,14 +185,15 @@ pub fn cause_of(p: GapPosition, f: &Facts) -> Cause {
 /// facts do not decide, what would tell.
 pub fn sentence(p: GapPosition, f: &Facts) -> String {
     let c = cause_of(p, f);
-    if !f.placed {
-        let publisher = if f.drops() {
-            " (a PUB loses its start to a slow joiner and drops at its high-water mark; or the sender stopped early)"
-        } else {
-            " (the sender stopped early, was given a smaller count, or something in between lost them)"
-        };
+    let would_tell = "an instrumented sender (zmqperf remote_thr, or a peer writing the measurement header) would tell";
+    if !f.placed && c == Cause::CannotTell {
         return format!(
-            "cannot tell: without sequence numbers the holes cannot be placed{publisher}; an instrumented sender (zmqperf remote_thr, or a peer writing the measurement header) would tell"
+            "cannot tell: without sequence numbers the holes cannot be placed (a PUB loses its start to a slow joiner and drops at its high-water mark; or the sender stopped early); {would_tell}"
+        );
+    }
+    if !f.placed {
+        return format!(
+            "the sender stopped early, was given a smaller count, or quit with its queue (this sender blocks rather than drop); without sequence numbers the holes cannot be placed and which of these cannot be told: {would_tell}"
         );
     }
     match (c, p) {

@@ -102,6 +102,20 @@ fn holes_that_cannot_be_placed_have_no_cause_but_what_would_tell() {
         "{s}"
     );
     assert!(!s.contains("never given"), "{s}");
+    // A PUSH without the header: it blocks, so it sent fewer (or quit with them); where
+    // is still unknown.
+    let f = Facts {
+        receiver: Some(SocketType::Pull),
+        placed: false,
+        drops_at_hwm: Some(false),
+        ..Default::default()
+    };
+    assert_eq!(cause_of(GapPosition::End, &f), Cause::SenderStopped);
+    let s = loss_causes(&lost(0, 0, 100), &f, |_, _| None);
+    assert!(
+        s.starts_with("the sender stopped early") && s.contains("cannot be placed"),
+        "{s}"
+    );
 }
 
 /// `remote_thr --pattern pubsub --lossy` into local_thr: the start is a slow joiner, the
