@@ -217,7 +217,8 @@ pub(crate) fn came_and_went(
 
 /// One connection, whose peer closed it during the ZeroMQ handshake.
 fn closed_mid_handshake(seen: &crate::net::Sightings) -> bool {
-    seen.connections == 1
+    // The connection's own event may not have been taken yet: at most one.
+    seen.connections <= 1
         && seen.handshakes == 0
         && !seen.failures.is_empty()
         && seen
@@ -424,6 +425,7 @@ mod tests {
             connections: 1,
             handshakes: 0,
             disconnections: 1,
+            retries: 0,
             failures: vec![
                 "the peer closed the connection during the handshake (Broken pipe (os error 32))"
                     .into(),

@@ -75,6 +75,9 @@ pub struct SendResult {
     /// receiver that was there when check_send closed first (not in the JSON).
     #[serde(skip)]
     pub connections_seen: Option<u64>,
+    /// Connection attempts refused (nothing listening; tcp and ipc; not in the JSON).
+    #[serde(skip)]
+    pub refusals_seen: Option<u64>,
 }
 
 /// The tag of check_send's trailer, right after the header: the four bytes `zpOP`, then
@@ -133,12 +136,23 @@ pub fn unseen_receiver(r: &SendResult) -> Option<(bool, String)> {
             ),
         ));
     }
+    // A connect refused says nothing listened; with no event either way, check_send closed
+    // before its connection's outcome was seen, and a receiver there would have lost all
+    // to its quick close.
+    let unknown = r.side == "connect" && r.refusals_seen == Some(0);
     Some((
         r.socket_type != SocketType::Pub,
-        format!(
-            "no receiver was connected while check_send ran: {} messages went to no one (start check_recv first, or give check_send a START_DELAY_MS)",
-            grouped(r.count)
-        ),
+        if unknown {
+            format!(
+                "no receiver was seen connected while check_send ran: its {} messages went to no one; if check_recv was running, check_send closed (linger 0) before its connection was seen, a fast quit (cannot tell which: give check_send a QUIT_DELAY_MS, e.g. 1000, or start check_recv first)",
+                grouped(r.count)
+            )
+        } else {
+            format!(
+                "no receiver was connected while check_send ran: {} messages went to no one (start check_recv first, or give check_send a START_DELAY_MS)",
+                grouped(r.count)
+            )
+        },
     ))
 }
 
@@ -199,6 +213,7 @@ pub fn check_send(
     let seen = s.watch.as_ref().map(|w| w.sightings());
     let peers_seen = seen.as_ref().map(|w| w.handshakes);
     let connections_seen = seen.as_ref().map(|w| w.connections);
+    let refusals_seen = seen.as_ref().map(|w| w.retries);
     let endpoint = s.endpoint.clone();
     drop(s);
     Ok(SendResult {
@@ -221,6 +236,7 @@ pub fn check_send(
         },
         peers_seen,
         connections_seen,
+        refusals_seen,
     })
 }
 
@@ -293,6 +309,7 @@ mod tests {
             send: Throughput::default(),
             peers_seen: Some(handshakes),
             connections_seen: Some(connections),
+            refusals_seen: Some(1),
         }
     }
 
@@ -316,5 +333,17 @@ mod tests {
             Some(false)
         );
         assert_eq!(unseen_receiver(&sent(SocketType::Push, 1, 1)), None);
+        // Nothing seen either way (closed before the connection's outcome): it cannot tell a
+        // missing receiver from its own fast quit, and says both.
+        let r = SendResult {
+            refusals_seen: Some(0),
+            ..sent(SocketType::Push, 0, 0)
+        };
+        let (error, what) = unseen_receiver(&r).expect("an error");
+        assert!(error, "{what}");
+        assert!(
+            what.contains("went to no one") && what.contains("a fast quit (cannot tell which"),
+            "{what}"
+        );
     }
 }
