@@ -22,11 +22,13 @@ pub enum Error {
     #[error("cannot bind {endpoint}: address already in use. Another process (an earlier local_lat or local_thr?) holds it; stop it, pick another port, or bind to tcp://127.0.0.1:* for a free one")]
     AddressInUse { endpoint: String },
     /// No peer showed up within the timeout.
-    #[error("no peer within {}: nothing arrived on {endpoint}. Start the other side ({peer}) or raise --timeout", fmt_duration(*.timeout))]
+    #[error("no peer within {}: nothing arrived on {endpoint}. Start the other side ({peer}) or raise {raise}", fmt_duration(*.timeout))]
     PeerAbsent {
         endpoint: String,
         peer: String,
         timeout: Duration,
+        /// The command's own way to wait longer (`--timeout`; check_recv's TIMEOUT).
+        raise: String,
     },
     /// Nothing arrived within the timeout, though something was seen on the connection:
     /// a peer that completed the handshake and sent nothing, or a connection that never
@@ -76,7 +78,7 @@ pub enum Error {
         cause: String,
     },
     /// A stream stopped before its end mark came: what arrived is printed first.
-    #[error("stream cut short: {detail}. {received} of {expected} messages arrived; lost at the start {at_start}, in the middle {in_middle}, at the end {at_end}. Likely cause: {cause}")]
+    #[error("stream cut short: {detail}. {received} of {expected} messages arrived; {}. Likely cause: {cause}", places(*received, *expected, *at_start, *in_middle, *at_end))]
     CutShort {
         detail: String,
         received: u64,
@@ -239,6 +241,18 @@ pub(crate) fn zmq_err(op: &str) -> impl FnOnce(zmq::Error) -> Error + '_ {
         op: op.to_string(),
         source,
     }
+}
+
+/// Where a cut-short stream lost its messages; all three 0 with messages missing is a stream
+/// without sequence numbers, whose holes have no place.
+fn places(received: u64, expected: u64, start: u64, middle: u64, end: u64) -> String {
+    if start + middle + end == 0 && received < expected {
+        return format!(
+            "{} missing, which cannot be placed without sequence numbers",
+            expected - received
+        );
+    }
+    format!("lost at the start {start}, in the middle {middle}, at the end {end}")
 }
 
 /// Formats a duration the way the error messages show it (`30 s`, `250 ms`).

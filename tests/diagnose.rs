@@ -121,7 +121,7 @@ fn hwm(t: Transport) {
     );
     assert_eq!(count(&f, "push_lost_hwm_1000"), 0);
     let t = f.triage.as_ref().unwrap();
-    assert_eq!(t.cause, "high-water mark / slow consumer");
+    assert_eq!(t.cause, "high-water mark");
     assert!(t.lost >= dropped, "{t:?}");
     assert!(
         number(&f, "push_blocked_ms_hwm_10") > 0.0,

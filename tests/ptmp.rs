@@ -492,6 +492,14 @@ fn no_sender_ends_after_the_timeout() {
             "{}",
             o.stderr
         );
+        // check_recv has no --timeout: the advice names its TIMEOUT argument.
+        assert!(
+            o.stderr
+                .contains("or raise TIMEOUT (check_recv's last argument, in ms)")
+                && !o.stderr.contains("--timeout"),
+            "{}",
+            o.stderr
+        );
         let _ = std::fs::remove_dir_all(&dir);
     });
 }
@@ -613,5 +621,97 @@ fn sigterm_ends_check_recv_and_check_send_with_their_figures() {
         );
         assert_eq!(figure_after(&ro.stdout, "recv"), sent, "{ro:?}\n{so:?}");
         let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
+/// A sender without the measurement header (remote_thr --plain): check_recv stops at
+/// message #0 with exit 9. It said "then nothing for 2 s", counted all COUNT as lost and,
+/// for a SUB, named a slow joiner.
+#[test]
+fn a_protocol_error_at_the_first_message_claims_no_timeout_loss_or_cause() {
+    with_watchdog(2 * T, || {
+        for kind in ["PULL", "SUB"] {
+            let r = Proc::spawn(
+                zp(&[
+                    "check_recv",
+                    "100",
+                    kind,
+                    "bind",
+                    "tcp://127.0.0.1:*",
+                    "5000",
+                    "--json",
+                ]),
+                T,
+            );
+            let ep = r.bound_endpoint();
+            let mut send = vec![
+                "remote_thr",
+                &ep,
+                "64",
+                "100000",
+                "--plain",
+                "--timeout",
+                "5s",
+            ];
+            if kind == "SUB" {
+                send.extend(["--pattern", "pubsub"]);
+            }
+            let s = Proc::spawn(zp(&send), T);
+            let r = r.finish();
+            // remote_thr may wait for a hang-up that the receiver gave by leaving.
+            let _ = s.finish();
+            assert_eq!(r.code, Some(9), "{kind}: {r:?}");
+            let v: Value = serde_json::from_str(r.stdout.trim()).expect("JSON");
+            assert_eq!(v["ended"], "protocol_error", "{kind}: {v}");
+            assert_eq!(v["loss"]["lost"], 0, "{kind}: {v}");
+            assert_eq!(v["causes"], Value::Array(vec![]), "{kind}: {v}");
+            assert!(
+                v["protocol_error"]
+                    .as_str()
+                    .is_some_and(|e| e.starts_with("message #0 ")),
+                "{kind}: {v}"
+            );
+        }
+    });
+}
+
+/// PTMP's two-process PUB/SUB with a 1 s quit delay (`check_send 1000000 PUB connect ADDR 5
+/// 1000`): the publisher outruns the subscriber and its lost tail is its high-water mark's.
+/// It was "fast quit ... QUIT_DELAY_MS of 157" though the sender had waited 1000 ms.
+#[test]
+fn a_publisher_that_waited_a_second_is_not_called_a_fast_quit() {
+    with_watchdog(ATTEMPTS as u64 * T, || {
+        until(
+            "a PUB's tail lost though it waited 1000 ms",
+            &[
+                "check_recv",
+                "1000000",
+                "SUB",
+                "bind",
+                "ipc://junk.txt",
+                "1500",
+            ],
+            &[
+                "check_send",
+                "1000000",
+                "PUB",
+                "connect",
+                "ipc://junk.txt",
+                "5",
+                "1000",
+            ],
+            |r, _| {
+                assert!(
+                    !r.stderr.contains("fast quit:") && !r.stderr.contains("QUIT_DELAY_MS of"),
+                    "{}",
+                    r.stderr
+                );
+                r.code == Some(17)
+                    && ledger(&r.stdout, "at the end") > 0
+                    && r.stderr.contains(
+                        "though the sender waited 1000 ms after its last message (its QUIT_DELAY_MS), so not a fast quit",
+                    )
+            },
+        );
     });
 }

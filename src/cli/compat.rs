@@ -711,12 +711,9 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
             expected: cfg.count,
             at_start: l.lost_at_start,
             in_middle: l.lost_in_middle,
-            at_end: if r.loss.is_some() {
-                l.lost_at_end
-            } else {
-                cfg.count.saturating_sub(r.distinct)
-            },
-            cause: compat::cut_short_cause(cfg.pattern, r.loss.as_ref()),
+            // Without the header the holes have no place: none is claimed.
+            at_end: l.lost_at_end,
+            cause: compat::cut_short_cause(cfg.pattern, r.loss.as_ref(), r.streams),
         });
     }
     if let Some(l) = r.loss.as_ref().filter(|l| l.lost > 0) {
@@ -726,7 +723,7 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
             at_start: l.lost_at_start,
             in_middle: l.lost_in_middle,
             at_end: l.lost_at_end,
-            cause: compat::loss_cause(cfg.pattern, l),
+            cause: compat::loss_cause(cfg.pattern, l, r.streams),
         });
     }
     if let Some(n) = r.stream_length {

@@ -8,8 +8,8 @@ use crate::error::Result;
 use crate::net::security::{CurveKeys, Mechanism};
 use crate::roles::{HeaderUse, NodeSpec, Role};
 use crate::stats::{
-    cause_name, cause_text, loss_causes, ClockCheck, GapPosition, LatencyHistogram, LatencySummary,
-    LossSummary, SenderFacts, Throughput,
+    loss_causes, Cause, ClockCheck, Facts, LatencyHistogram, LatencySummary, LossSummary,
+    Throughput,
 };
 use crate::topology::{SocketOptions, SocketType};
 use crate::zmq;
@@ -116,6 +116,10 @@ pub struct ReceiverResult {
     /// The stream broke the protocol part-way; the figures are of what arrived before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_error: Option<String>,
+    /// How many senders' streams (stream ids) arrived: more than one when a sender was
+    /// restarted or several sent at once (for the cause; not in the JSON).
+    #[serde(skip)]
+    pub streams: usize,
 }
 
 /// What remote_thr did.
@@ -193,6 +197,11 @@ pub fn local_thr(
     // as check_recv does (not "lost ... a fast quit").
     let ended_at_mark = r.cut_short.is_none() && r.protocol_error.is_none();
     let mut stream_length = None;
+    let streams = r
+        .ledger
+        .as_ref()
+        .filter(|_| header)
+        .map_or(1, |l| l.streams().len().max(1));
     let loss = r.ledger.as_ref().filter(|_| header).map(|l| {
         let own = l.summary(None);
         if ended_at_mark && own.expected < cfg.count {
@@ -245,6 +254,7 @@ pub fn local_thr(
         cut_short: r.cut_short,
         stream_length,
         protocol_error: r.protocol_error,
+        streams,
     })
 }
 
@@ -304,52 +314,59 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
     })
 }
 
-/// The likely causes of the holes in a stream that ended, worst first, with the fix: a
-/// PUB drops at its high-water mark and (with --lossy) starts without waiting for its
-/// subscriber; a PUSH blocks there instead.
-pub fn loss_cause(pattern: Pattern, l: &LossSummary) -> String {
-    loss_causes(l, sender_facts(pattern), |_, name| fix_of(name))
+/// The causes of the holes in a stream that ended (its end mark came, or COUNT distinct
+/// messages), worst first, with the fix. `streams`: how many senders' streams arrived.
+pub fn loss_cause(pattern: Pattern, l: &LossSummary, streams: usize) -> String {
+    let s = loss_causes(l, &facts(pattern, true), |_, c| fix_of(c));
+    with_streams(s, streams)
 }
 
-/// The likely cause of a stream that stopped short, from where its holes are: the worst
-/// place, named by the one rule of `stats::ledger::cause` with this pattern's sender, and
-/// its fix.
-pub fn cut_short_cause(pattern: Pattern, loss: Option<&LossSummary>) -> String {
-    let Some(l) = loss else {
-        return "the sender stopped early or was given a smaller count (without the header \
-                the holes cannot be placed)"
-            .into();
+/// The causes of a stream that stopped short (its end mark never came), from where its
+/// holes are, by the one rule of `stats::cause` with what local_thr knows of its sender:
+/// every place that lost messages, worst first, with its fix. Without the header (`loss`
+/// None) the holes have no place and the cause cannot be told.
+pub fn cut_short_cause(pattern: Pattern, loss: Option<&LossSummary>, streams: usize) -> String {
+    let f = facts(pattern, loss.is_some());
+    let s = match loss {
+        Some(l) => loss_causes(l, &f, |_, c| fix_of(c)),
+        None => loss_causes(&LossSummary::default(), &f, |_, c| fix_of(c)),
     };
-    if l.lost_in_middle == 0 && l.lost_at_start == 0 {
-        return "the sender stopped (or died) before its last message, or was given a smaller count".into();
-    }
-    let facts = sender_facts(pattern);
-    let place = if l.lost_in_middle > 0 {
-        GapPosition::Middle
+    with_streams(s, streams)
+}
+
+/// A clause for a receiver that got the streams of several senders (a sender restarted,
+/// or two at once): each is counted against <message-count>.
+fn with_streams(s: String, streams: usize) -> String {
+    if streams > 1 {
+        format!(
+            "{s}; {streams} senders' streams arrived (a sender restarted, or several sent at once): each is counted against <message-count>, and the rate spans all of them and the gaps between"
+        )
     } else {
-        GapPosition::Start
-    };
-    let mut s = cause_text(place, facts).to_string();
-    if let Some(fix) = fix_of(cause_name(place, facts)) {
-        s.push_str(&format!("; fix: {fix}"));
+        s
     }
-    s
 }
 
-/// What the sender of each pattern does, as far as the causes of loss depend on it.
-fn sender_facts(pattern: Pattern) -> SenderFacts {
-    SenderFacts {
-        drops_at_hwm: pattern == Pattern::PubSub,
-        waited_for_subscribers: false,
-        waited_at_end: pattern == Pattern::PubSub,
+/// What local_thr knows of its sender: the pattern says the receiving socket, and a PUSH
+/// blocks rather than drop; whether a PUB waited for its subscription (remote_thr does,
+/// unless --lossy) and how the sender ended are not known here.
+fn facts(pattern: Pattern, placed: bool) -> Facts {
+    Facts {
+        receiver: Some(match pattern {
+            Pattern::PushPull => SocketType::Pull,
+            Pattern::PubSub => SocketType::Sub,
+        }),
+        placed,
+        drops_at_hwm: (pattern == Pattern::PushPull).then_some(false),
+        ..Facts::default()
     }
 }
 
 /// The compatible commands' fix for a cause.
-fn fix_of(cause: &str) -> Option<String> {
+fn fix_of(cause: Cause) -> Option<String> {
     match cause {
-        "slow joiner" => Some("start the receiving side first, or leave out --lossy (the sender then waits for the subscription)".into()),
-        "high-water mark" => Some("remote_thr --hwm 0 for no limit, or leave out --lossy so it blocks instead".into()),
+        Cause::SlowJoiner => Some("start the receiving side first, or leave out --lossy (the sender then waits for the subscription)".into()),
+        Cause::HighWaterMark => Some("remote_thr --hwm 0 for no limit, or leave out --lossy so it blocks instead".into()),
+        Cause::LateStart => Some("start local_thr before remote_thr, and check what else connects to or sits in front of its endpoint".into()),
         _ => None,
     }
 }
@@ -370,24 +387,77 @@ mod tests {
 
     #[test]
     fn a_stream_cut_short_is_named_by_the_one_rule_with_the_pattern_s_fix() {
-        let s = cut_short_cause(Pattern::PubSub, Some(&lost(0, 40, 0)));
-        assert!(s.starts_with("the high-water mark"), "{s}");
-        assert!(s.contains("remote_thr --hwm 0"), "{s}");
-        let s = cut_short_cause(Pattern::PushPull, Some(&lost(0, 40, 0)));
-        assert!(s.contains("lost on the way") && !s.contains("fix:"), "{s}");
-        let s = cut_short_cause(Pattern::PubSub, Some(&lost(7, 0, 0)));
+        let s = cut_short_cause(Pattern::PubSub, Some(&lost(0, 40, 0)), 1);
         assert!(
-            s.starts_with("a slow joiner") && s.contains("--lossy"),
+            s.starts_with("in the middle (40 lost), the high-water mark"),
             "{s}"
         );
-        let s = cut_short_cause(Pattern::PushPull, Some(&lost(0, 0, 9)));
+        assert!(s.contains("remote_thr --hwm 0"), "{s}");
+        let s = cut_short_cause(Pattern::PushPull, Some(&lost(0, 40, 0)), 1);
+        assert!(s.contains("lost on the way") && !s.contains("fix:"), "{s}");
+        let s = cut_short_cause(Pattern::PubSub, Some(&lost(7, 0, 0)), 1);
+        assert!(s.contains("a slow joiner") && s.contains("--lossy"), "{s}");
+        let s = cut_short_cause(Pattern::PushPull, Some(&lost(0, 0, 9)), 1);
         assert!(s.contains("stopped (or died)"), "{s}");
-        assert!(cut_short_cause(Pattern::PushPull, None).contains("without the header"));
         // The causes of a stream that ended say the same, worst first.
-        let s = loss_cause(Pattern::PubSub, &lost(1, 5, 0));
+        let s = loss_cause(Pattern::PubSub, &lost(1, 5, 0), 1);
         assert!(
             s.starts_with("in the middle (5 lost), the high-water mark"),
             "{s}"
         );
+    }
+
+    /// A Ruby PUB (no header) dropping at its high-water mark into local_thr: it was "the
+    /// sender stopped early ... (without the header the holes cannot be placed)".
+    #[test]
+    fn without_the_header_the_cause_cannot_be_told() {
+        let s = cut_short_cause(Pattern::PubSub, None, 1);
+        assert!(s.starts_with("cannot tell: "), "{s}");
+        assert!(
+            s.contains("high-water mark") && s.contains("instrumented sender"),
+            "{s}"
+        );
+        assert!(!s.contains("the sender stopped early or was given"), "{s}");
+    }
+
+    /// `remote_thr --pattern pubsub --lossy` into local_thr: the lost start is a slow joiner,
+    /// not the high-water mark of the middle.
+    #[test]
+    fn a_lossy_publisher_s_start_is_named_beside_its_middle() {
+        let s = cut_short_cause(Pattern::PubSub, Some(&lost(20_776, 70_718, 4_506)), 1);
+        assert!(
+            s.starts_with("in the middle (70718 lost), the high-water mark"),
+            "{s}"
+        );
+        assert!(
+            s.contains("at the start (20776 lost), a slow joiner"),
+            "{s}"
+        );
+        assert!(s.contains("at the end (4506 lost), cannot tell"), "{s}");
+    }
+
+    /// A relay that dropped the first 500 of a PUSH/PULL stream: no PUB and no --lossy, so
+    /// neither a slow joiner nor "leave out --lossy".
+    #[test]
+    fn a_push_stream_s_lost_start_is_not_a_slow_joiner() {
+        let s = loss_cause(Pattern::PushPull, &lost(500, 0, 0), 1);
+        assert!(
+            s.starts_with("at the start (500 lost), not a slow joiner"),
+            "{s}"
+        );
+        assert!(!s.contains("--lossy"), "{s}");
+    }
+
+    /// remote_thr killed part-way, a second one started into the same local_thr: the first
+    /// stopped (not "a fast quit"), and the two streams are said.
+    #[test]
+    fn a_killed_sender_is_not_a_fast_quit_and_a_second_stream_is_said() {
+        let s = loss_cause(Pattern::PushPull, &lost(0, 0, 20_000_000), 2);
+        assert!(
+            !s.contains("fast quit:") && !s.contains("a fast quit"),
+            "{s}"
+        );
+        assert!(s.contains("the sender stopped (or died)"), "{s}");
+        assert!(s.contains("2 senders' streams arrived"), "{s}");
     }
 }

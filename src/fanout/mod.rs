@@ -196,6 +196,7 @@ pub fn sub_cluster(cfg: &ClusterConfig, note: &mut dyn FnMut(String)) -> Result<
             endpoint: cfg.endpoint.to_string(),
             peer: format!("zmqperf pub -h {}", cfg.endpoint),
             timeout: cfg.first_timeout,
+            raise: "--timeout".into(),
         });
     }
     let mut r = merge(

@@ -9,7 +9,8 @@ use crate::roles::publisher::PubResult;
 use crate::roles::swarm::{ChildReport, StopReason, SubReport};
 use crate::stats::ledger::{Gap, GAPS_LISTED};
 use crate::stats::{
-    loss_causes, GapPosition, LatencyHistogram, LatencySummary, LossSummary, SenderFacts,
+    loss_causes, Cause, Facts, GapPosition, LatencyHistogram, LatencySummary, LossSummary,
+    SenderFacts,
 };
 use crate::units::grouped;
 use serde::Serialize;
@@ -343,14 +344,23 @@ impl FanoutReport {
         }
     }
 
+    /// The facts the causes of its holes are decided from: the publisher's, and SUB
+    /// subscribers.
+    pub fn facts(&self) -> Facts {
+        Facts {
+            receiver: Some(crate::topology::SocketType::Sub),
+            ..Facts::of_run(self.sender_facts())
+        }
+    }
+
     /// The causes of the holes, worst first, with the fanout flags that fix them.
     pub fn loss_cause(&self) -> String {
-        loss_causes(&self.delivery, self.sender_facts(), |_, name| {
-            match name {
-            "slow joiner" => Some(
+        loss_causes(&self.delivery, &self.facts(), |_, cause| {
+            match cause {
+            Cause::SlowJoiner => Some(
                 "leave out --lossy (the publisher then waits for every subscription)".into(),
             ),
-            "high-water mark" => Some(
+            Cause::HighWaterMark => Some(
                 "a longer -t interval, --hwm 0 (no limit), or leave out --lossy (the publisher then blocks instead of dropping)"
                     .into(),
             ),

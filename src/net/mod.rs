@@ -322,6 +322,7 @@ impl Waiting<'_> {
                 endpoint: self.endpoint.to_string(),
                 peer: self.peer.to_string(),
                 timeout: self.timeout,
+                raise: "--timeout".into(),
             }
         } else {
             Error::PeerStopped {

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 // libzmq's event numbers (zmq.h); the handshake events are stable since 4.3.
 const CONNECTED: u16 = 0x0001;
+const CONNECT_RETRIED: u16 = 0x0004;
 const ACCEPTED: u16 = 0x0020;
 const DISCONNECTED: u16 = 0x0200;
 const HANDSHAKE_FAILED_NO_DETAIL: u16 = 0x0800;
@@ -25,6 +26,7 @@ const HANDSHAKE_SUCCEEDED: u16 = 0x1000;
 const HANDSHAKE_FAILED_PROTOCOL: u16 = 0x2000;
 const HANDSHAKE_FAILED_AUTH: u16 = 0x4000;
 const WATCHED: i32 = (CONNECTED
+    | CONNECT_RETRIED
     | ACCEPTED
     | DISCONNECTED
     | HANDSHAKE_FAILED_NO_DETAIL
@@ -41,6 +43,9 @@ pub struct Sightings {
     pub handshakes: u64,
     /// Disconnections.
     pub disconnections: u64,
+    /// Connection attempts that failed and will be retried (a connecter whose peer is not
+    /// listening: refused).
+    pub retries: u64,
     /// Why handshakes failed, in words, first one first (at most a few kept).
     pub failures: Vec<String>,
 }
@@ -169,6 +174,7 @@ impl PeerWatch {
         match event {
             CONNECTED | ACCEPTED => seen.connections += 1,
             DISCONNECTED => seen.disconnections += 1,
+            CONNECT_RETRIED => seen.retries += 1,
             HANDSHAKE_SUCCEEDED => seen.handshakes += 1,
             HANDSHAKE_FAILED_NO_DETAIL | HANDSHAKE_FAILED_PROTOCOL | HANDSHAKE_FAILED_AUTH
                 if seen.failures.len() < 4 =>

@@ -19,6 +19,9 @@ pub enum Ended {
     /// A stop signal (Ctrl-C, SIGTERM, SIGHUP) ended the receiving: the figures are of
     /// what arrived before it, and what was still to come is not counted as lost.
     Interrupted,
+    /// A message broke the protocol (no measurement header, an unknown version): receiving
+    /// stopped at it, at once.
+    ProtocolError,
 }
 
 /// What came in, from the receive loop shared by check_recv and check_sendrecv.
@@ -41,6 +44,8 @@ pub(crate) struct Received {
     /// The first message's send time and its sender's socket-opened time (check_send's
     /// trailer), ns.
     pub first_sent: Option<(u64, u64)>,
+    /// The sender's QUIT_DELAY_MS, from check_send's trailer in the first message.
+    pub quit_delay_ms: Option<u64>,
 }
 
 impl Received {

@@ -96,6 +96,7 @@ pub(crate) fn receive(
         protocol_error: None,
         sightings: None,
         first_sent: None,
+        quit_delay_ms: None,
     };
     let mut gaps = GapTracker::new(lp.verbose);
     let mut msg = RawMsg::new();
@@ -121,7 +122,7 @@ pub(crate) fn receive(
                     // Further frames of a multi-frame message are read and not counted.
                     while part.recv(sock, 0).is_ok() && part.more() {}
                 }
-                let h = match Header::decode(msg.prefix(super::send::OPENED_END)) {
+                let h = match Header::decode(msg.prefix(super::send::TRAILER_END)) {
                     Ok(Some(h)) => h,
                     Ok(None) => {
                         r.protocol_error = Some(format!(
@@ -137,8 +138,9 @@ pub(crate) fn receive(
                     }
                 };
                 if r.arrivals == 0 && h.has_timestamp() {
-                    r.first_sent = super::send::opened_ns(msg.prefix(super::send::OPENED_END))
-                        .map(|o| (h.send_ns, o));
+                    let trailer = msg.prefix(super::send::TRAILER_END);
+                    r.first_sent = super::send::opened_ns(trailer).map(|o| (h.send_ns, o));
+                    r.quit_delay_ms = super::send::quit_delay_ms(trailer);
                 }
                 r.arrivals += 1;
                 r.payload_bytes += msg.len() as u64;
@@ -208,6 +210,44 @@ pub(crate) fn receive(
         r.sightings = Some(seen);
     }
     Ok(r)
+}
+
+/// Whether a sender came and went: it completed the handshake and left, or (for a SUB) a
+/// publisher left during its one handshake, as a fast one does when its stream is over
+/// before the subscription: a stream lost whole. A connection that failed its handshakes
+/// otherwise is a pairing to name (a PUB to a PULL retries, so it connects again).
+pub(crate) fn came_and_went(
+    kind: SocketType,
+    disconnected: Option<bool>,
+    seen: &crate::net::Sightings,
+) -> bool {
+    let left_mid_handshake = kind == SocketType::Sub && closed_mid_handshake(seen);
+    disconnected == Some(true) && (seen.handshakes > 0 || left_mid_handshake)
+}
+
+/// One connection, whose peer closed it during the ZeroMQ handshake.
+fn closed_mid_handshake(seen: &crate::net::Sightings) -> bool {
+    // The connection's own event may not have been taken yet: at most one.
+    seen.connections <= 1
+        && seen.handshakes == 0
+        && !seen.failures.is_empty()
+        && seen
+            .failures
+            .iter()
+            .all(|f| f.starts_with("the peer closed the connection during the handshake"))
+}
+
+/// What else a handshake failure may be, for a PAIR or PULL: a peer that closed its one
+/// connection mid-handshake is a type that cannot talk to this one, or a sender that closed
+/// (linger 0) right after queueing its stream (check_send with QUIT_DELAY_MS 0 and large
+/// messages): which, the receiver cannot tell.
+pub(crate) fn mid_handshake_hint(
+    kind: SocketType,
+    seen: &crate::net::Sightings,
+) -> Option<&'static str> {
+    (kind != SocketType::Sub && closed_mid_handshake(seen)).then_some(
+        "; or a sender that closed (linger 0) before its handshake completed, losing its whole stream (a fast quit: check_send with QUIT_DELAY_MS 0 does; give it a QUIT_DELAY_MS): cannot tell which from here, check_send's output says",
+    )
 }
 
 /// What check_recv received.
@@ -285,7 +325,7 @@ pub fn check_recv(
         Some(cfg.max_size),
     )?;
     on_ready(&s.endpoint);
-    let r = receive(
+    let mut r = receive(
         &mut s.sock,
         s.watch.as_ref(),
         Loop {
@@ -297,19 +337,10 @@ pub fn check_recv(
             on_wait,
         },
     )?;
-    // A sender that completed the handshake and left, or (for a SUB) a publisher that left
-    // during its one handshake, as a fast one does when its stream is over before the
-    // subscription: a stream lost whole. A connection that failed its handshakes
-    // otherwise is a pairing to name (a PUB to a PULL retries, so it connects again).
-    let came_and_went = r.sightings.as_ref().is_some_and(|seen| {
-        let left_mid_handshake = cfg.kind == SocketType::Sub
-            && seen.connections == 1
-            && seen
-                .failures
-                .iter()
-                .all(|f| f.starts_with("the peer closed the connection during the handshake"));
-        r.disconnected == Some(true) && (seen.handshakes > 0 || left_mid_handshake)
-    });
+    let came_and_went = r
+        .sightings
+        .as_ref()
+        .is_some_and(|seen| came_and_went(cfg.kind, r.disconnected, seen));
     // Interrupted: the report says what arrived, even nothing.
     let interrupted = r.ended == Ended::Interrupted;
     if r.arrivals == 0 && r.protocol_error.is_none() && !came_and_went && !interrupted {
@@ -321,12 +352,42 @@ pub fn check_recv(
             unit: "messages",
             watch: s.watch.as_ref(),
         };
-        return Err(waiting.error(zmq::Error::EAGAIN, 0, String::new()));
+        // check_recv waits as PTMP's does, for its TIMEOUT argument: it has no --timeout.
+        return Err(match waiting.error(zmq::Error::EAGAIN, 0, String::new()) {
+            Error::PeerAbsent {
+                endpoint,
+                peer,
+                timeout,
+                ..
+            } => Error::PeerAbsent {
+                endpoint,
+                peer,
+                timeout,
+                raise: "TIMEOUT (check_recv's last argument, in ms)".into(),
+            },
+            Error::Protocol(why) => {
+                let hint = s
+                    .watch
+                    .as_ref()
+                    .and_then(|w| mid_handshake_hint(cfg.kind, &w.sightings()))
+                    .unwrap_or_default();
+                Error::Protocol(format!("{why}{hint}"))
+            }
+            e => e,
+        });
     }
-    // What was still to come when a stop signal came is not lost.
-    let mut loss = r.summary((!interrupted).then_some(cfg.count));
+    if r.protocol_error.is_some() {
+        // Receiving stopped at the message that broke the protocol, not after a timeout;
+        // what was not read is neither lost nor a cause's evidence.
+        r.ended = Ended::ProtocolError;
+    }
+    // Nor is what was still to come when a stop signal came.
+    let mut loss = r.summary(match r.ended {
+        Ended::ProtocolError | Ended::Interrupted => None,
+        _ => Some(cfg.count),
+    });
     let delivered = r.delivered();
-    let causes = if interrupted {
+    let causes = if matches!(r.ended, Ended::ProtocolError | Ended::Interrupted) {
         Vec::new()
     } else if r.arrivals == 0 {
         // A sender connected and left, and nothing arrived: for a SUB the whole stream went
@@ -406,5 +467,45 @@ mod tests {
         assert_eq!(r.ended, Ended::Count);
         // 0, 1, 1, 2: three distinct after four arrivals; 3 is left unread.
         assert_eq!((r.arrivals, r.ledger.distinct()), (4, 3));
+    }
+
+    use crate::net::Sightings;
+
+    /// C04 seen from check_recv PULL: check_send closed mid-handshake. It was only "the
+    /// ZeroMQ handshake failed ... most often a socket type that cannot talk to this one".
+    #[test]
+    fn a_sender_that_closed_mid_handshake_is_a_pairing_or_a_fast_quit() {
+        let seen = Sightings {
+            connections: 1,
+            handshakes: 0,
+            disconnections: 1,
+            retries: 0,
+            failures: vec![
+                "the peer closed the connection during the handshake (Broken pipe (os error 32))"
+                    .into(),
+            ],
+        };
+        // A SUB's fast publisher came and went; a PULL cannot tell it from a wrong pairing.
+        assert!(came_and_went(SocketType::Sub, Some(true), &seen));
+        assert!(!came_and_went(SocketType::Pull, Some(true), &seen));
+        let hint = mid_handshake_hint(SocketType::Pull, &seen).expect("a hint");
+        assert!(
+            hint.contains("fast quit") && hint.contains("cannot tell"),
+            "{hint}"
+        );
+        assert_eq!(mid_handshake_hint(SocketType::Sub, &seen), None);
+        // A peer that keeps coming back and failing is a wrong pairing.
+        let again = Sightings {
+            connections: 3,
+            disconnections: 3,
+            ..seen.clone()
+        };
+        assert!(!came_and_went(SocketType::Sub, Some(true), &again));
+        assert_eq!(mid_handshake_hint(SocketType::Pull, &again), None);
+        let other = Sightings {
+            failures: vec!["the peer's socket type cannot talk to this one".into()],
+            ..seen
+        };
+        assert_eq!(mid_handshake_hint(SocketType::Pull, &other), None);
     }
 }

@@ -11,6 +11,7 @@ use crate::msg::RawMsg;
 use crate::net::Waiting;
 use crate::stats::Throughput;
 use crate::topology::SocketType;
+use crate::units::grouped;
 use crate::zmq;
 use serde::Serialize;
 use std::time::Duration;
@@ -75,6 +76,13 @@ pub struct SendResult {
     pub sent: u64,
     /// A stop signal (Ctrl-C, SIGTERM, SIGHUP) ended the sending or a delay early.
     pub interrupted: bool,
+    /// Connections made (tcp and ipc; None for inproc): one without a handshake is a
+    /// receiver that was there when check_send closed first (not in the JSON).
+    #[serde(skip)]
+    pub connections_seen: Option<u64>,
+    /// Connection attempts refused (nothing listening; tcp and ipc; not in the JSON).
+    #[serde(skip)]
+    pub refusals_seen: Option<u64>,
 }
 
 /// The tag of check_send's trailer, right after the header: the four bytes `zpOP`, then
@@ -86,6 +94,23 @@ const OPENED_AT: usize = HEADER_LEN + 4;
 /// Bytes the header and the trailer take.
 pub const OPENED_END: usize = OPENED_AT + 8;
 
+/// The tag of the trailer's second part, right after the first: the four bytes `zpQD`,
+/// then QUIT_DELAY_MS (u32 little-endian), how long check_send waits after its last message
+/// before closing, so a receiver can tell a sender that waited from a fast quit.
+pub const QUIT_TAG: [u8; 4] = *b"zpQD";
+const QUIT_AT: usize = OPENED_END + 4;
+/// Bytes the header and the whole trailer take.
+pub const TRAILER_END: usize = QUIT_AT + 4;
+
+/// Reads QUIT_DELAY_MS from check_send's trailer, if the message has it.
+pub fn quit_delay_ms(prefix: &[u8]) -> Option<u64> {
+    opened_ns(prefix)?;
+    if prefix.len() < TRAILER_END || prefix[OPENED_END..QUIT_AT] != QUIT_TAG {
+        return None;
+    }
+    Some(u32::from_le_bytes(prefix[QUIT_AT..TRAILER_END].try_into().expect("4 bytes")).into())
+}
+
 /// Reads check_send's trailer (the clock when the sender's socket opened), if the message
 /// has one.
 pub fn opened_ns(prefix: &[u8]) -> Option<u64> {
@@ -94,6 +119,46 @@ pub fn opened_ns(prefix: &[u8]) -> Option<u64> {
     }
     Some(u64::from_le_bytes(
         prefix[OPENED_AT..OPENED_END].try_into().expect("8 bytes"),
+    ))
+}
+
+/// What check_send's watch says of its receiver when it saw no handshake: None when one
+/// completed (or on inproc, where there is no watch); else whether that is an error (a
+/// PAIR or PUSH whose messages went to no one: exit 6) and the sentence. A connection made
+/// without a handshake seen is a receiver that was there when check_send closed (linger 0)
+/// first: a fast quit, not "start check_recv first", and what arrived is the receiver's to
+/// say. Whatever the type (a PUB publishes whether anyone listens, but a check that reached
+/// no one checked nothing), messages that went to no one are exit 6.
+pub fn unseen_receiver(r: &SendResult) -> Option<(bool, String)> {
+    if r.peers_seen != Some(0) {
+        return None;
+    }
+    if r.connections_seen.is_some_and(|c| c > 0) {
+        return Some((
+            false,
+            format!(
+                "a receiver connected, but check_send closed (linger 0) before the ZeroMQ handshake was seen to complete: what was still queued of its {} messages was dropped (a fast quit; check_recv says how many arrived); give check_send a QUIT_DELAY_MS (e.g. 1000)",
+                grouped(r.count)
+            ),
+        ));
+    }
+    // A connect refused says nothing listened; with no event either way, check_send closed
+    // before its connection's outcome was seen, and a receiver there would have lost all
+    // to its quick close.
+    let unknown = r.side == "connect" && r.refusals_seen == Some(0);
+    Some((
+        true,
+        if unknown {
+            format!(
+                "no receiver was seen connected while check_send ran: its {} messages went to no one; if check_recv was running, check_send closed (linger 0) before its connection was seen, a fast quit (cannot tell which: give check_send a QUIT_DELAY_MS, e.g. 1000, or start check_recv first)",
+                grouped(r.count)
+            )
+        } else {
+            format!(
+                "no receiver was connected while check_send ran: {} messages went to no one (start check_recv first, or give check_send a START_DELAY_MS)",
+                grouped(r.count)
+            )
+        },
     ))
 }
 
@@ -129,7 +194,8 @@ pub fn check_send(
     let opened_ns = now_ns();
     on_ready(&s.endpoint);
     sleep_unless_stopped(cfg.start_delay);
-    let sent = send_stream(&mut s.sock, cfg.count, cfg.size, cfg.stream_id, opened_ns).map_err(
+    let quit_ms = u32::try_from(cfg.quit_delay.as_millis()).unwrap_or(u32::MAX);
+    let sent = send_stream(&mut s.sock, cfg.count, cfg.size, cfg.stream_id, (opened_ns, Some(quit_ms))).map_err(
         |(seq, e)| {
             let waiting = Waiting {
                 endpoint: &s.endpoint,
@@ -153,7 +219,10 @@ pub fn check_send(
     // (what its queue still holds reaches the receiver, the end mark with it); a second
     // signal ends the process at once.
     std::thread::sleep(cfg.quit_delay);
-    let peers_seen = s.watch.as_ref().map(|w| w.sightings().handshakes);
+    let seen = s.watch.as_ref().map(|w| w.sightings());
+    let peers_seen = seen.as_ref().map(|w| w.handshakes);
+    let connections_seen = seen.as_ref().map(|w| w.connections);
+    let refusals_seen = seen.as_ref().map(|w| w.retries);
     let endpoint = s.endpoint.clone();
     drop(s);
     Ok(SendResult {
@@ -172,12 +241,15 @@ pub fn check_send(
         peers_seen,
         sent: sent.messages,
         interrupted: crate::runner::interrupted(),
+        connections_seen,
+        refusals_seen,
     })
 }
 
 /// Sends `count` messages of `size` bytes as fast as the socket takes them, each with the
 /// header (sequence number, send time; the end mark on the last) and, when the size allows,
-/// the trailer with `opened_ns`. Returns the clock at the first send and after the last
+/// the trailer: `opened_ns`, then QUIT_DELAY_MS when given. Returns the clock at the first
+/// send and after the last
 /// and the messages sent (fewer than `count` when a stop signal came: the message sent
 /// then carries the end mark, so the receiver knows the stream's length), or the sequence
 /// number whose send failed.
@@ -186,7 +258,7 @@ pub(crate) fn send_stream(
     count: u64,
     size: usize,
     stream_id: u32,
-    opened_ns: u64,
+    (opened_ns, quit_ms): (u64, Option<u32>),
 ) -> std::result::Result<Sent, (u64, zmq::Error)> {
     // A stop signal wakes this thread out of a blocking send.
     let _woken = crate::runner::WokenOnStop::register();
@@ -199,7 +271,15 @@ pub(crate) fn send_stream(
     };
     let start = now_ns();
     let write = |msg: &mut RawMsg, h: &Header| {
-        if size >= OPENED_END {
+        if let (Some(q), true) = (quit_ms, size >= TRAILER_END) {
+            let mut b = [0u8; TRAILER_END];
+            h.encode(&mut b);
+            b[HEADER_LEN..OPENED_AT].copy_from_slice(&OPENED_TAG);
+            b[OPENED_AT..OPENED_END].copy_from_slice(&opened_ns.to_le_bytes());
+            b[OPENED_END..QUIT_AT].copy_from_slice(&QUIT_TAG);
+            b[QUIT_AT..].copy_from_slice(&q.to_le_bytes());
+            msg.write_array(&b);
+        } else if size >= OPENED_END {
             let mut b = [0u8; OPENED_END];
             h.encode(&mut b);
             b[HEADER_LEN..OPENED_AT].copy_from_slice(&OPENED_TAG);
@@ -291,5 +371,66 @@ pub(crate) fn sleep_unless_stopped(d: Duration) {
             break;
         }
         std::thread::sleep(left.min(Duration::from_millis(10)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(kind: SocketType, handshakes: u64, connections: u64) -> SendResult {
+        SendResult {
+            command: "check_send",
+            endpoint: "tcp://127.0.0.1:5555".into(),
+            transport: Transport::Tcp,
+            socket_type: kind,
+            side: "connect",
+            count: 100,
+            message_size: 1 << 20,
+            stream_id: 1,
+            start_delay_ms: 0,
+            quit_delay_ms: 0,
+            linger_ms: 0,
+            send: Throughput::default(),
+            peers_seen: Some(handshakes),
+            connections_seen: Some(connections),
+            refusals_seen: Some(1),
+            sent: 100,
+            interrupted: false,
+        }
+    }
+
+    /// C04: `check_send 100 PUSH connect EP 0 0 --size 1MiB` against a bound check_recv: a
+    /// connection made, no handshake seen before the close. It said "no receiver was
+    /// connected ... start check_recv first" and exited 6.
+    #[test]
+    fn a_receiver_that_connected_is_not_told_to_start() {
+        let (error, what) = unseen_receiver(&sent(SocketType::Push, 0, 1)).expect("a warning");
+        assert!(!error, "{what}");
+        assert!(
+            what.contains("a receiver connected") && what.contains("QUIT_DELAY_MS"),
+            "{what}"
+        );
+        assert!(!what.contains("start check_recv first"), "{what}");
+        // Nothing connected at all: exit 6, whatever the type (C02).
+        let (error, what) = unseen_receiver(&sent(SocketType::Push, 0, 0)).expect("an error");
+        assert!(error && what.contains("start check_recv first"), "{what}");
+        assert_eq!(
+            unseen_receiver(&sent(SocketType::Pub, 0, 0)).map(|w| w.0),
+            Some(true)
+        );
+        assert_eq!(unseen_receiver(&sent(SocketType::Push, 1, 1)), None);
+        // Nothing seen either way (closed before the connection's outcome): it cannot tell a
+        // missing receiver from its own fast quit, and says both.
+        let r = SendResult {
+            refusals_seen: Some(0),
+            ..sent(SocketType::Push, 0, 0)
+        };
+        let (error, what) = unseen_receiver(&r).expect("an error");
+        assert!(error, "{what}");
+        assert!(
+            what.contains("went to no one") && what.contains("a fast quit (cannot tell which"),
+            "{what}"
+        );
     }
 }

@@ -10,7 +10,7 @@ use super::send::send_stream;
 use super::{open, DEFAULT_SIZE};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
-use crate::stats::{LossSummary, Throughput};
+use crate::stats::{LossSummary, SenderEnd, Throughput};
 use crate::topology::SocketType;
 use crate::zmq;
 use serde::Serialize;
@@ -164,7 +164,13 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
     let (count, size) = (cfg.count, cfg.size);
     let sender = std::thread::spawn(move || {
         let opened = crate::clock::now_ns();
-        let r = send_stream(&mut tx_sock, count, size, std::process::id(), opened);
+        let r = send_stream(
+            &mut tx_sock,
+            count,
+            size,
+            std::process::id(),
+            (opened, None),
+        );
         done.store(true, Ordering::Release);
         // The socket stays open until the receiver is done: no fast quit here.
         let _ = finished_rx.recv_timeout(timeout * 2 + Duration::from_secs(1));
@@ -210,7 +216,8 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
             cfg.recv_kind,
             &loss,
             received.ended,
-            None,
+            // The sender keeps its socket until the receiver is done.
+            SenderEnd::WaitedForReceivers,
             received.joined_after_ns(),
             delivered.msgs_per_sec(),
         ),

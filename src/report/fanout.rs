@@ -6,7 +6,7 @@ use crate::fanout::{FanoutFloor, FanoutReport, ProcessUsage};
 use crate::report::first_middle_hole;
 use crate::roles::publisher::PubResult;
 use crate::roles::swarm::{StopReason, SubReport};
-use crate::stats::{cause_name, GapPosition};
+use crate::stats::{cause_of, GapPosition};
 use crate::units::grouped;
 use std::fmt::Write;
 
@@ -287,16 +287,16 @@ pub fn text(r: &FanoutReport) -> String {
         );
     }
     if d.lost > 0 {
-        let f = r.sender_facts();
+        let f = r.facts();
         let _ = writeln!(
             out,
             "  lost at the start {} ({}), in the middle {} ({}), at the end {} ({})",
             grouped(d.lost_at_start),
-            cause_name(GapPosition::Start, f),
+            cause_of(GapPosition::Start, &f).name(),
             grouped(d.lost_in_middle),
-            cause_name(GapPosition::Middle, f),
+            cause_of(GapPosition::Middle, &f).name(),
             grouped(d.lost_at_end),
-            cause_name(GapPosition::End, f),
+            cause_of(GapPosition::End, &f).name(),
         );
     }
     let _ = writeln!(

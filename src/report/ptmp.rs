@@ -76,6 +76,10 @@ pub fn recv_text(r: &RecvResult) -> String {
             "the sender's last message arrived (its stream had {} messages)",
             grouped(r.loss.expected)
         ),
+        Ended::ProtocolError => format!(
+            "stopped at message #{}, which broke the protocol (below)",
+            grouped(r.received)
+        ),
         Ended::Timeout => format!(
             "then nothing for {}{}",
             fmt_duration(Duration::from_millis(r.timeout_ms)),

@@ -76,7 +76,16 @@ pub(super) fn run(
     } else {
         spec.timeout()
     };
-    let mut patience = Patience::new(slice);
+    // A sender in another process goes on sending after a signal here: the sink stops at
+    // once. One in this process (inproc) stops sending itself, and the sink then drains what
+    // it sent (its quiet slice ends the wait): a sink that stopped reading would leave that
+    // sender blocked at its high-water mark.
+    let at_once = !spec
+        .sockets
+        .iter()
+        .flat_map(|p| p.bind.iter().chain(&p.connect))
+        .any(|e| e.starts_with("inproc://"));
+    let mut patience = Patience::new(slice).draining_after_signal(!at_once);
     let mut idle_total = Duration::ZERO;
     // When the current quiet spell began, kept across the slices of a sink in a stream
     // (each starts a new Patience): the end of its rate is the last arrival, not the
@@ -110,15 +119,6 @@ pub(super) fn run(
     let mut last_read_ns = 0;
     let mut cut_short = None;
     let mut protocol_error = None;
-    // A sender in another process goes on sending after a signal here: the sink stops at
-    // once. One in this process (inproc) stops sending itself, and the sink then drains what
-    // it sent (its quiet slice ends the wait): a sink that stopped reading would leave that
-    // sender blocked at its high-water mark.
-    let at_once = !spec
-        .sockets
-        .iter()
-        .flat_map(|p| p.bind.iter().chain(&p.connect))
-        .any(|e| e.starts_with("inproc://"));
     loop {
         // A signal that ends the run (a relaxed load per message: one instruction); the
         // messages so far are the report.
@@ -166,7 +166,7 @@ pub(super) fn run(
                 w.poll();
                 idle_total += patience.idle();
                 quiet_at = quiet_at.or(patience.quiet_since_ns());
-                patience = Patience::new(slice);
+                patience = Patience::new(slice).draining_after_signal(!at_once);
                 if w.covers(&spec.streams) {
                     let want = w.total(&spec.streams);
                     at_eot.get_or_insert(received);

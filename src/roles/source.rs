@@ -107,8 +107,11 @@ pub(super) fn run(
     let mut sent = spec.count;
     let mut cut_short = None;
     for i in 0..spec.count {
-        // A signal that ends the run: what was sent so far is the report.
-        if crate::runner::interrupted() {
+        // A signal that ends the run: what was sent so far is the report. With a header,
+        // this message goes as the last (the end mark), so a receiver that drains knows the
+        // stream's length; without one, the stream ends here.
+        let stop = crate::runner::interrupted();
+        if stop && !(header && shape.is_none()) {
             sent = i;
             cut_short = Some(super::sink::interrupted_after(i, "messages sent"));
             break;
@@ -122,7 +125,7 @@ pub(super) fn run(
                     delay.record(now_ns() - due);
                     (FLAG_TIMESTAMP, due)
                 }
-                None if until_stamp == 0 || i == last => {
+                None if until_stamp == 0 || i == last || stop => {
                     until_stamp = every;
                     (FLAG_TIMESTAMP, now_ns())
                 }
@@ -130,7 +133,7 @@ pub(super) fn run(
             };
             until_stamp = until_stamp.wrapping_sub(1);
             let h = Header {
-                flags: flags | if i == last { FLAG_END } else { 0 },
+                flags: flags | if i == last || stop { FLAG_END } else { 0 },
                 stream_id: spec.stream_id,
                 sequence: i,
                 send_ns: stamp,
@@ -142,6 +145,11 @@ pub(super) fn run(
             delay.record(now_ns() - due);
         }
         match send_one(&shape, &mut io, s, &mut m, i) {
+            Ok(()) if stop => {
+                sent = i + 1;
+                cut_short = Some(super::sink::interrupted_after(sent, "messages sent"));
+                break;
+            }
             Ok(()) => {}
             // A signal that ends the run interrupted a blocked send: what left is the report.
             Err(zmq::Error::EINTR) if crate::runner::interrupted() => {

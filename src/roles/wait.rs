@@ -29,7 +29,13 @@ pub(crate) struct Patience {
     /// When the current quiet spell began: the start of the first slice that timed out
     /// since the last message (None while messages arrive).
     quiet_since_ns: Option<u64>,
+    /// After a stop signal, read on until [`SIGNAL_DRAIN`] passes with nothing (a sender in
+    /// this process stops itself and marks its last message; what it sent is read).
+    drain_after_signal: bool,
 }
+
+/// How long a receiver that drains after a stop signal waits for more before it ends.
+const SIGNAL_DRAIN: Duration = Duration::from_secs(1);
 
 impl Patience {
     pub fn new(limit: Duration) -> Self {
@@ -38,7 +44,14 @@ impl Patience {
             idle: Duration::ZERO,
             stopping: false,
             quiet_since_ns: None,
+            drain_after_signal: false,
         }
+    }
+
+    /// The same, reading on after a stop signal until [`SIGNAL_DRAIN`] passes quiet.
+    pub fn draining_after_signal(mut self, on: bool) -> Self {
+        self.drain_after_signal = on;
+        self
     }
 
     /// Receives into `msg` the role's way (`io`, one slice at a time); zmq errors other
@@ -59,7 +72,9 @@ impl Patience {
                     return Ok(Next::Got);
                 }
                 // A signal interrupts a blocking receive; one that ends the run ends it.
-                Err(zmq::Error::EINTR) if crate::runner::interrupted() => {
+                Err(zmq::Error::EINTR)
+                    if crate::runner::interrupted() && !self.drain_after_signal =>
+                {
                     return Ok(Next::Interrupted)
                 }
                 Err(zmq::Error::EINTR) => {}
@@ -70,7 +85,13 @@ impl Patience {
                         now_ns().saturating_sub(STOP_POLL.as_nanos() as u64)
                     });
                     if crate::runner::interrupted() {
-                        return Ok(Next::Interrupted);
+                        let quiet = self
+                            .quiet_since_ns
+                            .map_or(0, |t| now_ns().saturating_sub(t));
+                        if !self.drain_after_signal || quiet >= SIGNAL_DRAIN.as_nanos() as u64 {
+                            return Ok(Next::Interrupted);
+                        }
+                        continue;
                     }
                     if self.stopping {
                         return Ok(Next::Stopped);

@@ -23,7 +23,7 @@ use crate::endpoint::Transport;
 use crate::model::{
     CaseResult, CaseSummary, Estimate, Kind, LoopMode, Repetition, RunResult, SCHEMA_VERSION,
 };
-use crate::stats::{estimate, loss_causes, SenderFacts};
+use crate::stats::{estimate, loss_causes, Cause, Facts, SenderFacts};
 use crate::topology::check::{check, Graph};
 use crate::topology::{Role, Topology};
 use serde::{Deserialize, Serialize};
@@ -664,10 +664,10 @@ fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) -> Vec<String
             for l in reps.iter().filter_map(|r| r.loss.as_ref()) {
                 total.add(l);
             }
-            let causes = loss_causes(&total, sender_facts(&spec.topology), |_, name| {
-                match name {
-                    "slow joiner" => Some("let the PUB wait for its subscribers (remove `wait_subscriptions = false`), or start the subscribers first".into()),
-                    "high-water mark" => Some("give the PUB xpub_nodrop = true (an XPUB), a larger sndhwm, or a rate".into()),
+            let causes = loss_causes(&total, &facts(&spec.topology), |_, cause| {
+                match cause {
+                    Cause::SlowJoiner => Some("let the PUB wait for its subscribers (remove `wait_subscriptions = false`), or start the subscribers first".into()),
+                    Cause::HighWaterMark => Some("give the PUB xpub_nodrop = true (an XPUB), a larger sndhwm, or a rate".into()),
                     _ => None,
                 }
             });
@@ -692,6 +692,22 @@ pub fn sender_facts(t: &crate::topology::Topology) -> SenderFacts {
         drops_at_hwm: drops_at_hwm(t),
         waited_for_subscribers: waits,
         waited_at_end: true,
+    }
+}
+
+/// The facts the causes of a case's loss are decided from: its senders' (all known to the
+/// runner) and, when every receiver is a SUB (or XSUB), that.
+pub fn facts(t: &crate::topology::Topology) -> Facts {
+    let receivers: Vec<String> = t
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.role, Role::Sink))
+        .filter_map(|n| n.all_sockets().first().map(|s| s.kind.to_ascii_uppercase()))
+        .collect();
+    let subs = !receivers.is_empty() && receivers.iter().all(|k| k == "SUB" || k == "XSUB");
+    Facts {
+        receiver: subs.then_some(crate::topology::SocketType::Sub),
+        ..Facts::of_run(sender_facts(t))
     }
 }
 

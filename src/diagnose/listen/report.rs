@@ -6,7 +6,7 @@ use crate::diagnose::{cause, messages, ms, ns_to_ms, round3, FindingDraft};
 use crate::endpoint::{Endpoint, Transport};
 use crate::model::{Finding, Severity, TimedGap};
 use crate::stats::ledger::GAPS_LISTED;
-use crate::stats::{GapPosition, LossSummary};
+use crate::stats::{cause_of, Cause, Facts, GapPosition, LossSummary};
 use crate::units::grouped;
 
 /// The experiment name of every finding of a listen.
@@ -83,6 +83,14 @@ pub fn findings(cfg: &ListenConfig, l: &Listened) -> Vec<Finding> {
         .map(|e| e.transport())
         .unwrap_or(Transport::Tcp);
     let mut out = vec![summary(cfg, l, &t, transport)];
+    // What the listener knows for the one rule of the causes: its own socket type, and
+    // sequence numbers; nothing of what the sender did.
+    let facts = Facts {
+        receiver: Some(cfg.kind),
+        placed: true,
+        ..Facts::default()
+    };
+    let cause_at = |p: GapPosition| cause_of(p, &facts);
     let draft = |name: &str| FindingDraft::of(&format!("listen/{name}"), EXPERIMENT, transport);
     let seen = &l.seen;
     let several = seen.streams.len() > 1;
@@ -121,9 +129,15 @@ pub fn findings(cfg: &ListenConfig, l: &Listened) -> Vec<Finding> {
                 )
             })
             .collect();
+        let c = cause_at(GapPosition::Start);
         f.title = format!(
-            "{} lost at the start of the stream (slow joiner, or the listener joined late)",
-            messages(lost)
+            "{} lost at the start of the stream ({})",
+            messages(lost),
+            if c == Cause::SlowJoiner {
+                "slow joiner, or the listener joined late"
+            } else {
+                "late start: the listener joined a stream already running"
+            }
         );
         f.observed = format!(
             "The first number to arrive was {} rather than 0: the {} numbered before it never \
@@ -145,7 +159,7 @@ pub fn findings(cfg: &ListenConfig, l: &Listened) -> Vec<Finding> {
                     snapshot (the Guide's Clone pattern)."
             .to_string();
         f.triage(
-            cause::SLOW_JOINER,
+            c.name(),
             lost,
             lost,
             cause::LOST,
@@ -210,9 +224,15 @@ pub fn findings(cfg: &ListenConfig, l: &Listened) -> Vec<Finding> {
                 grouped(seen.jumps)
             )
         };
+        let c = cause_at(GapPosition::Middle);
         f.title = format!(
-            "{} lost in {} inside the stream (high-water mark / slow consumer)",
+            "{} lost in {} inside the stream ({})",
             messages(lost),
+            if c == Cause::HighWaterMark {
+                "high-water mark / slow consumer"
+            } else {
+                "lost on the way: a PUSH waits at its high-water mark rather than drop"
+            },
             match holes {
                 1 => "1 hole".to_string(),
                 n => format!("{} holes", grouped(n)),
@@ -235,7 +255,7 @@ pub fn findings(cfg: &ListenConfig, l: &Listened) -> Vec<Finding> {
                     diagnose --only hwm` shows PUB dropping and PUSH waiting."
             .to_string();
         f.triage(
-            cause::HWM,
+            c.name(),
             lost,
             lost,
             cause::LOST,
@@ -271,15 +291,18 @@ pub fn findings(cfg: &ListenConfig, l: &Listened) -> Vec<Finding> {
                 )
             })
             .collect();
+        let c = cause_at(GapPosition::End);
+        let which = if c == Cause::CannotTell {
+            "cannot tell: a publisher's tail dropped at its high-water mark, a fast quit, or a sender stopped"
+        } else {
+            "sender stopped: killed, paused, or quit fast; cannot tell which"
+        };
         f.title = if lost > 0 {
-            format!(
-                "{} lost at the end of the stream (sender stopped / fast quit)",
-                messages(lost)
-            )
+            format!("{} lost at the end of the stream ({which})", messages(lost))
         } else {
             format!(
                 "the stream stopped {} before the listen ended, with no end-of-stream mark \
-                 (sender stopped / fast quit)",
+                 ({which})",
                 ms(ns_to_ms(longest))
             )
         };
@@ -310,6 +333,14 @@ pub fn findings(cfg: &ListenConfig, l: &Listened) -> Vec<Finding> {
                    end-of-stream mark, heartbeats or a receive timeout, a receiver cannot tell \
                    these apart from a quiet stream."
             .to_string();
+        if c == Cause::CannotTell {
+            f.cause.push_str(
+                " A publisher also drops its last messages, end mark included, at its \
+                 high-water mark when this subscriber is behind; a sender that says how it \
+                 ended (zmqperf check_send's QUIT_DELAY_MS, remote_thr's own output) would \
+                 tell which.",
+            );
+        }
         f.remedy = "Have the sender keep its socket until the peer has the last message (an \
                     acknowledgement, or its disconnection seen by a socket monitor), or leave \
                     ZMQ_LINGER at its default and terminate the context before exit; send an \
@@ -322,7 +353,7 @@ pub fn findings(cfg: &ListenConfig, l: &Listened) -> Vec<Finding> {
             (t.stopped.len() as u64, "streams stopped")
         };
         f.triage(
-            cause::STOPPED,
+            c.name(),
             lost,
             count,
             unit,

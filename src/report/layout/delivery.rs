@@ -3,7 +3,7 @@
 
 use crate::model::{CaseResult, RunResult};
 use crate::report::numbers::{self, grouped};
-use crate::stats::{cause_text, GapPosition, LossSummary};
+use crate::stats::{cause, Cause, Facts, GapPosition, LossSummary};
 
 /// The loss ledger of a case over all its repetitions; None if no repetition kept one.
 pub fn loss(c: &CaseResult) -> Option<LossSummary> {
@@ -24,21 +24,30 @@ fn cause(p: GapPosition, c: &CaseResult) -> String {
             GapPosition::Middle => "in the middle",
             GapPosition::End => "at the end",
         };
-        return format!("{at}: {}", cause_text(p, f));
+        return format!("{at}: {}", cause::sentence(p, &Facts::of_run(f)));
     }
-    legacy_cause(p, &c.pattern).to_string()
+    legacy_cause(p, &c.pattern)
 }
 
-/// The cause by place for a run recorded before the senders' facts were kept: guessed from
-/// the pattern.
-fn legacy_cause(p: GapPosition, pattern: &str) -> &'static str {
-    match p {
-        GapPosition::Start => "at the start: a slow joiner",
-        GapPosition::Middle if BLOCKING.contains(&pattern) => {
-            "in the middle: not a high-water mark (this sender blocks there rather than drop), so lost on the way"
+/// The cause by place for a run recorded before the senders' facts were kept: the one rule
+/// with what the pattern says of the sender (whether it drops at its high-water mark), and
+/// nothing of how it ended.
+fn legacy_cause(p: GapPosition, pattern: &str) -> String {
+    let f = Facts {
+        placed: true,
+        drops_at_hwm: Some(!BLOCKING.contains(&pattern)),
+        ..Facts::default()
+    };
+    match (p, cause::cause_of(p, &f)) {
+        (GapPosition::Start, Cause::SlowJoiner) => "at the start: a slow joiner".into(),
+        (GapPosition::Middle, Cause::HighWaterMark) => {
+            "in the middle: a high-water mark reached".into()
         }
-        GapPosition::Middle => "in the middle: a high-water mark reached",
-        GapPosition::End => "at the end: a fast quit",
+        (GapPosition::Middle, _) => {
+            "in the middle: not a high-water mark (this sender blocks there rather than drop), so lost on the way".into()
+        }
+        (GapPosition::Start, _) => format!("at the start: {}", cause::sentence(p, &f)),
+        (GapPosition::End, _) => format!("at the end: {}", cause::sentence(p, &f)),
     }
 }
 

@@ -442,7 +442,8 @@ size = 32
             ("[[case]]\npattern = \"reqrep\"\ntransport = \"tcp\"\nsize = -64\n", "case[0].size"),
             ("[[case]]\npattern = \"reqrep\"\ntransport = \"tcp\"\nsize = 64\ncolour = \"red\"\n", "line"),
             ("[[sweep]]\npatterns = [\"pushpull\"]\ntransports = [\"tcp\", \"bogus\"]\nsizes = [64]\n", "sweep[0].transports[1]"),
-            ("", "lists no"),
+            ("", "is empty"),
+            ("repetitions = 2\n", "lists no"),
         ];
         for (text, want) in cases {
             let e = from_file("bad.toml", text).unwrap_err().to_string();

@@ -6,14 +6,12 @@
 //! [`StreamLedger`] keeps one stream, [`Ledger`] all streams of a receiver, and
 //! [`LossSummary`] is what either says about them.
 
-mod cause;
 mod multi;
 mod stream;
 mod summary;
 #[cfg(test)]
 mod tests;
 
-pub use cause::{cause_name, cause_text, loss_causes, SenderFacts};
 pub use multi::Ledger;
 pub use stream::StreamLedger;
 pub use summary::{Gap, GapPosition, LossSummary, GAPS_LISTED};

@@ -1,0 +1,302 @@
+//! Why a stream has holes where it has them: one type, [`Cause`], and one rule,
+//! [`cause_of`], for every command that names a cause (run, fanout, the compatible
+//! commands, check_recv and check_sendrecv, diagnose).
+//!
+//! The place of a hole (start, middle, end) points at a cause only together with what both
+//! sides recorded: the receiver's socket type, whether the holes could be placed at all
+//! (sequence numbers), and what the sender did (dropped at its high-water mark, waited for
+//! its subscribers, waited at the end and how long, left, was killed). A PUB that waited
+//! for every subscription cannot lose its start to a slow joiner; a PUSH that blocks at its
+//! high-water mark cannot drop in the middle; a sender that kept its socket until the
+//! receivers hung up, or slept a second after its last message, did not quit fast. Where
+//! the facts do not decide, the cause is [`Cause::CannotTell`] and its sentence says what
+//! would tell.
+
+use super::GapPosition;
+use crate::topology::SocketType;
+use serde::{Deserialize, Serialize};
+
+/// A cause of lost messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// A publisher sent before this subscriber's subscription had reached it.
+    SlowJoiner,
+    /// A sender without flow control (a PUB) dropped what a full queue could not take.
+    HighWaterMark,
+    /// Holes inside the stream of a sender that blocks rather than drop: a device in
+    /// between, a reconnect that lost its queue, or numbers never sent.
+    LostOnTheWay,
+    /// The start of a stream whose sender does not drop (PUSH, PAIR): it went to another
+    /// peer, or through something that lost it, before this receiver joined.
+    LateStart,
+    /// The sender closed (linger 0) before its queue drained.
+    FastQuit,
+    /// The sender stopped before its last message: killed, failed, blocked, or quit with its
+    /// queue where no fact tells these apart.
+    SenderStopped,
+    /// The subscriber's filter matches no message of the stream.
+    FilterMatchesNothing,
+    /// The facts recorded do not decide; the sentence says what would.
+    CannotTell,
+}
+
+impl Cause {
+    /// Its short name, as triage summaries add causes up: `slow joiner`, `high-water mark`,
+    /// `lost on the way`, `late start`, `fast quit`, `sender stopped`,
+    /// `filter matches nothing`, `cannot tell`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Cause::SlowJoiner => "slow joiner",
+            Cause::HighWaterMark => "high-water mark",
+            Cause::LostOnTheWay => "lost on the way",
+            Cause::LateStart => "late start",
+            Cause::FastQuit => "fast quit",
+            Cause::SenderStopped => "sender stopped",
+            Cause::FilterMatchesNothing => "filter matches nothing",
+            Cause::CannotTell => "cannot tell",
+        }
+    }
+}
+
+/// What a sender of a run did, as recorded with each case (the history keeps it): all of it
+/// known, because the runner built the sender.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SenderFacts {
+    /// It publishes without flow control: a PUB, or an XPUB without ZMQ_XPUB_NODROP, which
+    /// drops what a subscriber's full queue cannot take.
+    pub drops_at_hwm: bool,
+    /// It waited for every subscription before its first message.
+    pub waited_for_subscribers: bool,
+    /// After its last message it kept its socket until the receivers hung up (or lingered
+    /// until its queue drained), so it did not quit fast.
+    pub waited_at_end: bool,
+}
+
+/// How the sender ended, as far as the receiver's facts say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SenderEnd {
+    /// Nothing is known of it.
+    #[default]
+    Unknown,
+    /// It kept its socket until the receivers hung up, or lingered until its queue drained.
+    WaitedForReceivers,
+    /// It slept this many ms after its last send, then closed with linger 0 (check_send
+    /// says so in its trailer). 0: it closed right after its last send.
+    Waited { ms: u64 },
+    /// It disconnected before the end of its stream arrived; how long it waited is unknown.
+    Left,
+    /// It was still connected when the receiver gave up.
+    StillConnected,
+    /// It was killed or died (its parent saw it).
+    Died,
+}
+
+/// The facts a cause is decided from: what the receiver knows of itself and of its sender.
+/// `None` is "not known".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Facts {
+    /// The receiving socket's type (None: several or unknown).
+    pub receiver: Option<SocketType>,
+    /// Whether holes can be placed at all: the stream carried sequence numbers.
+    pub placed: bool,
+    /// The sender drops at its high-water mark (a PUB) or blocks there (PUSH, PAIR, an XPUB
+    /// with ZMQ_XPUB_NODROP).
+    pub drops_at_hwm: Option<bool>,
+    /// The sender waited for every subscription before its first message.
+    pub waited_for_subscribers: Option<bool>,
+    /// How the sender ended.
+    pub end: SenderEnd,
+    /// Whether the subscriber's filter can match the stream's messages.
+    pub filter_matches: Option<bool>,
+}
+
+impl Facts {
+    /// The facts of a run's sender, which the runner knows whole.
+    pub fn of_run(f: SenderFacts) -> Facts {
+        Facts {
+            receiver: None,
+            placed: true,
+            drops_at_hwm: Some(f.drops_at_hwm),
+            waited_for_subscribers: Some(f.waited_for_subscribers),
+            end: if f.waited_at_end {
+                SenderEnd::WaitedForReceivers
+            } else {
+                SenderEnd::Waited { ms: 0 }
+            },
+            filter_matches: None,
+        }
+    }
+
+    /// Whether the sender drops at its high-water mark, as far as the facts say: told, or
+    /// else a SUB's sender (a publisher; holes inside its stream prove that it drops).
+    fn drops(&self) -> bool {
+        self.drops_at_hwm.unwrap_or(matches!(
+            self.receiver,
+            Some(SocketType::Sub | SocketType::Xsub)
+        ))
+    }
+}
+
+/// The one rule: the cause of the holes at place `p`.
+pub fn cause_of(p: GapPosition, f: &Facts) -> Cause {
+    if !f.placed {
+        // Without places: a sender that drops could have lost any part; one that blocks
+        // sent fewer than were expected, or lost them after sending.
+        return if f.drops() {
+            Cause::CannotTell
+        } else {
+            Cause::SenderStopped
+        };
+    }
+    if f.filter_matches == Some(false) {
+        return Cause::FilterMatchesNothing;
+    }
+    let drops = f.drops();
+    match p {
+        GapPosition::Start if drops || f.receiver == Some(SocketType::Sub) => {
+            match (f.waited_for_subscribers, f.drops_at_hwm) {
+                (Some(true), Some(true)) => Cause::HighWaterMark,
+                // Waited and blocks: neither a slow joiner nor its high-water mark.
+                (Some(true), _) => Cause::CannotTell,
+                _ => Cause::SlowJoiner,
+            }
+        }
+        GapPosition::Start => Cause::LateStart,
+        GapPosition::Middle if drops => Cause::HighWaterMark,
+        GapPosition::Middle => Cause::LostOnTheWay,
+        GapPosition::End => match f.end {
+            SenderEnd::WaitedForReceivers if drops => Cause::HighWaterMark,
+            SenderEnd::WaitedForReceivers => Cause::SenderStopped,
+            SenderEnd::Waited { ms: 0 } => Cause::FastQuit,
+            SenderEnd::Waited { .. } if drops => Cause::HighWaterMark,
+            SenderEnd::Waited { .. } => Cause::FastQuit,
+            SenderEnd::Left if drops => Cause::CannotTell,
+            SenderEnd::Left => Cause::SenderStopped,
+            SenderEnd::StillConnected | SenderEnd::Died => Cause::SenderStopped,
+            SenderEnd::Unknown if drops => Cause::CannotTell,
+            SenderEnd::Unknown => Cause::SenderStopped,
+        },
+    }
+}
+
+/// The cause of the holes at place `p` in a sentence, without the fix (the caller knows
+/// which flag or field fixes it): starts with the cause, says why, and for a cause the
+/// facts do not decide, what would tell.
+pub fn sentence(p: GapPosition, f: &Facts) -> String {
+    let c = cause_of(p, f);
+    let would_tell = "an instrumented sender (zmqperf remote_thr, or a peer writing the measurement header) would tell";
+    if !f.placed && c == Cause::CannotTell {
+        return format!(
+            "cannot tell: without sequence numbers the holes cannot be placed (a PUB loses its start to a slow joiner and drops at its high-water mark; or the sender stopped early); {would_tell}"
+        );
+    }
+    if !f.placed {
+        return format!(
+            "the sender stopped early, was given a smaller count, or quit with its queue (this sender blocks rather than drop); without sequence numbers the holes cannot be placed and which of these cannot be told: {would_tell}"
+        );
+    }
+    match (c, p) {
+        (Cause::FilterMatchesNothing, _) => {
+            "the filter matches nothing: no message of the stream starts with what this subscriber subscribed to".into()
+        }
+        (Cause::HighWaterMark, GapPosition::Start) => {
+            "the high-water mark: the sender waited for every subscription, so not a slow joiner; the queue was already full".into()
+        }
+        (Cause::CannotTell, GapPosition::Start) => {
+            "cannot tell: the publisher waited for every subscription and blocks rather than drop, so neither a slow joiner nor its high-water mark; a filter that matches nothing, or a device in between, would; the subscriber's filter and what sits between would tell".into()
+        }
+        (Cause::SlowJoiner, _) if f.waited_for_subscribers.is_none() && f.drops_at_hwm.is_none() => {
+            "a slow joiner: the publisher sent before this subscriber's subscription had arrived (it did not wait for it)".into()
+        }
+        (Cause::SlowJoiner, _) => {
+            "a slow joiner: the sender published before this subscriber's subscription had arrived".into()
+        }
+        (Cause::LateStart, _) => {
+            "not a slow joiner (this sender holds messages for a peer it knows rather than drop them): the first messages went elsewhere before this receiver joined (another peer of a PUSH, a device in between that lost them), or the sender's numbers did not start at 0".into()
+        }
+        (Cause::HighWaterMark, GapPosition::Middle) => {
+            "the high-water mark: the sender outran the receiver and dropped what its queue could not take".into()
+        }
+        (Cause::LostOnTheWay, _) => {
+            "not a high-water mark (this sender blocks there rather than drop): lost on the way (a device in between, a reconnect that lost its queue, or a sender that skipped numbers)".into()
+        }
+        (Cause::HighWaterMark, _) => match f.end {
+            SenderEnd::Waited { ms } => format!(
+                "the high-water mark: the sender waited {ms} ms after its last message, so not a fast quit; it outran the receiver up to its last message and dropped the tail (and its end mark)"
+            ),
+            _ => "the high-water mark: the sender outran the receiver up to its last message and dropped the tail (and its end mark)".into(),
+        },
+        (Cause::FastQuit, _) => match f.end {
+            SenderEnd::Waited { ms } if ms > 0 => format!(
+                "a fast quit: the sender closed {ms} ms after its last message with linger 0, before its queue had drained"
+            ),
+            _ => "a fast quit: the sender closed right after its last message, before its queue had drained".into(),
+        },
+        (Cause::SenderStopped, _) => match f.end {
+            SenderEnd::StillConnected => {
+                "the sender stopped: it is still connected, so it is blocked or paused, or was given a smaller count".into()
+            }
+            SenderEnd::Died => "the sender stopped: it was killed or died before its last message".into(),
+            SenderEnd::WaitedForReceivers => {
+                "the sender stopped (or died) before its last message: it keeps its socket until the receivers hang up, so not a fast quit".into()
+            }
+            SenderEnd::Left => {
+                "the sender stopped: it left before its last messages arrived, killed or quitting with its queue (a fast quit); cannot tell which: a sender that says how long it waited at the end (zmqperf check_send) would tell".into()
+            }
+            _ => {
+                "the sender stopped (or died) before its last message, or was given a smaller count; cannot tell killed from quitting fast, which the sender's own output (zmqperf remote_thr's exit and lines) would tell".into()
+            }
+        },
+        (Cause::CannotTell, _) => match f.end {
+            SenderEnd::Left => {
+                "cannot tell: the sender left before its last messages arrived; a PUB drops its tail at the high-water mark, and a sender that quits with its queue (a fast quit) or is killed loses it too; a sender that says how long it waited at the end (zmqperf check_send) would tell".into()
+            }
+            _ => {
+                "cannot tell: the end of the stream never came; a PUB drops its tail at the high-water mark, and a sender that stopped or died loses it too; the sender's own output (an instrumented sender such as zmqperf remote_thr waits at the end and says how it ended) would tell".into()
+            }
+        },
+    }
+}
+
+/// The causes of a stream's holes, one clause per place that lost messages, worst first:
+/// `at the start (1,200 lost), a slow joiner: ...; fix: ...`. `fix` gives the remedy for a
+/// place and cause (None: no remedy to add). Without sequence numbers the holes have no
+/// place: one clause says so.
+pub fn loss_causes(
+    l: &super::LossSummary,
+    f: &Facts,
+    fix: impl Fn(GapPosition, Cause) -> Option<String>,
+) -> String {
+    if !f.placed {
+        return sentence(GapPosition::End, f);
+    }
+    let mut parts = [
+        (l.lost_at_start, GapPosition::Start, "at the start"),
+        (l.lost_in_middle, GapPosition::Middle, "in the middle"),
+        (l.lost_at_end, GapPosition::End, "at the end"),
+    ];
+    parts.sort_by_key(|p| std::cmp::Reverse(p.0));
+    let mut fixes: Vec<String> = Vec::new();
+    parts
+        .iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|&(n, p, at)| {
+            let mut s = format!("{at} ({n} lost), {}", sentence(p, f));
+            // A remedy already given is not repeated.
+            match fix(p, cause_of(p, f)) {
+                Some(x) if fixes.contains(&x) => s.push_str("; the same fix"),
+                Some(x) => {
+                    s.push_str(&format!("; fix: {x}"));
+                    fixes.push(x);
+                }
+                None => {}
+            }
+            s
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests;

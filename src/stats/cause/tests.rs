@@ -1,0 +1,269 @@
+use super::*;
+use crate::stats::LossSummary;
+
+fn lost(start: u64, middle: u64, end: u64) -> LossSummary {
+    LossSummary {
+        lost: start + middle + end,
+        lost_at_start: start,
+        lost_in_middle: middle,
+        lost_at_end: end,
+        ..Default::default()
+    }
+}
+
+/// What local_thr knows of a remote_thr on the pubsub pattern: a SUB, sequence numbers, and
+/// nothing of whether its sender was --lossy or how it ended.
+fn sub_of_unknown_pub() -> Facts {
+    Facts {
+        receiver: Some(SocketType::Sub),
+        placed: true,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_place_of_a_hole_names_a_cause_only_with_what_the_sender_did() {
+    let lossy_pub = Facts::of_run(SenderFacts {
+        drops_at_hwm: true,
+        waited_for_subscribers: false,
+        waited_at_end: true,
+    });
+    let waiting_pub = Facts {
+        waited_for_subscribers: Some(true),
+        ..lossy_pub
+    };
+    let push = Facts::of_run(SenderFacts::default());
+    assert_eq!(cause_of(GapPosition::Start, &lossy_pub), Cause::SlowJoiner);
+    assert_eq!(
+        cause_of(GapPosition::Start, &waiting_pub),
+        Cause::HighWaterMark
+    );
+    assert_eq!(
+        cause_of(GapPosition::Middle, &lossy_pub),
+        Cause::HighWaterMark
+    );
+    assert_eq!(cause_of(GapPosition::Middle, &push), Cause::LostOnTheWay);
+    assert_eq!(cause_of(GapPosition::End, &lossy_pub), Cause::HighWaterMark);
+    // A sender that closed right after its last message.
+    assert_eq!(cause_of(GapPosition::End, &push), Cause::FastQuit);
+    assert!(sentence(GapPosition::Start, &waiting_pub).contains("not a slow joiner"));
+    assert!(sentence(GapPosition::Start, &lossy_pub).contains("subscription"));
+    assert_eq!(Cause::HighWaterMark.name(), "high-water mark");
+}
+
+#[test]
+fn a_publisher_that_waited_and_blocks_cannot_lose_its_start_to_a_slow_joiner() {
+    // An XPUB with xpub_nodrop that waited for its subscriptions, feeding a SUB (B8): not a
+    // slow joiner, not its high-water mark.
+    let f = Facts {
+        receiver: Some(SocketType::Sub),
+        placed: true,
+        drops_at_hwm: Some(false),
+        waited_for_subscribers: Some(true),
+        end: SenderEnd::WaitedForReceivers,
+        filter_matches: None,
+    };
+    assert_eq!(cause_of(GapPosition::Start, &f), Cause::CannotTell);
+    let s = sentence(GapPosition::Start, &f);
+    assert!(
+        s.contains("neither a slow joiner") && s.contains("would tell"),
+        "{s}"
+    );
+    let f = Facts {
+        filter_matches: Some(false),
+        ..f
+    };
+    assert_eq!(
+        cause_of(GapPosition::Start, &f),
+        Cause::FilterMatchesNothing
+    );
+}
+
+/// Seed 000's Ruby PUB dropping at its high-water mark into local_thr: no sequence numbers,
+/// so no place and no cause; it was "the sender stopped early" "at the end".
+#[test]
+fn holes_that_cannot_be_placed_have_no_cause_but_what_would_tell() {
+    let f = Facts {
+        placed: false,
+        ..sub_of_unknown_pub()
+    };
+    for p in [GapPosition::Start, GapPosition::Middle, GapPosition::End] {
+        assert_eq!(cause_of(p, &f), Cause::CannotTell);
+    }
+    let s = loss_causes(&lost(0, 0, 781), &f, |_, _| Some("never given".into()));
+    assert!(s.starts_with("cannot tell: "), "{s}");
+    assert!(
+        s.contains("cannot be placed") && s.contains("high-water mark"),
+        "{s}"
+    );
+    assert!(s.contains("instrumented sender"), "{s}");
+    assert!(
+        !s.contains("at the end") && !s.contains("stopped early or was given"),
+        "{s}"
+    );
+    assert!(!s.contains("never given"), "{s}");
+    // A PUSH without the header: it blocks, so it sent fewer (or quit with them); where
+    // is still unknown.
+    let f = Facts {
+        receiver: Some(SocketType::Pull),
+        placed: false,
+        drops_at_hwm: Some(false),
+        ..Default::default()
+    };
+    assert_eq!(cause_of(GapPosition::End, &f), Cause::SenderStopped);
+    let s = loss_causes(&lost(0, 0, 100), &f, |_, _| None);
+    assert!(
+        s.starts_with("the sender stopped early") && s.contains("cannot be placed"),
+        "{s}"
+    );
+}
+
+/// `remote_thr --pattern pubsub --lossy` into local_thr: the start is a slow joiner, the
+/// middle the high-water mark; each is named, not the worst for all.
+#[test]
+fn a_publisher_s_lost_start_is_a_slow_joiner_beside_its_high_water_mark() {
+    let f = sub_of_unknown_pub();
+    assert_eq!(cause_of(GapPosition::Start, &f), Cause::SlowJoiner);
+    assert_eq!(cause_of(GapPosition::Middle, &f), Cause::HighWaterMark);
+    let s = loss_causes(&lost(20_776, 70_718, 0), &f, |_, c| {
+        Some(format!("fix the {}", c.name()))
+    });
+    assert!(
+        s.starts_with("in the middle (70718 lost), the high-water mark"),
+        "{s}"
+    );
+    assert!(
+        s.contains("at the start (20776 lost), a slow joiner") && s.contains("fix the slow joiner"),
+        "{s}"
+    );
+}
+
+/// A relay dropped the first 500 messages of a PUSH/PULL stream (TR2): no PUB, no --lossy,
+/// so no slow joiner.
+#[test]
+fn a_lost_start_of_a_stream_that_blocks_is_not_a_slow_joiner() {
+    let f = Facts {
+        receiver: Some(SocketType::Pull),
+        placed: true,
+        drops_at_hwm: Some(false),
+        ..Default::default()
+    };
+    assert_eq!(cause_of(GapPosition::Start, &f), Cause::LateStart);
+    let s = sentence(GapPosition::Start, &f);
+    assert!(s.starts_with("not a slow joiner"), "{s}");
+    // A PULL whose sender is not described at all: the same.
+    let f = Facts {
+        drops_at_hwm: None,
+        ..f
+    };
+    assert_eq!(cause_of(GapPosition::Start, &f), Cause::LateStart);
+    // A run's PUSH/PULL too.
+    let run = Facts::of_run(SenderFacts {
+        waited_for_subscribers: true,
+        waited_at_end: true,
+        ..Default::default()
+    });
+    assert_eq!(cause_of(GapPosition::Start, &run), Cause::LateStart);
+}
+
+/// A dropping PUB's lost tail, when the sender slept 1,000 ms before closing: the
+/// high-water mark, not "a fast quit, QUIT_DELAY_MS 157".
+#[test]
+fn a_sender_that_waited_at_the_end_did_not_quit_fast() {
+    let f = Facts {
+        end: SenderEnd::Waited { ms: 1000 },
+        ..sub_of_unknown_pub()
+    };
+    assert_eq!(cause_of(GapPosition::End, &f), Cause::HighWaterMark);
+    let s = sentence(GapPosition::End, &f);
+    assert!(
+        s.contains("waited 1000 ms") && s.contains("not a fast quit"),
+        "{s}"
+    );
+    // The same publisher that closed at once: a fast quit is possible, and named.
+    let f = Facts {
+        end: SenderEnd::Waited { ms: 0 },
+        ..f
+    };
+    assert_eq!(cause_of(GapPosition::End, &f), Cause::FastQuit);
+    // A PUB that left, how long after its last message unknown: cannot tell.
+    let f = Facts {
+        end: SenderEnd::Left,
+        ..f
+    };
+    assert_eq!(cause_of(GapPosition::End, &f), Cause::CannotTell);
+    assert!(sentence(GapPosition::End, &f).contains("check_send) would tell"));
+    // A PAIR that waited 5 ms and still lost its tail did quit before its queue drained.
+    let f = Facts {
+        receiver: Some(SocketType::Pair),
+        placed: true,
+        drops_at_hwm: Some(false),
+        end: SenderEnd::Waited { ms: 5 },
+        ..Default::default()
+    };
+    assert_eq!(cause_of(GapPosition::End, &f), Cause::FastQuit);
+    assert!(sentence(GapPosition::End, &f).contains("closed 5 ms after"));
+}
+
+/// remote_thr killed part-way (CT5): local_thr has sequence numbers and nothing of how its
+/// sender ended: the sender stopped, never "a fast quit".
+#[test]
+fn a_sender_that_stopped_without_saying_how_is_not_called_a_fast_quit() {
+    let f = Facts {
+        receiver: Some(SocketType::Pull),
+        placed: true,
+        drops_at_hwm: Some(false),
+        ..Default::default()
+    };
+    assert_eq!(cause_of(GapPosition::End, &f), Cause::SenderStopped);
+    let s = loss_causes(&lost(0, 0, 9_000_000), &f, |_, _| None);
+    assert!(!s.contains("a fast quit"), "{s}");
+    assert!(
+        s.contains("stopped (or died)") && s.contains("cannot tell killed from quitting fast"),
+        "{s}"
+    );
+    // Its parent saw it die: said so.
+    let f = Facts {
+        end: SenderEnd::Died,
+        ..f
+    };
+    assert!(sentence(GapPosition::End, &f).contains("killed or died"));
+    // A runner's source keeps its socket until the receivers hang up: not a fast quit.
+    let run = Facts::of_run(SenderFacts {
+        waited_at_end: true,
+        ..Default::default()
+    });
+    assert_eq!(cause_of(GapPosition::End, &run), Cause::SenderStopped);
+    // A publisher that stopped where nothing tells a dropped tail from a stopped sender.
+    assert_eq!(
+        cause_of(GapPosition::End, &sub_of_unknown_pub()),
+        Cause::CannotTell
+    );
+}
+
+#[test]
+fn causes_come_worst_first_with_their_fix() {
+    let f = Facts::of_run(SenderFacts {
+        drops_at_hwm: true,
+        ..Default::default()
+    });
+    let s = loss_causes(&lost(10, 20, 0), &f, |_, c| {
+        Some(format!("fix the {}", c.name()))
+    });
+    assert!(
+        s.starts_with("in the middle (20 lost), the high-water mark"),
+        "{s}"
+    );
+    assert!(s.contains("; fix: fix the high-water mark; at the start (10 lost), a slow joiner"));
+    assert!(!s.contains("at the end"));
+    let f = Facts::of_run(SenderFacts {
+        drops_at_hwm: true,
+        waited_at_end: true,
+        ..Default::default()
+    });
+    let s = loss_causes(&lost(0, 20, 10), &f, |_, c| {
+        Some(format!("fix the {}", c.name()))
+    });
+    assert_eq!(s.matches("fix the high-water mark").count(), 1, "{s}");
+    assert!(s.ends_with("; the same fix"), "{s}");
+}
