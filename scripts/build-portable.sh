@@ -5,6 +5,11 @@
 # hosts of a multi-host run. docs/hosts.md ("Shipping") says why it is built this way.
 #
 #   scripts/build-portable.sh            -> target/portable/zmqperf (stripped), its path printed last
+#   scripts/build-portable.sh --profile portable-check
+#                                        -> target/portable/portable-check/zmqperf: the same toolchain,
+#                                           glibc and link, built with Cargo.toml's cheaper
+#                                           profile (what tests/portable.rs checks); the
+#                                           default, release, is the build users get
 #
 # How: cargo-zigbuild links against glibc 2.28's symbol versions with zig's C/C++ compilers
 # (zig links its own libc++ statically). Both come from PyPI (the `ziglang` and
@@ -31,6 +36,23 @@ ZIG_VERSION=0.17.0
 ZIGBUILD_VERSION=0.24.0
 say() { echo "build-portable: $*" >&2; }
 die() { say "error: $*"; exit 1; }
+
+PROFILE=release
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --profile)
+      [ $# -ge 2 ] || die "--profile needs a name: a profile of Cargo.toml (release, portable-check)"
+      PROFILE=$2
+      shift 2
+      ;;
+    *) die "unknown argument '$1': the only option is --profile NAME (default release)" ;;
+  esac
+done
+case "$PROFILE" in
+  release) ;;
+  *[!A-Za-z0-9_-]* | "") die "--profile '$PROFILE': a profile name is letters, digits, '-' and '_'" ;;
+  *) OUT=$TARGET/portable/$PROFILE ;;
+esac
 
 HOST=$(rustc -vV | sed -n 's/^host: //p')
 case "$HOST" in
@@ -73,13 +95,13 @@ CMAKE
 if cmp -s "$TOOLCHAIN.new" "$TOOLCHAIN"; then rm "$TOOLCHAIN.new"; else mv "$TOOLCHAIN.new" "$TOOLCHAIN"; fi
 
 # 3. The build.
-say "cargo zigbuild --release --target $HOST.$GLIBC (minutes from scratch; incremental after)"
+say "cargo zigbuild --profile $PROFILE --target $HOST.$GLIBC (minutes from scratch; incremental after)"
 start=$(date +%s)
 env "CMAKE_TOOLCHAIN_FILE_$T=$TOOLCHAIN" \
   RUSTFLAGS="${RUSTFLAGS:-} -C link-arg=-Wl,--build-id=sha1" \
-  cargo zigbuild --release --locked --target "$HOST.$GLIBC" --target-dir "$TARGET/portable-build" >&2 ||
+  cargo zigbuild --profile "$PROFILE" --locked --target "$HOST.$GLIBC" --target-dir "$TARGET/portable-build" >&2 ||
   die "cargo zigbuild failed (above)"
-BUILT=$TARGET/portable-build/$HOST/release/zmqperf
+BUILT=$TARGET/portable-build/$HOST/$PROFILE/zmqperf
 [ -x "$BUILT" ] || die "cargo zigbuild left no $BUILT"
 
 # 4. The output: stripped (the GNU build-id survives), as a user would copy it.

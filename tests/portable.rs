@@ -2,8 +2,10 @@
 //! and no C++ runtime at run time, it carries a GNU build-id, its libzmq has the same
 //! features as the normal build's (the trap: a CMake that believes it cross-compiles drops
 //! some silently), and it runs. Built here by the script when it is missing or older than the
-//! normal build (minutes from scratch: progress on stderr). Never skipped: a build that
-//! cannot be made fails with why.
+//! normal build (minutes from scratch: progress on stderr), with Cargo.toml's `portable-check`
+//! profile: the toolchain, glibc and link of the build users get (the script's default,
+//! `release`), at a lower optimisation level and without debug information, which take most
+//! of the build's time. Never skipped: a build that cannot be made fails with why.
 
 mod common;
 
@@ -18,6 +20,8 @@ use zmqperf::elf;
 const MAX_GLIBC: (u32, u32) = (2, 28);
 /// How long the build may take: 3.5 min from scratch on 2 idle cores, far more under load.
 const BUILD_SECS: u64 = 2400;
+/// The Cargo.toml profile the script builds here (`--profile`), and so its folders.
+const PROFILE: &str = "portable-check";
 
 fn normal() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_zmqperf"))
@@ -27,8 +31,8 @@ fn modified(p: &Path) -> Option<std::time::SystemTime> {
     std::fs::metadata(p).and_then(|m| m.modified()).ok()
 }
 
-/// target/portable/zmqperf, (re)built by the script when missing or older than the normal
-/// build (whose sources then changed); once per test process.
+/// target/portable/portable-check/zmqperf, (re)built by the script when missing or older
+/// than the normal build (whose sources then changed); once per test process.
 fn portable() -> &'static Path {
     static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let built = BIN.get_or_init(|| {
@@ -36,14 +40,14 @@ fn portable() -> &'static Path {
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(|t| root.join(t))
             .unwrap_or_else(|| root.join("target"));
-        let bin = target.join("portable/zmqperf");
+        let bin = target.join("portable").join(PROFILE).join("zmqperf");
         let why = match (modified(&bin), modified(&normal())) {
             (None, _) => "missing",
             (Some(p), Some(n)) if p < n => "older than the normal build",
             _ => return Ok(bin),
         };
         eprintln!(
-            "tests/portable.rs: {} is {why}: running scripts/build-portable.sh (minutes from scratch)",
+            "tests/portable.rs: {} is {why}: running scripts/build-portable.sh --profile {PROFILE} (minutes from scratch)",
             bin.display()
         );
         build(&root, &bin)?;
@@ -62,6 +66,7 @@ fn build(root: &Path, bin: &Path) -> Result<(), String> {
     let started = Instant::now();
     let mut child = Command::new("bash")
         .arg(root.join("scripts/build-portable.sh"))
+        .args(["--profile", PROFILE])
         .current_dir(root)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -243,7 +248,7 @@ fn the_portable_builds_libzmq_was_configured_like_the_normal_builds() {
             "release"
         };
         let normal = platform_defines(&target.join(profile).join("build"));
-        let ours = platform_defines(&target.join(format!("portable-build/{host}/release/build")));
+        let ours = platform_defines(&target.join(format!("portable-build/{host}/{PROFILE}/build")));
         let missing: Vec<&String> = normal.iter().filter(|d| !ours.contains(d)).collect();
         let extra: Vec<&String> = ours.iter().filter(|d| !normal.contains(d)).collect();
         assert!(
