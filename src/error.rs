@@ -19,8 +19,8 @@ pub enum Error {
     #[error("bad endpoint '{endpoint}': {reason}")]
     Endpoint { endpoint: String, reason: String },
     /// Binding failed because the address is taken.
-    #[error("cannot bind {endpoint}: address already in use. Another process (an earlier local_lat or local_thr?) holds it; stop it, pick another port, or bind to tcp://127.0.0.1:* for a free one")]
-    AddressInUse { endpoint: String },
+    #[error("cannot bind {endpoint}: address already in use. {holder}")]
+    AddressInUse { endpoint: String, holder: String },
     /// No peer showed up within the timeout.
     #[error("no peer within {}: nothing arrived on {endpoint}. Start the other side ({peer}) or raise {raise}", fmt_duration(*.timeout))]
     PeerAbsent {

@@ -178,21 +178,66 @@ fn refuse_live_ipc(endpoint: &Endpoint) -> Result<()> {
         return Ok(());
     }
     match std::os::unix::net::UnixStream::connect(path) {
-        Ok(_) => Err(Error::AddressInUse {
-            endpoint: endpoint.to_string(),
-        }),
+        Ok(_) => Err(address_in_use(endpoint.as_str())),
         Err(_) => Ok(()),
     }
+}
+
+/// The error for an address another socket holds, naming the holder when it can be told:
+/// a TCP connection to itself (a socket that connected to a port in the ephemeral range
+/// while nothing listened on it can be given that very port as its own, and then holds
+/// it), or else another process.
+pub fn address_in_use(endpoint: &str) -> Error {
+    let port = endpoint
+        .strip_prefix("tcp://")
+        .and_then(|r| r.rsplit_once(':'))
+        .and_then(|(_, p)| p.parse::<u16>().ok());
+    let holder = match port.filter(|&p| self_connected(p)) {
+        Some(p) => format!(
+            "A TCP connection to itself holds it: a socket connected to port {p} while nothing listened there, and as {p} is in the ephemeral port range ({}) the kernel gave it that port as its own (a self-connect). Start the binding side first, or use a port below the ephemeral range",
+            ephemeral_range()
+        ),
+        None => "Another process (an earlier local_lat or local_thr?) holds it; stop it, pick another port, or bind to tcp://127.0.0.1:* for a free one".to_string(),
+    };
+    Error::AddressInUse {
+        endpoint: endpoint.to_string(),
+        holder,
+    }
+}
+
+/// Whether a TCP connection of this host has `port` at both ends on one address (a
+/// self-connect), from /proc/net/tcp and tcp6.
+pub fn self_connected(port: u16) -> bool {
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f)
+            .map(|t| t.lines().skip(1).any(|l| is_self_connect(l, port)))
+            .unwrap_or(false)
+    })
+}
+
+/// One line of /proc/net/tcp: `sl local_address rem_address st ...`, addresses as
+/// HEX:PORT.
+fn is_self_connect(line: &str, port: u16) -> bool {
+    let mut f = line.split_whitespace().skip(1);
+    let (Some(local), Some(remote), Some(state)) = (f.next(), f.next(), f.next()) else {
+        return false;
+    };
+    let want = format!("{port:04X}");
+    // 01: established (a closed one in TIME_WAIT holds nothing a bind needs).
+    state == "01" && local == remote && local.rsplit_once(':').is_some_and(|(_, p)| p == want)
+}
+
+/// The kernel's ephemeral port range, `32768-60999`.
+fn ephemeral_range() -> String {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .map(|t| t.split_whitespace().collect::<Vec<_>>().join("-"))
+        .unwrap_or_else(|_| "see /proc/sys/net/ipv4/ip_local_port_range".into())
 }
 
 /// The error for a failed bind, naming the cause and the fix.
 pub fn bind_error(endpoint: &Endpoint, e: zmq::Error) -> Error {
     let reason = match e {
-        zmq::Error::EADDRINUSE => {
-            return Error::AddressInUse {
-                endpoint: endpoint.to_string(),
-            }
-        }
+        zmq::Error::EADDRINUSE => return address_in_use(endpoint.as_str()),
         zmq::Error::EADDRNOTAVAIL => "that address is not on this machine; bind to 127.0.0.1, * or one of this host's addresses".to_string(),
         zmq::Error::ENODEV => "neither an address nor a network interface of this host (libzmq binds to an address such as 127.0.0.1 or *, or an interface name such as lo, not a host name)".to_string(),
         zmq::Error::EACCES => "permission denied; use a port above 1023 or a path you may write".to_string(),
@@ -334,5 +379,66 @@ impl Waiting<'_> {
                 detail,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_with_one_address_and_port_at_both_ends_is_a_self_connect() {
+        let line = "  3: 0100007F:9C40 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 1 1";
+        assert!(is_self_connect(line, 0x9C40));
+        assert!(!is_self_connect(line, 0x9C41));
+        let other = "  3: 0100007F:9C40 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 1 1";
+        assert!(!is_self_connect(other, 0x9C40));
+    }
+
+    /// A socket bound to a port and connected to that same port on loopback meets itself
+    /// (TCP simultaneous open): the port is then held, and a bind there is told why.
+    #[test]
+    fn a_bind_refused_by_a_self_connect_says_so() {
+        // A free port: bound, noted, released.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        // SAFETY: a socket of our own, addresses built here, closed at the end.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
+        assert!(fd >= 0);
+        let addr = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from_be_bytes([127, 0, 0, 1]).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        let p = &addr as *const libc::sockaddr_in as *const libc::sockaddr;
+        // SAFETY: as above.
+        let connected = unsafe { libc::bind(fd, p, len) == 0 && libc::connect(fd, p, len) == 0 };
+        assert!(connected, "{}", std::io::Error::last_os_error());
+        assert!(self_connected(port));
+        let ctx = zmq::Context::new();
+        let s = ctx.socket(zmq::PUB).unwrap();
+        let ep = format!("tcp://127.0.0.1:{port}");
+        let e = s.bind(&ep).unwrap_err();
+        assert_eq!(e, zmq::Error::EADDRINUSE);
+        let told = bind_error(
+            &Endpoint::parse(&ep, crate::endpoint::Side::Bind).unwrap(),
+            e,
+        );
+        assert_eq!(told.exit_code(), 5);
+        assert!(
+            told.to_string()
+                .contains("A TCP connection to itself holds it"),
+            "{told}"
+        );
+        // SAFETY: our descriptor.
+        unsafe { libc::close(fd) };
+        assert!(!self_connected(port));
     }
 }

@@ -59,9 +59,7 @@ impl Listener {
     fn bind(endpoint: &str, backlog: i32) -> Result<(Listener, String)> {
         let in_use = |e: std::io::Error| {
             if e.kind() == std::io::ErrorKind::AddrInUse {
-                Error::AddressInUse {
-                    endpoint: endpoint.to_string(),
-                }
+                crate::net::address_in_use(endpoint)
             } else {
                 Error::Io {
                     op: format!("listening on {endpoint} (raw floor)"),
