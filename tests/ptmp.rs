@@ -519,6 +519,34 @@ fn figure_after(out: &str, word: &str) -> u64 {
         .unwrap_or_else(|_| panic!("no number after '{word}' in {out}"))
 }
 
+/// check_recv of 50,000,000 messages bound on ipc://junk.txt in a fresh folder, and
+/// check_send of as many with `send_tail` (its delays and options) connected to it, both
+/// 800 ms into the stream (which takes tens of seconds).
+fn mid_stream(send_tail: &[&str]) -> (PathBuf, Proc, Proc) {
+    let dir = temp_dir();
+    let recv = [
+        "check_recv",
+        "50000000",
+        "PULL",
+        "bind",
+        "ipc://junk.txt",
+        "20000",
+    ];
+    let r = Proc::spawn(in_dir(&dir, &recv), T);
+    wait_bound(&dir);
+    let mut send = vec![
+        "check_send",
+        "50000000",
+        "PUSH",
+        "connect",
+        "ipc://junk.txt",
+    ];
+    send.extend_from_slice(send_tail);
+    let s = Proc::spawn(in_dir(&dir, &send), T);
+    std::thread::sleep(Duration::from_millis(800));
+    (dir, r, s)
+}
+
 /// SIGTERM (timeout, systemd, CI) ends check_recv and check_send as Ctrl-C would: each
 /// prints what it did, exits 128 + 15, and what was still to come is not counted as lost.
 /// Whether or not anything had arrived when the signal came, the report says so.
@@ -526,40 +554,7 @@ fn figure_after(out: &str, word: &str) -> u64 {
 fn sigterm_ends_check_recv_and_check_send_with_their_figures() {
     with_watchdog(T, || {
         // The receiver stopped mid-stream (50,000,000 messages take tens of seconds).
-        let dir = temp_dir();
-        let r = Proc::spawn(
-            in_dir(
-                &dir,
-                &[
-                    "check_recv",
-                    "50000000",
-                    "PULL",
-                    "bind",
-                    "ipc://junk.txt",
-                    "20000",
-                ],
-            ),
-            T,
-        );
-        wait_bound(&dir);
-        let s = Proc::spawn(
-            in_dir(
-                &dir,
-                &[
-                    "check_send",
-                    "50000000",
-                    "PUSH",
-                    "connect",
-                    "ipc://junk.txt",
-                    "0",
-                    "0",
-                    "--timeout",
-                    "2s",
-                ],
-            ),
-            T,
-        );
-        std::thread::sleep(Duration::from_millis(800));
+        let (dir, r, s) = mid_stream(&["0", "0", "--timeout", "2s"]);
         unsafe { libc::kill(r.pid() as i32, libc::SIGTERM) };
         let ro = r.finish();
         assert_eq!(ro.code, Some(143), "{ro:?}");
@@ -576,38 +571,7 @@ fn sigterm_ends_check_recv_and_check_send_with_their_figures() {
         // The sender stopped mid-stream: its last message carries the end mark and its quit
         // delay still lets its queue drain, so the receiver knows the stream's length and
         // that every message of it arrived.
-        let dir = temp_dir();
-        let r = Proc::spawn(
-            in_dir(
-                &dir,
-                &[
-                    "check_recv",
-                    "50000000",
-                    "PULL",
-                    "bind",
-                    "ipc://junk.txt",
-                    "20000",
-                ],
-            ),
-            T,
-        );
-        wait_bound(&dir);
-        let s = Proc::spawn(
-            in_dir(
-                &dir,
-                &[
-                    "check_send",
-                    "50000000",
-                    "PUSH",
-                    "connect",
-                    "ipc://junk.txt",
-                    "0",
-                    "3000",
-                ],
-            ),
-            T,
-        );
-        std::thread::sleep(Duration::from_millis(800));
+        let (dir, r, s) = mid_stream(&["0", "3000"]);
         unsafe { libc::kill(s.pid() as i32, libc::SIGTERM) };
         let so = s.finish();
         let ro = r.finish();
