@@ -375,32 +375,22 @@ fn fix_of(cause: Cause) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn lost(start: u64, middle: u64, end: u64) -> LossSummary {
-        LossSummary {
-            lost: start + middle + end,
-            lost_at_start: start,
-            lost_in_middle: middle,
-            lost_at_end: end,
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn a_stream_cut_short_is_named_by_the_one_rule_with_the_pattern_s_fix() {
-        let s = cut_short_cause(Pattern::PubSub, Some(&lost(0, 40, 0)), 1);
+        let s = cut_short_cause(Pattern::PubSub, Some(&LossSummary::placed(0, 40, 0)), 1);
         assert!(
             s.starts_with("in the middle (40 lost), the high-water mark"),
             "{s}"
         );
         assert!(s.contains("remote_thr --hwm 0"), "{s}");
-        let s = cut_short_cause(Pattern::PushPull, Some(&lost(0, 40, 0)), 1);
+        let s = cut_short_cause(Pattern::PushPull, Some(&LossSummary::placed(0, 40, 0)), 1);
         assert!(s.contains("lost on the way") && !s.contains("fix:"), "{s}");
-        let s = cut_short_cause(Pattern::PubSub, Some(&lost(7, 0, 0)), 1);
+        let s = cut_short_cause(Pattern::PubSub, Some(&LossSummary::placed(7, 0, 0)), 1);
         assert!(s.contains("a slow joiner") && s.contains("--lossy"), "{s}");
-        let s = cut_short_cause(Pattern::PushPull, Some(&lost(0, 0, 9)), 1);
+        let s = cut_short_cause(Pattern::PushPull, Some(&LossSummary::placed(0, 0, 9)), 1);
         assert!(s.contains("stopped (or died)"), "{s}");
         // The causes of a stream that ended say the same, worst first.
-        let s = loss_cause(Pattern::PubSub, &lost(1, 5, 0), 1);
+        let s = loss_cause(Pattern::PubSub, &LossSummary::placed(1, 5, 0), 1);
         assert!(
             s.starts_with("in the middle (5 lost), the high-water mark"),
             "{s}"
@@ -424,7 +414,11 @@ mod tests {
     /// not the high-water mark of the middle.
     #[test]
     fn a_lossy_publisher_s_start_is_named_beside_its_middle() {
-        let s = cut_short_cause(Pattern::PubSub, Some(&lost(20_776, 70_718, 4_506)), 1);
+        let s = cut_short_cause(
+            Pattern::PubSub,
+            Some(&LossSummary::placed(20_776, 70_718, 4_506)),
+            1,
+        );
         assert!(
             s.starts_with("in the middle (70718 lost), the high-water mark"),
             "{s}"
@@ -440,7 +434,7 @@ mod tests {
     /// neither a slow joiner nor "leave out --lossy".
     #[test]
     fn a_push_stream_s_lost_start_is_not_a_slow_joiner() {
-        let s = loss_cause(Pattern::PushPull, &lost(500, 0, 0), 1);
+        let s = loss_cause(Pattern::PushPull, &LossSummary::placed(500, 0, 0), 1);
         assert!(
             s.starts_with("at the start (500 lost), not a slow joiner"),
             "{s}"
@@ -452,7 +446,7 @@ mod tests {
     /// stopped (not "a fast quit"), and the two streams are said.
     #[test]
     fn a_killed_sender_is_not_a_fast_quit_and_a_second_stream_is_said() {
-        let s = loss_cause(Pattern::PushPull, &lost(0, 0, 20_000_000), 2);
+        let s = loss_cause(Pattern::PushPull, &LossSummary::placed(0, 0, 20_000_000), 2);
         assert!(
             !s.contains("fast quit:") && !s.contains("a fast quit"),
             "{s}"

@@ -1,16 +1,6 @@
 use super::*;
 use crate::stats::LossSummary;
 
-fn lost(start: u64, middle: u64, end: u64) -> LossSummary {
-    LossSummary {
-        lost: start + middle + end,
-        lost_at_start: start,
-        lost_in_middle: middle,
-        lost_at_end: end,
-        ..Default::default()
-    }
-}
-
 /// What local_thr knows of a remote_thr on the pubsub pattern: a SUB, sequence numbers, and
 /// nothing of whether its sender was --lossy or how it ended.
 fn sub_of_unknown_pub() -> Facts {
@@ -90,7 +80,9 @@ fn holes_that_cannot_be_placed_have_no_cause_but_what_would_tell() {
     for p in [GapPosition::Start, GapPosition::Middle, GapPosition::End] {
         assert_eq!(cause_of(p, &f), Cause::CannotTell);
     }
-    let s = loss_causes(&lost(0, 0, 781), &f, |_, _| Some("never given".into()));
+    let s = loss_causes(&LossSummary::placed(0, 0, 781), &f, |_, _| {
+        Some("never given".into())
+    });
     assert!(s.starts_with("cannot tell: "), "{s}");
     assert!(
         s.contains("cannot be placed") && s.contains("high-water mark"),
@@ -111,7 +103,7 @@ fn holes_that_cannot_be_placed_have_no_cause_but_what_would_tell() {
         ..Default::default()
     };
     assert_eq!(cause_of(GapPosition::End, &f), Cause::SenderStopped);
-    let s = loss_causes(&lost(0, 0, 100), &f, |_, _| None);
+    let s = loss_causes(&LossSummary::placed(0, 0, 100), &f, |_, _| None);
     assert!(
         s.starts_with("the sender stopped early") && s.contains("cannot be placed"),
         "{s}"
@@ -125,7 +117,7 @@ fn a_publisher_s_lost_start_is_a_slow_joiner_beside_its_high_water_mark() {
     let f = sub_of_unknown_pub();
     assert_eq!(cause_of(GapPosition::Start, &f), Cause::SlowJoiner);
     assert_eq!(cause_of(GapPosition::Middle, &f), Cause::HighWaterMark);
-    let s = loss_causes(&lost(20_776, 70_718, 0), &f, |_, c| {
+    let s = loss_causes(&LossSummary::placed(20_776, 70_718, 0), &f, |_, c| {
         Some(format!("fix the {}", c.name()))
     });
     assert!(
@@ -216,7 +208,7 @@ fn a_sender_that_stopped_without_saying_how_is_not_called_a_fast_quit() {
         ..Default::default()
     };
     assert_eq!(cause_of(GapPosition::End, &f), Cause::SenderStopped);
-    let s = loss_causes(&lost(0, 0, 9_000_000), &f, |_, _| None);
+    let s = loss_causes(&LossSummary::placed(0, 0, 9_000_000), &f, |_, _| None);
     assert!(!s.contains("a fast quit"), "{s}");
     assert!(
         s.contains("stopped (or died)") && s.contains("cannot tell killed from quitting fast"),
@@ -247,7 +239,7 @@ fn causes_come_worst_first_with_their_fix() {
         drops_at_hwm: true,
         ..Default::default()
     });
-    let s = loss_causes(&lost(10, 20, 0), &f, |_, c| {
+    let s = loss_causes(&LossSummary::placed(10, 20, 0), &f, |_, c| {
         Some(format!("fix the {}", c.name()))
     });
     assert!(
@@ -261,7 +253,7 @@ fn causes_come_worst_first_with_their_fix() {
         waited_at_end: true,
         ..Default::default()
     });
-    let s = loss_causes(&lost(0, 20, 10), &f, |_, c| {
+    let s = loss_causes(&LossSummary::placed(0, 20, 10), &f, |_, c| {
         Some(format!("fix the {}", c.name()))
     });
     assert_eq!(s.matches("fix the high-water mark").count(), 1, "{s}");

@@ -81,3 +81,17 @@ impl LossSummary {
         self.lost == 0 && self.duplicated == 0 && self.reordered == 0
     }
 }
+
+#[cfg(test)]
+impl LossSummary {
+    /// Losses placed at the start, in the middle and at the end (for the tests of causes).
+    pub(crate) fn placed(start: u64, middle: u64, end: u64) -> Self {
+        LossSummary {
+            lost: start + middle + end,
+            lost_at_start: start,
+            lost_in_middle: middle,
+            lost_at_end: end,
+            ..Default::default()
+        }
+    }
+}
