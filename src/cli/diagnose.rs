@@ -12,7 +12,7 @@ use zmqperf::diagnose::listen::{self, EndedBy, ListenConfig, ListenObserver};
 use zmqperf::diagnose::{self, Config, Experiment, Observer, Step};
 use zmqperf::endpoint::{Endpoint, Side};
 use zmqperf::error::{Error, Result};
-use zmqperf::model::Finding;
+use zmqperf::model::{Finding, RunStatus};
 use zmqperf::parse::{parse_count, parse_duration};
 use zmqperf::runner;
 use zmqperf::topology::SocketType;
@@ -422,7 +422,7 @@ impl Drop for ListenProgress {
 /// prints the findings. Ctrl-C ends the listen; what was seen is reported all the same.
 fn run_listen(a: &DiagnoseArgs, cfg: ListenConfig, command: String) -> Result<()> {
     let mut run = runner::new_run(command, None);
-    let mut store = a.db.begin(a.no_history, &run)?;
+    let mut session = a.db.session(a.no_history, &run)?;
     runner::catch_signals();
     let mut progress = ListenProgress {
         live: std::io::stderr().is_terminal(),
@@ -440,15 +440,11 @@ fn run_listen(a: &DiagnoseArgs, cfg: ListenConfig, command: String) -> Result<()
     let listened = listen::listen(&cfg, PROGRESS_EVERY, &mut progress, runner::interrupted)?;
     drop(progress);
     run.findings = listen::findings(&cfg, &listened);
-    if let Some(s) = store.as_mut() {
-        for f in &run.findings {
-            s.add_finding(&run.run_id, f)?;
-        }
+    for f in &run.findings {
+        session.finding(f)?;
     }
-    runner::finish(&mut run, "complete");
-    if let Some(s) = store.as_mut() {
-        s.finish(&run, &run.status)?;
-    }
+    runner::finish(&mut run, RunStatus::Complete);
+    session.mark_end(&run)?;
     if a.json {
         print!(
             "{}",
@@ -467,9 +463,7 @@ fn run_listen(a: &DiagnoseArgs, cfg: ListenConfig, command: String) -> Result<()
         );
         print!("{}", zmqperf::report::table::findings_text(&run));
     }
-    if let Some(s) = &store {
-        a.db.announce(s, &run.run_id)?;
-    }
+    session.announce()?;
     listen_outcome(&cfg, &listened)
 }
 
@@ -519,33 +513,28 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
         ));
     }
     let mut run = runner::new_run(command, None);
-    let mut store = a.db.begin(a.no_history, &run)?;
+    let mut session = a.db.session(a.no_history, &run)?;
     runner::catch_signals();
     let started = Instant::now();
     let mut store_error = None;
     {
-        let run_id = run.run_id.clone();
         let mut progress = Progress {
             live: std::io::stderr().is_terminal(),
             on_finding: Box::new(|f: &Finding| {
-                if let Some(s) = store.as_mut() {
-                    if let Err(e) = s.add_finding(&run_id, f) {
-                        store_error.get_or_insert(e);
-                    }
+                if let Err(e) = session.finding(f) {
+                    store_error.get_or_insert(e);
                 }
             }),
         };
         run.findings = diagnose::run(&cfg, &steps, &mut progress);
     }
     let status = if runner::interrupted() {
-        "interrupted"
+        RunStatus::Interrupted
     } else {
-        "complete"
+        RunStatus::Complete
     };
     runner::finish(&mut run, status);
-    if let Some(s) = store.as_mut() {
-        s.finish(&run, &run.status)?;
-    }
+    session.mark_end(&run)?;
     if let Some(e) = store_error {
         return Err(e.into());
     }
@@ -563,10 +552,8 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
         );
         print!("{}", zmqperf::report::table::findings_text(&run));
     }
-    if let Some(s) = &store {
-        a.db.announce(s, &run.run_id)?;
-    }
-    if run.status == "interrupted" {
+    session.announce()?;
+    if run.status == RunStatus::Interrupted {
         return Err(Error::Interrupted(format!(
             "{} findings made and recorded",
             run.findings.len()

@@ -425,15 +425,13 @@ fn record(db: &DbArgs, no_history: bool, r: &FanoutReport, wall_s: f64) -> Resul
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let mut run = zmqperf::runner::new_run(command, None);
     let case = fanout::to_case(r, wall_s);
-    let Some(mut store) = db.begin(false, &run)? else {
-        return Ok(());
-    };
-    run.cases.push(case.clone());
-    zmqperf::runner::finish(&mut run, "complete");
+    let mut session = db.session(false, &run)?;
+    run.cases.push(case);
+    zmqperf::runner::finish(&mut run, zmqperf::model::RunStatus::Complete);
     // As `run` records: a lock is waited out, a full disk is named, the run marked partial.
-    super::output::record_rest(&mut store, &run, &mut vec![case])?;
-    db.announce(&store, &run.run_id)?;
-    Ok(())
+    session.keep(&run.cases);
+    session.finish(&run)?;
+    session.announce()
 }
 
 fn emit(r: &FanoutReport, json: bool) -> Result<()> {

@@ -1,11 +1,12 @@
 //! `zmqperf matrix`: every implementation against every other, the interop grid and the
 //! performance grid as ratios to C-C, recorded in the history like any run.
 
-use super::output::{list, record_rest, DbArgs};
+use super::output::{list, DbArgs};
 use super::suite::Progress;
 use clap::Args;
 use zmqperf::error::{Error, Result};
 use zmqperf::matrix::{self, Shape, PATTERNS};
+use zmqperf::model::RunStatus;
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
 use zmqperf::runner::{self, plan as rplan, Settings};
 
@@ -180,7 +181,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         skipped.len()
     );
     let mut run = runner::new_run(command, None);
-    let mut store = a.db.begin(a.no_history, &run)?;
+    let mut session = a.db.session(a.no_history, &run)?;
     runner::catch_signals();
     {
         let mut progress = Progress::new(&plan, |_| {});
@@ -192,13 +193,8 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         .map(|c| c.to_vec())
         .collect();
     run.cases = matrix::merge_passes(passes);
-    let recorded = match store.as_mut() {
-        Some(s) => {
-            let mut pending = run.cases.clone();
-            record_rest(s, &run, &mut pending)
-        }
-        None => Ok(()),
-    };
+    session.keep(&run.cases);
+    let recorded = session.finish(&run);
     let m = matrix::read(&run, &impls, &shape, &skipped, &baseline);
     let text = render(&m);
     match &a.output {
@@ -208,9 +204,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         None => print!("{text}"),
     }
     recorded?;
-    if let Some(s) = &store {
-        a.db.announce(s, &run.run_id)?;
-    }
+    session.announce()?;
     let count = |f: fn(&matrix::Status) -> bool| {
         m.grids
             .iter()
@@ -225,7 +219,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         count(|s| matches!(s, matrix::Status::Fails(_))),
         count(|s| matches!(s, matrix::Status::NotRun(_)))
     );
-    if run.status == "interrupted" {
+    if run.status == RunStatus::Interrupted {
         return Err(Error::Interrupted(
             "the matrix so far is printed above".into(),
         ));

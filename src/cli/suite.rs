@@ -6,14 +6,14 @@ use std::io::IsTerminal;
 use std::time::Instant;
 use zmqperf::endpoint::Transport;
 use zmqperf::error::{Error, Result};
-use zmqperf::model::{CaseResult, Workload};
+use zmqperf::model::{CaseResult, RunStatus, Workload};
 use zmqperf::net::security::Mechanism;
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
 use zmqperf::runner::plan::{self, Scope, Selection};
 use zmqperf::runner::{self, CaseSpec, Observer, Settings};
 use zmqperf::topology::builtin;
 
-use super::output::{list, record_rest};
+use super::output::list;
 pub use super::output::{DbArgs, OutArgs};
 
 /// Options of `zmqperf run`.
@@ -353,41 +353,19 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
     let mut run = runner::new_run(command, workload);
     run.environment.note = a.note.clone();
     run.environment.network = runner::network(&plan);
-    let mut store = a.db.begin(a.no_history, &run)?;
+    let mut session = a.db.session(a.no_history, &run)?;
     runner::catch_signals();
-    // Cases not yet in the history, in order: a write that fails (the database locked by
-    // another process) keeps them here, and they are written at the end.
-    let mut pending: Vec<CaseResult> = Vec::new();
     {
-        let run_id = run.run_id.clone();
-        let mut progress = Progress::new(&plan, |case: &CaseResult| {
-            let Some(s) = store.as_mut() else { return };
-            pending.push(case.clone());
-            if pending.len() == 1 {
-                // Once a write failed, the others wait for the end: the run goes on.
-                match s.add_case(&run_id, case) {
-                    Ok(()) => pending.clear(),
-                    Err(e) => eprintln!(
-                        "\nzmqperf: cannot record case {} now ({e}); it and the cases after it are kept and written at the end of the run",
-                        case.id
-                    ),
-                }
-            }
-        });
+        let mut progress = Progress::new(&plan, |case: &CaseResult| session.case_done(case));
         runner::run_suite(&mut run, &plan, &settings, &mut progress);
     }
-    let recorded = match store.as_mut() {
-        Some(s) => record_rest(s, &run, &mut pending),
-        None => Ok(()),
-    };
+    let recorded = session.finish(&run);
     // The report is printed whatever became of the history: nothing measured is lost.
-    let emitted = a.out.emit(&run, store.as_ref().map(|s| s.path()));
+    let emitted = a.out.emit(&run, session.path());
     recorded?;
     emitted?;
-    if let Some(s) = &store {
-        a.db.announce(s, &run.run_id)?;
-    }
-    if run.status == "interrupted" {
+    session.announce()?;
+    if run.status == RunStatus::Interrupted {
         let partial = run.cases.iter().filter(|c| c.incomplete.is_some()).count();
         return Err(Error::Interrupted(format!(
             "by {}: {} of {} cases done and recorded{}",

@@ -5,7 +5,7 @@
 
 use super::error::StoreError;
 use super::Store;
-use crate::model::{CaseResult, RunResult};
+use crate::model::{CaseResult, RunResult, RunStatus};
 use std::time::{Duration, Instant};
 
 /// How long the pause between two tries is, at most.
@@ -44,16 +44,16 @@ impl Store {
             std::thread::sleep(RETRY_PAUSE.min(give_up - now));
             true
         };
-        let incomplete = if run.status == "interrupted" {
-            "interrupted"
+        let incomplete = if run.status == RunStatus::Interrupted {
+            RunStatus::Interrupted
         } else {
-            "partial"
+            RunStatus::Partial
         };
         // First the mark, while a write as small as that may still fit (on a disk about to
         // fill, the cases could take the last of the space): the run reads `partial`
         // until every case is in.
         if !pending.is_empty() {
-            while let Err(e) = self.finish(run, incomplete) {
+            while let Err(e) = self.finish(run, incomplete.as_str()) {
                 if !wait(&e) {
                     break;
                 }
@@ -77,12 +77,12 @@ impl Store {
         }
         *pending = left_out;
         let status = if pending.is_empty() {
-            run.status.as_str()
+            run.status
         } else {
             incomplete
         };
         let marked = loop {
-            match self.finish(run, status) {
+            match self.finish(run, status.as_str()) {
                 Ok(()) => break Ok(()),
                 Err(e) if wait(&e) => {}
                 Err(e) => break Err(e),
