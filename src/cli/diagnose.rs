@@ -4,7 +4,6 @@
 
 use super::suite::DbArgs;
 use clap::Args;
-use std::io::IsTerminal;
 use std::time::Instant;
 use zmqperf::diagnose::listen::field::FieldSpec;
 use zmqperf::diagnose::listen::tally::Listening;
@@ -14,6 +13,7 @@ use zmqperf::endpoint::{Endpoint, Side};
 use zmqperf::error::{Error, Result};
 use zmqperf::model::{Finding, RunStatus};
 use zmqperf::parse::{parse_count, parse_duration};
+use zmqperf::progress::StatusLine;
 use zmqperf::runner;
 use zmqperf::topology::SocketType;
 use zmqperf::units::grouped;
@@ -207,7 +207,7 @@ fn config(a: &DiagnoseArgs) -> Result<Config> {
 
 /// Progress on stderr, and each finding to the history as soon as it is made.
 struct Progress<'a> {
-    live: bool,
+    line: StatusLine,
     on_finding: Box<dyn FnMut(&Finding) + 'a>,
 }
 
@@ -219,11 +219,7 @@ impl Observer for Progress<'_> {
             step.part.label(),
             step.transport
         );
-        if self.live {
-            eprint!("\r\x1b[2K{line}");
-        } else {
-            eprintln!("{line}");
-        }
+        self.line.show(&line);
     }
 
     fn finding(&mut self, finding: &Finding) {
@@ -233,9 +229,7 @@ impl Observer for Progress<'_> {
 
 impl Drop for Progress<'_> {
     fn drop(&mut self) {
-        if self.live {
-            eprint!("\r\x1b[2K");
-        }
+        self.line.clear();
     }
 }
 
@@ -366,7 +360,7 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The listen's lines on stderr: where it listens, then what it has seen every few seconds.
 struct ListenProgress {
-    live: bool,
+    line: StatusLine,
     what: String,
     duration: std::time::Duration,
 }
@@ -402,19 +396,13 @@ impl ListenObserver for ListenProgress {
                 String::new()
             }
         );
-        if self.live {
-            eprint!("\r\x1b[2K{line}");
-        } else {
-            eprintln!("{line}");
-        }
+        self.line.show(&line);
     }
 }
 
 impl Drop for ListenProgress {
     fn drop(&mut self) {
-        if self.live {
-            eprint!("\r\x1b[2K");
-        }
+        self.line.clear();
     }
 }
 
@@ -425,7 +413,7 @@ fn run_listen(a: &DiagnoseArgs, cfg: ListenConfig, command: String) -> Result<()
     let mut session = a.db.session(a.no_history, &run)?;
     runner::catch_signals();
     let mut progress = ListenProgress {
-        live: std::io::stderr().is_terminal(),
+        line: StatusLine::new(),
         what: format!(
             "{} ({})",
             cfg.kind.name().to_ascii_uppercase(),
@@ -519,7 +507,7 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
     let mut store_error = None;
     {
         let mut progress = Progress {
-            live: std::io::stderr().is_terminal(),
+            line: StatusLine::new(),
             on_finding: Box::new(|f: &Finding| {
                 if let Err(e) = session.finding(f) {
                     store_error.get_or_insert(e);

@@ -2,13 +2,13 @@
 //! the report at the end.
 
 use clap::Args;
-use std::io::IsTerminal;
 use std::time::Instant;
 use zmqperf::endpoint::Transport;
 use zmqperf::error::{Error, Result};
 use zmqperf::model::{CaseResult, RunStatus, Workload};
 use zmqperf::net::security::Mechanism;
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
+use zmqperf::progress::StatusLine;
 use zmqperf::runner::plan::{self, Scope, Selection};
 use zmqperf::runner::{self, CaseSpec, Observer, Settings};
 use zmqperf::topology::builtin;
@@ -245,7 +245,7 @@ pub struct Progress<'a> {
     started: Instant,
     done_weight: f64,
     current: usize,
-    live: bool,
+    line: StatusLine,
     label: String,
     /// When the last line was written (not live: a log gets a line per repetition done
     /// at most every [`LOG_EVERY`]).
@@ -264,7 +264,7 @@ impl<'a> Progress<'a> {
             started: Instant::now(),
             done_weight: 0.0,
             current: 0,
-            live: std::io::stderr().is_terminal(),
+            line: StatusLine::new(),
             label: String::new(),
             last_line: Instant::now(),
             on_case: Box::new(on_case),
@@ -280,14 +280,6 @@ impl<'a> Progress<'a> {
             total - self.done_weight
         };
         format!("ETA {:.0} s", left.max(0.0))
-    }
-
-    fn line(&self, text: &str) {
-        if self.live {
-            eprint!("\r\x1b[2K{text}");
-        } else {
-            eprintln!("{text}");
-        }
     }
 }
 
@@ -307,17 +299,18 @@ impl Observer for Progress<'_> {
             spec.size
         );
         let l = format!("{}  {}", self.label, self.eta());
-        self.line(&l);
+        self.line.show(&l);
         self.last_line = Instant::now();
     }
 
     fn repetition(&mut self, rep: u32, of: u32) {
-        if self.live {
+        if self.line.is_live() {
             let l = format!("{} rep {rep}/{of}  {}", self.label, self.eta());
-            self.line(&l);
+            self.line.show(&l);
         } else if rep > 1 && self.last_line.elapsed() >= LOG_EVERY {
             self.last_line = Instant::now();
-            eprintln!("{}  {} of {of} repetitions done", self.label, rep - 1);
+            let l = format!("{}  {} of {of} repetitions done", self.label, rep - 1);
+            self.line.show(&l);
         }
     }
 
@@ -325,11 +318,7 @@ impl Observer for Progress<'_> {
         self.done_weight += self.plan_weights.get(self.current).copied().unwrap_or(0.0);
         if let Some(e) = &result.error {
             let l = format!("{}  FAILED: {e}", self.label);
-            if self.live {
-                eprintln!("\r\x1b[2K{l}");
-            } else {
-                eprintln!("{l}");
-            }
+            self.line.keep(&l);
         }
         (self.on_case)(result);
     }
@@ -337,9 +326,7 @@ impl Observer for Progress<'_> {
 
 impl Drop for Progress<'_> {
     fn drop(&mut self) {
-        if self.live {
-            eprint!("\r\x1b[2K");
-        }
+        self.line.clear();
     }
 }
 
