@@ -72,14 +72,9 @@ pub struct MatrixArgs {
     pub db: DbArgs,
 }
 
-/// Runs the matrix.
-pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
-    if let Some(o) = &a.output {
-        if zmqperf::report::file::is_same_file(std::path::Path::new(o), &a.db.path()) {
-            return Err(zmqperf::report::file::names_the_history("-o", o));
-        }
-    }
-    let render: fn(&matrix::Matrix) -> String = match a.format.as_str() {
+/// How the chosen `--format` renders the matrix.
+fn renderer(format: &str) -> Result<fn(&matrix::Matrix) -> String> {
+    Ok(match format {
         "text" | "table" => zmqperf::report::matrix::text,
         "markdown" | "md" => zmqperf::report::matrix::markdown,
         "html" => zmqperf::report::matrix::html,
@@ -91,7 +86,11 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
                 "use text, markdown, html or json",
             ))
         }
-    };
+    })
+}
+
+/// The shape of the matrix: --quick or the full one, narrowed by the options.
+fn shape(a: &MatrixArgs) -> Result<Shape> {
     let mut shape = if a.quick {
         Shape::quick()
     } else {
@@ -139,6 +138,26 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
     if let Some(n) = &a.messages {
         shape.messages = parse_count("--messages", n)?;
     }
+    Ok(shape)
+}
+
+/// How each pair runs.
+fn settings(a: &MatrixArgs) -> Result<Settings> {
+    Ok(Settings {
+        timeout: parse_duration("--timeout", &a.timeout)?,
+        case_timeout: parse_duration("--case-timeout", &a.case_timeout)?,
+        exe: std::env::current_exe().map_err(|e| Error::Io {
+            op: "finding the zmqperf binary".into(),
+            source: e,
+        })?,
+        stamp_every: 16,
+        floor: false,
+        hosts: Default::default(),
+    })
+}
+
+/// The implementations of the matrix (--impls), and the baseline among them.
+fn implementations(a: &MatrixArgs) -> Result<(Vec<matrix::Impl>, String)> {
     let names = list(&a.impls, |n| zmqperf::peers::canonical_for("--impls", n))?;
     let impls = matrix::implementations(names.as_deref())?;
     let baseline = zmqperf::peers::canonical_for("--baseline", &a.baseline)?;
@@ -149,6 +168,19 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
             "it is not among the implementations of the matrix; add it to --impls",
         ));
     }
+    Ok((impls, baseline))
+}
+
+/// Runs the matrix.
+pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
+    if let Some(o) = &a.output {
+        if zmqperf::report::file::is_same_file(std::path::Path::new(o), &a.db.path()) {
+            return Err(zmqperf::report::file::names_the_history("-o", o));
+        }
+    }
+    let render = renderer(&a.format)?;
+    let shape = shape(a)?;
+    let (impls, baseline) = implementations(a)?;
     let (one_pass, skipped) = matrix::plan(&impls, &shape);
     if one_pass.is_empty() {
         return Err(Error::invalid(
@@ -157,17 +189,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
             "no pair can run: set the peers up first (zmqperf peers setup)",
         ));
     }
-    let settings = Settings {
-        timeout: parse_duration("--timeout", &a.timeout)?,
-        case_timeout: parse_duration("--case-timeout", &a.case_timeout)?,
-        exe: std::env::current_exe().map_err(|e| Error::Io {
-            op: "finding the zmqperf binary".into(),
-            source: e,
-        })?,
-        stamp_every: 16,
-        floor: false,
-        hosts: Default::default(),
-    };
+    let settings = settings(a)?;
     let mut plan = Vec::new();
     for _ in 0..shape.passes {
         plan.extend(one_pass.iter().cloned());

@@ -266,6 +266,16 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
         source: e,
     })?;
     drop(out);
+    recv_outcome(&r, &cfg, timeout)
+}
+
+/// The exit of `check_recv`, once its figures are printed: a protocol error, a signal, a
+/// stream cut short, lost messages; a note when the stream was shorter than COUNT.
+fn recv_outcome(
+    r: &ptmp::RecvResult,
+    cfg: &ptmp::RecvConfig,
+    timeout: std::time::Duration,
+) -> Result<()> {
     if let Some(why) = &r.protocol_error {
         return Err(Error::Protocol(format!(
             "{why} (the figures above are of the messages before it)"

@@ -110,9 +110,9 @@ pub struct RunArgs {
     pub no_history: bool,
 }
 
-/// Builds the plan and settings from the options.
-pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> {
-    let settings = Settings {
+/// The settings every case of `run` runs with.
+fn settings(a: &RunArgs) -> Result<Settings> {
+    Ok(Settings {
         timeout: parse_duration("--timeout", &a.timeout)?,
         case_timeout: parse_duration("--case-timeout", &a.case_timeout)?,
         exe: std::env::current_exe().map_err(|e| Error::Io {
@@ -125,15 +125,12 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
             Some(f) => zmqperf::runner::hosts::Hosts::load(f)?,
             None => Default::default(),
         },
-    };
-    let scope = if a.quick {
-        Scope::Quick
-    } else if a.full {
-        Scope::Full
-    } else {
-        Scope::Default
-    };
-    let mut sel = Selection {
+    })
+}
+
+/// The cases chosen by the options (before a workload file or the defaults fill them in).
+fn selection(a: &RunArgs) -> Result<Selection> {
+    Ok(Selection {
         patterns: list(&a.patterns, builtin::parse_name)?,
         transports: list(&a.transports, plan::parse_transport)?,
         sizes: list(&a.sizes, |s| parse_size("--sizes", s))?,
@@ -167,7 +164,11 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
                 .filter(|x| x.is_finite() && *x > 0.0)
                 .ok_or_else(|| Error::invalid("--rate", r, "a rate in msg/s above 0, e.g. 10000"))
         })?,
-    };
+    })
+}
+
+/// --lossy and --curve-cost: the patterns, transports, sizes and mechanisms they add.
+fn widen(a: &RunArgs, sel: &mut Selection) {
     if a.lossy {
         let mut p = sel
             .patterns
@@ -190,6 +191,20 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
         sel.security
             .get_or_insert_with(|| vec![Mechanism::Null, Mechanism::Curve]);
     }
+}
+
+/// Builds the plan and settings from the options.
+pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> {
+    let settings = settings(a)?;
+    let scope = if a.quick {
+        Scope::Quick
+    } else if a.full {
+        Scope::Full
+    } else {
+        Scope::Default
+    };
+    let mut sel = selection(a)?;
+    widen(a, &mut sel);
     if sel.security.as_ref().is_some_and(|m| {
         m.iter().any(|&x| x != Mechanism::Null)
             && sel
