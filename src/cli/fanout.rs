@@ -543,16 +543,10 @@ pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
     printed
 }
 
-/// `zmqperf fanout`.
-pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
-    zmqperf::runner::catch_signals();
-    let processes = procs(&a.procs)?;
-    let subs = small(
-        "-s",
-        &a.subs,
-        fanout::MAX_SUBS_PER_PROCESS,
-        "give at least 1 subscriber per process",
-    )?;
+/// Where the fan-out's publisher binds: the endpoint given (its transport checked against
+/// --transport), else one on this host of the transport asked for, and the socket file of
+/// an ipc endpoint made up here (removed at the end).
+fn fanout_endpoint(a: &FanoutArgs) -> Result<(Endpoint, Option<std::path::PathBuf>)> {
     let mut ipc_file = None;
     let ep = match &a.host {
         Some(h) => {
@@ -584,6 +578,20 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
             }
         },
     };
+    Ok((ep, ipc_file))
+}
+
+/// `zmqperf fanout`.
+pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
+    zmqperf::runner::catch_signals();
+    let processes = procs(&a.procs)?;
+    let subs = small(
+        "-s",
+        &a.subs,
+        fanout::MAX_SUBS_PER_PROCESS,
+        "give at least 1 subscriber per process",
+    )?;
+    let (ep, ipc_file) = fanout_endpoint(a)?;
     let mut publisher = pub_config(&a.schedule, ep, &a.timeout)?;
     let hwm = a.hwm.as_deref().map(parse_hwm).transpose()?;
     publisher.hwm = hwm;
