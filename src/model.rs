@@ -7,6 +7,9 @@ use crate::transport::Transport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod status;
+pub use status::RunStatus;
+
 /// Version of the JSON report; bumped when a field changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -24,7 +27,7 @@ pub struct RunResult {
     /// "complete", "interrupted" (Ctrl-C or a crash: the cases so far are kept), "partial"
     /// (as read from the history: the run ended but some of its cases could not be written
     /// there) or "running".
-    pub status: String,
+    pub status: RunStatus,
     /// The exact command line.
     pub command: String,
     /// The workload file, if one was given: its path and its text.

@@ -1,8 +1,11 @@
-//! A progress line on stderr for runs that last more than a couple of seconds, shown only
-//! when the binary turned it on (stderr is a terminal), so scripts see nothing of it.
+//! Progress on stderr. [`StatusLine`]: the one status line every progress line of zmqperf
+//! is written through (rewritten in place on a terminal, a line per update elsewhere).
+//! [`Progress`]: the line of a measuring loop that lasts more than a couple of seconds,
+//! shown only when the binary turned it on (stderr is a terminal), so scripts see nothing
+//! of it.
 
 use crate::clock::now_ns;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
@@ -19,7 +22,7 @@ pub struct Progress {
     start: u64,
     last: u64,
     enabled: bool,
-    shown: bool,
+    line: StatusLine,
 }
 
 const QUIET_NS: u64 = 2_000_000_000;
@@ -35,7 +38,7 @@ impl Progress {
             start: now,
             last: now,
             enabled: ENABLED.load(Ordering::Relaxed),
-            shown: false,
+            line: StatusLine::live(true),
         }
     }
 
@@ -54,33 +57,114 @@ impl Progress {
             return;
         }
         self.last = now;
-        self.shown = true;
         let elapsed = (now - self.start) as f64 / 1e9;
         let left = elapsed * (self.total.saturating_sub(done)) as f64 / done as f64;
-        eprint!(
-            "\r\x1b[2K{}/{} {} ({:.0}%), {:.1} s, about {:.0} s left",
+        self.line.show(&format!(
+            "{}/{} {} ({:.0}%), {:.1} s, about {:.0} s left",
             done,
             self.total,
             self.label,
             done as f64 * 100.0 / self.total as f64,
             elapsed,
             left
-        );
-        let _ = std::io::stderr().flush();
+        ));
     }
 
     /// Clears the line if one was shown.
     pub fn finish(&mut self) {
-        if self.shown {
-            eprint!("\r\x1b[2K");
-            let _ = std::io::stderr().flush();
-            self.shown = false;
-        }
+        self.line.clear_shown();
     }
 }
 
 impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+/// The one status line on stderr: on a terminal a line rewritten in place (`\r`, then
+/// erase the line, then the text); elsewhere (a log, a pipe) each update a line of its own.
+/// Every progress line of zmqperf is written through it.
+#[derive(Debug)]
+pub struct StatusLine {
+    live: bool,
+    shown: bool,
+}
+
+/// Back to the start of the line, and erase it.
+const ERASE: &str = "\r\x1b[2K";
+
+impl StatusLine {
+    /// A status line that rewrites itself when stderr is a terminal.
+    pub fn new() -> Self {
+        Self::live(std::io::stderr().is_terminal())
+    }
+
+    /// A status line that rewrites itself (`live`) or writes a line per update.
+    pub fn live(live: bool) -> Self {
+        StatusLine { live, shown: false }
+    }
+
+    /// Whether updates rewrite one line (stderr is a terminal).
+    pub fn is_live(&self) -> bool {
+        self.live
+    }
+
+    /// Whether a text is shown (and not yet cleared, kept or settled).
+    pub fn is_shown(&self) -> bool {
+        self.shown
+    }
+
+    /// Shows `text`: over the line on a terminal (no newline), else as a line of its own.
+    pub fn show(&mut self, text: &str) {
+        if self.live {
+            eprint!("{ERASE}{text}");
+            let _ = std::io::stderr().flush();
+        } else {
+            eprintln!("{text}");
+        }
+        self.shown = true;
+    }
+
+    /// Writes `text` as a line that stays (over the status line on a terminal).
+    pub fn keep(&mut self, text: &str) {
+        if self.live {
+            eprintln!("{ERASE}{text}");
+        } else {
+            eprintln!("{text}");
+        }
+        self.shown = false;
+    }
+
+    /// Erases the line on a terminal, whether or not anything was shown.
+    pub fn clear(&mut self) {
+        if self.live {
+            eprint!("{ERASE}");
+            let _ = std::io::stderr().flush();
+            self.shown = false;
+        }
+    }
+
+    /// Erases the line if something is shown on it.
+    pub fn clear_shown(&mut self) {
+        if self.shown {
+            self.clear();
+        }
+        self.shown = false;
+    }
+
+    /// Leaves the text shown where it is: on a terminal the line is ended, so what follows
+    /// starts on the next one.
+    pub fn settle(&mut self) {
+        if self.shown && self.live {
+            eprintln!();
+        }
+        self.shown = false;
+    }
+}
+
+impl Default for StatusLine {
+    fn default() -> Self {
+        Self::new()
     }
 }

@@ -20,7 +20,7 @@ fn history(name: &str, runs: &[(&str, Shape)]) -> String {
     for (id, shape) in runs {
         let mut r: RunResult = fixture.clone();
         r.run_id = id.to_string();
-        r.status = "complete".into();
+        r.status = zmqperf::model::RunStatus::Complete;
         let mut case = fixture.cases[0].clone();
         shape(&mut case);
         r.cases = vec![case];

@@ -137,7 +137,7 @@ fn history_for_the_gate(db: &str) {
     let mut save = |id: &str, cases: Vec<zmqperf::model::CaseResult>| {
         let mut r = fixture.clone();
         r.run_id = id.into();
-        r.status = "complete".into();
+        r.status = zmqperf::model::RunStatus::Complete;
         r.cases = cases;
         store.save_run(&r).unwrap();
     };

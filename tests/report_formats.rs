@@ -73,7 +73,7 @@ fn empty_runs() -> Vec<RunResult> {
     empty.findings.clear();
     empty.workload = None;
     empty.finished_at = None;
-    empty.status = "running".to_string();
+    empty.status = zmqperf::model::RunStatus::Running;
     let mut never_ran = empty.clone();
     let mut c: CaseResult = sample_run().cases.remove(0);
     c.repetitions.clear();

@@ -1,22 +1,19 @@
-//! `zmqperf diagnose`: runs the diagnostic experiments with a progress line, records the
-//! run and its findings in the history as they come, and prints the findings (or the run
-//! as JSON). A sender process an experiment needs is a `__node` child (the source role).
+//! `zmqperf diagnose`: its options; runs the diagnostic experiments with a progress line,
+//! records the run and its findings in the history as they come, and prints the findings
+//! (or the run as JSON). A sender process an experiment needs is a `__node` child (the
+//! source role). Listening to a live stream (`--connect`/`--bind`) is in [`live`].
 
 use super::suite::DbArgs;
 use clap::Args;
-use std::io::IsTerminal;
 use std::time::Instant;
-use zmqperf::diagnose::listen::field::FieldSpec;
-use zmqperf::diagnose::listen::tally::Listening;
-use zmqperf::diagnose::listen::{self, EndedBy, ListenConfig, ListenObserver};
 use zmqperf::diagnose::{self, Config, Experiment, Observer, Step};
-use zmqperf::endpoint::{Endpoint, Side};
 use zmqperf::error::{Error, Result};
-use zmqperf::model::Finding;
-use zmqperf::parse::{parse_count, parse_duration};
+use zmqperf::model::{Finding, RunStatus};
+use zmqperf::parse::parse_duration;
+use zmqperf::progress::StatusLine;
 use zmqperf::runner;
-use zmqperf::topology::SocketType;
-use zmqperf::units::grouped;
+
+mod live;
 
 /// Examples shown by `zmqperf diagnose --help`.
 pub const EXAMPLES: &str = "\
@@ -207,7 +204,7 @@ fn config(a: &DiagnoseArgs) -> Result<Config> {
 
 /// Progress on stderr, and each finding to the history as soon as it is made.
 struct Progress<'a> {
-    live: bool,
+    line: StatusLine,
     on_finding: Box<dyn FnMut(&Finding) + 'a>,
 }
 
@@ -219,11 +216,7 @@ impl Observer for Progress<'_> {
             step.part.label(),
             step.transport
         );
-        if self.live {
-            eprint!("\r\x1b[2K{line}");
-        } else {
-            eprintln!("{line}");
-        }
+        self.line.show(&line);
     }
 
     fn finding(&mut self, finding: &Finding) {
@@ -233,278 +226,14 @@ impl Observer for Progress<'_> {
 
 impl Drop for Progress<'_> {
     fn drop(&mut self) {
-        if self.live {
-            eprint!("\r\x1b[2K");
-        }
+        self.line.clear();
     }
-}
-
-/// The listen's configuration, if `--connect` or `--bind` asks for one; errors for the
-/// options that belong to the other mode.
-fn listen_config(a: &DiagnoseArgs) -> Result<Option<ListenConfig>> {
-    let (endpoint, side) = match (&a.connect, &a.bind) {
-        (Some(c), Some(_)) => {
-            return Err(Error::invalid(
-                "--bind",
-                a.bind.as_deref().unwrap_or(""),
-                format!(
-                    "give either --connect (the sender binds) or --bind (the senders connect), \
-                     not both; e.g. --connect {c}"
-                ),
-            ))
-        }
-        (Some(c), None) => (c.clone(), Side::Connect),
-        (None, Some(b)) => (b.clone(), Side::Bind),
-        (None, None) => {
-            for (flag, given) in [
-                ("--type", &a.kind),
-                ("--subscribe", &a.subscribe),
-                ("--count", &a.count),
-                ("--seq", &a.seq),
-                ("--stream-id", &a.stream_id),
-                ("--expect", &a.expect),
-            ] {
-                if let Some(value) = given {
-                    return Err(Error::invalid(
-                        flag,
-                        value,
-                        "it is for listening to a live stream: add --connect ENDPOINT or --bind ENDPOINT",
-                    ));
-                }
-            }
-            return Ok(None);
-        }
-    };
-    for (flag, given) in [
-        ("--only", a.only.clone()),
-        ("--transports", a.transports.clone()),
-        ("--quick", a.quick.then(|| "on".to_string())),
-    ] {
-        if let Some(value) = given {
-            return Err(Error::invalid(
-                flag,
-                &value,
-                "it chooses the loopback experiments, which do not run while listening to a \
-                 stream; drop it, or drop --connect/--bind",
-            ));
-        }
-    }
-    Endpoint::parse(&endpoint, side)?;
-    let kind =
-        match a.kind.as_deref().map(|k| k.trim().to_ascii_uppercase()) {
-            Some(k) if k == "SUB" => SocketType::Sub,
-            Some(k) if k == "PULL" => SocketType::Pull,
-            Some(_) => return Err(Error::invalid(
-                "--type",
-                a.kind.as_deref().unwrap_or(""),
-                "listen with SUB (to a PUB or XPUB) or PULL (to a PUSH): --type SUB or --type PULL",
-            )),
-            None => {
-                return Err(Error::invalid(
-                    "--type",
-                    "",
-                    "missing: say what the listening socket is, --type SUB (the stream is \
-                 published) or --type PULL (it is pushed)",
-                ))
-            }
-        };
-    if a.subscribe.is_some() && kind != SocketType::Sub {
-        return Err(Error::invalid(
-            "--subscribe",
-            a.subscribe.as_deref().unwrap_or(""),
-            "only a SUB subscribes; drop it or use --type SUB",
-        ));
-    }
-    let duration = parse_duration("--duration", &a.duration)?;
-    if duration < MIN_TIMEOUT {
-        return Err(Error::invalid(
-            "--duration",
-            &a.duration,
-            "too short to listen to anything; give at least 100ms, e.g. --duration 10s",
-        ));
-    }
-    let idle = parse_duration("--idle", &a.idle)?;
-    if idle.is_zero() {
-        return Err(Error::invalid(
-            "--idle",
-            &a.idle,
-            "a silence must last some time to count; e.g. --idle 1s",
-        ));
-    }
-    let positive = |flag: &str, v: &Option<String>| -> Result<Option<u64>> {
-        v.as_deref()
-            .map(|s| {
-                let n = parse_count(flag, s)?;
-                if n == 0 {
-                    return Err(Error::invalid(flag, s, "give at least 1 message"));
-                }
-                Ok(n)
-            })
-            .transpose()
-    };
-    let field = |flag: &str, v: &Option<String>| {
-        v.as_deref().map(|s| FieldSpec::parse(flag, s)).transpose()
-    };
-    Ok(Some(ListenConfig {
-        endpoint,
-        side,
-        kind,
-        subscribe: a.subscribe.clone().unwrap_or_default(),
-        duration,
-        count: positive("--count", &a.count)?,
-        seq: field("--seq", &a.seq)?,
-        stream_id: field("--stream-id", &a.stream_id)?,
-        expect: positive("--expect", &a.expect)?,
-        idle,
-        rcvhwm: None,
-        max_size: zmqperf::parse::parse_size("--max-size", &a.max_size)?,
-    }))
-}
-
-/// How often the listen says on stderr how it is going.
-const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// The listen's lines on stderr: where it listens, then what it has seen every few seconds.
-struct ListenProgress {
-    live: bool,
-    what: String,
-    duration: std::time::Duration,
-}
-
-impl ListenObserver for ListenProgress {
-    fn opened(&mut self, endpoint: &str) {
-        // The endpoint last, so scripts (and the tests) can read the port chosen for `*`.
-        eprintln!(
-            "zmqperf: {} for up to {} (Ctrl-C ends it early and still reports), listening on {endpoint}",
-            self.what,
-            zmqperf::error::fmt_duration(self.duration)
-        );
-    }
-
-    fn progress(&mut self, elapsed: std::time::Duration, seen: &Listening) {
-        let mut lost = 0;
-        for s in seen.streams.values() {
-            for e in &s.epochs {
-                let top = e.tally.highest_seq().map_or(0, |t| t + 1);
-                lost += e.tally.summary(top).lost;
-            }
-        }
-        let line = format!(
-            "[{:.0} s] {} messages, {} stream{}, {} missing so far{}",
-            elapsed.as_secs_f64(),
-            grouped(seen.messages),
-            seen.streams.len(),
-            if seen.streams.len() == 1 { "" } else { "s" },
-            grouped(lost),
-            if seen.unreadable.total() > 0 {
-                format!(", {} unreadable", grouped(seen.unreadable.total()))
-            } else {
-                String::new()
-            }
-        );
-        if self.live {
-            eprint!("\r\x1b[2K{line}");
-        } else {
-            eprintln!("{line}");
-        }
-    }
-}
-
-impl Drop for ListenProgress {
-    fn drop(&mut self) {
-        if self.live {
-            eprint!("\r\x1b[2K");
-        }
-    }
-}
-
-/// `zmqperf diagnose --connect|--bind ENDPOINT --type SUB|PULL`: listens, then records and
-/// prints the findings. Ctrl-C ends the listen; what was seen is reported all the same.
-fn run_listen(a: &DiagnoseArgs, cfg: ListenConfig, command: String) -> Result<()> {
-    let mut run = runner::new_run(command, None);
-    let mut store = a.db.begin(a.no_history, &run)?;
-    runner::catch_signals();
-    let mut progress = ListenProgress {
-        live: std::io::stderr().is_terminal(),
-        what: format!(
-            "{} ({})",
-            cfg.kind.name().to_ascii_uppercase(),
-            if cfg.side == Side::Bind {
-                "bound"
-            } else {
-                "connected"
-            }
-        ),
-        duration: cfg.duration,
-    };
-    let listened = listen::listen(&cfg, PROGRESS_EVERY, &mut progress, runner::interrupted)?;
-    drop(progress);
-    run.findings = listen::findings(&cfg, &listened);
-    if let Some(s) = store.as_mut() {
-        for f in &run.findings {
-            s.add_finding(&run.run_id, f)?;
-        }
-    }
-    runner::finish(&mut run, "complete");
-    if let Some(s) = store.as_mut() {
-        s.finish(&run, &run.status)?;
-    }
-    if a.json {
-        print!(
-            "{}",
-            zmqperf::report::render(&run, zmqperf::report::Format::Json)
-        );
-    } else {
-        println!(
-            "zmqperf diagnose: listened with {} for {:.1} s{}\n",
-            cfg.describe(&listened.endpoint),
-            listened.ended_ns.saturating_sub(listened.started_ns) as f64 / 1e9,
-            match listened.ended_by {
-                EndedBy::Duration => String::new(),
-                EndedBy::Count => " (--count reached)".into(),
-                EndedBy::Interrupted => format!(" (ended by {})", runner::interrupted_by()),
-            }
-        );
-        print!("{}", zmqperf::report::table::findings_text(&run));
-    }
-    if let Some(s) = &store {
-        a.db.announce(s, &run.run_id)?;
-    }
-    listen_outcome(&cfg, &listened)
-}
-
-/// The exit of a listen, once its report is printed and recorded: 0 when it heard a
-/// stream (whatever the findings; a stop signal is the ordinary end of a listen), 6 when
-/// nothing arrived, 9 when messages carried a header of another version or with reserved
-/// flags (a sender of another zmqperf, or not zmqperf's header at all).
-fn listen_outcome(cfg: &ListenConfig, l: &listen::Listened) -> Result<()> {
-    let u = &l.seen.unreadable;
-    if u.bad_header > 0 {
-        return Err(Error::Protocol(format!(
-            "{} of {} messages had a zmqperf header of another version or with reserved flags set: the sender is of another zmqperf version, or its messages start with bytes of their own (then give --seq FIELD); the findings above are of the rest",
-            grouped(u.bad_header),
-            grouped(l.seen.messages)
-        )));
-    }
-    if l.seen.messages == 0 && l.ended_by != EndedBy::Interrupted {
-        return Err(Error::NoReceiver(format!(
-            "nothing arrived on {} within {}: no sender was heard. Check the endpoint and that the sender runs{}",
-            l.endpoint,
-            zmqperf::error::fmt_duration(cfg.duration),
-            if cfg.kind == SocketType::Sub && !cfg.subscribe.is_empty() {
-                format!(", and that its messages start with the prefix subscribed to ('{}')", cfg.subscribe)
-            } else {
-                String::new()
-            }
-        )));
-    }
-    Ok(())
 }
 
 /// `zmqperf diagnose`.
 pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
-    if let Some(listen) = listen_config(a)? {
-        return run_listen(a, listen, command);
+    if let Some(listen) = live::listen_config(a)? {
+        return live::run_listen(a, listen, command);
     }
     let cfg = config(a)?;
     let (steps, notes) = diagnose::plan(&cfg);
@@ -519,33 +248,28 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
         ));
     }
     let mut run = runner::new_run(command, None);
-    let mut store = a.db.begin(a.no_history, &run)?;
+    let mut session = a.db.session(a.no_history, &run)?;
     runner::catch_signals();
     let started = Instant::now();
     let mut store_error = None;
     {
-        let run_id = run.run_id.clone();
         let mut progress = Progress {
-            live: std::io::stderr().is_terminal(),
+            line: StatusLine::new(),
             on_finding: Box::new(|f: &Finding| {
-                if let Some(s) = store.as_mut() {
-                    if let Err(e) = s.add_finding(&run_id, f) {
-                        store_error.get_or_insert(e);
-                    }
+                if let Err(e) = session.finding(f) {
+                    store_error.get_or_insert(e);
                 }
             }),
         };
         run.findings = diagnose::run(&cfg, &steps, &mut progress);
     }
     let status = if runner::interrupted() {
-        "interrupted"
+        RunStatus::Interrupted
     } else {
-        "complete"
+        RunStatus::Complete
     };
     runner::finish(&mut run, status);
-    if let Some(s) = store.as_mut() {
-        s.finish(&run, &run.status)?;
-    }
+    session.mark_end(&run)?;
     if let Some(e) = store_error {
         return Err(e.into());
     }
@@ -563,10 +287,8 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
         );
         print!("{}", zmqperf::report::table::findings_text(&run));
     }
-    if let Some(s) = &store {
-        a.db.announce(s, &run.run_id)?;
-    }
-    if run.status == "interrupted" {
+    session.announce()?;
+    if run.status == RunStatus::Interrupted {
         return Err(Error::Interrupted(format!(
             "{} findings made and recorded",
             run.findings.len()

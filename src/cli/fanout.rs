@@ -425,15 +425,13 @@ fn record(db: &DbArgs, no_history: bool, r: &FanoutReport, wall_s: f64) -> Resul
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let mut run = zmqperf::runner::new_run(command, None);
     let case = fanout::to_case(r, wall_s);
-    let Some(mut store) = db.begin(false, &run)? else {
-        return Ok(());
-    };
-    run.cases.push(case.clone());
-    zmqperf::runner::finish(&mut run, "complete");
+    let mut session = db.session(false, &run)?;
+    run.cases.push(case);
+    zmqperf::runner::finish(&mut run, zmqperf::model::RunStatus::Complete);
     // As `run` records: a lock is waited out, a full disk is named, the run marked partial.
-    super::output::record_rest(&mut store, &run, &mut vec![case])?;
-    db.announce(&store, &run.run_id)?;
-    Ok(())
+    session.keep(&run.cases);
+    session.finish(&run)?;
+    session.announce()
 }
 
 fn emit(r: &FanoutReport, json: bool) -> Result<()> {
@@ -545,16 +543,10 @@ pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
     printed
 }
 
-/// `zmqperf fanout`.
-pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
-    zmqperf::runner::catch_signals();
-    let processes = procs(&a.procs)?;
-    let subs = small(
-        "-s",
-        &a.subs,
-        fanout::MAX_SUBS_PER_PROCESS,
-        "give at least 1 subscriber per process",
-    )?;
+/// Where the fan-out's publisher binds: the endpoint given (its transport checked against
+/// --transport), else one on this host of the transport asked for, and the socket file of
+/// an ipc endpoint made up here (removed at the end).
+fn fanout_endpoint(a: &FanoutArgs) -> Result<(Endpoint, Option<std::path::PathBuf>)> {
     let mut ipc_file = None;
     let ep = match &a.host {
         Some(h) => {
@@ -586,6 +578,20 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
             }
         },
     };
+    Ok((ep, ipc_file))
+}
+
+/// `zmqperf fanout`.
+pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
+    zmqperf::runner::catch_signals();
+    let processes = procs(&a.procs)?;
+    let subs = small(
+        "-s",
+        &a.subs,
+        fanout::MAX_SUBS_PER_PROCESS,
+        "give at least 1 subscriber per process",
+    )?;
+    let (ep, ipc_file) = fanout_endpoint(a)?;
     let mut publisher = pub_config(&a.schedule, ep, &a.timeout)?;
     let hwm = a.hwm.as_deref().map(parse_hwm).transpose()?;
     publisher.hwm = hwm;

@@ -1,11 +1,12 @@
 //! `zmqperf matrix`: every implementation against every other, the interop grid and the
 //! performance grid as ratios to C-C, recorded in the history like any run.
 
-use super::output::{list, record_rest, DbArgs};
+use super::output::{list, DbArgs};
 use super::suite::Progress;
 use clap::Args;
 use zmqperf::error::{Error, Result};
 use zmqperf::matrix::{self, Shape, PATTERNS};
+use zmqperf::model::RunStatus;
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
 use zmqperf::runner::{self, plan as rplan, Settings};
 
@@ -71,14 +72,9 @@ pub struct MatrixArgs {
     pub db: DbArgs,
 }
 
-/// Runs the matrix.
-pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
-    if let Some(o) = &a.output {
-        if zmqperf::report::file::is_same_file(std::path::Path::new(o), &a.db.path()) {
-            return Err(zmqperf::report::file::names_the_history("-o", o));
-        }
-    }
-    let render: fn(&matrix::Matrix) -> String = match a.format.as_str() {
+/// How the chosen `--format` renders the matrix.
+fn renderer(format: &str) -> Result<fn(&matrix::Matrix) -> String> {
+    Ok(match format {
         "text" | "table" => zmqperf::report::matrix::text,
         "markdown" | "md" => zmqperf::report::matrix::markdown,
         "html" => zmqperf::report::matrix::html,
@@ -90,7 +86,11 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
                 "use text, markdown, html or json",
             ))
         }
-    };
+    })
+}
+
+/// The shape of the matrix: --quick or the full one, narrowed by the options.
+fn shape(a: &MatrixArgs) -> Result<Shape> {
     let mut shape = if a.quick {
         Shape::quick()
     } else {
@@ -138,6 +138,26 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
     if let Some(n) = &a.messages {
         shape.messages = parse_count("--messages", n)?;
     }
+    Ok(shape)
+}
+
+/// How each pair runs.
+fn settings(a: &MatrixArgs) -> Result<Settings> {
+    Ok(Settings {
+        timeout: parse_duration("--timeout", &a.timeout)?,
+        case_timeout: parse_duration("--case-timeout", &a.case_timeout)?,
+        exe: std::env::current_exe().map_err(|e| Error::Io {
+            op: "finding the zmqperf binary".into(),
+            source: e,
+        })?,
+        stamp_every: 16,
+        floor: false,
+        hosts: Default::default(),
+    })
+}
+
+/// The implementations of the matrix (--impls), and the baseline among them.
+fn implementations(a: &MatrixArgs) -> Result<(Vec<matrix::Impl>, String)> {
     let names = list(&a.impls, |n| zmqperf::peers::canonical_for("--impls", n))?;
     let impls = matrix::implementations(names.as_deref())?;
     let baseline = zmqperf::peers::canonical_for("--baseline", &a.baseline)?;
@@ -148,6 +168,19 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
             "it is not among the implementations of the matrix; add it to --impls",
         ));
     }
+    Ok((impls, baseline))
+}
+
+/// Runs the matrix.
+pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
+    if let Some(o) = &a.output {
+        if zmqperf::report::file::is_same_file(std::path::Path::new(o), &a.db.path()) {
+            return Err(zmqperf::report::file::names_the_history("-o", o));
+        }
+    }
+    let render = renderer(&a.format)?;
+    let shape = shape(a)?;
+    let (impls, baseline) = implementations(a)?;
     let (one_pass, skipped) = matrix::plan(&impls, &shape);
     if one_pass.is_empty() {
         return Err(Error::invalid(
@@ -156,17 +189,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
             "no pair can run: set the peers up first (zmqperf peers setup)",
         ));
     }
-    let settings = Settings {
-        timeout: parse_duration("--timeout", &a.timeout)?,
-        case_timeout: parse_duration("--case-timeout", &a.case_timeout)?,
-        exe: std::env::current_exe().map_err(|e| Error::Io {
-            op: "finding the zmqperf binary".into(),
-            source: e,
-        })?,
-        stamp_every: 16,
-        floor: false,
-        hosts: Default::default(),
-    };
+    let settings = settings(a)?;
     let mut plan = Vec::new();
     for _ in 0..shape.passes {
         plan.extend(one_pass.iter().cloned());
@@ -180,7 +203,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         skipped.len()
     );
     let mut run = runner::new_run(command, None);
-    let mut store = a.db.begin(a.no_history, &run)?;
+    let mut session = a.db.session(a.no_history, &run)?;
     runner::catch_signals();
     {
         let mut progress = Progress::new(&plan, |_| {});
@@ -192,13 +215,8 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         .map(|c| c.to_vec())
         .collect();
     run.cases = matrix::merge_passes(passes);
-    let recorded = match store.as_mut() {
-        Some(s) => {
-            let mut pending = run.cases.clone();
-            record_rest(s, &run, &mut pending)
-        }
-        None => Ok(()),
-    };
+    session.keep(&run.cases);
+    let recorded = session.finish(&run);
     let m = matrix::read(&run, &impls, &shape, &skipped, &baseline);
     let text = render(&m);
     match &a.output {
@@ -208,9 +226,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         None => print!("{text}"),
     }
     recorded?;
-    if let Some(s) = &store {
-        a.db.announce(s, &run.run_id)?;
-    }
+    session.announce()?;
     let count = |f: fn(&matrix::Status) -> bool| {
         m.grids
             .iter()
@@ -225,7 +241,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         count(|s| matches!(s, matrix::Status::Fails(_))),
         count(|s| matches!(s, matrix::Status::NotRun(_)))
     );
-    if run.status == "interrupted" {
+    if run.status == RunStatus::Interrupted {
         return Err(Error::Interrupted(
             "the matrix so far is printed above".into(),
         ));

@@ -6,6 +6,7 @@ use zmqperf::zmq;
 mod compat;
 mod diagnose;
 mod fanout;
+mod history;
 mod import;
 mod k8s;
 mod matrix;
@@ -16,7 +17,7 @@ mod suite;
 mod versus;
 
 use clap::{Parser, Subcommand};
-use zmqperf::error::{Error, Result};
+use zmqperf::error::Result;
 
 const EXAMPLES: &str = "\
 Examples (two terminals, as with libzmq's perf tools):
@@ -120,38 +121,7 @@ enum Cmd {
     #[command(
         after_help = "Examples:\n  zmqperf compare last~1 last --fail-above 5%\n  zmqperf compare --by-host hal-run haiku-run yobox-run   # a column per machine"
     )]
-    Compare {
-        /// The baseline run.
-        run_a: String,
-        /// The run to judge (with --by-host: a second run; more may follow).
-        #[arg(required_unless_present = "by_host")]
-        run_b: Option<String>,
-        /// With --by-host: more runs.
-        #[arg(requires = "by_host", value_name = "RUN")]
-        more: Vec<String>,
-        /// One table per kind, size and load: a row per pattern and transport, a column per
-        /// host the runs' cases ran on (a case across hosts is a column `a->b`), each cell
-        /// the case's median with its 95% interval. No verdict, no gate.
-        #[arg(long, conflicts_with_all = ["fail_above", "allow_incomplete"])]
-        by_host: bool,
-        /// Fail (exit 15) when a case got worse by more than this, beyond noise (e.g. 5%).
-        /// The gate also fails (exit 18) when it cannot judge everything: no figure compared,
-        /// baseline cases missing, a case failed or measured less than asked, a run
-        /// interrupted; and (exit 22) when a figure's interval is too wide to tell whether it
-        /// got worse by more than this (it says how many repetitions would).
-        #[arg(long, value_name = "PERCENT")]
-        fail_above: Option<String>,
-        /// Let the gate pass on what it could compare, even with cases missing or a run
-        /// interrupted.
-        #[arg(long, requires = "fail_above")]
-        allow_incomplete: bool,
-        /// text, or json: the comparison with the gate's verdict and its reasons (the exit
-        /// code is the same).
-        #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"], conflicts_with = "by_host")]
-        format: String,
-        #[command(flatten)]
-        db: suite::DbArgs,
-    },
+    Compare(history::CompareArgs),
     /// Fan-out publisher: binds XPUB and sends -n messages every -t ms, -p times.
     #[command(name = "pub", disable_help_flag = true, after_help = fanout::PUB_EXAMPLES)]
     Pub(fanout::PubArgs),
@@ -241,157 +211,71 @@ Examples:
 /// Runs the parsed command line, returning the exit code of a command that succeeded
 /// (0) or found what it was asked to flag.
 pub fn run(cli: Cli) -> Result<()> {
-    if let Cmd::Node { spec } = &cli.cmd {
-        std::process::exit(zmqperf::runner::place::child_main(spec.as_deref()));
-    }
+    let command = || std::env::args().collect::<Vec<_>>().join(" ");
     match &cli.cmd {
-        Cmd::Topology(TopologyCmd::Check { file }) => return topology_check(file),
-        Cmd::Peers(c) => return peers::run(c),
-        Cmd::Matrix(a) => {
-            let command = std::env::args().collect::<Vec<_>>().join(" ");
-            return matrix::run(a, command);
+        Cmd::Node { spec } => {
+            std::process::exit(zmqperf::runner::place::child_main(spec.as_deref()))
         }
-        Cmd::CurveKeys => {
-            let k = zmqperf::net::security::CurveKeys::generate()?;
-            print!(
-                "server_public = {:?}\nserver_secret = {:?}\nclient_public = {:?}\nclient_secret = {:?}\n",
-                k.server_public, k.server_secret, k.client_public, k.client_secret
-            );
-            return Ok(());
-        }
-        Cmd::K8s(c) => return k8s::run(c),
+        Cmd::Topology(TopologyCmd::Check { file }) => topology_check(file),
+        Cmd::Peers(c) => peers::run(c),
+        Cmd::Matrix(a) => matrix::run(a, command()),
+        Cmd::CurveKeys => curve_keys(),
+        Cmd::K8s(c) => k8s::run(c),
         Cmd::Idle => std::process::exit(zmqperf::k8s::idle(|| {
             eprintln!("zmqperf {}: idle until SIGTERM", zmqperf::VERSION)
         })),
         Cmd::CheckSendrecv(a) => {
-            return compat::json_on_failure("check_sendrecv", a.json, ptmp::check_sendrecv(a))
+            compat::json_on_failure("check_sendrecv", a.json, ptmp::check_sendrecv(a))
         }
-        Cmd::Pub(a) => return fanout::run_pub(a),
-        Cmd::SubCluster(a) => return fanout::run_sub_cluster(a),
-        Cmd::Fanout(a) => return fanout::run_fanout(a),
-        Cmd::Run(a) => {
-            let command = std::env::args().collect::<Vec<_>>().join(" ");
-            if let Some(other) = &a.vs_libzmq {
-                return versus::run(a, other, command);
-            }
-            return suite::run(a, command);
-        }
-        Cmd::Diagnose(a) => {
-            let command = std::env::args().collect::<Vec<_>>().join(" ");
-            return diagnose::run(a, command);
-        }
-        Cmd::History { limit, db } => {
-            if *limit == 0 {
-                return Err(Error::invalid(
-                    "--limit",
-                    "0",
-                    "show at least 1 run (the newest first), e.g. --limit 20",
-                ));
-            }
-            let store = zmqperf::store::Store::open_existing(db.path())?;
-            print!(
-                "{}",
-                zmqperf::store::format_history(&store.list_runs(Some(*limit))?)
-            );
-            return Ok(());
-        }
-        Cmd::Show { run, out, db } | Cmd::Report { run, out, db } => {
-            out.check(Some(&db.path()))?;
-            let store = zmqperf::store::Store::open_existing(db.path())?;
-            return out.emit(&store.load_run(run)?, Some(&db.path()));
-        }
-        Cmd::Import(a) => return import::run(a),
-        Cmd::Compare {
-            run_a,
-            run_b,
-            more,
-            by_host,
-            fail_above,
-            allow_incomplete,
-            format,
-            db,
-        } => {
-            let threshold = fail_above
-                .as_deref()
-                .map(zmqperf::store::parse_percent)
-                .transpose()?;
-            let store = zmqperf::store::Store::open_existing(db.path())?;
-            if *by_host {
-                let selectors = std::iter::once(run_a).chain(run_b).chain(more);
-                let runs = selectors
-                    .map(|s| store.load_run(s))
-                    .collect::<std::result::Result<Vec<_>, _>>()?;
-                print!(
-                    "{}",
-                    zmqperf::report::terminal_safe(&zmqperf::store::format_by_host(&runs))
-                );
-                return Ok(());
-            }
-            let run_b = run_b
-                .as_deref()
-                .expect("clap requires RUN_B without --by-host");
-            let (a, b) = (store.load_run(run_a)?, store.load_run(run_b)?);
-            let mut c = zmqperf::store::compare(&a, &b, threshold);
-            c.allow_incomplete = *allow_incomplete;
-            if format == "json" {
-                print!("{}", zmqperf::store::comparison_json(&c));
-            } else {
-                print!(
-                    "{}",
-                    zmqperf::report::terminal_safe(&zmqperf::store::format_comparison(&c))
-                );
-            }
-            // The comparison's last line (or `reasons`) says why; the error names the runs.
-            let (x, y) = (&a.run_id, &b.run_id);
-            use zmqperf::store::Verdict;
-            return match c.verdict() {
-                Some(Verdict::Fail) => Err(Error::Regressed(format!(
-                    "{y} regressed past {}% against {x} (beyond noise)",
-                    threshold.unwrap_or(0.0),
-                ))),
-                Some(Verdict::Incomplete) => Err(Error::Incomplete(format!(
-                    "the gate could not judge {y} against {x}: the INCOMPLETE line (JSON: reasons) says why"
-                ))),
-                Some(Verdict::Inconclusive) => Err(Error::Inconclusive(format!(
-                    "the gate could not decide {y} against {x} at {}%: the INCONCLUSIVE line (JSON: repetitions_to_decide) says how many repetitions would",
-                    threshold.unwrap_or(0.0),
-                ))),
-                Some(Verdict::Pass) | None => Ok(()),
-            };
-        }
-        _ => {}
+        Cmd::Pub(a) => fanout::run_pub(a),
+        Cmd::SubCluster(a) => fanout::run_sub_cluster(a),
+        Cmd::Fanout(a) => fanout::run_fanout(a),
+        Cmd::Run(a) => match &a.vs_libzmq {
+            Some(other) => versus::run(a, other, command()),
+            None => suite::run(a, command()),
+        },
+        Cmd::Diagnose(a) => diagnose::run(a, command()),
+        Cmd::History { limit, db } => history::history(*limit, db),
+        Cmd::Show { run, out, db } | Cmd::Report { run, out, db } => history::show(run, out, db),
+        Cmd::Import(a) => import::run(a),
+        Cmd::Compare(a) => history::compare(a),
+        Cmd::LocalLat(_)
+        | Cmd::RemoteLat(_)
+        | Cmd::LocalThr(_)
+        | Cmd::RemoteThr(_)
+        | Cmd::InprocLat(_)
+        | Cmd::InprocThr(_)
+        | Cmd::CheckSend(_)
+        | Cmd::CheckRecv(_) => run_compatible(&cli.cmd),
     }
+}
+
+/// `zmqperf curve-keys`.
+fn curve_keys() -> Result<()> {
+    let k = zmqperf::net::security::CurveKeys::generate()?;
+    print!(
+        "server_public = {:?}\nserver_secret = {:?}\nclient_public = {:?}\nclient_secret = {:?}\n",
+        k.server_public, k.server_secret, k.client_public, k.client_secret
+    );
+    Ok(())
+}
+
+/// The compatible commands (libzmq's perf tools and PTMP's sender and receiver), with the
+/// progress line of their measuring loops on when stderr is a terminal, in one context.
+fn run_compatible(cmd: &Cmd) -> Result<()> {
     use std::io::IsTerminal;
     zmqperf::progress::enable(std::io::stderr().is_terminal());
     let ctx = zmq::Context::new();
     use compat::json_on_failure as j;
-    match &cli.cmd {
-        Cmd::LocalLat(a) => j("local_lat", a.common.json, compat::local_lat(a, &ctx))?,
-        Cmd::RemoteLat(a) => j("remote_lat", a.common.json, compat::remote_lat(a, &ctx))?,
-        Cmd::LocalThr(a) => j("local_thr", a.common.json, compat::local_thr(a, &ctx))?,
-        Cmd::RemoteThr(a) => j("remote_thr", a.common.json, compat::remote_thr(a, &ctx))?,
-        Cmd::InprocLat(a) => j("inproc_lat", a.common.json, compat::inproc_lat(a))?,
-        Cmd::InprocThr(a) => j("inproc_thr", a.common.json, compat::inproc_thr(a))?,
-        Cmd::CheckSend(a) => j("check_send", a.json, ptmp::check_send(a, &ctx))?,
-        Cmd::CheckRecv(a) => j("check_recv", a.json, ptmp::check_recv(a, &ctx))?,
-        Cmd::Run(_)
-        | Cmd::Diagnose(_)
-        | Cmd::Node { .. }
-        | Cmd::Topology(_)
-        | Cmd::Peers(_)
-        | Cmd::Matrix(_)
-        | Cmd::CurveKeys
-        | Cmd::K8s(_)
-        | Cmd::Idle
-        | Cmd::CheckSendrecv(_)
-        | Cmd::Pub(_)
-        | Cmd::SubCluster(_)
-        | Cmd::Fanout(_)
-        | Cmd::History { .. }
-        | Cmd::Show { .. }
-        | Cmd::Report { .. }
-        | Cmd::Import(_)
-        | Cmd::Compare { .. } => unreachable!("handled above"),
+    match cmd {
+        Cmd::LocalLat(a) => j("local_lat", a.common.json, compat::local_lat(a, &ctx)),
+        Cmd::RemoteLat(a) => j("remote_lat", a.common.json, compat::remote_lat(a, &ctx)),
+        Cmd::LocalThr(a) => j("local_thr", a.common.json, compat::local_thr(a, &ctx)),
+        Cmd::RemoteThr(a) => j("remote_thr", a.common.json, compat::remote_thr(a, &ctx)),
+        Cmd::InprocLat(a) => j("inproc_lat", a.common.json, compat::inproc_lat(a)),
+        Cmd::InprocThr(a) => j("inproc_thr", a.common.json, compat::inproc_thr(a)),
+        Cmd::CheckSend(a) => j("check_send", a.json, ptmp::check_send(a, &ctx)),
+        Cmd::CheckRecv(a) => j("check_recv", a.json, ptmp::check_recv(a, &ctx)),
+        _ => unreachable!("run_compatible takes the compatible commands only"),
     }
-    Ok(())
 }

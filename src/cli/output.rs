@@ -1,9 +1,11 @@
-//! Where a run goes: the history (`--db`, recording with retries when it is busy) and the
-//! report (`--format`, `-o`, checked before anything is measured).
+//! Where a run goes: the history (`--db`: the recording session of
+//! [`zmqperf::runner::session`], and the words of its notices) and the report (`--format`,
+//! `-o`, checked before anything is measured).
 
 use clap::Args;
 use zmqperf::error::{Error, Result};
-use zmqperf::model::CaseResult;
+use zmqperf::model::RunResult;
+use zmqperf::runner::session::{History, Notice, Session};
 
 /// The run this process began in the history, if any (what a failure to print the report
 /// may point the user to).
@@ -18,40 +20,19 @@ pub struct DbArgs {
 }
 
 impl DbArgs {
-    /// After a run's last write: checks that the history still holds it (the file was not
-    /// deleted, replaced or damaged during the run), then tells the user where the run was
-    /// recorded and how to look at it. A history that lost the run is an error (exit 13)
-    /// and nothing is announced.
-    pub fn announce(&self, store: &zmqperf::store::Store, run_id: &str) -> Result<()> {
-        store.check_kept()?;
-        let path = self.path();
-        let where_ = if self.db.is_none() && zmqperf::store::default_is_current_dir() {
-            format!(
-                "{} in the current folder (HOME is not set: set ZMQPERF_DB or pass --db PATH to keep the history elsewhere)",
-                path.display()
-            )
-        } else {
-            path.display().to_string()
-        };
-        eprintln!(
-            "zmqperf: run {run_id} recorded in {where_} (zmqperf show {run_id}; zmqperf report {run_id} --format html -o report.html)"
-        );
-        Ok(())
-    }
-
-    /// The history with `run` begun in it, or None with `--no-history`.
-    pub fn begin(
-        &self,
-        no_history: bool,
-        run: &zmqperf::model::RunResult,
-    ) -> Result<Option<zmqperf::store::Store>> {
+    /// The recording session of `run`: begun in the history, or one that records nothing
+    /// with `--no-history`.
+    pub fn session(&self, no_history: bool, run: &RunResult) -> Result<Session> {
         if no_history {
-            return Ok(None);
+            return Session::begin(None, run, say);
         }
-        let mut s = zmqperf::store::Store::open(self.path())?;
-        s.begin_run(run)?;
+        let history = History {
+            path: self.path(),
+            by_default: self.db.is_none(),
+        };
+        let session = Session::begin(Some(history), run, say)?;
         let _ = RECORDED_RUN.set(run.run_id.clone());
-        Ok(Some(s))
+        Ok(session)
     }
 
     /// The database path in force.
@@ -150,27 +131,38 @@ fn writable(p: &std::path::Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
-/// How long the end of a run keeps trying to write to a history another process holds
-/// locked.
-const RECORD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Writes the cases the history did not take during the run, then the run's end (see
-/// [`zmqperf::store::Store::record_rest`]): a lock is waited out for [`RECORD_PATIENCE`],
-/// and the error names SQLite's reason, how many cases are missing and how the run is
-/// marked (`partial`).
-pub fn record_rest(
-    s: &mut zmqperf::store::Store,
-    run: &zmqperf::model::RunResult,
-    pending: &mut Vec<CaseResult>,
-) -> Result<()> {
-    let n = pending.len();
-    s.record_rest(run, pending, RECORD_PATIENCE, |e| {
-        eprintln!(
-            "zmqperf: {e}; retrying for up to {} s to record {n} case(s) and the end of the run",
-            RECORD_PATIENCE.as_secs()
-        )
-    })?;
-    Ok(())
+/// The words of the recording session's notices, on stderr.
+fn say(notice: &Notice) {
+    match notice {
+        Notice::CaseKept { case_id, error } => eprintln!(
+            "\nzmqperf: cannot record case {case_id} now ({error}); it and the cases after it are kept and written at the end of the run"
+        ),
+        Notice::Waiting {
+            error,
+            cases,
+            patience,
+        } => eprintln!(
+            "zmqperf: {error}; retrying for up to {} s to record {cases} case(s) and the end of the run",
+            patience.as_secs()
+        ),
+        Notice::Recorded {
+            run_id,
+            path,
+            in_current_folder,
+        } => {
+            let where_ = if *in_current_folder {
+                format!(
+                    "{} in the current folder (HOME is not set: set ZMQPERF_DB or pass --db PATH to keep the history elsewhere)",
+                    path.display()
+                )
+            } else {
+                path.display().to_string()
+            };
+            eprintln!(
+                "zmqperf: run {run_id} recorded in {where_} (zmqperf show {run_id}; zmqperf report {run_id} --format html -o report.html)"
+            );
+        }
+    }
 }
 
 /// A comma-separated option's values, each through `f` (None when the option is absent).

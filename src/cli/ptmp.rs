@@ -3,10 +3,11 @@
 
 use clap::Args;
 use std::cell::RefCell;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use zmqperf::endpoint::Side;
 use zmqperf::error::{fmt_duration, Error, Result};
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
+use zmqperf::progress::StatusLine;
 use zmqperf::ptmp::{self, Ended, GapLine, WaitStatus, RECEIVING, SENDING};
 use zmqperf::report::{compat::json, ptmp as text};
 use zmqperf::units::grouped;
@@ -174,8 +175,7 @@ pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
 /// The progress line of a wait that lasts: on a terminal one line kept up to date, else
 /// one line when the wait passes a second.
 struct WaitLine {
-    terminal: bool,
-    shown: bool,
+    line: StatusLine,
     last_whole_s: u64,
 }
 
@@ -183,14 +183,11 @@ impl WaitLine {
     fn update(&mut self, w: &WaitStatus, count: u64) {
         let s = w.silent.as_secs();
         if s == 0 {
-            if self.shown && self.terminal {
-                eprint!("\r\x1b[2K");
-            }
-            self.shown = false;
+            self.line.clear_shown();
             self.last_whole_s = 0;
             return;
         }
-        if s == self.last_whole_s || (self.shown && !self.terminal) {
+        if s == self.last_whole_s || (self.line.is_shown() && !self.line.is_live()) {
             return;
         }
         self.last_whole_s = s;
@@ -206,19 +203,11 @@ impl WaitLine {
             s,
             fmt_duration(w.timeout)
         );
-        if self.terminal {
-            eprint!("\r\x1b[2K{line}");
-        } else {
-            eprintln!("{line}");
-        }
-        let _ = std::io::stderr().flush();
-        self.shown = true;
+        self.line.show(&line);
     }
 
     fn finish(&mut self) {
-        if self.shown && self.terminal {
-            eprintln!();
-        }
+        self.line.settle();
     }
 }
 
@@ -249,8 +238,7 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
         }
     };
     let mut wait = WaitLine {
-        terminal: std::io::stderr().is_terminal(),
-        shown: false,
+        line: StatusLine::new(),
         last_whole_s: 0,
     };
     let mut on_wait = |w: &WaitStatus| {
@@ -278,6 +266,16 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
         source: e,
     })?;
     drop(out);
+    recv_outcome(&r, &cfg, timeout)
+}
+
+/// The exit of `check_recv`, once its figures are printed: a protocol error, a signal, a
+/// stream cut short, lost messages; a note when the stream was shorter than COUNT.
+fn recv_outcome(
+    r: &ptmp::RecvResult,
+    cfg: &ptmp::RecvConfig,
+    timeout: std::time::Duration,
+) -> Result<()> {
     if let Some(why) = &r.protocol_error {
         return Err(Error::Protocol(format!(
             "{why} (the figures above are of the messages before it)"

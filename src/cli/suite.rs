@@ -2,18 +2,18 @@
 //! the report at the end.
 
 use clap::Args;
-use std::io::IsTerminal;
 use std::time::Instant;
 use zmqperf::endpoint::Transport;
 use zmqperf::error::{Error, Result};
-use zmqperf::model::{CaseResult, Workload};
+use zmqperf::model::{CaseResult, RunStatus, Workload};
 use zmqperf::net::security::Mechanism;
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
+use zmqperf::progress::StatusLine;
 use zmqperf::runner::plan::{self, Scope, Selection};
 use zmqperf::runner::{self, CaseSpec, Observer, Settings};
 use zmqperf::topology::builtin;
 
-use super::output::{list, record_rest};
+use super::output::list;
 pub use super::output::{DbArgs, OutArgs};
 
 /// Options of `zmqperf run`.
@@ -110,9 +110,9 @@ pub struct RunArgs {
     pub no_history: bool,
 }
 
-/// Builds the plan and settings from the options.
-pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> {
-    let settings = Settings {
+/// The settings every case of `run` runs with.
+fn settings(a: &RunArgs) -> Result<Settings> {
+    Ok(Settings {
         timeout: parse_duration("--timeout", &a.timeout)?,
         case_timeout: parse_duration("--case-timeout", &a.case_timeout)?,
         exe: std::env::current_exe().map_err(|e| Error::Io {
@@ -125,15 +125,12 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
             Some(f) => zmqperf::runner::hosts::Hosts::load(f)?,
             None => Default::default(),
         },
-    };
-    let scope = if a.quick {
-        Scope::Quick
-    } else if a.full {
-        Scope::Full
-    } else {
-        Scope::Default
-    };
-    let mut sel = Selection {
+    })
+}
+
+/// The cases chosen by the options (before a workload file or the defaults fill them in).
+fn selection(a: &RunArgs) -> Result<Selection> {
+    Ok(Selection {
         patterns: list(&a.patterns, builtin::parse_name)?,
         transports: list(&a.transports, plan::parse_transport)?,
         sizes: list(&a.sizes, |s| parse_size("--sizes", s))?,
@@ -167,7 +164,11 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
                 .filter(|x| x.is_finite() && *x > 0.0)
                 .ok_or_else(|| Error::invalid("--rate", r, "a rate in msg/s above 0, e.g. 10000"))
         })?,
-    };
+    })
+}
+
+/// --lossy and --curve-cost: the patterns, transports, sizes and mechanisms they add.
+fn widen(a: &RunArgs, sel: &mut Selection) {
     if a.lossy {
         let mut p = sel
             .patterns
@@ -190,6 +191,20 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
         sel.security
             .get_or_insert_with(|| vec![Mechanism::Null, Mechanism::Curve]);
     }
+}
+
+/// Builds the plan and settings from the options.
+pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> {
+    let settings = settings(a)?;
+    let scope = if a.quick {
+        Scope::Quick
+    } else if a.full {
+        Scope::Full
+    } else {
+        Scope::Default
+    };
+    let mut sel = selection(a)?;
+    widen(a, &mut sel);
     if sel.security.as_ref().is_some_and(|m| {
         m.iter().any(|&x| x != Mechanism::Null)
             && sel
@@ -245,7 +260,7 @@ pub struct Progress<'a> {
     started: Instant,
     done_weight: f64,
     current: usize,
-    live: bool,
+    line: StatusLine,
     label: String,
     /// When the last line was written (not live: a log gets a line per repetition done
     /// at most every [`LOG_EVERY`]).
@@ -264,7 +279,7 @@ impl<'a> Progress<'a> {
             started: Instant::now(),
             done_weight: 0.0,
             current: 0,
-            live: std::io::stderr().is_terminal(),
+            line: StatusLine::new(),
             label: String::new(),
             last_line: Instant::now(),
             on_case: Box::new(on_case),
@@ -280,14 +295,6 @@ impl<'a> Progress<'a> {
             total - self.done_weight
         };
         format!("ETA {:.0} s", left.max(0.0))
-    }
-
-    fn line(&self, text: &str) {
-        if self.live {
-            eprint!("\r\x1b[2K{text}");
-        } else {
-            eprintln!("{text}");
-        }
     }
 }
 
@@ -307,17 +314,18 @@ impl Observer for Progress<'_> {
             spec.size
         );
         let l = format!("{}  {}", self.label, self.eta());
-        self.line(&l);
+        self.line.show(&l);
         self.last_line = Instant::now();
     }
 
     fn repetition(&mut self, rep: u32, of: u32) {
-        if self.live {
+        if self.line.is_live() {
             let l = format!("{} rep {rep}/{of}  {}", self.label, self.eta());
-            self.line(&l);
+            self.line.show(&l);
         } else if rep > 1 && self.last_line.elapsed() >= LOG_EVERY {
             self.last_line = Instant::now();
-            eprintln!("{}  {} of {of} repetitions done", self.label, rep - 1);
+            let l = format!("{}  {} of {of} repetitions done", self.label, rep - 1);
+            self.line.show(&l);
         }
     }
 
@@ -325,11 +333,7 @@ impl Observer for Progress<'_> {
         self.done_weight += self.plan_weights.get(self.current).copied().unwrap_or(0.0);
         if let Some(e) = &result.error {
             let l = format!("{}  FAILED: {e}", self.label);
-            if self.live {
-                eprintln!("\r\x1b[2K{l}");
-            } else {
-                eprintln!("{l}");
-            }
+            self.line.keep(&l);
         }
         (self.on_case)(result);
     }
@@ -337,9 +341,7 @@ impl Observer for Progress<'_> {
 
 impl Drop for Progress<'_> {
     fn drop(&mut self) {
-        if self.live {
-            eprint!("\r\x1b[2K");
-        }
+        self.line.clear();
     }
 }
 
@@ -353,41 +355,19 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
     let mut run = runner::new_run(command, workload);
     run.environment.note = a.note.clone();
     run.environment.network = runner::network(&plan);
-    let mut store = a.db.begin(a.no_history, &run)?;
+    let mut session = a.db.session(a.no_history, &run)?;
     runner::catch_signals();
-    // Cases not yet in the history, in order: a write that fails (the database locked by
-    // another process) keeps them here, and they are written at the end.
-    let mut pending: Vec<CaseResult> = Vec::new();
     {
-        let run_id = run.run_id.clone();
-        let mut progress = Progress::new(&plan, |case: &CaseResult| {
-            let Some(s) = store.as_mut() else { return };
-            pending.push(case.clone());
-            if pending.len() == 1 {
-                // Once a write failed, the others wait for the end: the run goes on.
-                match s.add_case(&run_id, case) {
-                    Ok(()) => pending.clear(),
-                    Err(e) => eprintln!(
-                        "\nzmqperf: cannot record case {} now ({e}); it and the cases after it are kept and written at the end of the run",
-                        case.id
-                    ),
-                }
-            }
-        });
+        let mut progress = Progress::new(&plan, |case: &CaseResult| session.case_done(case));
         runner::run_suite(&mut run, &plan, &settings, &mut progress);
     }
-    let recorded = match store.as_mut() {
-        Some(s) => record_rest(s, &run, &mut pending),
-        None => Ok(()),
-    };
+    let recorded = session.finish(&run);
     // The report is printed whatever became of the history: nothing measured is lost.
-    let emitted = a.out.emit(&run, store.as_ref().map(|s| s.path()));
+    let emitted = a.out.emit(&run, session.path());
     recorded?;
     emitted?;
-    if let Some(s) = &store {
-        a.db.announce(s, &run.run_id)?;
-    }
-    if run.status == "interrupted" {
+    session.announce()?;
+    if run.status == RunStatus::Interrupted {
         let partial = run.cases.iter().filter(|c| c.incomplete.is_some()).count();
         return Err(Error::Interrupted(format!(
             "by {}: {} of {} cases done and recorded{}",

@@ -9,7 +9,7 @@ use super::suite::RunArgs;
 use std::path::PathBuf;
 use std::process::Command;
 use zmqperf::error::{Error, Result};
-use zmqperf::model::{Kind, RunResult};
+use zmqperf::model::{Kind, RunResult, RunStatus};
 use zmqperf::zmq::{self, LibraryInfo, LIBZMQ_ENV};
 
 /// The options of `run` a child repeats (everything that shapes the plan and its timing).
@@ -116,38 +116,22 @@ fn merge(into: &mut Option<RunResult>, more: RunResult) {
             None => run.cases.push(c),
         }
     }
-    if more.status != "complete" {
+    if more.status != RunStatus::Complete {
         run.status = more.status;
     }
     run.finished_at = more.finished_at;
 }
 
-/// Runs the suite on this process's libzmq (A) and on `other` (B), interleaved.
-pub fn run(a: &RunArgs, other: &str, command: String) -> Result<()> {
-    if a.out.format != "table" || a.out.output.is_some() {
-        return Err(Error::invalid(
-            "--vs-libzmq",
-            other,
-            "prints its comparison as a table; the two runs are recorded, so show or report each with `zmqperf report RUN --format ...`",
-        ));
-    }
-    let exe = std::env::current_exe().map_err(|e| Error::Io {
-        op: "finding the zmqperf binary".into(),
-        source: e,
-    })?;
-    let a_lib = choice(zmq::library());
-    let b_line = probe(&exe, other)?;
-    let a_line = probe(&exe, &a_lib)?;
-    let rounds = a.repetitions.unwrap_or(if a.quick { 2 } else { 3 }).max(2);
-    eprintln!("A: {a_line}\nB: {b_line}\n{rounds} rounds, each one repetition of every case on A and on B, alternating which goes first");
-    let args = child_args(a);
-    let dir = std::env::temp_dir().join(format!("zmqperf-vs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::Io {
-        op: format!("creating {}", dir.display()),
-        source: e,
-    })?;
+/// The rounds: in each, one child run of `args` on each library of `libs`, the order
+/// alternating; each library's runs merged into one (reports passed through `dir`).
+fn interleave(
+    exe: &std::path::Path,
+    args: &[String],
+    libs: [&str; 2],
+    rounds: u32,
+    dir: &std::path::Path,
+) -> Result<[Option<RunResult>; 2]> {
     let mut runs: [Option<RunResult>; 2] = [None, None];
-    let libs = [a_lib.as_str(), other];
     for round in 0..rounds {
         let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
         for i in order {
@@ -158,9 +142,9 @@ pub fn run(a: &RunArgs, other: &str, command: String) -> Result<()> {
                 libs[i]
             );
             let file = dir.join(format!("{round}-{i}.json"));
-            let status = Command::new(&exe)
+            let status = Command::new(exe)
                 .env(LIBZMQ_ENV, libs[i])
-                .args(&args)
+                .args(args)
                 .arg("-o")
                 .arg(&file)
                 .status()
@@ -186,6 +170,34 @@ pub fn run(a: &RunArgs, other: &str, command: String) -> Result<()> {
             let _ = std::fs::remove_file(&file);
         }
     }
+    Ok(runs)
+}
+
+/// Runs the suite on this process's libzmq (A) and on `other` (B), interleaved.
+pub fn run(a: &RunArgs, other: &str, command: String) -> Result<()> {
+    if a.out.format != "table" || a.out.output.is_some() {
+        return Err(Error::invalid(
+            "--vs-libzmq",
+            other,
+            "prints its comparison as a table; the two runs are recorded, so show or report each with `zmqperf report RUN --format ...`",
+        ));
+    }
+    let exe = std::env::current_exe().map_err(|e| Error::Io {
+        op: "finding the zmqperf binary".into(),
+        source: e,
+    })?;
+    let a_lib = choice(zmq::library());
+    let b_line = probe(&exe, other)?;
+    let a_line = probe(&exe, &a_lib)?;
+    let rounds = a.repetitions.unwrap_or(if a.quick { 2 } else { 3 }).max(2);
+    eprintln!("A: {a_line}\nB: {b_line}\n{rounds} rounds, each one repetition of every case on A and on B, alternating which goes first");
+    let dir = std::env::temp_dir().join(format!("zmqperf-vs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Io {
+        op: format!("creating {}", dir.display()),
+        source: e,
+    })?;
+    let libs = [a_lib.as_str(), other];
+    let runs = interleave(&exe, &child_args(a), libs, rounds, &dir)?;
     let _ = std::fs::remove_dir(&dir);
     let [Some(mut ra), Some(mut rb)] = runs else {
         return Err(Error::Protocol("a library produced no run".into()));

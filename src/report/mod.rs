@@ -199,7 +199,7 @@ mod tests {
             run_id: String::new(),
             started_at: String::new(),
             finished_at: None,
-            status: "running".into(),
+            status: crate::model::RunStatus::Running,
             command: String::new(),
             workload: None,
             environment: Environment::default(),

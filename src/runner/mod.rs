@@ -15,13 +15,15 @@ pub mod merge;
 pub mod place;
 pub mod plan;
 pub mod remote;
+pub mod session;
 pub mod ship;
 pub mod sync;
 mod watch;
 
 use crate::endpoint::Transport;
 use crate::model::{
-    CaseResult, CaseSummary, Estimate, Kind, LoopMode, Repetition, RunResult, SCHEMA_VERSION,
+    CaseResult, CaseSummary, Estimate, Kind, LoopMode, Repetition, RunResult, RunStatus,
+    SCHEMA_VERSION,
 };
 use crate::stats::{estimate, loss_causes, Cause, Facts, SenderFacts};
 use crate::topology::check::{check, Graph};
@@ -361,7 +363,7 @@ pub fn new_run(command: String, workload: Option<crate::model::Workload>) -> Run
         run_id: env::run_id(now),
         started_at: env::rfc3339(now),
         finished_at: None,
-        status: "running".into(),
+        status: RunStatus::Running,
         command,
         workload,
         environment: env::environment(),
@@ -400,17 +402,17 @@ pub fn run_suite(
     finish(
         run,
         if interrupted() {
-            "interrupted"
+            RunStatus::Interrupted
         } else {
-            "complete"
+            RunStatus::Complete
         },
     );
 }
 
 /// Ends `run` with `status`: its end time, and the machines of the hosts its nodes ran on
 /// (as they described themselves) in `environment.hosts`.
-pub fn finish(run: &mut RunResult, status: &str) {
-    run.status = status.into();
+pub fn finish(run: &mut RunResult, status: RunStatus) {
+    run.status = status;
     run.finished_at = Some(env::rfc3339(SystemTime::now()));
     for m in hosts::take_seen() {
         match run.environment.hosts.iter_mut().find(|h| h.name == m.name) {

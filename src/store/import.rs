@@ -359,7 +359,7 @@ impl Store {
         });
         self.insert_run(
             &local,
-            &local.status,
+            local.status.as_str(),
             local.finished_at.as_deref(),
             None,
             local.imported.as_ref(),

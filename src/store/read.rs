@@ -4,7 +4,7 @@
 use super::error::StoreError;
 use super::owner::{self, Liveness};
 use super::Store;
-use crate::model::{CaseResult, Environment, Finding, Imported, RunResult, Workload};
+use crate::model::{CaseResult, Environment, Finding, Imported, RunResult, RunStatus, Workload};
 use rusqlite::{params, OptionalExtension};
 
 /// One line of `zmqperf history`: a run without its cases.
@@ -63,7 +63,11 @@ impl Store {
                     run_id: r.get(0)?,
                     started_at: r.get(1)?,
                     finished_at: r.get(2)?,
-                    status: effective_status(status, owner.as_deref()),
+                    // A word that is not a status is shown as it is.
+                    status: match effective_status(&status, owner.as_deref()) {
+                        Some(s) => s.to_string(),
+                        None => status,
+                    },
                     command: r.get(4)?,
                     cpu_model: r.get(5)?,
                     hostname: r.get(6)?,
@@ -282,12 +286,18 @@ impl Store {
         let cases: Vec<CaseResult> = self.parts_of(&id, "cases", "case")?;
         let findings: Vec<Finding> = self.parts_of(&id, "findings", "finding")?;
         let imported = self.import_of(&id)?;
+        let status =
+            effective_status(&status, owner.as_deref()).ok_or_else(|| StoreError::Corrupt {
+                path: self.path.clone(),
+                what: format!("the status of run {id}"),
+                reason: RunStatus::refusal(&status),
+            })?;
         Ok(RunResult {
             schema_version,
             run_id: id,
             started_at,
             finished_at,
-            status: effective_status(status, owner.as_deref()),
+            status,
             command,
             workload,
             environment,
@@ -299,10 +309,12 @@ impl Store {
 }
 
 /// The status to show: a run still marked "running" whose writer is gone was interrupted.
-fn effective_status(stored: String, owner: Option<&str>) -> String {
-    if stored == "running" && owner::liveness(owner) == Liveness::Dead {
-        "interrupted".to_string()
-    } else {
-        stored
+/// None for a word that is not a status (the file was written by something else).
+fn effective_status(stored: &str, owner: Option<&str>) -> Option<RunStatus> {
+    match RunStatus::parse(stored)? {
+        RunStatus::Running if owner::liveness(owner) == Liveness::Dead => {
+            Some(RunStatus::Interrupted)
+        }
+        status => Some(status),
     }
 }

@@ -5,11 +5,35 @@
 
 use super::error::StoreError;
 use super::Store;
-use crate::model::{CaseResult, RunResult};
+use crate::model::{CaseResult, RunResult, RunStatus};
 use std::time::{Duration, Instant};
 
 /// How long the pause between two tries is, at most.
 const RETRY_PAUSE: Duration = Duration::from_millis(500);
+
+/// The wait for a busy database: until a deadline, the caller told once when it begins.
+struct Patience<F: FnMut(&StoreError)> {
+    give_up: Instant,
+    waited: bool,
+    on_wait: F,
+}
+
+impl<F: FnMut(&StoreError)> Patience<F> {
+    /// After the failure `e`: pauses and says to try again when the database was busy and
+    /// time is left; false (do not try again) otherwise.
+    fn wait(&mut self, e: &StoreError) -> bool {
+        let now = Instant::now();
+        if !e.is_busy() || now >= self.give_up {
+            return false;
+        }
+        if !self.waited {
+            (self.on_wait)(e);
+            self.waited = true;
+        }
+        std::thread::sleep(RETRY_PAUSE.min(self.give_up - now));
+        true
+    }
+}
 
 impl Store {
     /// Writes `pending` (cases of `run` not yet in the history, in order), then the run's
@@ -28,46 +52,72 @@ impl Store {
         run: &RunResult,
         pending: &mut Vec<CaseResult>,
         patience: Duration,
-        mut on_wait: impl FnMut(&StoreError),
+        on_wait: impl FnMut(&StoreError),
     ) -> Result<(), StoreError> {
-        let give_up = Instant::now() + patience;
-        let mut waited = false;
-        let mut wait = |e: &StoreError| -> bool {
-            let now = Instant::now();
-            if !e.is_busy() || now >= give_up {
-                return false;
-            }
-            if !waited {
-                on_wait(e);
-                waited = true;
-            }
-            std::thread::sleep(RETRY_PAUSE.min(give_up - now));
-            true
+        let mut patience = Patience {
+            give_up: Instant::now() + patience,
+            waited: false,
+            on_wait,
         };
-        let incomplete = if run.status == "interrupted" {
-            "interrupted"
+        let incomplete = if run.status == RunStatus::Interrupted {
+            RunStatus::Interrupted
         } else {
-            "partial"
+            RunStatus::Partial
         };
         // First the mark, while a write as small as that may still fit (on a disk about to
         // fill, the cases could take the last of the space): the run reads `partial`
         // until every case is in.
         if !pending.is_empty() {
-            while let Err(e) = self.finish(run, incomplete) {
-                if !wait(&e) {
+            while let Err(e) = self.finish(run, incomplete.as_str()) {
+                if !patience.wait(&e) {
                     break;
                 }
             }
         }
-        // The cases: each tried in order; a busy database is waited on, any other
-        // failure leaves the case out and goes on with the next.
+        let first_err = self.write_cases(&run.run_id, pending, &mut patience);
+        let status = if pending.is_empty() {
+            run.status
+        } else {
+            incomplete
+        };
+        let marked = loop {
+            match self.finish(run, status.as_str()) {
+                Ok(()) => break Ok(()),
+                Err(e) if patience.wait(&e) => {}
+                Err(e) => break Err(e),
+            }
+        };
+        let marked_ok = marked.is_ok();
+        let source = match (first_err, marked) {
+            (None, Ok(())) => return Ok(()),
+            (Some(e), _) | (None, Err(e)) => e,
+        };
+        Err(StoreError::Unrecorded {
+            path: self.path.clone(),
+            run_id: run.run_id.clone(),
+            missing: pending.len(),
+            total: run.cases.len(),
+            marked: marked_ok.then(|| status.to_string()),
+            source: Box::new(source),
+        })
+    }
+
+    /// Writes the cases of `pending`, each tried in order: a busy database is waited on,
+    /// any other failure leaves the case out (in `pending`) and goes on with the next.
+    /// The first failure, if any.
+    fn write_cases<F: FnMut(&StoreError)>(
+        &mut self,
+        run_id: &str,
+        pending: &mut Vec<CaseResult>,
+        patience: &mut Patience<F>,
+    ) -> Option<StoreError> {
         let mut left_out: Vec<CaseResult> = Vec::new();
         let mut first_err: Option<StoreError> = None;
         let mut i = 0;
         while i < pending.len() {
-            match self.add_case(&run.run_id, &pending[i]) {
+            match self.add_case(run_id, &pending[i]) {
                 Ok(()) => i += 1,
-                Err(e) if wait(&e) => {}
+                Err(e) if patience.wait(&e) => {}
                 Err(e) => {
                     first_err.get_or_insert(e);
                     left_out.push(pending[i].clone());
@@ -76,36 +126,6 @@ impl Store {
             }
         }
         *pending = left_out;
-        let status = if pending.is_empty() {
-            run.status.as_str()
-        } else {
-            incomplete
-        };
-        let marked = loop {
-            match self.finish(run, status) {
-                Ok(()) => break Ok(()),
-                Err(e) if wait(&e) => {}
-                Err(e) => break Err(e),
-            }
-        };
-        match (first_err, marked) {
-            (None, Ok(())) => Ok(()),
-            (first, marked) => {
-                let marked_ok = marked.is_ok();
-                let source = match (first, marked) {
-                    (Some(e), _) => e,
-                    (None, Err(e)) => e,
-                    (None, Ok(())) => unreachable!("handled above"),
-                };
-                Err(StoreError::Unrecorded {
-                    path: self.path.clone(),
-                    run_id: run.run_id.clone(),
-                    missing: pending.len(),
-                    total: run.cases.len(),
-                    marked: marked_ok.then(|| status.to_string()),
-                    source: Box::new(source),
-                })
-            }
-        }
+        first_err
     }
 }

@@ -55,7 +55,7 @@ impl Reporter for Html {
                 1 => " &middot; 1 finding".to_string(),
                 n => format!(" &middot; {n} findings"),
             },
-            esc(&run.status)
+            esc(run.status.as_str())
         );
         if run.status == "interrupted" {
             out.push_str(

@@ -16,7 +16,7 @@ pub fn environment(run: &RunResult) -> Vec<(&'static str, String)> {
     };
     let mut v = vec![
         ("run id", run.run_id.clone()),
-        ("status", run.status.clone()),
+        ("status", run.status.to_string()),
         ("command", run.command.clone()),
         ("started", run.started_at.clone()),
         (

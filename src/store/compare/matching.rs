@@ -188,7 +188,7 @@ fn run_ref(r: &RunResult) -> RunRef {
     RunRef {
         run_id: r.run_id.clone(),
         started_at: r.started_at.clone(),
-        status: r.status.clone(),
+        status: r.status.to_string(),
     }
 }
 

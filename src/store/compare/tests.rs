@@ -66,7 +66,7 @@ fn run(id: &str, cases: Vec<CaseResult>) -> RunResult {
         run_id: id.into(),
         started_at: "2026-11-21T22:15:30Z".into(),
         finished_at: Some("2026-11-21T22:16:00Z".into()),
-        status: "complete".into(),
+        status: crate::model::RunStatus::Complete,
         command: "zmqperf run".into(),
         workload: None,
         environment: Environment {
@@ -704,7 +704,7 @@ fn a_run_compared_with_itself_is_said_to_be_one() {
     );
     // An interrupted run compared with itself: its status is said once, not for A and B.
     let mut r = a.clone();
-    r.status = "interrupted".into();
+    r.status = crate::model::RunStatus::Interrupted;
     let c = compare(&r, &r, Some(5.0));
     assert_eq!(
         c.gaps()

@@ -77,7 +77,7 @@ fn a_full_disk_is_named_as_such_the_run_is_partial_and_the_other_cases_are_kept(
     // Room for the small case and the run's end, not for the large one.
     fill_leaving(&fs.dir, 256 * 1024);
     r.cases = vec![case(64, None), huge_case(), case(1024, None)];
-    r.status = "complete".into();
+    r.status = RunStatus::Complete;
     r.finished_at = Some("2026-11-25T00:00:05Z".into());
     let mut pending = r.cases.clone();
     let mut waited = false;
@@ -119,7 +119,7 @@ fn a_lock_held_past_the_patience_is_named_and_waited_on_then_what_is_left_is_sai
     let mut r = run("20261125-000000-lock");
     store.begin_run(&r).unwrap();
     r.cases = vec![case(64, None)];
-    r.status = "complete".into();
+    r.status = RunStatus::Complete;
     let other = Connection::open(db.path()).unwrap();
     other.execute_batch("BEGIN EXCLUSIVE").unwrap();
     let mut pending = r.cases.clone();
@@ -243,7 +243,7 @@ fn curve_secrets_in_a_workload_never_reach_the_file() {
         path: "curve.toml".into(),
         text: format!("[[node]]\nsocket = {{ curve_keys = {{ server_secret = {secret:?} }} }}\n"),
     });
-    r.status = "complete".into();
+    r.status = RunStatus::Complete;
     store.save_run(&r).unwrap();
     store
         .conn

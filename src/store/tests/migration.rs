@@ -56,7 +56,7 @@ fn a_version_1_database_is_migrated_in_place() {
     // The migrated file takes findings, and opens again without another migration.
     let mut r = run("new");
     r.findings = crate::report::fixture::sample_findings();
-    r.status = "complete".into();
+    r.status = RunStatus::Complete;
     store.save_run(&r).unwrap();
     drop(store);
     let store = Store::open(db.path()).unwrap();

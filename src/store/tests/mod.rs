@@ -14,7 +14,7 @@ use super::*;
 use crate::endpoint::Transport;
 use crate::model::{
     CaseResult, CaseSummary, Environment, Estimate, Floor, Kind, LoopMode, Repetition, RoleUsage,
-    RunResult, Workload, SCHEMA_VERSION,
+    RunResult, RunStatus, Workload, SCHEMA_VERSION,
 };
 use crate::stats::{LatencyHistogram, LossSummary, Throughput};
 use std::path::PathBuf;
@@ -120,7 +120,7 @@ fn run(id: &str) -> RunResult {
         run_id: id.into(),
         started_at: "2026-11-21T22:15:30Z".into(),
         finished_at: None,
-        status: "running".into(),
+        status: RunStatus::Running,
         command: "zmqperf run --suite quick".into(),
         workload: Some(Workload {
             path: "suite.toml".into(),
@@ -151,7 +151,7 @@ fn store_with(db: &TempDb, ids: &[&str]) -> Store {
     let mut store = Store::open(db.path()).unwrap();
     for id in ids {
         let mut r = run(id);
-        r.status = "complete".into();
+        r.status = RunStatus::Complete;
         r.cases = vec![case(64, None)];
         store.save_run(&r).unwrap();
     }

@@ -24,7 +24,7 @@ fn round_trip() {
     let store = Store::open(db.path()).unwrap();
     let loaded = store.load_run(&r.run_id).unwrap();
     let expected = RunResult {
-        status: "complete".into(),
+        status: RunStatus::Complete,
         finished_at: Some("2026-11-21T22:20:00Z".into()),
         cases,
         ..r

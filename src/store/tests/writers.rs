@@ -47,7 +47,7 @@ fn findings_are_recorded_one_by_one_and_read_back() {
 
     // A whole run saved at once keeps its findings too.
     let mut whole = run("whole");
-    whole.status = "complete".into();
+    whole.status = RunStatus::Complete;
     whole.findings = findings.clone();
     store.save_run(&whole).unwrap();
     assert_eq!(store.load_run("whole").unwrap().findings, findings);
