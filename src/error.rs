@@ -221,7 +221,7 @@ impl Error {
             Error::SomeFailed(_) => 23,
             Error::Node(f) => f.code,
             // 128 + the signal (SIGINT, SIGTERM or SIGHUP), as shells report it.
-            Error::Interrupted(_) => crate::runner::interrupted_code(),
+            Error::Interrupted(_) => crate::interrupt::interrupted_code(),
         }
     }
 

@@ -16,6 +16,7 @@ pub mod error;
 pub mod fanout;
 pub mod header;
 pub mod host;
+pub mod interrupt;
 pub mod k8s;
 pub mod matrix;
 pub mod model;
