@@ -1,5 +1,5 @@
 //! The security options of a socket: the mechanism (NULL, PLAIN, CURVE) and CURVE's keys,
-//! generated for a run (by libzmq: [`crate::net::security`]) or given in a topology file,
+//! generated for a run (by libzmq, in `net/security.rs`) or given in a topology file,
 //! and how secret keys are kept out of what is stored and shown.
 
 use crate::error::{Error, Result};
