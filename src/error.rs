@@ -88,9 +88,22 @@ pub enum Error {
         at_end: u64,
         cause: String,
     },
-    /// The peer broke the protocol in some other way.
+    /// The peer broke the protocol in some other way: a message that does not fit the run
+    /// on the measured sockets, or a peer that did not take part as the run needs.
     #[error("protocol error: {0}")]
     Protocol(String),
+    /// A node lost its runner: the control channel closed, or the start never came or came
+    /// out of order (shown and coded as a protocol error).
+    #[error("protocol error: {0}")]
+    RunnerGone(String),
+    /// A node, a peer process or a host's launcher ended, or answered out of turn, before it
+    /// gave what the run waits for (shown and coded as a protocol error).
+    #[error("protocol error: {0}")]
+    NodeGone(String),
+    /// An internal slip: a thread that panicked, a socket or node set up without what it
+    /// needs (shown and coded as a protocol error).
+    #[error("protocol error: {0}")]
+    Internal(String),
     /// A ZeroMQ call failed.
     #[error("{op} failed: {source}")]
     Zmq {
@@ -206,7 +219,9 @@ impl Error {
             Error::PeerAbsent { .. } | Error::PeerSilent { .. } | Error::NoReceiver(_) => 6,
             Error::PeerStopped { .. } | Error::Unconfirmed(_) => 7,
             Error::WrongSize { .. } => 8,
-            Error::Protocol(_) => 9,
+            Error::Protocol(_) | Error::RunnerGone(_) | Error::NodeGone(_) | Error::Internal(_) => {
+                9
+            }
             Error::Zmq { .. } => 10,
             Error::Io { .. } => 11,
             Error::Lost { .. } => 12,
@@ -221,7 +236,7 @@ impl Error {
             Error::SomeFailed(_) => 23,
             Error::Node(f) => f.code,
             // 128 + the signal (SIGINT, SIGTERM or SIGHUP), as shells report it.
-            Error::Interrupted(_) => crate::runner::interrupted_code(),
+            Error::Interrupted(_) => crate::interrupt::interrupted_code(),
         }
     }
 

@@ -16,10 +16,10 @@ pub mod error;
 pub mod fanout;
 pub mod header;
 pub mod host;
+pub mod interrupt;
 pub mod k8s;
 pub mod matrix;
 pub mod model;
-pub mod msg;
 pub mod net;
 pub mod parse;
 pub mod peers;
@@ -39,6 +39,8 @@ pub mod zmq;
 use libsodium_sys as _;
 
 pub use error::{Error, Result};
+/// The raw message of the hot loops lives with the rest of the libzmq layer.
+pub use zmq::msg;
 
 /// This build's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

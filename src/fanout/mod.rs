@@ -8,9 +8,11 @@
 //! - [`fanout`]: both together on one host (`zmqperf fanout`).
 //! - [`floor`]: the same fan-out over plain stream sockets (`zmqperf fanout --floor`).
 //!
-//! Subscriber processes are this binary re-executed with the hidden `__subs` command
-//! ([`child_main`]); they talk to their parent in lines on stdout, never on the measured
-//! sockets.
+//! The fan-out is a topology (`run`): the publisher and the swarm nodes (each a process of
+//! SUB sockets, `crate::roles::swarm`) are run by the engine like any other topology. A
+//! swarm process is this binary re-executed with the hidden `__node` command
+//! ([`crate::runner::place`]), or a peer in another language; it talks to the runner in the
+//! control protocol's lines on its stdin and stdout, never on the measured sockets.
 
 mod floor;
 mod record;

@@ -8,11 +8,6 @@ use crate::transport::Transport;
 use crate::zmq;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-const ZMQ_XPUB_VERBOSE: i32 = 40;
-const ZMQ_XPUB_NODROP: i32 = 69;
-const ZMQ_ROUTER_MANDATORY: i32 = 33;
-const ZMQ_CONFLATE: i32 = 54;
-
 /// Applies the options a topology gave a socket (before it binds or connects); `server`:
 /// the socket binds, so it is the server of a security handshake.
 pub fn apply(s: &mut zmq::Socket, kind: SocketType, o: &SocketOptions, server: bool) -> Result<()> {
@@ -53,7 +48,7 @@ pub fn apply(s: &mut zmq::Socket, kind: SocketType, o: &SocketOptions, server: b
             .map_err(zmq_err("setting ZMQ_IMMEDIATE"))?;
     }
     if let Some(v) = o.conflate {
-        int(s, ZMQ_CONFLATE, v as i32)?;
+        int(s, zmq::ZMQ_CONFLATE, v as i32)?;
     }
     if matches!(kind, SocketType::Sub | SocketType::Xsub) {
         for t in o.subscribe.iter().flatten() {
@@ -64,13 +59,13 @@ pub fn apply(s: &mut zmq::Socket, kind: SocketType, o: &SocketOptions, server: b
         }
     }
     if let Some(v) = o.xpub_verbose {
-        int(s, ZMQ_XPUB_VERBOSE, v as i32)?;
+        int(s, zmq::ZMQ_XPUB_VERBOSE, v as i32)?;
     }
     if let Some(v) = o.xpub_nodrop {
-        int(s, ZMQ_XPUB_NODROP, v as i32)?;
+        int(s, zmq::ZMQ_XPUB_NODROP, v as i32)?;
     }
     if let Some(v) = o.router_mandatory {
-        int(s, ZMQ_ROUTER_MANDATORY, v as i32)?;
+        int(s, zmq::ZMQ_ROUTER_MANDATORY, v as i32)?;
     }
     if let Some(id) = &o.routing_id {
         s.set_identity(id.as_bytes())
@@ -85,7 +80,7 @@ pub fn apply(s: &mut zmq::Socket, kind: SocketType, o: &SocketOptions, server: b
 
 /// Makes an XPUB pass every subscription on, so a source can count its subscribers.
 pub fn set_xpub_verbose(s: &mut zmq::Socket) -> Result<()> {
-    set_int_option(s, ZMQ_XPUB_VERBOSE, 1)
+    set_int_option(s, zmq::ZMQ_XPUB_VERBOSE, 1)
 }
 
 static ENDPOINT_N: AtomicUsize = AtomicUsize::new(0);

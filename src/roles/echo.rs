@@ -63,18 +63,7 @@ pub(super) fn run(
             match got {
                 Next::Got => {}
                 Next::Stopped => stopped = true,
-                Next::Interrupted => {
-                    cut_short = Some(super::sink::interrupted_after(done, "round trips"))
-                }
-                Next::Idle if done == 0 => {
-                    return Err(wait.error(zmq::Error::EAGAIN, 0, String::new()))
-                }
-                Next::Idle => {
-                    cut_short = Some(format!(
-                        "idle: no request for {:.1} s after {done} round trips",
-                        patience.idle().as_secs_f64()
-                    ))
-                }
+                other => cut_short = Some(cut(other, done, &patience, &wait)?),
             }
             if stopped || cut_short.is_some() {
                 break;
@@ -94,26 +83,14 @@ pub(super) fn run(
         let payload = &mut frames[n - 1];
         check_size(payload, spec.size, done)?;
         if header {
-            match Header::decode(payload.prefix(HEADER_LEN)) {
-                Ok(Some(h)) => ledger.record(h.stream_id, h.sequence),
-                Ok(None) if spec.header == HeaderUse::Detect && done == 0 => header = false,
-                Ok(None) => {
-                    return Err(Error::Protocol(
-                        "a request without the measurement header".into(),
-                    ))
-                }
-                Err(e) => return Err(Error::Protocol(e.to_string())),
-            }
+            inspect(payload, done, spec, &mut ledger, &mut header)?;
         }
         if spec.echo == EchoMode::Copy {
             let copy = RawMsg::copy_of(payload.bytes())?;
             frames[n - 1] = copy;
         }
-        for (i, f) in frames[..n].iter_mut().enumerate() {
-            let flags = if i + 1 < n { zmq::SNDMORE } else { 0 };
-            io.send(f, s, flags)
-                .map_err(|e| wait.error(e, done + 1, " (the reply could not be sent)".into()))?;
-        }
+        reply(&mut frames[..n], &mut io, s)
+            .map_err(|e| wait.error(e, done + 1, " (the reply could not be sent)".into()))?;
         done += 1;
         progress.tick(done);
     }
@@ -128,16 +105,17 @@ pub(super) fn run(
     let peer_closed = o
         .watch
         .as_ref()
-        .filter(|_| !crate::runner::interrupted())
+        .filter(|_| !crate::interrupt::interrupted())
         .map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout()));
+    let round_trips = Throughput {
+        messages: done,
+        payload_bytes: done * spec.size as u64,
+        start_ns: start,
+        end_ns: end,
+    };
     Ok(RoleReport {
         ledger: header.then_some(ledger),
-        round_trips: Some(Throughput {
-            messages: done,
-            payload_bytes: done * spec.size as u64,
-            start_ns: start,
-            end_ns: end,
-        }),
+        round_trips: Some(round_trips),
         header,
         peer_closed,
         cut_short,
@@ -145,4 +123,52 @@ pub(super) fn run(
         io_waits: io.waits(),
         ..Default::default()
     })
+}
+
+/// Why the requests end after `done` round trips: a signal, or no request for the idle
+/// time; no request at all is the peer's absence (an error).
+#[cold]
+fn cut(got: Next, done: u64, patience: &Patience, wait: &Waiting) -> Result<String> {
+    match got {
+        Next::Idle if done == 0 => Err(wait.error(zmq::Error::EAGAIN, 0, String::new())),
+        Next::Idle => Ok(format!(
+            "idle: no request for {:.1} s after {done} round trips",
+            patience.idle().as_secs_f64()
+        )),
+        _ => Ok(super::sink::interrupted_after(done, "round trips")),
+    }
+}
+
+/// Sends the frames of a request back, envelope first.
+#[inline(always)]
+fn reply(frames: &mut [RawMsg], io: &mut Io, s: &mut zmq::Socket) -> zmq::Result<()> {
+    let n = frames.len();
+    for (i, f) in frames.iter_mut().enumerate() {
+        let flags = if i + 1 < n { zmq::SNDMORE } else { 0 };
+        io.send(f, s, flags)?;
+    }
+    Ok(())
+}
+
+/// Reads request `done`'s header into the ledger; `header` turns false when the first
+/// request shows a client that sends no header (when the spec only detects it).
+#[inline(always)]
+fn inspect(
+    payload: &mut RawMsg,
+    done: u64,
+    spec: &NodeSpec,
+    ledger: &mut Ledger,
+    header: &mut bool,
+) -> Result<()> {
+    match Header::decode(payload.prefix(HEADER_LEN)) {
+        Ok(Some(h)) => ledger.record(h.stream_id, h.sequence),
+        Ok(None) if spec.header == HeaderUse::Detect && done == 0 => *header = false,
+        Ok(None) => {
+            return Err(Error::Protocol(
+                "a request without the measurement header".into(),
+            ))
+        }
+        Err(e) => return Err(Error::Protocol(e.to_string())),
+    }
+    Ok(())
 }

@@ -53,7 +53,7 @@ pub(super) fn run(
     let mut stopped = None;
     for i in 0..total {
         // A signal that ends the run: the round trips so far are the report.
-        if crate::runner::interrupted() {
+        if crate::interrupt::interrupted() {
             stopped = Some((zmq::Error::EINTR, i));
             break;
         }
@@ -63,21 +63,9 @@ pub(super) fn run(
         }
         let t0 = if plain { 0 } else { now_ns() };
         if header {
-            let h = Header {
-                flags: FLAG_TIMESTAMP | if warm { FLAG_WARMUP } else { 0 },
-                stream_id: spec.stream_id,
-                sequence: i,
-                send_ns: t0,
-            };
-            msg.write_array(&h.to_bytes());
+            stamp(&mut msg, spec, warm, i, t0);
         }
-        let sent = if spec.delimiter {
-            io.send(&mut delim, s, zmq::SNDMORE)
-                .and_then(|()| io.send(&mut msg, s, 0))
-                .and_then(|()| io.recv(&mut delim, s))
-        } else {
-            io.send(&mut msg, s, 0)
-        };
+        let sent = request(&mut io, &mut msg, &mut delim, s, spec.delimiter);
         if let Err(e) = sent.and_then(|()| io.recv(&mut msg, s)) {
             stopped = Some((e, i));
             break;
@@ -94,34 +82,7 @@ pub(super) fn run(
         }
         let t1 = now_ns();
         if header {
-            match Header::decode(msg.prefix(HEADER_LEN)) {
-                Ok(Some(h)) if h.sequence == i => {}
-                Ok(Some(h)) => {
-                    return Err(Error::Protocol(format!(
-                        "reply #{i} carries sequence {}; the echo side answered out of order",
-                        h.sequence
-                    )))
-                }
-                // The first reply tells whether the echo side sends the bytes back: one that
-                // answers with bytes of its own is measured on without the check (and the
-                // front-end says so). After that, a reply without its request's header is
-                // a corrupted reply, not a kind of echo.
-                Ok(None) if spec.header == HeaderUse::Detect && i == 0 => header = false,
-                Ok(None) if i > 0 => {
-                    return Err(Error::Protocol(format!(
-                        "reply #{i} does not carry request #{i}'s bytes back, although the replies before it did: the echo side corrupted it"
-                    )))
-                }
-                other => {
-                    return Err(Error::Protocol(format!(
-                        "reply #{i} does not carry request #{i}'s header ({})",
-                        match other {
-                            Ok(_) => "the bytes are not a measurement header".to_string(),
-                            Err(e) => e.to_string(),
-                        }
-                    )))
-                }
-            }
+            check_echo(&mut msg, i, spec, &mut header)?;
         }
         // Without a warm-up, the first round trip carries the connection's handshake (four
         // hops before the request): it is kept out of the distribution, not out of the
@@ -138,20 +99,13 @@ pub(super) fn run(
     let mut done = spec.count;
     let mut cut_short = None;
     if let Some((e, i)) = stopped {
-        let by_signal = e == zmq::Error::EINTR && crate::runner::interrupted();
-        // A compatible command keeps what was measured when its peer stopped part-way or a
-        // signal ended it (it prints it, then fails); anything else is the error at once.
-        if !(spec.keep_partial && (e == zmq::Error::EAGAIN || by_signal) && i > spec.warmup) {
-            return Err(fail(s, e, i));
-        }
-        done = i - spec.warmup;
-        if by_signal {
-            cut_short = Some(super::sink::interrupted_after(done, "round trips"));
-        } else {
-            cut_short = Some(fail(s, e, i).to_string());
+        let (d, why) = partial(spec, e, i).ok_or_else(|| fail(s, e, i))?;
+        done = d;
+        cut_short = Some(why.unwrap_or_else(|| {
             // The last reply came about one timeout before the failed wait gave up.
             end = end.saturating_sub(spec.timeout_ms * 1_000_000).max(start);
-        }
+            fail(s, e, i).to_string()
+        }));
     }
     progress.finish();
     ctl.sent()?;
@@ -171,4 +125,81 @@ pub(super) fn run(
         io_waits: io.waits(),
         ..Default::default()
     })
+}
+
+/// Writes request `i`'s header, stamped `t0`, into the start of `msg`.
+#[inline(always)]
+fn stamp(msg: &mut RawMsg, spec: &NodeSpec, warm: bool, i: u64, t0: u64) {
+    let h = Header {
+        flags: FLAG_TIMESTAMP | if warm { FLAG_WARMUP } else { 0 },
+        stream_id: spec.stream_id,
+        sequence: i,
+        send_ns: t0,
+    };
+    msg.write_array(&h.to_bytes());
+}
+
+/// Sends the request: after an empty delimiter frame, whose echo is read back first, when
+/// `delimiter` (a DEALER talking to a REP).
+#[inline(always)]
+fn request(
+    io: &mut Io,
+    msg: &mut RawMsg,
+    delim: &mut RawMsg,
+    s: &mut zmq::Socket,
+    delimiter: bool,
+) -> zmq::Result<()> {
+    if delimiter {
+        io.send(delim, s, zmq::SNDMORE)
+            .and_then(|()| io.send(msg, s, 0))
+            .and_then(|()| io.recv(delim, s))
+    } else {
+        io.send(msg, s, 0)
+    }
+}
+
+/// Checks that reply `i` carries request `i`'s header back; `header` turns false when the
+/// first reply shows an echo side that answers with bytes of its own (when the spec only
+/// detects the header).
+#[inline(always)]
+fn check_echo(msg: &mut RawMsg, i: u64, spec: &NodeSpec, header: &mut bool) -> Result<()> {
+    match Header::decode(msg.prefix(HEADER_LEN)) {
+        Ok(Some(h)) if h.sequence == i => Ok(()),
+        Ok(Some(h)) => Err(Error::Protocol(format!(
+            "reply #{i} carries sequence {}; the echo side answered out of order",
+            h.sequence
+        ))),
+        // The first reply tells whether the echo side sends the bytes back: one that
+        // answers with bytes of its own is measured on without the check (and the
+        // front-end says so). After that, a reply without its request's header is
+        // a corrupted reply, not a kind of echo.
+        Ok(None) if spec.header == HeaderUse::Detect && i == 0 => {
+            *header = false;
+            Ok(())
+        }
+        Ok(None) if i > 0 => Err(Error::Protocol(format!(
+            "reply #{i} does not carry request #{i}'s bytes back, although the replies before it did: the echo side corrupted it"
+        ))),
+        other => Err(Error::Protocol(format!(
+            "reply #{i} does not carry request #{i}'s header ({})",
+            match other {
+                Ok(_) => "the bytes are not a measurement header".to_string(),
+                Err(e) => e.to_string(),
+            }
+        ))),
+    }
+}
+
+/// A run stopped at round trip `i` by `e`: the round trips it keeps, and why it was cut
+/// short when a signal ended it (None: the peer stopped, which the caller words); None
+/// when the error ends the node at once. A compatible command keeps what was measured
+/// when its peer stopped part-way or a signal ended it (it prints it, then fails).
+fn partial(spec: &NodeSpec, e: zmq::Error, i: u64) -> Option<(u64, Option<String>)> {
+    let by_signal = e == zmq::Error::EINTR && crate::interrupt::interrupted();
+    if !(spec.keep_partial && (e == zmq::Error::EAGAIN || by_signal) && i > spec.warmup) {
+        return None;
+    }
+    let done = i - spec.warmup;
+    let why = by_signal.then(|| super::sink::interrupted_after(done, "round trips"));
+    Some((done, why))
 }

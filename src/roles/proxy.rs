@@ -23,31 +23,8 @@ pub(super) fn run(
         (socks.pop().expect("two sockets"), b)
     };
     let mut msg = RawMsg::new();
-    // A publishing side waits for its subscribers first (passing the subscriptions on to an
-    // XSUB front), so the proxy drops nothing for want of a subscription.
     let front_sends = spec.sockets[0].kind.sends();
-    let give_up = std::time::Instant::now() + spec.timeout();
-    for got in 0..spec.subscriptions {
-        loop {
-            match msg.recv(&mut back, 0) {
-                Ok(()) => break,
-                Err(zmq::Error::EAGAIN) if std::time::Instant::now() < give_up => continue,
-                Err(zmq::Error::EAGAIN) => {
-                    return Err(crate::error::Error::Protocol(format!(
-                        "proxy {}: {got} of {} subscriptions arrived within {}",
-                        spec.name,
-                        spec.subscriptions,
-                        crate::error::fmt_duration(spec.timeout())
-                    )))
-                }
-                Err(e) => return Err(zmq_err("waiting for the subscribers behind the proxy")(e)),
-            }
-        }
-        if front_sends {
-            msg.send(&mut front, 0)
-                .map_err(zmq_err("passing a subscription on"))?;
-        }
-    }
+    await_subscriptions(spec, &mut msg, &mut front, &mut back, front_sends)?;
     let mut forwarded = 0u64;
     let mut stopping = false;
     let mut idle_slices = 0u64;
@@ -91,6 +68,40 @@ pub(super) fn run(
         usage: Some(node_usage(spec)),
         ..Default::default()
     })
+}
+
+/// A publishing side waits for its subscribers first (passing the subscriptions on to an
+/// XSUB front, `front_sends`), so the proxy drops nothing for want of a subscription.
+fn await_subscriptions(
+    spec: &NodeSpec,
+    msg: &mut RawMsg,
+    front: &mut zmq::Socket,
+    back: &mut zmq::Socket,
+    front_sends: bool,
+) -> Result<()> {
+    let give_up = std::time::Instant::now() + spec.timeout();
+    for got in 0..spec.subscriptions {
+        loop {
+            match msg.recv(back, 0) {
+                Ok(()) => break,
+                Err(zmq::Error::EAGAIN) if std::time::Instant::now() < give_up => continue,
+                Err(zmq::Error::EAGAIN) => {
+                    return Err(crate::error::Error::Protocol(format!(
+                        "proxy {}: {got} of {} subscriptions arrived within {}",
+                        spec.name,
+                        spec.subscriptions,
+                        crate::error::fmt_duration(spec.timeout())
+                    )))
+                }
+                Err(e) => return Err(zmq_err("waiting for the subscribers behind the proxy")(e)),
+            }
+        }
+        if front_sends {
+            msg.send(front, 0)
+                .map_err(zmq_err("passing a subscription on"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Moves up to [`BATCH`] whole messages from `from` to `to`; returns how many.

@@ -47,7 +47,7 @@ pub fn open(
         let endpoint = sock
             .get_last_endpoint()
             .map_err(zmq_err("reading ZMQ_LAST_ENDPOINT"))?
-            .map_err(|_| Error::Protocol("the bound endpoint is not text".into()))?;
+            .map_err(|_| Error::Internal("the bound endpoint is not text".into()))?;
         out.push(Channel {
             name: name.clone(),
             sock,

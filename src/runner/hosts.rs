@@ -85,142 +85,158 @@ fn bad(origin: &str, name: &str, field: &str, value: &str, why: impl Into<String
 
 /// Resolves the entry named `name` (from `origin`, for errors).
 pub fn resolve(e: &HostEntry, origin: &str, name: &str) -> Result<Host> {
-    {
-        let given: Vec<&str> = [
-            ("local", e.local),
-            ("ssh", e.ssh.is_some()),
-            ("srun", e.srun.is_some()),
-            ("exec", e.exec.is_some()),
-            ("launch", e.launch.is_some()),
-        ]
-        .iter()
-        .filter(|(_, on)| *on)
-        .map(|(k, _)| *k)
-        .collect();
-        let how = "give exactly one of local = true, ssh = \"user@host\", srun = \"NODE\", exec = [ARGV...] or launch = [ARGV...] with quoting";
-        let kind = match given.as_slice() {
-            [one] => *one,
-            [] => return Err(bad(origin, name, "launch", "(none)", how)),
-            many => return Err(bad(origin, name, many[1], &many.join(" and "), how)),
-        };
-        if !e.ssh_options.is_empty() && kind != "ssh" {
+    let kind = kind_of(e, origin, name)?;
+    let (launch, quoting) = launcher(e, kind, origin, name)?;
+    let addr = address(e, kind, origin, name)?;
+    if kind == "local" && (e.ship || e.zmqperf.is_some()) {
+        return Err(bad(
+            origin,
+            name,
+            if e.ship { "ship" } else { "zmqperf" },
+            "",
+            "the runner's own host runs the runner's own binary",
+        ));
+    }
+    Ok(Host {
+        name: name.to_string(),
+        launch,
+        quoting,
+        addr,
+        zmqperf: e.zmqperf.clone(),
+        ship: e.ship,
+        kind,
+    })
+}
+
+/// How the entry starts its nodes: exactly one of `local`, `ssh`, `srun`, `exec` and
+/// `launch`, with only the fields that go with it.
+fn kind_of(e: &HostEntry, origin: &str, name: &str) -> Result<&'static str> {
+    let given: Vec<&'static str> = [
+        ("local", e.local),
+        ("ssh", e.ssh.is_some()),
+        ("srun", e.srun.is_some()),
+        ("exec", e.exec.is_some()),
+        ("launch", e.launch.is_some()),
+    ]
+    .iter()
+    .filter(|(_, on)| *on)
+    .map(|(k, _)| *k)
+    .collect();
+    let how = "give exactly one of local = true, ssh = \"user@host\", srun = \"NODE\", exec = [ARGV...] or launch = [ARGV...] with quoting";
+    let kind = match given.as_slice() {
+        [one] => *one,
+        [] => return Err(bad(origin, name, "launch", "(none)", how)),
+        many => return Err(bad(origin, name, many[1], &many.join(" and "), how)),
+    };
+    if !e.ssh_options.is_empty() && kind != "ssh" {
+        return Err(bad(
+            origin,
+            name,
+            "ssh_options",
+            &e.ssh_options.join(" "),
+            "ssh_options go with ssh = \"user@host\"",
+        ));
+    }
+    if let (Some(q), false) = (e.quoting, kind == "launch") {
+        return Err(bad(
+            origin,
+            name,
+            "quoting",
+            &format!("{q:?}").to_lowercase(),
+            format!("{kind} has its quoting built in; quoting goes with launch = [...]"),
+        ));
+    }
+    Ok(kind)
+}
+
+/// The launcher's words for `kind`, and how it quotes a command.
+fn launcher(e: &HostEntry, kind: &str, origin: &str, name: &str) -> Result<(Vec<String>, Quoting)> {
+    let nonempty = |field: &str, v: &[String]| -> Result<()> {
+        if v.is_empty() || v[0].trim().is_empty() {
             return Err(bad(
                 origin,
                 name,
-                "ssh_options",
-                &e.ssh_options.join(" "),
-                "ssh_options go with ssh = \"user@host\"",
+                field,
+                "[]",
+                "an empty command; write the launcher's words, e.g. [\"ip\", \"netns\", \"exec\", \"b\"]",
             ));
         }
-        if let (Some(q), false) = (e.quoting, kind == "launch") {
-            return Err(bad(
-                origin,
-                name,
-                "quoting",
-                &format!("{q:?}").to_lowercase(),
-                format!("{kind} has its quoting built in; quoting goes with launch = [...]"),
-            ));
-        }
-        let nonempty = |field: &str, v: &[String]| -> Result<()> {
-            if v.is_empty() || v[0].trim().is_empty() {
+        Ok(())
+    };
+    Ok(match kind {
+        "local" => (Vec::new(), Quoting::Argv),
+        "ssh" => {
+            let dest = e.ssh.clone().unwrap_or_default();
+            if dest.trim().is_empty() || dest.starts_with('-') {
                 return Err(bad(
                     origin,
                     name,
-                    field,
-                    "[]",
-                    "an empty command; write the launcher's words, e.g. [\"ip\", \"netns\", \"exec\", \"b\"]",
+                    "ssh",
+                    &dest,
+                    "a destination such as \"user@host\"; options go in ssh_options",
                 ));
             }
-            Ok(())
-        };
-        let (launch, quoting) = match kind {
-            "local" => (Vec::new(), Quoting::Argv),
-            "ssh" => {
-                let dest = e.ssh.clone().unwrap_or_default();
-                if dest.trim().is_empty() || dest.starts_with('-') {
-                    return Err(bad(
-                        origin,
-                        name,
-                        "ssh",
-                        &dest,
-                        "a destination such as \"user@host\"; options go in ssh_options",
-                    ));
-                }
-                let mut l = vec!["ssh".to_string()];
-                l.extend(SSH_OPTIONS.iter().map(|s| s.to_string()));
-                l.extend(e.ssh_options.iter().cloned());
-                l.push(dest);
-                (l, Quoting::Shell)
+            let mut l = vec!["ssh".to_string()];
+            l.extend(SSH_OPTIONS.iter().map(|s| s.to_string()));
+            l.extend(e.ssh_options.iter().cloned());
+            l.push(dest);
+            (l, Quoting::Shell)
+        }
+        "srun" => {
+            let node = e.srun.clone().unwrap_or_default();
+            if node.trim().is_empty() {
+                return Err(bad(origin, name, "srun", "", "a Slurm node name"));
             }
-            "srun" => {
-                let node = e.srun.clone().unwrap_or_default();
-                if node.trim().is_empty() {
-                    return Err(bad(origin, name, "srun", "", "a Slurm node name"));
-                }
-                let l = [
-                    "srun",
-                    "--overlap",
-                    "-N1",
-                    "-n1",
-                    "-w",
-                    &node,
-                    "--quiet",
-                    "--unbuffered",
-                ];
-                (l.iter().map(|s| s.to_string()).collect(), Quoting::Argv)
-            }
-            "exec" => {
-                let l = e.exec.clone().unwrap_or_default();
-                nonempty("exec", &l)?;
-                (l, Quoting::Argv)
-            }
-            _ => {
-                let l = e.launch.clone().unwrap_or_default();
-                nonempty("launch", &l)?;
-                (l, e.quoting.unwrap_or_default())
-            }
-        };
-        let addr = match &e.addr {
-            Some(a) if !a.trim().is_empty() && !a.contains("://") && !a.contains(' ') => a.clone(),
-            Some(a) => {
-                return Err(bad(
-                    origin,
-                    name,
-                    "addr",
-                    a,
-                    "an IP address or host name that the other hosts reach this one at (no scheme, no port)",
-                ))
-            }
-            None if kind == "local" => "127.0.0.1".to_string(),
-            None => {
-                return Err(bad(
-                    origin,
-                    name,
-                    "addr",
-                    "(none)",
-                    "the address its nodes bind and the other hosts reach (addr = \"10.0.0.2\")",
-                ))
-            }
-        };
-        if kind == "local" && (e.ship || e.zmqperf.is_some()) {
+            let l = [
+                "srun",
+                "--overlap",
+                "-N1",
+                "-n1",
+                "-w",
+                &node,
+                "--quiet",
+                "--unbuffered",
+            ];
+            (l.iter().map(|s| s.to_string()).collect(), Quoting::Argv)
+        }
+        "exec" => {
+            let l = e.exec.clone().unwrap_or_default();
+            nonempty("exec", &l)?;
+            (l, Quoting::Argv)
+        }
+        _ => {
+            let l = e.launch.clone().unwrap_or_default();
+            nonempty("launch", &l)?;
+            (l, e.quoting.unwrap_or_default())
+        }
+    })
+}
+
+/// The address its nodes bind and the other hosts reach (the loopback for the runner's
+/// own host when none is given).
+fn address(e: &HostEntry, kind: &str, origin: &str, name: &str) -> Result<String> {
+    Ok(match &e.addr {
+        Some(a) if !a.trim().is_empty() && !a.contains("://") && !a.contains(' ') => a.clone(),
+        Some(a) => {
             return Err(bad(
                 origin,
                 name,
-                if e.ship { "ship" } else { "zmqperf" },
-                "",
-                "the runner's own host runs the runner's own binary",
-            ));
+                "addr",
+                a,
+                "an IP address or host name that the other hosts reach this one at (no scheme, no port)",
+            ))
         }
-        Ok(Host {
-            name: name.to_string(),
-            launch,
-            quoting,
-            addr,
-            zmqperf: e.zmqperf.clone(),
-            ship: e.ship,
-            kind,
-        })
-    }
+        None if kind == "local" => "127.0.0.1".to_string(),
+        None => {
+            return Err(bad(
+                origin,
+                name,
+                "addr",
+                "(none)",
+                "the address its nodes bind and the other hosts reach (addr = \"10.0.0.2\")",
+            ))
+        }
+    })
 }
 
 impl Hosts {

@@ -30,7 +30,7 @@ use crate::topology::check::{check, Graph};
 use crate::topology::{Role, Topology};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 /// One case to run: a topology and its parameters.
@@ -202,23 +202,9 @@ pub fn build_id() -> String {
     crate::build_id::own().to_string()
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-/// The signal that interrupted the run (0: none, or [`interrupt`] called directly).
-static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-
-/// Marks the run as interrupted (from a signal handler: only an atomic store).
-pub fn interrupt() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// Whether the run was interrupted.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
-}
-
-/// The signals that end a measurement cleanly: Ctrl-C, and what `timeout`, systemd, CI
-/// cancellations (SIGTERM) and a closed terminal (SIGHUP) send.
-pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+pub use crate::interrupt::{
+    interrupt, interrupted, interrupted_by, interrupted_code, STOP_SIGNALS,
+};
 
 /// The write end of the pipe that tells the waker thread a stop signal came (-1: none).
 static WAKE_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
@@ -229,8 +215,7 @@ static ROLE_THREADS: std::sync::Mutex<Vec<libc::pthread_t>> = std::sync::Mutex::
 const WAKE_SIGNAL: libc::c_int = libc::SIGURG;
 
 extern "C" fn on_stop_signal(sig: libc::c_int) {
-    SIGNAL.store(sig, Ordering::SeqCst);
-    interrupt();
+    crate::interrupt::interrupt_by(sig);
     let fd = WAKE_FD.load(Ordering::SeqCst);
     if fd >= 0 {
         // SAFETY: write(2) is async-signal-safe; the byte is ours.
@@ -325,26 +310,6 @@ pub fn catch_signals() {
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
-    }
-}
-
-/// The name of the signal that interrupted the run ("SIGTERM"), or "Ctrl-C" when none is
-/// known.
-pub fn interrupted_by() -> &'static str {
-    match SIGNAL.load(Ordering::SeqCst) {
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT (Ctrl-C)",
-        _ => "Ctrl-C",
-    }
-}
-
-/// The exit code of an interrupted run: 128 + the signal, as shells report it (130 when
-/// none is known).
-pub fn interrupted_code() -> i32 {
-    match SIGNAL.load(Ordering::SeqCst) {
-        0 => 130,
-        s => 128 + s,
     }
 }
 

@@ -46,7 +46,7 @@ impl RemoteCommand {
         );
         let (prog, rest) = argv
             .split_first()
-            .ok_or_else(|| Error::Protocol(format!("{what}: an empty launcher")))?;
+            .ok_or_else(|| Error::Internal(format!("{what}: an empty launcher")))?;
         let mut child = Command::new(prog)
             .args(rest)
             .stdin(Stdio::null())
@@ -98,7 +98,7 @@ impl RemoteCommand {
             }
             _ => how,
         };
-        Error::Protocol(format!(
+        Error::NodeGone(format!(
             "{}: {who}{}",
             self.what,
             if said.is_empty() {
@@ -125,7 +125,7 @@ impl RemoteCommand {
                 Ok(None) if Instant::now() >= until => {
                     let _ = self.child.kill();
                     let _ = self.child.wait();
-                    return Err(Error::Protocol(format!(
+                    return Err(Error::NodeGone(format!(
                         "{} did not end within {:.0} s of this side and was stopped",
                         self.what,
                         wait.as_secs_f64()

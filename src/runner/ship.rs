@@ -29,7 +29,7 @@ pub struct ShipError {
 impl From<ShipError> for crate::Error {
     fn from(e: ShipError) -> Self {
         // As runner::remote reports a host's launcher failing.
-        crate::Error::Protocol(e.to_string())
+        crate::Error::NodeGone(e.to_string())
     }
 }
 
@@ -332,15 +332,6 @@ fn call(
             let _ = stdin.write_all(&data);
         });
     }
-    let drain = |mut r: Box<dyn Read + Send>| {
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
-            let _ = tx.send(buf);
-        });
-        rx
-    };
     let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
     let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
     let deadline = Instant::now() + timeout;
@@ -368,20 +359,36 @@ fn call(
     let stdout = collect(&out, Duration::from_secs(2));
     let stderr = collect(&err, Duration::from_secs(2));
     if !status.success() {
-        use std::os::unix::process::ExitStatusExt;
-        let how = match (status.code(), status.signal()) {
-            (Some(c), _) => format!("exited {c}"),
-            (None, Some(s)) => format!("was killed by signal {s}"),
-            _ => format!("ended ({status})"),
-        };
-        return Err(fail(format!(
-            "{name} {how}{}",
-            tail(&stderr)
-                .map(|t| format!(": {t}"))
-                .unwrap_or_else(|| " (nothing on stderr)".into())
-        )));
+        return Err(fail(failed(&name, status, &stderr)));
     }
     Ok(String::from_utf8_lossy(&stdout).into_owned())
+}
+
+/// Reads all of `r` on a thread of its own; what it read comes on the channel.
+fn drain(mut r: Box<dyn Read + Send>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.read_to_end(&mut buf);
+        let _ = tx.send(buf);
+    });
+    rx
+}
+
+/// How launcher `name` failed: its exit code or signal, and the last of its stderr.
+fn failed(name: &str, status: std::process::ExitStatus, stderr: &[u8]) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let how = match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exited {c}"),
+        (None, Some(s)) => format!("was killed by signal {s}"),
+        _ => format!("ended ({status})"),
+    };
+    format!(
+        "{name} {how}{}",
+        tail(stderr)
+            .map(|t| format!(": {t}"))
+            .unwrap_or_else(|| " (nothing on stderr)".into())
+    )
 }
 
 fn collect(rx: &mpsc::Receiver<Vec<u8>>, wait: Duration) -> Vec<u8> {

@@ -1,10 +1,9 @@
 //! The security options of a socket: the mechanism (NULL, PLAIN, CURVE) and CURVE's keys,
-//! generated for a run or given in a topology file.
+//! generated for a run (by libzmq, in `net/security.rs`) or given in a topology file,
+//! and how secret keys are kept out of what is stored and shown.
 
 use crate::error::{Error, Result};
-use crate::zmq;
 use serde::{Deserialize, Serialize};
-use std::ffi::{c_char, CStr};
 
 /// A security mechanism.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -55,34 +54,6 @@ pub struct CurveKeys {
 }
 
 impl CurveKeys {
-    /// Fresh keys from libzmq (`zmq_curve_keypair`), for one run.
-    pub fn generate() -> Result<CurveKeys> {
-        let pair = || -> Result<(String, String)> {
-            let (mut public, mut secret) = ([0 as c_char; 41], [0 as c_char; 41]);
-            // SAFETY: both buffers hold the 40 Z85 characters and the terminating NUL.
-            let rc =
-                unsafe { (zmq::api().zmq_curve_keypair)(public.as_mut_ptr(), secret.as_mut_ptr()) };
-            if rc != 0 {
-                return Err(no_curve(zmq::Error::last()));
-            }
-            // SAFETY: libzmq wrote NUL-terminated strings.
-            let text = |b: &[c_char; 41]| {
-                unsafe { CStr::from_ptr(b.as_ptr()) }
-                    .to_string_lossy()
-                    .into_owned()
-            };
-            Ok((text(&public), text(&secret)))
-        };
-        let (server_public, server_secret) = pair()?;
-        let (client_public, client_secret) = pair()?;
-        Ok(CurveKeys {
-            server_public,
-            server_secret,
-            client_public,
-            client_secret,
-        })
-    }
-
     /// The fixed keys of libzmq's perf tools (local_thr.cpp, remote_thr.cpp), so the
     /// compatible commands and the C tools can talk CURVE to each other.
     pub fn libzmq_perf_tools() -> CurveKeys {
@@ -195,53 +166,9 @@ pub fn holds_secrets(v: &serde_json::Value) -> bool {
     }
 }
 
-/// The error for a CURVE set-up that failed: the library's lack of CURVE, if that is why.
-pub fn no_curve(e: zmq::Error) -> Error {
-    let lib = zmq::library();
-    if !lib.has("curve") {
-        Error::invalid(
-            "security",
-            "curve",
-            format!(
-                "the libzmq measured ({}, {}) was built without CURVE (zmq_has(\"curve\") is false); use a libzmq built with libsodium, such as zmqperf's own (--libzmq bundled)",
-                lib.version, lib.path
-            ),
-        )
-    } else {
-        crate::error::zmq_err("setting up CURVE")(e)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn generated_keys_are_z85_and_differ() {
-        let a = CurveKeys::generate().unwrap();
-        a.check("keys").unwrap();
-        let b = CurveKeys::generate().unwrap();
-        assert_ne!(a, b);
-        assert_ne!(a.server_public, a.client_public);
-        CurveKeys::libzmq_perf_tools().check("keys").unwrap();
-        let mut bad = a.clone();
-        bad.client_secret.pop();
-        assert!(bad.check("keys").is_err());
-    }
-
-    #[test]
-    fn the_perf_tools_server_public_key_belongs_to_its_secret_key() {
-        let k = CurveKeys::libzmq_perf_tools();
-        let mut public = [0 as c_char; 41];
-        let secret = std::ffi::CString::new(k.server_secret.clone()).unwrap();
-        // SAFETY: a 41-byte buffer and a NUL-terminated Z85 secret.
-        let rc = unsafe { (zmq::api().zmq_curve_public)(public.as_mut_ptr(), secret.as_ptr()) };
-        assert_eq!(rc, 0);
-        let derived = unsafe { CStr::from_ptr(public.as_ptr()) }
-            .to_string_lossy()
-            .into_owned();
-        assert_eq!(derived, k.server_public);
-    }
 
     #[test]
     fn secrets_are_redacted_in_toml_and_json_and_nothing_else_changes() {

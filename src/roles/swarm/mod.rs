@@ -30,6 +30,7 @@ use context::BigContext;
 use poller::Poller;
 use serde::{Deserialize, Serialize};
 use state::SubState;
+use std::os::fd::RawFd;
 
 /// The poller token of stdin (the runner's pipe), beyond any socket index.
 const STDIN_TOKEN: u64 = u64::MAX;
@@ -265,11 +266,41 @@ fn ensure_files(sw: &SwarmSpec) -> Result<()> {
     .map(|_| ())
 }
 
+/// The error of the subscribers' epoll set.
+fn poller_err(e: std::io::Error) -> Error {
+    Error::Io {
+        op: "watching the subscriber sockets (epoll)".into(),
+        source: e,
+    }
+}
+
+/// An epoll set over the sockets' descriptors (token: the index), and the runner's pipe
+/// when the swarm is a process of its own (a stop, or its end, wakes the swarm); the
+/// descriptors, by index.
+fn watch(socks: &[Option<zmq::Socket>], in_process: bool) -> Result<(Poller, Vec<RawFd>)> {
+    let poller = Poller::new(socks.len() + 1).map_err(poller_err)?;
+    let mut fds = Vec::with_capacity(socks.len());
+    for (i, s) in socks.iter().enumerate() {
+        let fd = s
+            .as_ref()
+            .map(|s| s.get_fd())
+            .transpose()
+            .map_err(zmq_err("reading ZMQ_FD"))?
+            .unwrap_or(-1);
+        poller.add(fd, i as u64).map_err(poller_err)?;
+        fds.push(fd);
+    }
+    if in_process {
+        let _ = poller.add(0, STDIN_TOKEN);
+    }
+    Ok((poller, fds))
+}
+
 /// Runs a swarm: opens and connects its SUB sockets, says ready, receives until the end,
 /// says its measurement is over, holds its sockets until the stop, and reports.
 pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> {
     let sw = spec.swarm.as_ref().ok_or_else(|| {
-        Error::Protocol(format!(
+        Error::Internal(format!(
             "node {}: a swarm without its swarm settings",
             spec.name
         ))
@@ -292,26 +323,7 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
 
     let mut states = vec![SubState::default(); n];
     let mut lat = SwarmLatency::new(spec, sw);
-    let poller_err = |e: std::io::Error| Error::Io {
-        op: "watching the subscriber sockets (epoll)".into(),
-        source: e,
-    };
-    let mut poller = Poller::new(n + 1).map_err(poller_err)?;
-    let mut fds = Vec::with_capacity(n);
-    for (i, s) in socks.iter().enumerate() {
-        let fd = s
-            .as_ref()
-            .map(|s| s.get_fd())
-            .transpose()
-            .map_err(zmq_err("reading ZMQ_FD"))?
-            .unwrap_or(-1);
-        poller.add(fd, i as u64).map_err(poller_err)?;
-        fds.push(fd);
-    }
-    if in_process {
-        // The runner's pipe: a stop (or its end) wakes the swarm.
-        let _ = poller.add(0, STDIN_TOKEN);
-    }
+    let (mut poller, fds) = watch(&socks, in_process)?;
     // Every socket is looked at once first: messages may have arrived before the watch.
     let mut woken: Vec<u64> = (0..n as u64).collect();
     let mut open = n;

@@ -46,26 +46,9 @@ pub(super) fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Res
             None => vec![p.rate],
         };
         let latency = is_latency(&t);
-        let label: Vec<&str> = v
-            .label
-            .split(' ')
-            .filter(|kv| {
-                let k = kv.split('=').next().unwrap_or("");
-                !k.is_empty()
-                    && !["size", "transport", "rate"].contains(&k)
-                    && (k.contains('.') || PARAMS.contains(&k))
-            })
-            .collect();
-        let name = if t.name.is_empty() {
-            std::path::Path::new(path)
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_else(|| "topology".into())
-        } else {
-            t.name.clone()
-        };
+        let label = swept_label(&v.label);
         let mut topology = t.clone();
-        topology.name = name;
+        topology.name = topology_name(path, &t);
         for &transport in &transports {
             for &size in &sizes {
                 for &rate in &rates {
@@ -83,7 +66,7 @@ pub(super) fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Res
                     let case = CaseSpec {
                         topology: topology.clone(),
                         origin: path.to_string(),
-                        label: label.join(" "),
+                        label: label.clone(),
                         transport,
                         size,
                         count,
@@ -101,6 +84,33 @@ pub(super) fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Res
         }
     }
     Ok(plan)
+}
+
+/// The part of a sweep variant's label that names the node values it swept (size,
+/// transport and rate have columns of their own).
+fn swept_label(label: &str) -> String {
+    let kept: Vec<&str> = label
+        .split(' ')
+        .filter(|kv| {
+            let k = kv.split('=').next().unwrap_or("");
+            !k.is_empty()
+                && !["size", "transport", "rate"].contains(&k)
+                && (k.contains('.') || PARAMS.contains(&k))
+        })
+        .collect();
+    kept.join(" ")
+}
+
+/// The topology's name, or its file's when it has none.
+fn topology_name(path: &str, t: &Topology) -> String {
+    if t.name.is_empty() {
+        std::path::Path::new(path)
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "topology".into())
+    } else {
+        t.name.clone()
+    }
 }
 
 /// The transport of a topology's first literal endpoint, if it has one.

@@ -144,8 +144,25 @@ fn file_case(
     ))
 }
 
+/// The cases of a workload file: its `[[case]]` entries, then its `[[sweep]]`s expanded.
 pub(super) fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
-    let parsed: FileWorkload = if path.ends_with(".json") {
+    let parsed = parse_workload(path, text)?;
+    check_workload(path, &parsed)?;
+    let mut plan = listed_cases(path, &parsed)?;
+    swept_cases(path, &parsed, &mut plan)?;
+    if plan.is_empty() {
+        return Err(Error::invalid(
+            &format!("workload file {path}"),
+            "",
+            "lists no [[case]] and no [[sweep]]; see docs/suite.md for the format",
+        ));
+    }
+    Ok(plan)
+}
+
+/// The file read as TOML, or as JSON when its name ends in `.json`.
+fn parse_workload(path: &str, text: &str) -> Result<FileWorkload> {
+    Ok(if path.ends_with(".json") {
         serde_json::from_str(text).map_err(|e| {
             Error::invalid(
                 &format!("workload file {path}"),
@@ -165,7 +182,11 @@ pub(super) fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
                 e.message().to_string(),
             )
         })?
-    };
+    })
+}
+
+/// Refuses zero repetitions and a sweep with an empty list.
+fn check_workload(path: &str, parsed: &FileWorkload) -> Result<()> {
     if parsed.repetitions == Some(0) {
         return Err(in_file(
             path,
@@ -192,6 +213,11 @@ pub(super) fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
             }
         }
     }
+    Ok(())
+}
+
+/// The `[[case]]` entries, each a different case.
+fn listed_cases(path: &str, parsed: &FileWorkload) -> Result<Vec<CaseSpec>> {
     let mut plan: Vec<CaseSpec> = Vec::new();
     let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, c) in parsed.cases.iter().enumerate() {
@@ -225,6 +251,12 @@ pub(super) fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
         ids.insert(spec.id(), plan.len());
         plan.push(spec);
     }
+    Ok(plan)
+}
+
+/// Every combination of each `[[sweep]]`'s lists, added to `plan`; an error names the
+/// element of the list at fault.
+fn swept_cases(path: &str, parsed: &FileWorkload, plan: &mut Vec<CaseSpec>) -> Result<()> {
     for (i, s) in parsed.sweeps.iter().enumerate() {
         let rates: Vec<Option<f64>> = if s.rates.is_empty() {
             vec![None]
@@ -270,12 +302,5 @@ pub(super) fn workload_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
             }
         }
     }
-    if plan.is_empty() {
-        return Err(Error::invalid(
-            &format!("workload file {path}"),
-            "",
-            "lists no [[case]] and no [[sweep]]; see docs/suite.md for the format",
-        ));
-    }
-    Ok(plan)
+    Ok(())
 }

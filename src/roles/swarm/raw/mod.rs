@@ -6,9 +6,11 @@
 //!
 //! - [`frame`]: the length prefix that keeps message boundaries on a byte stream.
 //! - [`reader`]: the swarm's raw mode (a subscriber process).
-//! - [`writer`]: the raw publisher (a source on ticks with `raw = true`).
+//! - [`writer`]: the raw publisher (a source on ticks with `raw = true`), which listens and
+//!   accepts its subscribers with [`listen`].
 
 pub(crate) mod frame;
+mod listen;
 pub(super) mod reader;
 pub(crate) mod writer;
 
@@ -82,6 +84,14 @@ pub(crate) fn set_nonblocking(fd: &OwnedFd) -> std::io::Result<()> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Wraps an I/O error with the name of the failed operation.
+fn io_err(op: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::Io {
+        op: op.to_string(),
+        source: e,
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use super::super::{
     STDIN_TOKEN,
 };
 use super::frame::Deframer;
-use super::{set_nonblocking, RawAddr};
+use super::{io_err, set_nonblocking, RawAddr};
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
 use crate::header::HEADER_LEN;
@@ -20,13 +20,6 @@ use std::time::Duration;
 /// Bytes one `read` may take: a full buffer means more may be waiting, so it reads again;
 /// less means the socket is drained and the next wake-up comes from epoll.
 const READ_BUF: usize = 64 * 1024;
-
-fn io_err(op: &str) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| Error::Io {
-        op: op.to_string(),
-        source: e,
-    }
-}
 
 /// Connects the swarm's `subs` plain sockets to `endpoint`, in order.
 fn connect_all(endpoint: &str, sw: &SwarmSpec) -> Result<Vec<OwnedFd>> {
@@ -57,6 +50,39 @@ fn connect_all(endpoint: &str, sw: &SwarmSpec) -> Result<Vec<OwnedFd>> {
     Ok(conns)
 }
 
+/// Connects the node's subscribers to its one endpoint; the connections and how long they
+/// took.
+fn connect(spec: &NodeSpec, sw: &SwarmSpec) -> Result<(Vec<OwnedFd>, u64)> {
+    let endpoint = spec
+        .sockets
+        .first()
+        .and_then(|p| p.connect.first())
+        .ok_or_else(|| {
+            Error::Internal(format!(
+                "node {}: a raw swarm without an endpoint to connect to",
+                spec.name
+            ))
+        })?
+        .clone();
+    let t0 = now_ns();
+    let conns = connect_all(&endpoint, sw)?;
+    Ok((conns, now_ns() - t0))
+}
+
+/// An epoll set over the connections (token: the index), and the runner's pipe when the
+/// swarm is a process of its own (a stop, or its end, wakes the swarm).
+fn watch(conns: &[OwnedFd], in_process: bool) -> Result<Poller> {
+    let poller_err = io_err("watching the raw subscriber sockets (epoll)");
+    let poller = Poller::new(conns.len() + 1).map_err(&poller_err)?;
+    for (i, c) in conns.iter().enumerate() {
+        poller.add(c.as_raw_fd(), i as u64).map_err(&poller_err)?;
+    }
+    if in_process {
+        let _ = poller.add(0, STDIN_TOKEN);
+    }
+    Ok(poller)
+}
+
 /// Runs a raw swarm: connects, says ready, reads until every subscriber has the end (or
 /// the idle or first-message time passes, or the runner says stop), says its measurement
 /// is over, holds its sockets until the stop, and reports.
@@ -66,20 +92,7 @@ pub(in crate::roles::swarm) fn run(
     ctl: &mut dyn Control,
     in_process: bool,
 ) -> Result<RoleReport> {
-    let endpoint = spec
-        .sockets
-        .first()
-        .and_then(|p| p.connect.first())
-        .ok_or_else(|| {
-            Error::Protocol(format!(
-                "node {}: a raw swarm without an endpoint to connect to",
-                spec.name
-            ))
-        })?
-        .clone();
-    let t0 = now_ns();
-    let conns = connect_all(&endpoint, sw)?;
-    let connect_ns = now_ns() - t0;
+    let (conns, connect_ns) = connect(spec, sw)?;
     ctl.ready(&[])?;
     ctl.wait_start(Duration::from_millis(sw.first_timeout_ms))?;
     let spec = &*spec.started(ctl.send_offsets());
@@ -88,14 +101,7 @@ pub(in crate::roles::swarm) fn run(
     let mut states = vec![SubState::default(); n];
     let mut lat = SwarmLatency::new(spec, sw);
     let poller_err = io_err("watching the raw subscriber sockets (epoll)");
-    let mut poller = Poller::new(n + 1).map_err(&poller_err)?;
-    for (i, c) in conns.iter().enumerate() {
-        poller.add(c.as_raw_fd(), i as u64).map_err(&poller_err)?;
-    }
-    if in_process {
-        // The runner's pipe: a stop (or its end) wakes the swarm.
-        let _ = poller.add(0, STDIN_TOKEN);
-    }
+    let mut poller = watch(&conns, in_process)?;
     let mut deframers: Vec<Deframer> = (0..n).map(|_| Deframer::default()).collect();
     let mut watching = vec![true; n];
     let mut open = n;

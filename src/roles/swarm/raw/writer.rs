@@ -13,7 +13,8 @@
 //! publisher over stream sockets pays, which is what a floor should show.
 
 use super::frame::{frame_buffer, PREFIX_LEN};
-use super::RawAddr;
+use super::io_err;
+use super::listen::{Acceptor, Listener};
 use crate::clock::now_ns;
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{Error, Result};
@@ -25,183 +26,7 @@ use crate::roles::{Control, NodeSpec, RoleReport};
 use crate::stats::{LatencyHistogram, Throughput};
 use crate::topology::Ticks;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
-
-fn io_err(op: &str) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| Error::Io {
-        op: op.to_string(),
-        source: e,
-    }
-}
-
-/// A listening plain socket. A Unix socket's file is removed when it closes.
-enum Listener {
-    Tcp(std::net::TcpListener),
-    Unix(std::os::unix::net::UnixListener, PathBuf),
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        if let Listener::Unix(_, p) = self {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-impl Listener {
-    /// Binds `endpoint` (tcp:// or ipc://, `*` for a free port or a fresh path) with a
-    /// backlog of `backlog` (the kernel caps it at somaxconn); returns the listener and the
-    /// endpoint the subscribers connect to.
-    fn bind(endpoint: &str, backlog: i32) -> Result<(Listener, String)> {
-        let in_use = |e: std::io::Error| {
-            if e.kind() == std::io::ErrorKind::AddrInUse {
-                crate::net::address_in_use(endpoint)
-            } else {
-                Error::Io {
-                    op: format!("listening on {endpoint} (raw floor)"),
-                    source: e,
-                }
-            }
-        };
-        let (l, bound) = match RawAddr::parse(endpoint)? {
-            RawAddr::Tcp(a) => {
-                let l = std::net::TcpListener::bind(&a).map_err(in_use)?;
-                let bound = format!("tcp://{}", l.local_addr().map_err(in_use)?);
-                (Listener::Tcp(l), crate::net::connect_endpoint(&bound))
-            }
-            RawAddr::Unix(path) => {
-                let path = path.unwrap_or_else(|| {
-                    std::env::temp_dir().join(format!(
-                        "zmqperf-raw-{}-{}.sock",
-                        std::process::id(),
-                        now_ns()
-                    ))
-                });
-                // A socket file left by an earlier run would refuse the bind.
-                if std::fs::symlink_metadata(&path)
-                    .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()))
-                {
-                    let _ = std::fs::remove_file(&path);
-                }
-                let l = std::os::unix::net::UnixListener::bind(&path).map_err(in_use)?;
-                let bound = format!("ipc://{}", path.display());
-                (Listener::Unix(l, path), bound)
-            }
-        };
-        // std listens with a backlog of 128; thousands of subscribers connect at once.
-        // SAFETY: listen on a descriptor we own; a second listen only changes the backlog.
-        if unsafe { libc::listen(l.fd(), backlog) } != 0 {
-            return Err(in_use(std::io::Error::last_os_error()));
-        }
-        match &l {
-            Listener::Tcp(t) => t.set_nonblocking(true),
-            Listener::Unix(u, _) => u.set_nonblocking(true),
-        }
-        .map_err(in_use)?;
-        Ok((l, bound))
-    }
-
-    fn fd(&self) -> RawFd {
-        match self {
-            Listener::Tcp(l) => l.as_raw_fd(),
-            Listener::Unix(l, _) => l.as_raw_fd(),
-        }
-    }
-
-    /// One waiting connection (blocking, Nagle off for TCP), or WouldBlock.
-    fn accept(&self) -> std::io::Result<OwnedFd> {
-        match self {
-            Listener::Tcp(l) => {
-                let (s, _) = l.accept()?;
-                s.set_nonblocking(false)?;
-                s.set_nodelay(true)?;
-                Ok(s.into())
-            }
-            Listener::Unix(l, _) => {
-                let (s, _) = l.accept()?;
-                s.set_nonblocking(false)?;
-                Ok(s.into())
-            }
-        }
-    }
-}
-
-/// Accepts the subscribers' connections on a thread of its own from the moment the
-/// listener is bound (as libzmq's io thread does): the subscriber processes connect before
-/// the start, and a backlog that filled up would hold them back. It stops at `want`
-/// connections, or when told to (dropped).
-struct Acceptor {
-    stop: Arc<AtomicBool>,
-    want: u64,
-    handle: Option<JoinHandle<std::io::Result<Vec<OwnedFd>>>>,
-}
-
-impl Acceptor {
-    fn spawn(listener: Listener, want: u64) -> Acceptor {
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let handle = std::thread::spawn(move || {
-            let mut conns = Vec::with_capacity(want as usize);
-            while (conns.len() as u64) < want && !s.load(Ordering::Relaxed) {
-                let mut p = libc::pollfd {
-                    fd: listener.fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one pollfd we own; 100 ms at most, so a stop is seen soon.
-                unsafe { libc::poll(&mut p, 1, 100) };
-                while (conns.len() as u64) < want {
-                    match listener.accept() {
-                        Ok(c) => conns.push(c),
-                        Err(e) => match e.kind() {
-                            std::io::ErrorKind::WouldBlock => break,
-                            std::io::ErrorKind::Interrupted
-                            | std::io::ErrorKind::ConnectionAborted => {}
-                            _ => return Err(e),
-                        },
-                    }
-                }
-            }
-            // The listener closes here: nobody else is expected.
-            drop(listener);
-            Ok(conns)
-        });
-        Acceptor {
-            stop,
-            want,
-            handle: Some(handle),
-        }
-    }
-
-    /// Waits up to `timeout` for every connection; Err holds how many came.
-    fn wait(mut self, timeout: Duration) -> Result<std::result::Result<Vec<OwnedFd>, u64>> {
-        let deadline = now_ns().saturating_add(dur_ns(timeout));
-        let h = self.handle.take().expect("joined once");
-        while !h.is_finished() && now_ns() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        self.stop.store(true, Ordering::Relaxed);
-        let conns = h
-            .join()
-            .map_err(|_| Error::Protocol("the raw publisher's accepting thread panicked".into()))?
-            .map_err(io_err("accepting raw subscriber connections"))?;
-        let n = conns.len() as u64;
-        Ok(if n == self.want { Ok(conns) } else { Err(n) })
-    }
-}
-
-impl Drop for Acceptor {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
 
 /// How a write to one subscriber went.
 enum Wrote {
@@ -283,6 +108,71 @@ struct Fanout {
 }
 
 impl Fanout {
+    /// Listens on `endpoint`, says ready, waits for the start, and takes the `want`
+    /// subscribers' connections (a shortfall is an error); the connections, ready to write
+    /// `expected` messages, and how long the wait after the start took.
+    fn accept(
+        endpoint: &Endpoint,
+        want: u64,
+        timeout: Duration,
+        expected: u64,
+        ctl: &mut dyn Control,
+    ) -> Result<(Fanout, u64)> {
+        let backlog = want.clamp(128, 65_535) as i32;
+        let (listener, bound) = Listener::bind(endpoint.as_str(), backlog)?;
+        let acceptor = Acceptor::spawn(listener, want);
+        ctl.ready(std::slice::from_ref(&bound))?;
+        ctl.wait_start(timeout)?;
+        let t0 = now_ns();
+        let conns = match acceptor.wait(timeout)? {
+            Ok(c) => c,
+            Err(k) => {
+                return Err(Error::Shortfall(format!(
+                    "only {k} of {want} raw subscribers connected to {bound} within {}: the rest \
+                     never connected. Check that the open-file limits allow the connections, and \
+                     raise --timeout on a loaded machine, or ask for fewer subscribers",
+                    crate::error::fmt_duration(timeout)
+                )))
+            }
+        };
+        for c in &conns {
+            set_send_timeout(c, timeout).map_err(io_err("setting SO_SNDTIMEO"))?;
+        }
+        let join_wait_ns = now_ns() - t0;
+        let out = Fanout {
+            open: vec![true; conns.len()],
+            conns,
+            endpoint: bound,
+            timeout,
+            expected,
+            gone: 0,
+        };
+        Ok((out, join_wait_ns))
+    }
+
+    /// Writes the warm-up ticks, on the schedule from `warm_start`, flagged WARMUP.
+    fn warm_up(
+        &mut self,
+        frame: &mut [u8],
+        stamp: &impl Fn(&mut [u8], u8, u64, u64),
+        ticks: &Ticks,
+        warm_start: u64,
+        interval_ns: u64,
+    ) -> Result<()> {
+        let mut warm_seq = 0u64;
+        for tick in 0..ticks.warmup {
+            if interval_ns > 0 {
+                idle_until(warm_start.saturating_add(tick.saturating_mul(interval_ns)));
+            }
+            for _ in 0..ticks.per_tick {
+                stamp(frame, FLAG_WARMUP, warm_seq, 0);
+                self.write_all(frame, 0)?;
+                warm_seq += 1;
+            }
+        }
+        Ok(())
+    }
+
     /// Writes one frame to every open connection in turn.
     fn write_all(&mut self, frame: &[u8], seq: u64) -> Result<()> {
         for (c, open) in self.conns.iter().zip(self.open.iter_mut()) {
@@ -366,16 +256,9 @@ impl Fanout {
     }
 }
 
-/// The raw source on ticks: listens on the node's first bind endpoint, says ready, takes
-/// `spec.subscriptions` connections (the swarms' subscribers), waits for the start,
-/// publishes, says sent after its last message, and waits for the subscribers to close.
-pub(crate) fn run_node(
-    spec: &NodeSpec,
-    ticks: &Ticks,
-    ctl: &mut dyn Control,
-) -> Result<RoleReport> {
-    let plan = &spec.sockets[0];
-    let raw = plan.bind.first().ok_or_else(|| {
+/// The endpoint a raw source on ticks binds, and how many subscribers it waits for.
+fn raw_endpoint(spec: &NodeSpec) -> Result<(Endpoint, u64)> {
+    let raw = spec.sockets[0].bind.first().ok_or_else(|| {
         Error::invalid(
             &format!("node {}: socket.bind", spec.name),
             "",
@@ -391,39 +274,22 @@ pub(crate) fn run_node(
             "a raw publisher needs the swarms that read it connected to it",
         ));
     }
-    let timeout = spec.timeout();
-    let backlog = want.clamp(128, 65_535) as i32;
-    let (listener, bound) = Listener::bind(endpoint.as_str(), backlog)?;
-    let acceptor = Acceptor::spawn(listener, want);
-    ctl.ready(std::slice::from_ref(&bound))?;
-    ctl.wait_start(timeout)?;
+    Ok((endpoint, want))
+}
 
-    let t0 = now_ns();
-    let conns = match acceptor.wait(timeout)? {
-        Ok(c) => c,
-        Err(k) => {
-            return Err(Error::Shortfall(format!(
-                "only {k} of {want} raw subscribers connected to {bound} within {}: the rest \
-                 never connected. Check that the open-file limits allow the connections, and \
-                 raise --timeout on a loaded machine, or ask for fewer subscribers",
-                crate::error::fmt_duration(timeout)
-            )))
-        }
-    };
-    for c in &conns {
-        set_send_timeout(c, timeout).map_err(io_err("setting SO_SNDTIMEO"))?;
-    }
-    let subscribers = conns.len() as u64;
-    let join_wait_ns = now_ns() - t0;
+/// The raw source on ticks: listens on the node's first bind endpoint, says ready, takes
+/// `spec.subscriptions` connections (the swarms' subscribers), waits for the start,
+/// publishes, says sent after its last message, and waits for the subscribers to close.
+pub(crate) fn run_node(
+    spec: &NodeSpec,
+    ticks: &Ticks,
+    ctl: &mut dyn Control,
+) -> Result<RoleReport> {
+    let (endpoint, want) = raw_endpoint(spec)?;
     let total = ticks.per_tick.saturating_mul(ticks.passes);
-    let mut out = Fanout {
-        open: vec![true; conns.len()],
-        conns,
-        endpoint: bound.clone(),
-        timeout,
-        expected: total,
-        gone: 0,
-    };
+    let (mut out, join_wait_ns) = Fanout::accept(&endpoint, want, spec.timeout(), total, ctl)?;
+    let subscribers = out.conns.len() as u64;
+    let bound = out.endpoint.clone();
 
     let interval_ns = (ticks.interval_ms.max(0.0) * 1e6) as u64;
     let mut delay = (interval_ns > 0).then(LatencyHistogram::new);
@@ -438,17 +304,7 @@ pub(crate) fn run_node(
         .encode(&mut frame[PREFIX_LEN..]);
     };
     let warm_start = now_ns();
-    let mut warm_seq = 0u64;
-    for tick in 0..ticks.warmup {
-        if interval_ns > 0 {
-            idle_until(warm_start.saturating_add(tick.saturating_mul(interval_ns)));
-        }
-        for _ in 0..ticks.per_tick {
-            stamp(&mut frame, FLAG_WARMUP, warm_seq, 0);
-            out.write_all(&frame, 0)?;
-            warm_seq += 1;
-        }
-    }
+    out.warm_up(&mut frame, &stamp, ticks, warm_start, interval_ns)?;
     let last = total.saturating_sub(1);
     let start = if ticks.warmup > 0 && interval_ns > 0 {
         warm_start.saturating_add(ticks.warmup.saturating_mul(interval_ns))
@@ -519,59 +375,4 @@ pub(crate) fn run_node(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_frame_goes_whole_and_a_closed_peer_is_gone() {
-        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
-        let a: OwnedFd = a.into();
-        let f = frame_buffer(100);
-        assert!(matches!(send_frame(a.as_raw_fd(), &f), Ok(Wrote::All)));
-        let mut got = vec![0u8; 104];
-        std::io::Read::read_exact(&mut &b, &mut got).unwrap();
-        assert_eq!(got, f);
-        drop(b);
-        assert!(matches!(send_frame(a.as_raw_fd(), &f), Ok(Wrote::Gone)));
-    }
-
-    #[test]
-    fn a_full_socket_times_out() {
-        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
-        let a: OwnedFd = a.into();
-        set_send_timeout(&a, Duration::from_millis(20)).unwrap();
-        let big = vec![0u8; 1 << 16];
-        let e = loop {
-            match send_frame(a.as_raw_fd(), &big) {
-                Ok(_) => {}
-                Err(e) => break e,
-            }
-        };
-        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
-    }
-
-    #[test]
-    fn the_acceptor_takes_every_connection_or_says_how_many() {
-        let (l, bound) = Listener::bind("tcp://127.0.0.1:*", 128).unwrap();
-        let addr = RawAddr::parse(&bound).unwrap();
-        let acc = Acceptor::spawn(l, 3);
-        let c: Vec<OwnedFd> = (0..3)
-            .map(|_| addr.connect(Duration::from_secs(5)).unwrap())
-            .collect();
-        assert_eq!(acc.wait(Duration::from_secs(10)).unwrap().unwrap().len(), 3);
-        drop(c);
-        let (l, bound) = Listener::bind("ipc://*", 128).unwrap();
-        let addr = RawAddr::parse(&bound).unwrap();
-        let acc = Acceptor::spawn(l, 2);
-        let _one = addr.connect(Duration::from_secs(5)).unwrap();
-        assert_eq!(
-            acc.wait(Duration::from_millis(300)).unwrap().unwrap_err(),
-            1
-        );
-        // The socket file went with the listener.
-        let RawAddr::Unix(Some(p)) = addr else {
-            panic!("a path")
-        };
-        assert!(!p.exists());
-    }
-}
+mod tests;

@@ -5,117 +5,23 @@
 //! high-water mark rather than drop; XPUB_VERBOSER lets it count every subscriber that
 //! joins and leaves.
 
+mod config;
+
+pub use config::{PubConfig, PubResult};
+
 use super::swarm::ProcessUsage;
 use crate::clock::now_ns;
-use crate::endpoint::{Endpoint, Side, Transport};
+use crate::endpoint::{Endpoint, Side};
 use crate::error::{zmq_err, Error, Result};
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP};
 use crate::msg::{set_int_option, RawMsg};
-use crate::stats::{LatencySummary, Throughput};
+use crate::stats::Throughput;
 use crate::zmq;
-use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// ZMQ_XPUB_VERBOSE from zmq.h: pass every subscription up, not only the first per topic.
-const ZMQ_XPUB_VERBOSE: i32 = 40;
-/// ZMQ_XPUB_NODROP: block (or EAGAIN) at the high-water mark instead of dropping.
-const ZMQ_XPUB_NODROP: i32 = 69;
-/// ZMQ_XPUB_VERBOSER: VERBOSE, and pass every unsubscription (a subscriber leaving) up too.
-const ZMQ_XPUB_VERBOSER: i32 = 78;
 /// Longest a blocking call waits before the loop looks at the clock and the abort flag.
 const SLICE_MS: i32 = 100;
-
-/// Settings of the publisher.
-#[derive(Debug, Clone)]
-pub struct PubConfig {
-    /// Endpoint to bind (`tcp://127.0.0.1:*` picks a free port).
-    pub endpoint: Endpoint,
-    /// Time between ticks; zero sends every message as fast as possible.
-    pub interval: Duration,
-    /// Messages per tick.
-    pub per_tick: u64,
-    /// Ticks.
-    pub passes: u64,
-    /// Warm-up ticks first, on the same schedule, flagged WARMUP and not counted: they take
-    /// the first-use costs (page faults, cold caches) out of the measured ticks.
-    pub warmup: u64,
-    /// Message size in bytes (at least the 24-byte header).
-    pub size: usize,
-    /// Wait until this many subscribers have subscribed before the first tick.
-    pub subscribers: Option<u64>,
-    /// Without `subscribers`: how long to let subscribers join before the first tick.
-    pub wait: Duration,
-    /// Longest wait for the subscribers to join, and for a blocked send to go through.
-    pub timeout: Duration,
-    /// After the last message, longest wait for the subscribers to leave before closing.
-    pub linger: Duration,
-    /// Send high-water mark per subscriber, in messages (None: libzmq's 1000).
-    pub hwm: Option<i32>,
-    /// libzmq io threads of the publisher's context.
-    pub io_threads: i32,
-    /// Stream id written in every header.
-    pub stream_id: u32,
-    /// Publish as the users' harnesses did: no ZMQ_XPUB_NODROP (a full queue drops) and no
-    /// wait for the subscribers (the first ticks go out at once), so the loss is measured.
-    pub lossy: bool,
-}
-
-impl PubConfig {
-    /// Messages in the whole run.
-    pub fn total(&self) -> u64 {
-        self.per_tick.saturating_mul(self.passes)
-    }
-}
-
-/// What the publisher did.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct PubResult {
-    /// Endpoint bound (the real port or path).
-    pub endpoint: String,
-    /// Its transport.
-    pub transport: Transport,
-    /// Time between ticks, ms (0: as fast as possible).
-    pub interval_ms: f64,
-    /// Messages per tick.
-    pub per_tick: u64,
-    /// Ticks.
-    pub passes: u64,
-    /// Warm-up ticks sent before them (not counted).
-    pub warmup_ticks: u64,
-    /// Message size in bytes.
-    pub message_size: usize,
-    /// Messages sent.
-    pub messages: u64,
-    /// Subscribers subscribed when the first tick went out.
-    pub subscribers: u64,
-    /// From bind to the first tick: waiting for the subscriptions (or `--wait`), ns.
-    pub join_wait_ns: u64,
-    /// Admission rate: from the first send call to the return of the last.
-    pub send: Throughput,
-    /// How late each message's send call was against its tick's due time
-    /// (start + i x interval); None at `-t 0`, where there is no schedule.
-    pub send_delay: Option<LatencySummary>,
-    /// Subscribers that left between the first tick and the publisher's close.
-    pub left: u64,
-    /// Of them, those that left before the last message was sent (they missed the rest of
-    /// the stream: a subscriber that died, or was stopped, part-way).
-    #[serde(default)]
-    pub left_early: u64,
-    /// The tick before which the first of them was seen gone.
-    #[serde(default)]
-    pub first_left_tick: Option<u64>,
-    /// Whether all subscribers had left before the publisher closed its socket. False means
-    /// messages still queued when it closed may not have been delivered.
-    pub all_left: bool,
-    /// Why it published fewer ticks than asked, if it did: "interrupted by SIGTERM after
-    /// 12 of 50 ticks" (its last message then carries the end mark, and `messages` counts
-    /// what it sent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interrupted: Option<String>,
-    /// CPU time and peak RSS of the process the publisher ran in.
-    pub usage: ProcessUsage,
-}
 
 /// A bound publisher, ready to run.
 pub struct Publisher {
@@ -152,12 +58,12 @@ impl Publisher {
             |sock| {
                 sock.set_linger(1000)
                     .map_err(zmq_err("setting ZMQ_LINGER"))?;
-                counts_leaving = set_int_option(sock, ZMQ_XPUB_VERBOSER, 1).is_ok();
+                counts_leaving = set_int_option(sock, zmq::ZMQ_XPUB_VERBOSER, 1).is_ok();
                 if !counts_leaving {
-                    set_int_option(sock, ZMQ_XPUB_VERBOSE, 1)?;
+                    set_int_option(sock, zmq::ZMQ_XPUB_VERBOSE, 1)?;
                 }
                 if !cfg.lossy {
-                    set_int_option(sock, ZMQ_XPUB_NODROP, 1)?;
+                    set_int_option(sock, zmq::ZMQ_XPUB_NODROP, 1)?;
                 }
                 if let Some(h) = cfg.hwm {
                     sock.set_sndhwm(h).map_err(zmq_err("setting ZMQ_SNDHWM"))?;
@@ -202,17 +108,9 @@ impl Publisher {
         note: &mut dyn FnMut(String),
         sent: &mut dyn FnMut(),
     ) -> Result<PubResult> {
-        let t0 = now_ns();
-        match self.cfg.subscribers {
-            Some(want) => self.wait_for_subscribers(want, t0, abort)?,
-            None => {
-                let until = t0 + dur_ns(self.cfg.wait);
-                self.idle_until(until, abort)?;
-            }
-        }
+        let join_wait_ns = self.join(abort)?;
         let subscribers = self.present();
         let left_before = self.unsubscribed;
-        let join_wait_ns = now_ns() - t0;
         let total = self.cfg.total();
         note(format!(
             "{subscribers} subscribers in {:.2} s; publishing {total} messages ({} x {} every {} ms) after {} warm-up tick(s)",
@@ -228,23 +126,7 @@ impl Publisher {
         // Header first, zeros after: the payload sent is defined bytes, not recycled heap.
         let mut image = vec![0u8; self.cfg.size];
         let mut msg = RawMsg::new();
-        let warm_start = now_ns();
-        let mut warm_seq = 0u64;
-        for tick in 0..self.cfg.warmup {
-            if interval_ns > 0 {
-                self.idle_until(
-                    warm_start.saturating_add(tick.saturating_mul(interval_ns)),
-                    abort,
-                )?;
-            }
-            for _ in 0..self.cfg.per_tick {
-                self.stamp(&mut image, FLAG_WARMUP, warm_seq, 0);
-                msg.reset_uninit(self.cfg.size)?;
-                msg.write_prefix(&image);
-                self.send(&mut msg, 0, abort)?;
-                warm_seq += 1;
-            }
-        }
+        let warm_start = self.warm_up(&mut image, &mut msg, interval_ns, abort)?;
         let last = total - 1;
         let mut seq = 0u64;
         let start = if self.cfg.warmup > 0 && interval_ns > 0 {
@@ -260,20 +142,13 @@ impl Publisher {
             if interval_ns > 0 {
                 self.idle_until(due, abort)?;
             }
-            if crate::runner::interrupted() {
-                // A signal (Ctrl-C, SIGTERM, SIGHUP): the stream ends here with one more
-                // message that carries the end mark, so every subscriber reports what it
-                // had as a whole, shorter stream.
-                let send_ns = now_ns();
-                self.stamp(&mut image, FLAG_TIMESTAMP | FLAG_END, seq, send_ns);
-                msg.reset_uninit(self.cfg.size)?;
-                msg.write_prefix(&image);
-                self.send(&mut msg, seq, abort)?;
+            if crate::interrupt::interrupted() {
+                self.end_mark(&mut image, &mut msg, seq, abort)?;
                 seq += 1;
                 total = seq;
                 interrupted = Some(format!(
                     "interrupted by {} after {tick} of {} ticks",
-                    crate::runner::interrupted_by(),
+                    crate::interrupt::interrupted_by(),
                     self.cfg.passes
                 ));
                 break;
@@ -302,15 +177,7 @@ impl Publisher {
         let left_early = self.unsubscribed - left_before;
         sent();
 
-        // Keep the connections up until every subscriber, done, has closed: closing first
-        // could cut off what is still in the connection buffers.
-        let until = now_ns() + dur_ns(self.cfg.linger);
-        while self.counts_leaving && self.present() > 0 && now_ns() < until {
-            if abort.load(Ordering::Relaxed) {
-                break;
-            }
-            self.take_upstream(true)?;
-        }
+        self.wait_gone(abort)?;
         Ok(PubResult {
             endpoint: self.endpoint.clone(),
             transport: self.cfg.endpoint.transport(),
@@ -336,6 +203,78 @@ impl Publisher {
             interrupted,
             usage: ProcessUsage::of_this_process("publisher"),
         })
+    }
+
+    /// Waits for the subscribers (as many as asked, or for the configured wait); how long
+    /// it waited.
+    fn join(&mut self, abort: &AtomicBool) -> Result<u64> {
+        let t0 = now_ns();
+        match self.cfg.subscribers {
+            Some(want) => self.wait_for_subscribers(want, t0, abort)?,
+            None => {
+                let until = t0 + dur_ns(self.cfg.wait);
+                self.idle_until(until, abort)?;
+            }
+        }
+        Ok(now_ns() - t0)
+    }
+
+    /// Sends the warm-up ticks, on the same schedule, flagged WARMUP; when they started.
+    fn warm_up(
+        &mut self,
+        image: &mut [u8],
+        msg: &mut RawMsg,
+        interval_ns: u64,
+        abort: &AtomicBool,
+    ) -> Result<u64> {
+        let warm_start = now_ns();
+        let mut warm_seq = 0u64;
+        for tick in 0..self.cfg.warmup {
+            if interval_ns > 0 {
+                self.idle_until(
+                    warm_start.saturating_add(tick.saturating_mul(interval_ns)),
+                    abort,
+                )?;
+            }
+            for _ in 0..self.cfg.per_tick {
+                self.stamp(image, FLAG_WARMUP, warm_seq, 0);
+                msg.reset_uninit(self.cfg.size)?;
+                msg.write_prefix(image);
+                self.send(msg, 0, abort)?;
+                warm_seq += 1;
+            }
+        }
+        Ok(warm_start)
+    }
+
+    /// A signal (Ctrl-C, SIGTERM, SIGHUP) ends the stream here with one more message, `seq`,
+    /// that carries the end mark, so every subscriber reports what it had as a whole,
+    /// shorter stream.
+    fn end_mark(
+        &mut self,
+        image: &mut [u8],
+        msg: &mut RawMsg,
+        seq: u64,
+        abort: &AtomicBool,
+    ) -> Result<()> {
+        let send_ns = now_ns();
+        self.stamp(image, FLAG_TIMESTAMP | FLAG_END, seq, send_ns);
+        msg.reset_uninit(self.cfg.size)?;
+        msg.write_prefix(image);
+        self.send(msg, seq, abort)
+    }
+
+    /// Keeps the connections up until every subscriber, done, has closed (at most the
+    /// linger): closing first could cut off what is still in the connection buffers.
+    fn wait_gone(&mut self, abort: &AtomicBool) -> Result<()> {
+        let until = now_ns() + dur_ns(self.cfg.linger);
+        while self.counts_leaving && self.present() > 0 && now_ns() < until {
+            if abort.load(Ordering::Relaxed) {
+                break;
+            }
+            self.take_upstream(true)?;
+        }
+        Ok(())
     }
 
     /// Writes the header of one message into the start of `image`.
@@ -372,7 +311,7 @@ impl Publisher {
 
     fn check_abort(abort: &AtomicBool) -> Result<()> {
         if abort.load(Ordering::Relaxed) {
-            return Err(Error::Protocol(
+            return Err(Error::NodeGone(
                 "the publisher was stopped because a subscriber process failed".into(),
             ));
         }
