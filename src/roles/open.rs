@@ -1,7 +1,8 @@
 //! Opening a node's sockets through the one opener in net/: options, binds, connects, and
 //! the ready message with the endpoints bound.
 
-use super::{Control, NodeSpec, SockPlan};
+use super::control::Control;
+use super::{NodeSpec, SockPlan};
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{zmq_err, Error, Result};
 use crate::net::{apply_options, open_socket, PeerWatch};

@@ -4,12 +4,10 @@
 //! load-balanced stream), or after being idle for the timeout (cut short: it reports what
 //! arrived).
 
+use super::control::{Control, END_DRAIN, STOP_POLL};
 use super::eot::EotWatch;
 use super::shape::{LogFilter, FIRST_FRAME_MIN};
-use super::{
-    node_usage, open_all, Control, HeaderUse, Io, Next, NodeSpec, Patience, RoleReport, END_DRAIN,
-    STOP_POLL,
-};
+use super::{node_usage, open_all, HeaderUse, Io, Next, NodeSpec, Patience, RoleReport};
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_END, FLAG_WARMUP, HEADER_LEN};

@@ -6,9 +6,10 @@
 //! the sink's latency counts from when the message should have left (no coordinated
 //! omission), and the delay between due and actual send is recorded apart.
 
+use super::control::Control;
 use super::shape::Shape;
 use super::{
-    node_usage, open_all, placement, rss_kib, wait_until, Control, HeaderUse, Io, NodeSpec, Quit,
+    node_usage, open_all, placement, rss_kib, wait_until, HeaderUse, Io, NodeSpec, Quit,
     RoleReport, SentFacts,
 };
 use crate::clock::now_ns;
