@@ -21,6 +21,7 @@ mod source;
 pub mod swarm;
 
 mod control;
+pub mod fill;
 mod io;
 mod open;
 mod spec;
@@ -47,6 +48,19 @@ pub fn run_here(
     on_ready: impl FnMut(&[String]),
 ) -> Result<RoleReport> {
     run_node(ctx, spec, &mut Here { on_ready })
+}
+
+/// Fills the role's own fields of a replica's spec from the graph (the runner set the
+/// fields every role has).
+pub fn fill_spec(p: &fill::Place, spec: &mut NodeSpec) -> Result<()> {
+    match spec.role {
+        Role::Source => source::fill(p, spec),
+        Role::Sink => sink::fill(p, spec),
+        Role::Echo => fill::echo(p, spec),
+        Role::Ping => fill::ping(p, spec),
+        Role::Proxy => Ok(()),
+        Role::Swarm => fill::swarm(p, spec),
+    }
 }
 
 /// Runs a node replica to its end.

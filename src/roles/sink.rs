@@ -422,6 +422,34 @@ pub(super) fn run(
     })
 }
 
+/// A sink's own fields from the graph: the streams that flow into it (of its stream only,
+/// when it belongs to one), their size and shape; it ends by itself unless it gets a share.
+pub(super) fn fill(p: &super::fill::Place, spec: &mut NodeSpec) -> Result<()> {
+    let n = p.node();
+    // A sink in a stream takes flows of that stream only.
+    if let Some(st) = &n.stream {
+        for f in p.flows.iter().filter(|f| f.sink == p.node) {
+            let src = &p.g.topology.nodes[f.source];
+            if src.stream.as_deref() != Some(st.as_str()) {
+                return Err(Error::invalid(
+                    &format!("topology {}: node '{}': stream", p.origin, n.name),
+                    st,
+                    format!(
+                        "its source '{}' is not in stream '{st}'; give the flow's source `stream = \"{st}\"` too",
+                        src.name
+                    ),
+                ));
+            }
+        }
+    }
+    let inflow = p.inflow()?;
+    spec.size = inflow.size(spec.size);
+    spec.ends_itself = !inflow.shared;
+    super::fill::set_shape(spec, inflow.shape.unwrap_or_default());
+    spec.streams = inflow.streams;
+    Ok(())
+}
+
 /// How long the sink has had no message (0 while messages arrive).
 fn quiet_for(p: &Patience) -> Duration {
     p.quiet_since_ns()

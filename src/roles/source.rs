@@ -239,6 +239,22 @@ fn set_linger(s: &zmq::Socket, ms: i32) -> Result<Option<bool>> {
     Ok(None)
 }
 
+/// A source's own fields: its message shape; log lines need room for the header.
+pub(super) fn fill(p: &super::fill::Place, spec: &mut NodeSpec) -> Result<()> {
+    let shape = p.shape(p.node)?;
+    if !shape.2.is_empty() && spec.size < HEADER_LEN {
+        return Err(crate::error::Error::invalid(
+            &format!("topology {}: node '{}': size", p.origin, p.node().name),
+            &spec.size.to_string(),
+            format!(
+                "a log line carries the {HEADER_LEN}-byte header before its text; give size {HEADER_LEN} or more",
+            ),
+        ));
+    }
+    super::fill::set_shape(spec, shape);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

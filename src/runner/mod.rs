@@ -15,6 +15,7 @@ pub mod merge;
 pub mod place;
 pub mod plan;
 pub mod remote;
+pub mod replicas;
 pub mod ship;
 pub mod sync;
 mod watch;
@@ -25,7 +26,7 @@ use crate::model::{
 };
 use crate::stats::{estimate, loss_causes, Cause, Facts, SenderFacts};
 use crate::topology::check::{check, Graph};
-use crate::topology::{Role, Topology};
+use crate::topology::{Latency, StreamPart, Topology};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,7 +84,7 @@ impl CaseSpec {
             .topology
             .nodes
             .iter()
-            .filter(|n| n.role == crate::topology::Role::Source)
+            .filter(|n| n.role.info().stream == StreamPart::Sends)
         {
             let size = crate::topology::value_u64(&n.size, "size", |w, s| {
                 crate::parse::parse_size(w, s).map(|x| x as u64)
@@ -125,7 +126,10 @@ impl CaseSpec {
 
     /// Whether the topology measures round trips (it has a ping).
     pub fn is_latency(&self) -> bool {
-        self.topology.nodes.iter().any(|n| n.role == Role::Ping)
+        self.topology
+            .nodes
+            .iter()
+            .any(|n| n.role.info().latency == Latency::RoundTrip)
     }
 
     /// Latency or throughput.
@@ -681,10 +685,7 @@ fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) -> Vec<String
 /// without flow control, whether every publisher waits for its subscriptions, and that
 /// sources keep their sockets until the receivers hang up.
 pub fn sender_facts(t: &crate::topology::Topology) -> SenderFacts {
-    let publishers = t
-        .nodes
-        .iter()
-        .filter(|n| matches!(n.role, Role::Source | Role::Proxy));
+    let publishers = t.nodes.iter().filter(|n| n.role.info().publishes.is_some());
     let waits = publishers
         .clone()
         .all(|n| n.wait_subscriptions != Some(false));
@@ -701,7 +702,7 @@ pub fn facts(t: &crate::topology::Topology) -> Facts {
     let receivers: Vec<String> = t
         .nodes
         .iter()
-        .filter(|n| matches!(n.role, Role::Sink))
+        .filter(|n| n.role.info().stream == StreamPart::Receives)
         .filter_map(|n| n.all_sockets().first().map(|s| s.kind.to_ascii_uppercase()))
         .collect();
     let subs = !receivers.is_empty() && receivers.iter().all(|k| k == "SUB" || k == "XSUB");
@@ -716,11 +717,11 @@ pub fn facts(t: &crate::topology::Topology) -> Facts {
 /// high-water mark.
 fn drops_at_hwm(t: &crate::topology::Topology) -> bool {
     t.nodes.iter().any(|n| {
-        let out = match n.role {
-            Role::Source => n.all_sockets().first().copied(),
-            Role::Proxy => n.all_sockets().get(1).copied(),
-            _ => None,
-        };
+        let out = n
+            .role
+            .info()
+            .publishes
+            .and_then(|i| n.all_sockets().get(i).copied());
         out.is_some_and(|s| {
             let kind = s.kind.to_ascii_uppercase();
             kind == "PUB" || (kind == "XPUB" && s.options.xpub_nodrop != Some(true))
