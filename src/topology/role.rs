@@ -69,6 +69,8 @@ pub enum Latency {
 pub struct RoleInfo {
     /// Its name in files.
     pub name: &'static str,
+    /// The name results have always used for it (client, server, sender, receiver).
+    pub legacy_name: &'static str,
     /// How many sockets it has.
     pub sockets: usize,
     /// With more than one socket: what the file must give, in words.
@@ -122,6 +124,7 @@ use SocketType::*;
 
 const SOURCE: RoleInfo = RoleInfo {
     name: "source",
+    legacy_name: "sender",
     sockets: 1,
     sockets_reason: "",
     accepts: |t| matches!(t[0], Pub | Xpub | Push | Pair | Dealer),
@@ -139,6 +142,7 @@ const SOURCE: RoleInfo = RoleInfo {
 /// A sink's: every role that receives streams as a sink does starts from it.
 pub const SINK: RoleInfo = RoleInfo {
     name: "sink",
+    legacy_name: "receiver",
     sockets: 1,
     sockets_reason: "",
     accepts: |t| matches!(t[0], Sub | Xsub | Pull | Pair | Dealer | Router),
@@ -158,6 +162,7 @@ pub const SINK: RoleInfo = RoleInfo {
 
 const ECHO: RoleInfo = RoleInfo {
     name: "echo",
+    legacy_name: "server",
     sockets: 1,
     sockets_reason: "",
     accepts: |t| matches!(t[0], Rep | Router | Dealer | Pair),
@@ -177,6 +182,7 @@ const ECHO: RoleInfo = RoleInfo {
 
 const PING: RoleInfo = RoleInfo {
     name: "ping",
+    legacy_name: "client",
     sockets: 1,
     sockets_reason: "",
     accepts: |t| matches!(t[0], Req | Dealer | Pair),
@@ -193,6 +199,7 @@ const PING: RoleInfo = RoleInfo {
 
 const PROXY: RoleInfo = RoleInfo {
     name: "proxy",
+    legacy_name: "proxy",
     sockets: 2,
     sockets_reason: "a proxy has two sockets: `sockets = [receiving side, sending side]`",
     accepts: |t| t[0].receives() && t[1].sends(),
@@ -212,6 +219,7 @@ const PROXY: RoleInfo = RoleInfo {
 
 const SWARM: RoleInfo = RoleInfo {
     name: "swarm",
+    legacy_name: "receiver",
     sockets: 1,
     sockets_reason: "",
     accepts: |t| t[0] == Sub,
