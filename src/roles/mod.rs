@@ -17,6 +17,7 @@ mod proxy;
 pub mod publisher;
 pub mod shape;
 mod sink;
+mod slow_sink;
 mod source;
 pub mod swarm;
 
@@ -56,6 +57,7 @@ pub fn fill_spec(p: &fill::Place, spec: &mut NodeSpec) -> Result<()> {
     match spec.role {
         Role::Source => source::fill(p, spec),
         Role::Sink => sink::fill(p, spec),
+        Role::SlowSink => slow_sink::fill(p, spec),
         Role::Echo => fill::echo(p, spec),
         Role::Ping => fill::ping(p, spec),
         Role::Proxy => Ok(()),
@@ -72,6 +74,7 @@ pub fn run_node(ctx: &zmq::Context, spec: &NodeSpec, ctl: &mut dyn Control) -> R
         Role::Echo => echo::run(ctx, spec, ctl),
         Role::Source => source::run(ctx, spec, ctl),
         Role::Sink => sink::run(ctx, spec, ctl),
+        Role::SlowSink => slow_sink::run(ctx, spec, ctl),
         Role::Proxy => proxy::run(ctx, spec, ctl),
         Role::Swarm => swarm::run(spec, ctl),
     }

@@ -138,6 +138,9 @@ pub struct Node {
     /// Swarm: SUB sockets in each replica (process), all on one epoll set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subs: Option<u32>,
+    /// Slow sink: the microseconds it works on each message it takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_us: Option<u64>,
     /// Source: send on a tick schedule (a fan-out's publisher) instead of a stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ticks: Option<Ticks>,
@@ -259,12 +262,19 @@ impl Node {
 
     /// The fields only some roles take ([`RoleInfo::fields`]): each one's name, its value
     /// when given, and what to say to a node whose role does not take it.
-    pub fn own_fields(&self) -> [(&'static str, Option<String>, &'static str); 1] {
-        [(
-            "subs",
-            self.subs.map(|v| v.to_string()),
-            "only a swarm has `subs`; use replicas for other roles",
-        )]
+    pub fn own_fields(&self) -> [(&'static str, Option<String>, &'static str); 2] {
+        [
+            (
+                "subs",
+                self.subs.map(|v| v.to_string()),
+                "only a swarm has `subs`; use replicas for other roles",
+            ),
+            (
+                "work_us",
+                self.work_us.map(|v| v.to_string()),
+                "only a slow_sink has `work_us` (the microseconds it works on each message); remove it, or make the node a slow_sink",
+            ),
+        ]
     }
 }
 

@@ -24,6 +24,9 @@ pub enum Role {
     Proxy,
     /// Many SUB sockets in one process on one epoll set (a fan-out's subscribers).
     Swarm,
+    /// A sink that works `work_us` microseconds on every message (a slow consumer).
+    #[serde(rename = "slow_sink")]
+    SlowSink,
 }
 
 /// A role's part in the streams the topology carries.
@@ -236,6 +239,25 @@ const SWARM: RoleInfo = RoleInfo {
     },
 };
 
+const SLOW_SINK: RoleInfo = RoleInfo {
+    name: "slow_sink",
+    fields: &["work_us"],
+    check_fields: |n| match n.work_us {
+        None => Some((
+            "work_us",
+            "(none)".into(),
+            "a slow_sink works `work_us` microseconds on each message; give it, e.g. work_us = 200",
+        )),
+        Some(us) if !(1..=1_000_000).contains(&us) => Some((
+            "work_us",
+            us.to_string(),
+            "1 to 1000000 microseconds of work per message",
+        )),
+        _ => None,
+    },
+    ..SINK
+};
+
 impl Role {
     /// What the checks and the runner know of it.
     pub fn info(self) -> &'static RoleInfo {
@@ -246,6 +268,7 @@ impl Role {
             Role::Ping => &PING,
             Role::Proxy => &PROXY,
             Role::Swarm => &SWARM,
+            Role::SlowSink => &SLOW_SINK,
         }
     }
 
