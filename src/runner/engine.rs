@@ -4,12 +4,12 @@
 //! proxies that cannot know their end are stopped once the senders are done), and their
 //! reports collected.
 
+use super::case::{CaseSpec, Settings};
 use super::place::{launched, on_thread, Event, Placed};
 pub(crate) use super::replicas::node_peer;
 pub use super::replicas::{case_hosts, replicas, Replica};
 use super::sync::{self, ClockEstimate};
 use super::watch::Watch;
-use super::{CaseSpec, Settings};
 use crate::error::{Error, NodeFailure, Result};
 use crate::roles::RoleReport;
 use crate::runner::control::{ToNode, VERSION};

@@ -3,9 +3,9 @@
 //! their host, launch and sockets; and the checks that need the case (peers in other
 //! languages, nodes on other hosts).
 
+use super::case::{CaseSpec, Settings};
 use super::hosts::{Host, Hosts};
 use super::launch::{Launch, ProcessLaunch};
-use super::{CaseSpec, Settings};
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
 use crate::net::auto_endpoint_for;
