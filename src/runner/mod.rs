@@ -13,6 +13,7 @@ pub mod floor;
 pub mod hosts;
 pub mod launch;
 pub mod merge;
+mod peer;
 pub mod place;
 pub mod plan;
 pub mod remote;
