@@ -29,7 +29,7 @@ pub struct EdgeRep {
 pub fn edges(g: &Graph, reports: &Reports) -> Vec<EdgeRep> {
     let t = &g.topology;
     let mut out = Vec::new();
-    let sources: Vec<&(crate::runner::engine::Replica, crate::roles::RoleReport)> = reports
+    let sources: Vec<&(super::replicas::Replica, crate::roles::RoleReport)> = reports
         .iter()
         .filter(|(r, _)| r.spec.role.info().stream == StreamPart::Sends)
         .collect();
