@@ -95,6 +95,9 @@ pub struct RoleInfo {
     pub latency: Latency,
     /// Whether it takes an I/O mode (`io`).
     pub takes_io: bool,
+    /// Whether every frame it receives is at most its message size (its sockets refuse
+    /// larger ones); a role that takes whatever comes does not.
+    pub bounds_frames: bool,
     /// The fields only some roles take ([`Node::own_fields`]) that it takes.
     pub fields: &'static [&'static str],
     /// Its rule for those fields: the field, the value and why, when a node breaks it.
@@ -138,6 +141,7 @@ const SOURCE: RoleInfo = RoleInfo {
     ends: Ends::Itself,
     latency: Latency::None,
     takes_io: true,
+    bounds_frames: false,
     fields: &[],
     check_fields: |_| None,
 };
@@ -159,6 +163,7 @@ pub const SINK: RoleInfo = RoleInfo {
     },
     latency: Latency::OneWay,
     takes_io: true,
+    bounds_frames: true,
     fields: &[],
     check_fields: |_| None,
 };
@@ -179,6 +184,7 @@ const ECHO: RoleInfo = RoleInfo {
     },
     latency: Latency::None,
     takes_io: true,
+    bounds_frames: true,
     fields: &[],
     check_fields: |_| None,
 };
@@ -196,6 +202,7 @@ const PING: RoleInfo = RoleInfo {
     ends: Ends::Itself,
     latency: Latency::RoundTrip,
     takes_io: true,
+    bounds_frames: true,
     fields: &[],
     check_fields: |_| None,
 };
@@ -216,6 +223,7 @@ const PROXY: RoleInfo = RoleInfo {
     },
     latency: Latency::None,
     takes_io: false,
+    bounds_frames: false,
     fields: &[],
     check_fields: |_| None,
 };
@@ -233,6 +241,7 @@ const SWARM: RoleInfo = RoleInfo {
     ends: Ends::Idle,
     latency: Latency::None,
     takes_io: false,
+    bounds_frames: false,
     fields: &["subs"],
     check_fields: |n| {
         (n.subs == Some(0)).then(|| ("subs", "0".into(), "a swarm has at least 1 SUB socket"))
