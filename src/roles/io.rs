@@ -8,7 +8,7 @@
 //! - timeout: the socket's ZMQ_SNDTIMEO and ZMQ_RCVTIMEO are one slice (set when it
 //!   opens, see [`socket_timeouts`]); a call that times out is tried again.
 
-use super::STOP_POLL;
+use super::control::STOP_POLL;
 use crate::msg::RawMsg;
 pub use crate::topology::IoMode;
 use crate::zmq;

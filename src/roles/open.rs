@@ -1,7 +1,8 @@
 //! Opening a node's sockets through the one opener in net/: options, binds, connects, and
 //! the ready message with the endpoints bound.
 
-use super::{Control, NodeSpec, SockPlan};
+use super::control::Control;
+use super::{NodeSpec, SockPlan};
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{zmq_err, Error, Result};
 use crate::net::{apply_options, open_socket, PeerWatch};
@@ -127,10 +128,10 @@ fn configure(
 /// forwards what others send), a sink of streams of different sizes (size 0), a swarm whose
 /// publisher is not part of the run (sub-cluster).
 pub(crate) fn largest_frame(spec: &NodeSpec) -> Option<usize> {
-    use crate::topology::Role;
-    match spec.role {
-        Role::Swarm => spec.max_frame,
-        Role::Sink | Role::Echo | Role::Ping if spec.size > 0 => Some(
+    match spec.max_frame {
+        // A swarm's, when the run knows its publisher.
+        Some(m) => Some(m),
+        None if spec.role.info().bounds_frames && spec.size > 0 => Some(
             spec.frames
                 .iter()
                 .copied()
@@ -138,7 +139,7 @@ pub(crate) fn largest_frame(spec: &NodeSpec) -> Option<usize> {
                 .unwrap_or(0)
                 .max(spec.size),
         ),
-        _ => None,
+        None => None,
     }
 }
 

@@ -7,6 +7,7 @@ use crate::model::RoleUsage;
 use crate::stats::{LatencyHistogram, Ledger, Throughput};
 use crate::topology::{IoMode, Role, SocketOptions, SocketType};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// A socket as the runner resolved it: concrete endpoints, options.
@@ -23,13 +24,10 @@ pub struct SockPlan {
 }
 
 impl SockPlan {
-    /// Whether this is the socket of `spec` that waits for subscriptions: the only socket
-    /// of a source, the sending side of a proxy.
+    /// Whether this is the socket of `spec` that waits for subscriptions: the one its
+    /// role's descriptor names (a source's only socket, a proxy's sending side).
     pub fn publishes(&self, spec: &NodeSpec) -> bool {
-        match spec.role {
-            Role::Proxy => spec.sockets.get(1) == Some(self),
-            _ => true,
-        }
+        spec.role.info().publishes.and_then(|i| spec.sockets.get(i)) == Some(self)
     }
 }
 
@@ -142,6 +140,10 @@ pub struct NodeSpec {
     /// (a stream with an offset but no bound is reported as converted without one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub send_offset_error_ns: Vec<(u32, u64)>,
+    /// A role's own settings, from the fields of its node that only it takes (e.g. a slow
+    /// sink's `work_us`), by field name: its spec fill writes them, the role reads them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub own: BTreeMap<String, u64>,
 }
 
 /// How a source ends once its last message has left (what `zmqperf diagnose` compares).
@@ -315,6 +317,7 @@ impl NodeSpec {
             deadline_ms: None,
             send_offsets: Vec::new(),
             send_offset_error_ns: Vec::new(),
+            own: BTreeMap::new(),
         }
     }
 

@@ -68,13 +68,5 @@ pub(crate) fn node_usage(spec: &NodeSpec) -> RoleUsage {
 
 /// The names results have always used for the roles (client, server, sender, receiver).
 pub fn legacy_role_name(r: Role) -> String {
-    match r {
-        Role::Ping => "client",
-        Role::Echo => "server",
-        Role::Source => "sender",
-        Role::Sink => "receiver",
-        Role::Proxy => "proxy",
-        Role::Swarm => "receiver",
-    }
-    .to_string()
+    r.info().legacy_name.to_string()
 }

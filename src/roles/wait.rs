@@ -1,7 +1,8 @@
 //! Waiting in the roles: a passive role's receive that looks for the runner's stop between
 //! slices, and the precise wait for an open-loop send time.
 
-use super::{Control, Io, STOP_POLL};
+use super::control::{Control, STOP_POLL};
+use super::Io;
 use crate::clock::now_ns;
 use crate::msg::RawMsg;
 use crate::zmq;

@@ -5,10 +5,9 @@
 use super::engine::Reports;
 use crate::model::{EdgeResult, NodeResult, Repetition};
 use crate::roles::swarm::ChildReport;
-use crate::roles::Role;
 use crate::stats::{LatencyHistogram, LossSummary, StreamLedger, Throughput};
 use crate::topology::check::Graph;
-use crate::topology::{IoMode, Placement};
+use crate::topology::{IoMode, Latency, Placement, StreamPart};
 use std::collections::BTreeMap;
 
 /// One edge of one repetition, before merging.
@@ -30,9 +29,9 @@ pub struct EdgeRep {
 pub fn edges(g: &Graph, reports: &Reports) -> Vec<EdgeRep> {
     let t = &g.topology;
     let mut out = Vec::new();
-    let sources: Vec<&(crate::runner::engine::Replica, crate::roles::RoleReport)> = reports
+    let sources: Vec<&(super::replicas::Replica, crate::roles::RoleReport)> = reports
         .iter()
-        .filter(|(r, _)| r.spec.role == Role::Source)
+        .filter(|(r, _)| r.spec.role.info().stream == StreamPart::Sends)
         .collect();
     for f in g.flows() {
         let sinks: Vec<_> = reports.iter().filter(|(r, _)| r.node == f.sink).collect();
@@ -113,7 +112,10 @@ pub fn edges(g: &Graph, reports: &Reports) -> Vec<EdgeRep> {
             }
         }
     }
-    for (rep, rr) in reports.iter().filter(|(r, _)| r.spec.role == Role::Ping) {
+    for (rep, rr) in reports
+        .iter()
+        .filter(|(r, _)| r.spec.role.info().latency == Latency::RoundTrip)
+    {
         let echo = g
             .peers((rep.node, 0))
             .first()
@@ -168,13 +170,18 @@ pub fn repetition(reports: &Reports, edges: &[EdgeRep]) -> Repetition {
     let mut delay: Option<LatencyHistogram> = None;
     let mut send: Option<Throughput> = None;
     let mut delivered: Option<Throughput> = None;
-    let pings = reports.iter().any(|(r, _)| r.spec.role == Role::Ping);
+    let pings = reports
+        .iter()
+        .any(|(r, _)| r.spec.role.info().latency == Latency::RoundTrip);
+    // The headline latency: the round trips', or without them the one-way times.
+    let headline = if pings {
+        Latency::RoundTrip
+    } else {
+        Latency::OneWay
+    };
     for (rep, r) in reports {
-        let counts = if pings {
-            rep.spec.role == Role::Ping
-        } else {
-            rep.spec.role == Role::Sink
-        };
+        let round_trips = rep.spec.role.info().latency == Latency::RoundTrip;
+        let counts = rep.spec.role.info().latency == headline;
         if let (true, Some(h)) = (counts, &r.latency) {
             latency.get_or_insert_with(LatencyHistogram::new).merge(h);
         }
@@ -188,7 +195,7 @@ pub fn repetition(reports: &Reports, edges: &[EdgeRep]) -> Repetition {
             delivered.get_or_insert_with(Throughput::default).merge(t);
         }
         // A latency case's rate is its round trips per second, counted by the pings.
-        if let (true, Some(t)) = (pings && rep.spec.role == Role::Ping, &r.round_trips) {
+        if let (true, Some(t)) = (pings && round_trips, &r.round_trips) {
             delivered.get_or_insert_with(Throughput::default).merge(t);
         }
     }

@@ -10,8 +10,10 @@ pub mod builtin;
 pub mod check;
 pub mod hosts;
 pub mod load;
+mod role;
 pub mod security;
 
+pub use role::{Ends, Latency, Role, RoleInfo, StreamPart};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -84,50 +86,6 @@ impl IoMode {
             IoMode::Timeout => "timeout",
         }
     }
-
-    /// The roles that take an I/O mode.
-    pub fn applies_to(role: Role) -> bool {
-        matches!(role, Role::Source | Role::Sink | Role::Ping | Role::Echo)
-    }
-}
-
-/// What a node does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Sends a stream with the measurement header (count, size, rate).
-    #[default]
-    Source,
-    /// Receives streams and keeps a ledger and the latency of each.
-    Sink,
-    /// Sends every message it receives back where it came from.
-    Echo,
-    /// Closed-loop client: sends a request, waits for the echo, times the round trip.
-    Ping,
-    /// Forwards frames between its two sockets untouched (latency stays end to end).
-    Proxy,
-    /// Many SUB sockets in one process on one epoll set (a fan-out's subscribers).
-    Swarm,
-}
-
-impl Role {
-    /// Its name in files.
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::Source => "source",
-            Role::Sink => "sink",
-            Role::Echo => "echo",
-            Role::Ping => "ping",
-            Role::Proxy => "proxy",
-            Role::Swarm => "swarm",
-        }
-    }
-
-    /// Roles that end by themselves; the others end when the runner stops them or when
-    /// everything they expect has arrived.
-    pub fn is_active(self) -> bool {
-        matches!(self, Role::Source | Role::Ping)
-    }
 }
 
 /// Where a node runs.
@@ -180,6 +138,9 @@ pub struct Node {
     /// Swarm: SUB sockets in each replica (process), all on one epoll set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subs: Option<u32>,
+    /// Slow sink: the microseconds it works on each message it takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_us: Option<u64>,
     /// Source: send on a tick schedule (a fan-out's publisher) instead of a stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ticks: Option<Ticks>,
@@ -297,6 +258,23 @@ impl Node {
     /// Its sockets, whichever way the file wrote them.
     pub fn all_sockets(&self) -> Vec<&SocketSpec> {
         self.socket.iter().chain(self.sockets.iter()).collect()
+    }
+
+    /// The fields only some roles take ([`RoleInfo::fields`]): each one's name, its value
+    /// when given, and what to say to a node whose role does not take it.
+    pub fn own_fields(&self) -> [(&'static str, Option<String>, &'static str); 2] {
+        [
+            (
+                "subs",
+                self.subs.map(|v| v.to_string()),
+                "only a swarm has `subs`; use replicas for other roles",
+            ),
+            (
+                "work_us",
+                self.work_us.map(|v| v.to_string()),
+                "only a slow_sink has `work_us` (the microseconds it works on each message); remove it, or make the node a slow_sink",
+            ),
+        ]
     }
 }
 

@@ -3,7 +3,7 @@
 //! graph in words for `zmqperf topology check`.
 
 use super::{Flow, Graph, SockRef};
-use crate::topology::Role;
+use crate::topology::StreamPart;
 use std::collections::BTreeSet;
 
 impl Graph {
@@ -32,7 +32,7 @@ impl Graph {
     pub fn flows(&self) -> Vec<Flow> {
         let mut out = Vec::new();
         for (src, n) in self.topology.nodes.iter().enumerate() {
-            if n.role != Role::Source {
+            if n.role.info().stream != StreamPart::Sends {
                 continue;
             }
             // (socket that sends, shared so far)
@@ -47,22 +47,26 @@ impl Graph {
                     .peers(s)
                     .into_iter()
                     .filter(|p| {
-                        let role = self.topology.nodes[p.0].role;
-                        (matches!(role, Role::Sink | Role::Swarm)
-                            || (role == Role::Proxy && p.1 == 0))
-                            && self.types[p.0][p.1].receives()
+                        let info = self.topology.nodes[p.0].role.info();
+                        let takes = match info.stream {
+                            StreamPart::Forwards { from, .. } => p.1 == from,
+                            _ => info.ends_flows(),
+                        };
+                        takes && self.types[p.0][p.1].receives()
                     })
                     .collect();
                 let fan: u64 = receivers.iter().map(|p| self.replicas(p.0)).sum();
                 let split = shared || (!ty.copies() && fan > 1);
                 for p in receivers {
-                    match self.topology.nodes[p.0].role {
-                        Role::Sink | Role::Swarm => out.push(Flow {
+                    match self.topology.nodes[p.0].role.info().stream {
+                        StreamPart::Forwards { to, .. } => {
+                            todo.push(((p.0, to), split || self.replicas(p.0) > 1))
+                        }
+                        _ => out.push(Flow {
                             source: src,
                             sink: p.0,
                             shared: split,
                         }),
-                        _ => todo.push(((p.0, 1), split || self.replicas(p.0) > 1)),
                     }
                 }
             }

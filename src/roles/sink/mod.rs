@@ -1,0 +1,185 @@
+//! The sink role: takes streams (PULL, SUB, XSUB, PAIR, DEALER or ROUTER), keeps the loss
+//! ledger and the one-way latency of the time-stamped messages of each stream, and ends
+//! when every stream it expects has ended, when the runner stops it (a share of a
+//! load-balanced stream), or after being idle for the timeout (cut short: it reports what
+//! arrived). Its state between start and report is a [`SinkState`] (state.rs); this file
+//! holds the loop around it and the fill of its spec from the graph.
+
+use super::control::{Control, STOP_POLL};
+use super::eot::EotWatch;
+use super::shape::FIRST_FRAME_MIN;
+use super::{open_all, Io, Next, NodeSpec, Patience, RoleReport};
+use crate::clock::now_ns;
+use crate::error::{Error, Result};
+use crate::msg::RawMsg;
+use crate::net::Waiting;
+use crate::zmq;
+use state::{SinkState, Then};
+use std::time::Duration;
+
+mod end;
+mod state;
+
+pub(super) fn run(
+    ctx: &zmq::Context,
+    spec: &NodeSpec,
+    ctl: &mut dyn Control,
+) -> Result<RoleReport> {
+    run_with(ctx, spec, ctl, || {})
+}
+
+/// The sink's run, with `work` done after each message is taken (a slow consumer's work;
+/// a plain sink's is empty, and the compiler leaves nothing of it in the loop).
+#[inline]
+pub(super) fn run_with(
+    ctx: &zmq::Context,
+    spec: &NodeSpec,
+    ctl: &mut dyn Control,
+    mut work: impl FnMut(),
+) -> Result<RoleReport> {
+    let mut opened = open_all(ctx, spec, ctl, STOP_POLL)?;
+    let o = &mut opened[0];
+    // A sink in a stream: its end comes on the stream's end-of-transmission channel.
+    let eot = spec
+        .eot
+        .as_deref()
+        .map(|ep| EotWatch::open(ctx, ep))
+        .transpose()?;
+    ctl.wait_start(spec.timeout())?;
+    let spec = &*spec.started(ctl.send_offsets());
+    let mut st = SinkState::new(spec, eot);
+    let wait = Waiting {
+        endpoint: o.endpoint.as_str(),
+        peer: spec.peer_or("the sending node"),
+        timeout: spec.timeout(),
+        expected: st.total,
+        unit: "messages",
+        watch: o.watch.as_ref(),
+    };
+    let s = &mut o.sock;
+    loop {
+        // A signal that ends the run (a relaxed load per message: one instruction); the
+        // messages so far are the report.
+        if st.at_once && crate::runner::interrupted() {
+            st.interrupted();
+            break;
+        }
+        let first = if st.routed { &mut st.id } else { &mut st.msg };
+        let received = st.received;
+        let next = st
+            .patience
+            .recv(first, s, ctl, &mut st.io)
+            .map_err(|e| wait.error(e, received, String::new()))?;
+        if next != Next::Got {
+            match st.on_wait(next, &wait)? {
+                Then::Read => continue,
+                Then::End => break,
+            }
+        }
+        let then = st.on_message(s, &wait)?;
+        work();
+        if then == Then::End {
+            break;
+        }
+    }
+    Ok(st.finish())
+}
+
+/// A sink's own fields from the graph: the streams that flow into it (of its stream only,
+/// when it belongs to one), their size and shape; it ends by itself unless it gets a share.
+pub(super) fn fill(p: &super::fill::Place, spec: &mut NodeSpec) -> Result<()> {
+    let n = p.node();
+    // A sink in a stream takes flows of that stream only.
+    if let Some(st) = &n.stream {
+        for f in p.flows.iter().filter(|f| f.sink == p.node) {
+            let src = &p.g.topology.nodes[f.source];
+            if src.stream.as_deref() != Some(st.as_str()) {
+                return Err(Error::invalid(
+                    &format!("topology {}: node '{}': stream", p.origin, n.name),
+                    st,
+                    format!(
+                        "its source '{}' is not in stream '{st}'; give the flow's source `stream = \"{st}\"` too",
+                        src.name
+                    ),
+                ));
+            }
+        }
+    }
+    let inflow = p.inflow()?;
+    spec.size = inflow.size(spec.size);
+    spec.ends_itself = !inflow.shared;
+    super::fill::set_shape(spec, inflow.shape.unwrap_or_default());
+    spec.streams = inflow.streams;
+    Ok(())
+}
+
+/// How long the sink has had no message (0 while messages arrive).
+pub(super) fn quiet_for(p: &Patience) -> Duration {
+    p.quiet_since_ns()
+        .map(|t| Duration::from_nanos(now_ns().saturating_sub(t)))
+        .unwrap_or_default()
+}
+
+/// Whether a sink in a stream has everything its end of transmission announced. The
+/// channel is looked at every 1,024 messages while they flow; `at_eot` keeps the count
+/// when it first covered every flow.
+#[inline]
+pub(super) fn eot_done(
+    w: &mut EotWatch,
+    streams: &[(u32, u64)],
+    received: u64,
+    at_eot: &mut Option<u64>,
+) -> bool {
+    if received & 1023 == 0 {
+        w.poll();
+    }
+    if !w.covers(streams) {
+        return false;
+    }
+    at_eot.get_or_insert(received);
+    received >= w.total(streams)
+}
+
+/// Checks a typed message: the type id after the header in its first frame (`msg`), and
+/// its frame count (the other frames are read into `scratch`). Returns what is wrong.
+pub(super) fn check_frames(
+    msg: &mut RawMsg,
+    scratch: &mut RawMsg,
+    s: &mut zmq::Socket,
+    spec: &NodeSpec,
+    io: &mut Io,
+) -> Option<String> {
+    let mut frames = 1;
+    let mut more = msg.more();
+    while more {
+        if io.recv(scratch, s).is_err() {
+            return Some("the rest of its frames never came".into());
+        }
+        frames += 1;
+        more = scratch.more();
+    }
+    let mut why = Vec::new();
+    if frames != spec.frames.len() {
+        why.push(format!("{frames} frames, {} sent", spec.frames.len()));
+    }
+    let t = msg.prefix(FIRST_FRAME_MIN);
+    if t.len() == FIRST_FRAME_MIN {
+        let got = u32::from_le_bytes([t[24], t[25], t[26], t[27]]);
+        if got != spec.type_id {
+            why.push(format!("type id {got}, {} sent", spec.type_id));
+        }
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// The cut-short note of a role ended by a signal: "interrupted by SIGTERM after 1234
+/// messages".
+pub(crate) fn interrupted_after(n: u64, what: &str) -> String {
+    format!(
+        "interrupted by {} after {n} {what}",
+        crate::runner::interrupted_by()
+    )
+}
+
+#[cfg(test)]
+mod tests;

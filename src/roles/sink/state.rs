@@ -1,0 +1,341 @@
+//! The sink's loop state: what it has received and measured so far, and what a message
+//! that arrives does to it ([`SinkState::on_message`]). The wait that ends without one
+//! and the report are in end.rs.
+
+use super::super::eot::EotWatch;
+use super::super::shape::LogFilter;
+use super::super::{HeaderUse, Io, NodeSpec, Patience, STOP_POLL};
+use super::{check_frames, eot_done, interrupted_after};
+use crate::clock::now_ns;
+use crate::error::{Error, Result};
+use crate::header::{Header, FLAG_END, FLAG_WARMUP, HEADER_LEN};
+use crate::msg::RawMsg;
+use crate::net::{check_size, Waiting};
+use crate::progress::Progress;
+use crate::stats::{LatencyHistogram, Ledger, OneWay};
+use crate::topology::SocketType;
+use crate::zmq;
+use std::time::Duration;
+
+/// What the loop does next.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Then {
+    /// Reads on.
+    Read,
+    /// Ends: the report follows.
+    End,
+}
+
+/// A sink between its start and its report.
+pub(super) struct SinkState<'a> {
+    pub(super) spec: &'a NodeSpec,
+    /// A sink in a stream: its end comes on the stream's end-of-transmission channel.
+    pub(super) eot: Option<EotWatch>,
+    /// Every message the streams carry, and the warm-up messages before them.
+    pub(super) total: u64,
+    pub(super) warm_total: u64,
+    /// On a ROUTER: a routing id frame comes first.
+    pub(super) routed: bool,
+    /// Stream id -> index of its latency histogram.
+    pub(super) slot: Vec<usize>,
+    /// One histogram per expected stream, and one more (`other`) for streams nobody
+    /// announced (a sender outside the topology, such as a compatible command's peer).
+    pub(super) hists: Vec<LatencyHistogram>,
+    pub(super) other: usize,
+    /// How each stream's send stamps become delays on this clock (its offset when its
+    /// sender is on another host), and what the check of them finds. A stream nobody
+    /// announced has no offset: it is read on this clock.
+    pub(super) clocks: Vec<OneWay>,
+    /// The receive's slice: with a channel to watch, it gives up every STOP_POLL to look at
+    /// it, and the idle time is added up here.
+    pub(super) slice: Duration,
+    /// A sender in another process goes on sending after a signal here: the sink stops at
+    /// once. One in this process (inproc) stops sending itself, and the sink then drains
+    /// what it sent (its quiet slice ends the wait): a sink that stopped reading would leave
+    /// that sender blocked at its high-water mark.
+    pub(super) at_once: bool,
+    pub(super) patience: Patience,
+    pub(super) idle_total: Duration,
+    /// When the current quiet spell began, kept across the slices of a sink in a stream
+    /// (each starts a new Patience): the end of its rate is the last arrival, not the
+    /// moment the end of transmission was read.
+    pub(super) quiet_at: Option<u64>,
+    /// Messages received when the end of transmission had covered every flow.
+    pub(super) at_eot: Option<u64>,
+    pub(super) io: Io,
+    pub(super) ends: usize,
+    pub(super) header: bool,
+    pub(super) progress: Progress,
+    pub(super) ledger: Ledger,
+    pub(super) msg: RawMsg,
+    pub(super) id: RawMsg,
+    /// Typed frames and log lines: what to check, and which lines a SUB filter lets
+    /// through.
+    pub(super) first_len: usize,
+    pub(super) log: Option<LogFilter>,
+    pub(super) level: Vec<u8>,
+    pub(super) frame_error: Option<String>,
+    pub(super) received: u64,
+    pub(super) seen: u64,
+    pub(super) start: u64,
+    /// The latest clock reading at an arrival (the first and the time-stamped ones).
+    pub(super) last_read_ns: u64,
+    pub(super) cut_short: Option<String>,
+    pub(super) protocol_error: Option<String>,
+}
+
+impl<'a> SinkState<'a> {
+    /// The state at the start, for `spec` (as started) and its channel.
+    pub fn new(spec: &'a NodeSpec, eot: Option<EotWatch>) -> Self {
+        let total: u64 = spec.streams.iter().map(|(_, n)| n).sum();
+        let top = spec.streams.iter().map(|(id, _)| *id).max().unwrap_or(0) as usize;
+        let mut slot = vec![usize::MAX; top + 1];
+        for (i, (id, _)) in spec.streams.iter().enumerate() {
+            slot[*id as usize] = i;
+        }
+        let clocks = spec
+            .streams
+            .iter()
+            .map(|(id, _)| spec.one_way(*id, spec.timeout()))
+            .chain(std::iter::once(OneWay::same_clock(spec.timeout())))
+            .collect();
+        let slice = if eot.is_some() {
+            STOP_POLL
+        } else {
+            spec.timeout()
+        };
+        let at_once = !spec
+            .sockets
+            .iter()
+            .flat_map(|p| p.bind.iter().chain(&p.connect))
+            .any(|e| e.starts_with("inproc://"));
+        let log = (!spec.log_levels.is_empty()).then(|| {
+            let prefixes = spec.sockets[0]
+                .options
+                .subscribe
+                .clone()
+                .unwrap_or_default();
+            LogFilter::new(&spec.log_levels, &prefixes)
+        });
+        SinkState {
+            spec,
+            eot,
+            total,
+            warm_total: spec.warmup * spec.streams.len() as u64,
+            routed: spec.sockets[0].kind == SocketType::Router,
+            slot,
+            hists: (0..=spec.streams.len())
+                .map(|_| LatencyHistogram::new())
+                .collect(),
+            other: spec.streams.len(),
+            clocks,
+            slice,
+            at_once,
+            patience: Patience::new(slice).draining_after_signal(!at_once),
+            idle_total: Duration::ZERO,
+            quiet_at: None,
+            at_eot: None,
+            io: Io::new(spec.io, spec.timeout()),
+            ends: 0,
+            header: spec.size >= HEADER_LEN,
+            progress: Progress::new("messages", total),
+            ledger: Ledger::new(),
+            msg: RawMsg::new(),
+            id: RawMsg::new(),
+            first_len: spec.frames.first().copied().unwrap_or(spec.size),
+            log,
+            level: Vec::new(),
+            frame_error: None,
+            received: 0,
+            seen: 0,
+            start: 0,
+            last_read_ns: 0,
+            cut_short: None,
+            protocol_error: None,
+        }
+    }
+
+    /// A signal ended the run: the messages so far are the report.
+    pub fn interrupted(&mut self) {
+        self.cut_short = Some(interrupted_after(self.received, "messages"));
+    }
+
+    /// A message arrived (its first frame in `id` on a ROUTER, else in `msg`): the rest of
+    /// its frames are read, it is checked and recorded, and the sink ends once everything
+    /// it expects has come.
+    #[inline]
+    pub fn on_message(&mut self, s: &mut zmq::Socket, wait: &Waiting) -> Result<Then> {
+        let spec = self.spec;
+        let received = self.received;
+        self.idle_total = Duration::ZERO;
+        self.quiet_at = None;
+        if self.routed {
+            self.io
+                .recv(&mut self.msg, s)
+                .map_err(|e| wait.error(e, received, String::new()))?;
+        }
+        if self.log.is_some() {
+            // The first frame was the level (the topic); the line follows.
+            self.level.clear();
+            self.level.extend_from_slice(self.msg.bytes());
+            self.io
+                .recv(&mut self.msg, s)
+                .map_err(|e| wait.error(e, received, String::new()))?;
+        }
+        if !spec.frames.is_empty() {
+            if let Some(why) = check_frames(&mut self.msg, &mut self.id, s, spec, &mut self.io) {
+                self.frame_error
+                    .get_or_insert(format!("message {}: {why}", self.seen + 1));
+            }
+        }
+        if self.first_len > 0 {
+            check_size(&mut self.msg, self.first_len, self.seen)?;
+        }
+        if self.seen == 0 && self.header && spec.header == HeaderUse::Detect {
+            // A peer without the header (libzmq's C tools): count only. A header this
+            // build cannot read is not "no header": the ledger would be silently off.
+            self.header = match Header::decode(self.msg.prefix(HEADER_LEN)) {
+                Ok(h) => h.is_some(),
+                Err(e) => return Err(Error::Protocol(format!("the first message: {e}"))),
+            };
+        }
+        self.seen += 1;
+        self.progress.tick(self.seen);
+        if !self.header {
+            return Ok(self.count_only());
+        }
+        let h = match Header::decode(self.msg.prefix(HEADER_LEN)) {
+            Ok(Some(h)) => h,
+            other => {
+                let why = match other {
+                    Err(e) => e.to_string(),
+                    _ => "a message without the measurement header".to_string(),
+                };
+                if received == 0 {
+                    return Err(Error::Protocol(why));
+                }
+                // Part-way: what did arrive is measured; the error comes with it.
+                self.protocol_error = Some(format!("after {received} messages: {why}"));
+                return Ok(Then::End);
+            }
+        };
+        if h.flags & FLAG_WARMUP != 0 {
+            return Ok(Then::Read);
+        }
+        self.record(&h);
+        // With the header, a stream ends at its end mark, not after `total` arrivals:
+        // duplicates would use up the count and leave real messages unread.
+        if let Some(w) = self.eot.as_mut() {
+            return Ok(
+                if eot_done(w, &spec.streams, self.received, &mut self.at_eot) {
+                    Then::End
+                } else {
+                    Then::Read
+                },
+            );
+        }
+        if spec.ends_itself && self.ends == spec.streams.len() {
+            return Ok(Then::End);
+        }
+        // Or at the count: every message the streams were to carry has arrived once (an
+        // end mark that never comes must not cost the timeout, and a longer stream is not
+        // read past it). Duplicates do not count: the distinct figure is taken only once
+        // the arrivals reach the count, so the common path costs one comparison.
+        if spec.ends_itself
+            && self.received >= self.total
+            && self.ledger.summary(None).received >= self.total
+        {
+            return Ok(Then::End);
+        }
+        Ok(Then::Read)
+    }
+
+    /// A message with the header, past the warm-up: its sequence goes in the ledger, its
+    /// delay (when time-stamped) in its stream's histogram, and its end mark is counted.
+    #[inline]
+    fn record(&mut self, h: &Header) {
+        let spec = self.spec;
+        // The clock is read only where a figure needs it (as in local_thr): on the first
+        // message and on the time-stamped ones.
+        let stamped = h.has_timestamp();
+        let now = if stamped || self.received == 0 {
+            now_ns()
+        } else {
+            0
+        };
+        if self.received == 0 {
+            self.start = now;
+        }
+        self.last_read_ns = self.last_read_ns.max(now);
+        self.received += 1;
+        // A log line behind a filter: its rank among the lines the filter lets through
+        // is the sequence the ledger keeps, so a hole is a line that should have come.
+        let seq = match &self.log {
+            Some(f) => {
+                let want = &spec.log_levels[(h.sequence % spec.log_levels.len() as u64) as usize];
+                if self.level != want.as_bytes() {
+                    self.frame_error.get_or_insert(format!(
+                        "line {} of stream {} came with level '{}', but it was written as {want}",
+                        h.sequence,
+                        h.stream_id,
+                        String::from_utf8_lossy(&self.level)
+                    ));
+                } else if !f.passes(h.sequence) {
+                    self.frame_error.get_or_insert(format!(
+                        "line {} ({want}) of stream {} came through a filter that should have stopped it",
+                        h.sequence, h.stream_id
+                    ));
+                }
+                f.rank(h.sequence)
+            }
+            None => h.sequence,
+        };
+        self.ledger.record(h.stream_id, seq);
+        if stamped {
+            let i = match self.slot.get(h.stream_id as usize) {
+                Some(&i) if i != usize::MAX => i,
+                _ => self.other,
+            };
+            // An impossible stamp (another clock) is counted by its check, never recorded.
+            if let Some(d) = self.clocks[i].delay(h.send_ns, now) {
+                self.hists[i].record(d);
+            }
+        }
+        match &self.log {
+            // A filtered stream ends at the last line the filter lets through.
+            Some(_) => {
+                let want = self
+                    .slot
+                    .get(h.stream_id as usize)
+                    .and_then(|&i| spec.streams.get(i))
+                    .map(|(_, n)| *n);
+                if want == Some(seq + 1) {
+                    self.ends += 1;
+                }
+            }
+            None if h.flags & FLAG_END != 0 => self.ends += 1,
+            None => {}
+        }
+    }
+
+    /// A message too small for the header: counted, as libzmq's local_thr does.
+    #[inline]
+    fn count_only(&mut self) -> Then {
+        let spec = self.spec;
+        if self.seen <= self.warm_total {
+            return Then::Read;
+        }
+        if self.received == 0 {
+            self.start = now_ns();
+        }
+        self.received += 1;
+        if let Some(w) = self.eot.as_mut() {
+            if eot_done(w, &spec.streams, self.received, &mut self.at_eot) {
+                return Then::End;
+            }
+        } else if spec.ends_itself && self.received == self.total {
+            return Then::End;
+        }
+        Then::Read
+    }
+}

@@ -1,0 +1,197 @@
+//! The checks of one node against its role's descriptor ([`RoleInfo`]): its sockets (how
+//! many, of which types), the fields only some roles take, and what only a source, a member
+//! of a stream or a role with an I/O mode may give.
+//!
+//! [`RoleInfo`]: crate::topology::RoleInfo
+
+use super::{err, field_of};
+use crate::error::Result;
+use crate::topology::{Node, SocketType, StreamPart};
+
+/// A node's sockets, as many as its role has and of types it takes; the types in socket
+/// order. Its CURVE keys are checked, and its waiting for subscriptions, shape and I/O mode.
+pub(super) fn check_sockets(origin: &str, n: &Node) -> Result<Vec<SocketType>> {
+    let info = n.role.info();
+    let socks = n.all_sockets();
+    if socks.len() != info.sockets {
+        return Err(err(
+            origin,
+            &n.name,
+            if info.sockets > 1 {
+                "sockets"
+            } else {
+                "socket"
+            },
+            &socks.len().to_string(),
+            if info.sockets > 1 {
+                info.sockets_reason.to_string()
+            } else {
+                format!(
+                    "a {} has exactly one socket: `socket = {{ type = ..., bind = [...] }}`",
+                    info.name
+                )
+            },
+        ));
+    }
+    let mut ts = Vec::new();
+    for (si, s) in socks.iter().enumerate() {
+        let field = field_of(n, si, "type");
+        let ty = SocketType::parse(&s.kind).ok_or_else(|| {
+            let all: Vec<_> = SocketType::ALL.iter().map(|t| t.name()).collect();
+            err(
+                origin,
+                &n.name,
+                &field,
+                &s.kind,
+                format!("not a socket type; use one of {}", all.join(", ")),
+            )
+        })?;
+        ts.push(ty);
+        if let Some(k) = &s.options.curve_keys {
+            k.check(&format!(
+                "topology {origin}: node '{}': {}",
+                n.name,
+                field_of(n, si, "curve_keys")
+            ))?;
+            if s.options.security != Some(crate::topology::security::Mechanism::Curve) {
+                return Err(err(
+                    origin,
+                    &n.name,
+                    &field_of(n, si, "curve_keys"),
+                    "given",
+                    "CURVE keys without `security = \"curve\"` would not be used; add it, or remove the keys",
+                ));
+            }
+        }
+    }
+    check_role(origin, n, &ts)?;
+    if let Some(v) = n.wait_subscriptions {
+        if info.publishes_on(&ts).is_none() {
+            return Err(err(
+                origin,
+                &n.name,
+                "wait_subscriptions",
+                &v.to_string(),
+                "only a source or proxy that publishes on PUB or XPUB waits for subscriptions; remove the field",
+            ));
+        }
+    }
+    check_shape(origin, n)?;
+    check_io(origin, n)?;
+    Ok(ts)
+}
+
+/// The fields only some roles take: refused on the others, and checked by the role's own
+/// rule where it takes them.
+pub(super) fn check_own_fields(origin: &str, n: &Node) -> Result<()> {
+    let info = n.role.info();
+    if let Some((field, value, why)) = (info.check_fields)(n) {
+        return Err(err(origin, &n.name, field, &value, why));
+    }
+    for (field, given, why) in n.own_fields() {
+        if let Some(v) = given.filter(|_| !info.fields.contains(&field)) {
+            return Err(err(origin, &n.name, field, &v, why));
+        }
+    }
+    Ok(())
+}
+
+fn check_role(origin: &str, n: &Node, ts: &[SocketType]) -> Result<()> {
+    let info = n.role.info();
+    if (info.accepts)(ts) {
+        return Ok(());
+    }
+    let got: Vec<_> = ts.iter().map(|t| t.name()).collect();
+    Err(err(
+        origin,
+        &n.name,
+        if info.sockets > 1 {
+            "sockets"
+        } else {
+            "socket.type"
+        },
+        &got.join(", "),
+        format!("a {} needs {}", info.name, info.wants),
+    ))
+}
+
+/// Typed frames and log lines: a plain source's, one or the other, with something in them.
+pub(super) fn check_shape(origin: &str, n: &Node) -> Result<()> {
+    for (field, given) in [("message", n.message.is_some()), ("log", n.log.is_some())] {
+        if given && (n.role.info().stream != StreamPart::Sends || n.ticks.is_some()) {
+            return Err(err(
+                origin,
+                &n.name,
+                field,
+                "given",
+                "only a source (not on ticks) sends typed frames or log lines; remove the field",
+            ));
+        }
+    }
+    if let Some(st) = &n.stream {
+        if !n.role.info().in_stream || n.ticks.is_some() {
+            return Err(err(
+                origin,
+                &n.name,
+                "stream",
+                st,
+                "only sources and sinks belong to a stream (a group of flows); remove the field",
+            ));
+        }
+        if st.is_empty() {
+            return Err(err(origin, &n.name, "stream", "", "give the stream a name"));
+        }
+    }
+    if n.message.is_some() && n.log.is_some() {
+        return Err(err(
+            origin,
+            &n.name,
+            "log",
+            "given",
+            "a source sends typed frames (`message`) or log lines (`log`), not both",
+        ));
+    }
+    if n.message.as_ref().is_some_and(|m| m.frames.is_empty()) {
+        return Err(err(
+            origin,
+            &n.name,
+            "message.frames",
+            "[]",
+            "give every frame's size, the first holding the header and the type id: e.g. frames = [28, 1024, 1024]",
+        ));
+    }
+    if n.log.as_ref().is_some_and(|l| {
+        l.levels
+            .as_ref()
+            .is_some_and(|v| v.is_empty() || v.iter().any(String::is_empty))
+    }) {
+        return Err(err(
+            origin,
+            &n.name,
+            "log.levels",
+            "[]",
+            "give the level of each line in turn, none empty: e.g. levels = [\"INFO\", \"ERROR\"]",
+        ));
+    }
+    Ok(())
+}
+
+/// An I/O mode only on the roles that take one (a proxy and a swarm keep their own loops).
+pub(super) fn check_io(origin: &str, n: &Node) -> Result<()> {
+    let Some(io) = n.io else { return Ok(()) };
+    if !n.role.info().takes_io || n.ticks.is_some() {
+        let what = if n.ticks.is_some() {
+            "a source on ticks".to_string()
+        } else {
+            format!("a {}", n.role.name())
+        };
+        return Err(err(
+            origin,
+            &n.name,
+            "io",
+            io.name(),
+            format!("{what} keeps its own way of sending and receiving; only a source, sink, ping or echo takes `io` (blocking, poll or timeout): remove the field"),
+        ));
+    }
+    Ok(())
+}
