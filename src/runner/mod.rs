@@ -25,10 +25,10 @@ mod summary;
 pub mod sync;
 mod watch;
 
-pub use case::{CaseSpec, Settings};
 pub use crate::interrupt::{
     interrupt, interrupted, interrupted_by, interrupted_code, STOP_SIGNALS,
 };
+pub use case::{CaseSpec, Settings};
 pub use signals::{catch_signals, WokenOnStop};
 use summary::{clock_notes, warnings};
 pub use summary::{facts, sender_facts, summarise, SHORT_NS, SPREAD_WARN_PCT};
