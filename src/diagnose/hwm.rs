@@ -21,9 +21,10 @@ use crate::clock::now_ns;
 use crate::endpoint::Transport;
 use crate::error::{zmq_err, Error, Result};
 use crate::header::FLAG_END;
-use crate::model::{Finding, Severity};
+use crate::model::{Finding, Severity, TimedGap};
 use crate::msg::RawMsg;
 use crate::roles::Quit;
+use crate::stats::LossSummary;
 use crate::topology::SocketType;
 use crate::units::grouped;
 use crate::zmq;
@@ -200,34 +201,13 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
         pushes.push(burst(cfg, t, false, h, n)?);
     }
     let mut f = FindingDraft::new(&format!("hwm/{t}"), Part::HwmDropOrBlock, t);
-    f.put("burst", n);
-    f.put("message_size", SIZE as u64);
-    f.put("receiver_msgs_per_s", pushes[0].receiver_rate.round());
-    f.put(
-        "receiver",
-        format!("{PACE_BATCH} messages, then 1 ms of work").as_str(),
-    );
-    if t != Transport::Inproc {
-        f.put("kernel_buffer_bytes", KERNEL_BUF as u64);
-    }
+    evidence(&mut f, t, n, hwms, &pubs, &pushes);
     let lost = |b: &Burst| b.tally.summary(b.sent).lost;
-    for ((h, p), q) in hwms.iter().zip(&pubs).zip(&pushes) {
-        f.put(&format!("pub_lost_hwm_{h}"), lost(p));
-        f.put(&format!("push_lost_hwm_{h}"), lost(q));
-        f.put(&format!("push_blocked_ms_hwm_{h}"), ns_to_ms(q.blocked_ns));
-    }
     let first = &pubs[0];
     let first_loss = first.tally.summary(first.sent);
     f.put_ledger(&format!("pub_hwm_{}_", hwms[0]), &first_loss);
     f.gaps = first.tally.gaps(first.sent, first.origin_ns);
 
-    let list = |xs: Vec<String>| -> String {
-        match xs.len() {
-            0 => String::new(),
-            1 => xs[0].clone(),
-            _ => format!("{} and {}", xs[..xs.len() - 1].join(", "), xs[xs.len() - 1]),
-        }
-    };
     let pub_words = list(
         hwms.iter()
             .zip(&pubs)
@@ -256,32 +236,7 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
             grouped(KERNEL_BUF as u64)
         )
     };
-    let holes =
-        if first_loss.lost > 0 && first_loss.lost_at_start == 0 && first_loss.lost_at_end == 0 {
-            let at = f
-                .gaps
-                .first()
-                .map(|g| {
-                    format!(
-                        " (the first hole began after seq {}{})",
-                        grouped(g.first_seq.saturating_sub(1)),
-                        g.before_ms
-                            .map(|b| format!(", {} into the burst", ms(b)))
-                            .unwrap_or_default()
-                    )
-                })
-                .unwrap_or_default();
-            format!(
-            ", every one inside the stream: the subscriber got the first message and the last, \
-             so only the sequence numbers show the {}{at}",
-            match first_loss.gap_count {
-                1 => "hole".to_string(),
-                n => format!("{} holes", grouped(n)),
-            }
-        )
-        } else {
-            String::new()
-        };
+    let holes = holes_words(&first_loss, &f.gaps);
     let pub_lost_total: u64 = pubs.iter().map(lost).sum();
     f.severity = if pub_lost_total > 0 || push_lost > 0 {
         Severity::Warning
@@ -330,6 +285,70 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
     };
     f.triage(cause::HWM, pub_lost_total, pub_lost_total, cause::LOST, fix);
     Ok(f.finish())
+}
+
+/// The figures of the bursts at every high-water mark, PUB beside PUSH.
+fn evidence(
+    f: &mut FindingDraft,
+    t: Transport,
+    n: u64,
+    hwms: &[i32],
+    pubs: &[Burst],
+    pushes: &[Burst],
+) {
+    f.put("burst", n);
+    f.put("message_size", SIZE as u64);
+    f.put("receiver_msgs_per_s", pushes[0].receiver_rate.round());
+    f.put(
+        "receiver",
+        format!("{PACE_BATCH} messages, then 1 ms of work").as_str(),
+    );
+    if t != Transport::Inproc {
+        f.put("kernel_buffer_bytes", KERNEL_BUF as u64);
+    }
+    let lost = |b: &Burst| b.tally.summary(b.sent).lost;
+    for ((h, p), q) in hwms.iter().zip(pubs).zip(pushes) {
+        f.put(&format!("pub_lost_hwm_{h}"), lost(p));
+        f.put(&format!("push_lost_hwm_{h}"), lost(q));
+        f.put(&format!("push_blocked_ms_hwm_{h}"), ns_to_ms(q.blocked_ns));
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn list(xs: Vec<String>) -> String {
+    match xs.len() {
+        0 => String::new(),
+        1 => xs[0].clone(),
+        _ => format!("{} and {}", xs[..xs.len() - 1].join(", "), xs[xs.len() - 1]),
+    }
+}
+
+/// Where the first pattern's holes were, when all of them were inside the stream.
+fn holes_words(first_loss: &LossSummary, gaps: &[TimedGap]) -> String {
+    if first_loss.lost > 0 && first_loss.lost_at_start == 0 && first_loss.lost_at_end == 0 {
+        let at = gaps
+            .first()
+            .map(|g| {
+                format!(
+                    " (the first hole began after seq {}{})",
+                    grouped(g.first_seq.saturating_sub(1)),
+                    g.before_ms
+                        .map(|b| format!(", {} into the burst", ms(b)))
+                        .unwrap_or_default()
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            ", every one inside the stream: the subscriber got the first message and the last, \
+         so only the sequence numbers show the {}{at}",
+            match first_loss.gap_count {
+                1 => "hole".to_string(),
+                n => format!("{} holes", grouped(n)),
+            }
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// One memory run: what the sender process reported and what arrived.
@@ -415,7 +434,7 @@ pub(super) fn memory(cfg: &Config, t: Transport) -> Result<Finding> {
          examples report 10 GB for 10 million). With the default high-water mark of 1,000 the \
          sender grew by {} and dropped {} instead.",
         messages(n),
-        crate::report::numbers::bytes(size as u64),
+        crate::units::bytes(size as u64),
         grouped(unbounded.lost),
         mib(unbounded.rss_growth_kib),
         grouped(per_msg.round() as u64),

@@ -22,7 +22,7 @@ mod stream;
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
 use crate::model::{Finding, Measure, Severity, TimedGap, Triage};
-use crate::report::numbers::grouped;
+use crate::units::grouped;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

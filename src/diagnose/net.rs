@@ -142,3 +142,17 @@ pub fn recv(s: &mut zmq::Socket, msg: &mut RawMsg) -> Result<Option<Header>> {
         Err(e) => Err(Error::Protocol(e.to_string())),
     }
 }
+
+/// A PULL bound to a fresh endpoint of `t` (receive timeout `rx_timeout`) and a PUSH
+/// connected to it (send timeout `tx_timeout`), both with the experiments' options and no
+/// high-water mark: the stream of the deep-queue and sender-stops experiments.
+pub fn push_pull(
+    ctx: &zmq::Context,
+    t: Transport,
+    rx_timeout: Duration,
+    tx_timeout: Duration,
+) -> Result<(zmq::Socket, zmq::Socket)> {
+    let (rx, ep) = bind(ctx, SocketType::Pull, t, rx_timeout, &options(Some(0)))?;
+    let tx = connect(ctx, SocketType::Push, &ep, tx_timeout, &options(Some(0)))?;
+    Ok((rx, tx))
+}

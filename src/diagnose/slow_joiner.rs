@@ -24,8 +24,8 @@ use crate::error::{Error, Result};
 use crate::header::{FLAG_END, FLAG_WARMUP};
 use crate::model::{Finding, Severity};
 use crate::msg::RawMsg;
-use crate::report::numbers::grouped;
 use crate::topology::SocketType;
+use crate::units::grouped;
 use crate::zmq;
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
@@ -343,7 +343,7 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
              sent by then went to no one (the first to arrive was seq {}{first_seen}). \
              {remedies}",
             messages(lost),
-            crate::report::numbers::grouped(lost),
+            grouped(lost),
         );
     } else {
         f.title = format!("PUB/SUB over {t}: no loss at the start");
