@@ -77,7 +77,7 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
     }
     print(
         &a.common,
-        || with_network(out::json(&r), &r.endpoint),
+        || with_network(out::json(&r), &r.side.endpoint),
         out::throughput_lines(&r),
         || out::receiver_detail(&r),
     );
@@ -161,7 +161,7 @@ fn remote_thr_here(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
     let r = compat::remote_thr(ctx, &cfg)?;
     print(
         &a.common,
-        || with_network(out::json(&r), &r.endpoint),
+        || with_network(out::json(&r), &r.side.endpoint),
         String::new(),
         || out::sender_detail(&r),
     );
@@ -169,7 +169,7 @@ fn remote_thr_here(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
     if r.peer_closed == Some(false) {
         return Err(Error::Unconfirmed(format!(
             "all {} messages left, but the receiver did not hang up within {} of the last one: it may not have read them (a receiver expecting more messages, one that stopped reading, or a long-lived service that never closes; its own output is the verdict)",
-            r.message_count,
+            r.side.message_count,
             zmqperf::error::fmt_duration(cfg.timeout)
         )));
     }
