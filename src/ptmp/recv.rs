@@ -7,10 +7,10 @@ use super::cause::{recv_cause, Cause};
 use super::gap::{GapLine, GapTracker};
 pub use super::received::Ended;
 pub(crate) use super::received::Received;
-use super::send::side_name;
+use super::send::CheckSocket;
 use super::{open, PtmpSocket, RECEIVING};
 use crate::clock::now_ns;
-use crate::endpoint::{Endpoint, Side, Transport};
+use crate::endpoint::{Endpoint, Side};
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_END};
 use crate::msg::RawMsg;
@@ -250,18 +250,9 @@ pub(crate) fn mid_handshake_hint(
 /// What check_recv received.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecvResult {
-    /// "check_recv".
-    pub command: &'static str,
-    /// Endpoint bound or connected.
-    pub endpoint: String,
-    /// Its transport.
-    pub transport: Transport,
-    /// The socket type.
-    pub socket_type: SocketType,
-    /// "bind" or "connect".
-    pub side: &'static str,
-    /// COUNT: messages to receive.
-    pub count: u64,
+    /// "check_recv", its socket and COUNT (the messages to receive), first in the JSON.
+    #[serde(flatten)]
+    pub socket: CheckSocket,
     /// The longest wait for a message, ms.
     pub timeout_ms: u64,
     /// Why receiving stopped: count, end_mark or timeout.
@@ -369,12 +360,14 @@ pub fn check_recv(
         recv_cause(cfg.kind, &loss, r.ended, r.disconnected, &r)
     };
     Ok(RecvResult {
-        command: "check_recv",
-        endpoint: s.endpoint.clone(),
-        transport: cfg.endpoint.transport(),
-        socket_type: cfg.kind,
-        side: side_name(cfg.side),
-        count: cfg.count,
+        socket: CheckSocket::of(
+            "check_recv",
+            cfg.kind,
+            cfg.side,
+            &cfg.endpoint,
+            s.endpoint.clone(),
+            cfg.count,
+        ),
         timeout_ms: cfg.timeout.as_millis() as u64,
         ended: r.ended,
         received: r.arrivals,
