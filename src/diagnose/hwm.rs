@@ -55,7 +55,7 @@ struct Burst {
 fn burst(cfg: &Config, t: Transport, pubsub: bool, hwm: i32, n: u64) -> Result<Burst> {
     let ctx = zmq::Context::new();
     let opts = net::with_small_kernel_buffers(net::options(Some(hwm)), t, KERNEL_BUF);
-    let (mut rx, ep) = net::bind(
+    let (rx, ep) = net::bind(
         &ctx,
         if pubsub {
             SocketType::Sub
@@ -70,35 +70,7 @@ fn burst(cfg: &Config, t: Transport, pubsub: bool, hwm: i32, n: u64) -> Result<B
     let last_seen = Arc::new(AtomicU64::new(now_ns()));
     let got_end = Arc::new(AtomicBool::new(false));
     let (seen, ended) = (last_seen.clone(), got_end.clone());
-    let receiver = thread::spawn(move || -> Result<(Tally, f64)> {
-        let deadline = Instant::now() + timeout;
-        let mut tally = Tally::new();
-        let mut msg = RawMsg::new();
-        let mut taken = 0u64;
-        while Instant::now() < deadline {
-            let Some(h) = net::recv(&mut rx, &mut msg)? else {
-                continue;
-            };
-            taken += 1;
-            seen.store(now_ns(), Ordering::Release);
-            if tally.record_now(&h) {
-                ended.store(true, Ordering::Release);
-                break;
-            }
-            if taken.is_multiple_of(PACE_BATCH) {
-                thread::sleep(PACE_PAUSE);
-            }
-        }
-        let span = tally
-            .last_ns()
-            .saturating_sub(tally.first_ns().unwrap_or(0));
-        let rate = if span > 0 {
-            taken.saturating_sub(1) as f64 * 1e9 / span as f64
-        } else {
-            0.0
-        };
-        Ok((tally, rate))
-    });
+    let receiver = thread::spawn(move || paced_receive(rx, timeout, &seen, &ended));
     let mut tx = net::connect(
         &ctx,
         if pubsub {
@@ -149,6 +121,44 @@ fn burst(cfg: &Config, t: Transport, pubsub: bool, hwm: i32, n: u64) -> Result<B
         blocked_ns,
         receiver_rate,
     })
+}
+
+/// The slow receiver: takes [`PACE_BATCH`] messages, then works for [`PACE_PAUSE`], until
+/// the end-of-stream mark or `timeout`; notes when each message arrived (`seen`) and the
+/// mark (`ended`) for the sender. With its rate while it was busy, msg/s.
+fn paced_receive(
+    mut rx: zmq::Socket,
+    timeout: Duration,
+    seen: &AtomicU64,
+    ended: &AtomicBool,
+) -> Result<(Tally, f64)> {
+    let deadline = Instant::now() + timeout;
+    let mut tally = Tally::new();
+    let mut msg = RawMsg::new();
+    let mut taken = 0u64;
+    while Instant::now() < deadline {
+        let Some(h) = net::recv(&mut rx, &mut msg)? else {
+            continue;
+        };
+        taken += 1;
+        seen.store(now_ns(), Ordering::Release);
+        if tally.record_now(&h) {
+            ended.store(true, Ordering::Release);
+            break;
+        }
+        if taken.is_multiple_of(PACE_BATCH) {
+            thread::sleep(PACE_PAUSE);
+        }
+    }
+    let span = tally
+        .last_ns()
+        .saturating_sub(tally.first_ns().unwrap_or(0));
+    let rate = if span > 0 {
+        taken.saturating_sub(1) as f64 * 1e9 / span as f64
+    } else {
+        0.0
+    };
+    Ok((tally, rate))
 }
 
 /// Sends the end-of-stream mark of a PUB stream so that it arrives: a PUB stops writing to
