@@ -161,7 +161,7 @@ pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
         return Err(Error::Interrupted(format!(
             "after {} of {} messages; the figures above are of what was sent before it",
             grouped(r.sent),
-            grouped(r.count)
+            grouped(r.socket.count)
         )));
     }
     match ptmp::unseen_receiver(&r) {

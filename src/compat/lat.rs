@@ -1,10 +1,11 @@
 //! The latency pair: local_lat (REP, echoes) and remote_lat (REQ, measures round trips).
 
+use super::{run_reported, socket};
 use crate::clock::{measure_timer_cost, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::Result;
 use crate::net::security::{CurveKeys, Mechanism};
-use crate::roles::{run_here, HeaderUse, NodeSpec, Role, RoleReport, SockPlan};
+use crate::roles::{HeaderUse, NodeSpec, Role};
 use crate::stats::{LatencyHistogram, LatencySummary, LossSummary};
 use crate::topology::{SocketOptions, SocketType};
 use crate::zmq;
@@ -102,61 +103,6 @@ pub struct EchoResult {
     pub header: bool,
     /// Sequence check of the requests (with a header only).
     pub loss: Option<LossSummary>,
-}
-
-/// The one socket of a compatible command, bound or connected as the user said.
-pub(super) fn socket(
-    kind: SocketType,
-    ep: &Endpoint,
-    side: Side,
-    mut options: SocketOptions,
-    security: Mechanism,
-    keys: Option<&CurveKeys>,
-) -> SockPlan {
-    if security != Mechanism::Null {
-        options.security = Some(security);
-        // The keys of libzmq's local_thr/remote_thr, so either side can be a C tool.
-        options.curve_keys = (security == Mechanism::Curve)
-            .then(|| keys.cloned().unwrap_or_else(CurveKeys::libzmq_perf_tools));
-    }
-    let e = vec![ep.as_str().to_string()];
-    let (bind, connect) = match side {
-        Side::Bind => (e, Vec::new()),
-        Side::Connect => (Vec::new(), e),
-    };
-    SockPlan {
-        kind,
-        bind,
-        connect,
-        options,
-    }
-}
-
-/// The endpoint to report: the one bound (with the real port), or the one connected to.
-pub(super) fn reported(bound: &[String], ep: &Endpoint) -> String {
-    bound
-        .first()
-        .cloned()
-        .unwrap_or_else(|| ep.as_str().to_string())
-}
-
-/// Runs a compatible command's node on this thread; `on_ready` gets the endpoint to report
-/// (the one bound, or the one connected to) before the run starts.
-pub(super) fn run_reported(
-    ctx: &zmq::Context,
-    spec: &NodeSpec,
-    ep: &Endpoint,
-    on_ready: impl FnOnce(&str),
-) -> Result<(RoleReport, String)> {
-    let mut endpoint = String::new();
-    let mut on_ready = Some(on_ready);
-    let r = run_here(ctx, spec, |b| {
-        endpoint = reported(b, ep);
-        if let Some(f) = on_ready.take() {
-            f(&endpoint);
-        }
-    })?;
-    Ok((r, endpoint))
 }
 
 /// local_lat: binds a REP socket and echoes `count` messages (the echo role).

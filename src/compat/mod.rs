@@ -3,6 +3,8 @@
 //!
 //! Same sockets, sides and formulas as libzmq's perf tools; the measurement header is used
 //! only when the peer speaks it, so the C tools work against these and the other way round.
+//! Each is a front-end on a role (`roles::run_here`): the one socket it opens and how it
+//! runs it are here, shared by both pairs.
 
 mod inproc;
 mod lat;
@@ -12,10 +14,71 @@ pub use inproc::{inproc_lat, inproc_thr};
 pub use lat::{local_lat, remote_lat, EchoMode, EchoResult, LatConfig, LatencyResult};
 pub use thr::{
     cut_short_cause, local_thr, loss_cause, remote_thr, Pattern, ReceiverResult, SenderResult,
-    ThrConfig,
+    ThrConfig, ThrSide,
 };
 
+use crate::endpoint::{Endpoint, Side};
+use crate::error::Result;
+use crate::net::security::{CurveKeys, Mechanism};
+use crate::roles::{run_here, NodeSpec, RoleReport, SockPlan};
+use crate::topology::{SocketOptions, SocketType};
+use crate::zmq;
 use std::time::Duration;
 
 /// Default wait for the peer, per message.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The one socket of a compatible command, bound or connected as the user said.
+fn socket(
+    kind: SocketType,
+    ep: &Endpoint,
+    side: Side,
+    mut options: SocketOptions,
+    security: Mechanism,
+    keys: Option<&CurveKeys>,
+) -> SockPlan {
+    if security != Mechanism::Null {
+        options.security = Some(security);
+        // The keys of libzmq's local_thr/remote_thr, so either side can be a C tool.
+        options.curve_keys = (security == Mechanism::Curve)
+            .then(|| keys.cloned().unwrap_or_else(CurveKeys::libzmq_perf_tools));
+    }
+    let e = vec![ep.as_str().to_string()];
+    let (bind, connect) = match side {
+        Side::Bind => (e, Vec::new()),
+        Side::Connect => (Vec::new(), e),
+    };
+    SockPlan {
+        kind,
+        bind,
+        connect,
+        options,
+    }
+}
+
+/// The endpoint to report: the one bound (with the real port), or the one connected to.
+fn reported(bound: &[String], ep: &Endpoint) -> String {
+    bound
+        .first()
+        .cloned()
+        .unwrap_or_else(|| ep.as_str().to_string())
+}
+
+/// Runs a compatible command's node on this thread; `on_ready` gets the endpoint to report
+/// (the one bound, or the one connected to) before the run starts.
+fn run_reported(
+    ctx: &zmq::Context,
+    spec: &NodeSpec,
+    ep: &Endpoint,
+    on_ready: impl FnOnce(&str),
+) -> Result<(RoleReport, String)> {
+    let mut endpoint = String::new();
+    let mut on_ready = Some(on_ready);
+    let r = run_here(ctx, spec, |b| {
+        endpoint = reported(b, ep);
+        if let Some(f) = on_ready.take() {
+            f(&endpoint);
+        }
+    })?;
+    Ok((r, endpoint))
+}

@@ -1,12 +1,12 @@
 //! The throughput pair: local_thr (PULL or SUB, binds, measures) and remote_thr
 //! (PUSH or PUB, connects, sends).
 
-use super::lat::{run_reported, socket};
+use super::{run_reported, socket};
 use crate::clock::{measure_timer_cost, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::Result;
 use crate::net::security::{CurveKeys, Mechanism};
-use crate::roles::{HeaderUse, NodeSpec, Role};
+use crate::roles::{HeaderUse, NodeSpec, Role, RoleReport};
 use crate::stats::{
     loss_causes, Cause, ClockCheck, Facts, LatencyHistogram, LatencySummary, LossSummary,
     Throughput,
@@ -58,14 +58,15 @@ pub struct ThrConfig {
     pub curve_keys: Option<CurveKeys>,
 }
 
-/// What local_thr measured.
+/// What both sides of the throughput pair report first: the command, its socket, and the
+/// stream it was given.
 #[derive(Debug, Clone, Serialize)]
-pub struct ReceiverResult {
+pub struct ThrSide {
     /// The command.
     pub command: &'static str,
     /// Security mechanism used.
     pub security: Mechanism,
-    /// Endpoint bound.
+    /// Endpoint bound (local_thr) or connected to (remote_thr).
     pub endpoint: String,
     /// Its transport.
     pub transport: Transport,
@@ -73,9 +74,32 @@ pub struct ReceiverResult {
     pub pattern: Pattern,
     /// Message size in bytes.
     pub message_size: usize,
-    /// The `<message-count>` argument, as libzmq's tool prints it on its "message count"
-    /// line: the messages the stream was to carry.
+    /// The `<message-count>` argument: the messages the stream was to carry (local_thr
+    /// prints it on its "message count" line, as libzmq's tool does), or to send.
     pub message_count: u64,
+}
+
+impl ThrSide {
+    /// The side `command` of `cfg`, on `endpoint` (the one bound, or connected to).
+    fn of(command: &'static str, cfg: &ThrConfig, endpoint: String) -> ThrSide {
+        ThrSide {
+            command,
+            security: cfg.security,
+            endpoint,
+            transport: cfg.endpoint.transport(),
+            pattern: cfg.pattern,
+            message_size: cfg.size,
+            message_count: cfg.count,
+        }
+    }
+}
+
+/// What local_thr measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReceiverResult {
+    /// The command and its socket (the endpoint bound), first in the JSON.
+    #[serde(flatten)]
+    pub side: ThrSide,
     /// Messages that arrived, duplicates included.
     pub arrivals: u64,
     /// Distinct messages that arrived (arrivals less duplicates; without a header, where
@@ -125,20 +149,9 @@ pub struct ReceiverResult {
 /// What remote_thr did.
 #[derive(Debug, Clone, Serialize)]
 pub struct SenderResult {
-    /// The command.
-    pub command: &'static str,
-    /// Security mechanism used.
-    pub security: Mechanism,
-    /// Endpoint connected to.
-    pub endpoint: String,
-    /// Its transport.
-    pub transport: Transport,
-    /// Socket pattern.
-    pub pattern: Pattern,
-    /// Message size in bytes.
-    pub message_size: usize,
-    /// Messages sent.
-    pub message_count: u64,
+    /// The command and its socket (the endpoint connected to), first in the JSON.
+    #[serde(flatten)]
+    pub side: ThrSide,
     /// Send (admission) rate: from the first send call to the return of the last.
     pub send: Throughput,
     /// PUB/SUB: time spent waiting for the subscription before sending, ns.
@@ -192,6 +205,52 @@ pub fn local_thr(
     let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, on_ready)?;
     let delivered = r.delivered.unwrap_or_default();
     let header = r.header;
+    let (loss, stream_length, streams) = stream_loss(&r, cfg, header);
+    let arrivals = delivered.messages;
+    let distinct = loss
+        .as_ref()
+        .map_or(arrivals, |l| arrivals.saturating_sub(l.duplicated));
+    // Send stamps of another host's clock give no one-way figure (no offset is known
+    // without a control channel); the check says why.
+    let clock = r
+        .latency
+        .as_ref()
+        .filter(|_| header)
+        .map(|h| *h.clock())
+        .unwrap_or_default();
+    let one_way = r.latency.filter(|_| header && !clock.differs());
+    let elapsed_us = (delivered.elapsed_ns() / 1000).max(1);
+    // libzmq's formula, with the distinct messages that arrived: count / elapsed_us * 10^6.
+    let msgs = (distinct as f64 / elapsed_us as f64 * 1_000_000.0) as u64;
+    Ok(ReceiverResult {
+        side: ThrSide::of("local_thr", cfg, endpoint),
+        arrivals,
+        distinct,
+        elapsed_ns: delivered.elapsed_ns(),
+        mean_throughput_msgs: msgs,
+        mean_throughput_mbps: msgs as f64 * cfg.size as f64 * 8.0 / 1_000_000.0,
+        delivered,
+        header,
+        loss,
+        one_way: one_way.as_ref().map(|h| h.summary()),
+        one_way_histogram: one_way,
+        clock,
+        timer,
+        cut_short: r.cut_short,
+        stream_length,
+        protocol_error: r.protocol_error,
+        streams,
+    })
+}
+
+/// What the sink's ledger says of the stream, when it carried the header: its loss, the
+/// stream's own length when that was short of the count, and how many senders' streams
+/// arrived.
+fn stream_loss(
+    r: &RoleReport,
+    cfg: &ThrConfig,
+    header: bool,
+) -> (Option<LossSummary>, Option<u64>, usize) {
     // The sink stops at the end mark or at the count. A stream that ended at its mark
     // short of the count had fewer messages: its loss is measured against its own length,
     // as check_recv does (not "lost ... a fast quit").
@@ -215,47 +274,7 @@ pub fn local_thr(
             l.summary(Some(cfg.count))
         }
     });
-    let arrivals = delivered.messages;
-    let distinct = loss
-        .as_ref()
-        .map_or(arrivals, |l| arrivals.saturating_sub(l.duplicated));
-    // Send stamps of another host's clock give no one-way figure (no offset is known
-    // without a control channel); the check says why.
-    let clock = r
-        .latency
-        .as_ref()
-        .filter(|_| header)
-        .map(|h| *h.clock())
-        .unwrap_or_default();
-    let one_way = r.latency.filter(|_| header && !clock.differs());
-    let elapsed_us = (delivered.elapsed_ns() / 1000).max(1);
-    // libzmq's formula, with the distinct messages that arrived: count / elapsed_us * 10^6.
-    let msgs = (distinct as f64 / elapsed_us as f64 * 1_000_000.0) as u64;
-    Ok(ReceiverResult {
-        command: "local_thr",
-        security: cfg.security,
-        endpoint,
-        transport: cfg.endpoint.transport(),
-        pattern: cfg.pattern,
-        message_size: cfg.size,
-        message_count: cfg.count,
-        arrivals,
-        distinct,
-        elapsed_ns: delivered.elapsed_ns(),
-        mean_throughput_msgs: msgs,
-        mean_throughput_mbps: msgs as f64 * cfg.size as f64 * 8.0 / 1_000_000.0,
-        delivered,
-        header,
-        loss,
-        one_way: one_way.as_ref().map(|h| h.summary()),
-        one_way_histogram: one_way,
-        clock,
-        timer,
-        cut_short: r.cut_short,
-        stream_length,
-        protocol_error: r.protocol_error,
-        streams,
-    })
+    (loss, stream_length, streams)
 }
 
 /// remote_thr: connects a PUSH (or PUB) socket and sends `count` messages of `size` bytes
@@ -294,13 +313,7 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
     spec.peer_label = Some("local_thr".into());
     let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, |_| {})?;
     Ok(SenderResult {
-        command: "remote_thr",
-        security: cfg.security,
-        endpoint,
-        transport: cfg.endpoint.transport(),
-        pattern: cfg.pattern,
-        message_size: cfg.size,
-        message_count: cfg.count,
+        side: ThrSide::of("remote_thr", cfg, endpoint),
         send: r.send.unwrap_or_default(),
         subscription_wait_ns: r.subscription_wait_ns,
         mode: if cfg.instrumented {

@@ -18,8 +18,7 @@ use crate::error::{Error, Result};
 use crate::header::FLAG_END;
 use crate::model::{Finding, Severity};
 use crate::msg::RawMsg;
-use crate::report::numbers::grouped;
-use crate::topology::SocketType;
+use crate::units::grouped;
 use crate::zmq;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -71,6 +70,35 @@ fn slope_ns(xs: &[Sample]) -> f64 {
     }
 }
 
+/// What the stream gave: the sender's times and the queue each message joined, and what
+/// the consumer saw.
+struct Measured {
+    /// Messages sent.
+    n: u64,
+    /// How long the sender sent.
+    duration: Duration,
+    /// The sender's first send and the return of its last, ns.
+    origin: u64,
+    send_end: u64,
+    tally: Tally,
+    /// The messages that arrived, in sequence order.
+    samples: Vec<Sample>,
+}
+
+/// The figures the finding is written from.
+struct Figures {
+    /// Median latency of the first and of the last tenth, ms.
+    first: f64,
+    last: f64,
+    /// The message that joined the deepest queue.
+    deepest: Sample,
+    per_msg_us: f64,
+    send_rate: f64,
+    take_rate: f64,
+    drain_ms: f64,
+    max_ms: f64,
+}
+
 /// Runs the experiment over `t`.
 pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
     let duration = if cfg.quick {
@@ -78,22 +106,16 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
     } else {
         Duration::from_millis(500)
     };
+    let m = measure(cfg, t, duration)?;
+    Ok(finding(t, &m))
+}
+
+/// Sends at a fixed rate for `duration` to a consumer that takes fewer per millisecond,
+/// noting for every message the queue it joined and how long it waited.
+fn measure(cfg: &Config, t: Transport, duration: Duration) -> Result<Measured> {
     let n = SEND_BATCH * duration.as_millis() as u64;
     let ctx = zmq::Context::new();
-    let (mut rx, ep) = net::bind(
-        &ctx,
-        SocketType::Pull,
-        t,
-        Duration::from_millis(50),
-        &net::options(Some(0)),
-    )?;
-    let mut tx = net::connect(
-        &ctx,
-        SocketType::Push,
-        &ep,
-        cfg.timeout,
-        &net::options(Some(0)),
-    )?;
+    let (mut rx, mut tx) = net::push_pull(&ctx, t, Duration::from_millis(50), cfg.timeout)?;
     let taken = Arc::new(AtomicU64::new(0));
     let taken_seen = taken.clone();
     let sender = thread::spawn(move || -> Result<(u64, u64, Vec<u64>, zmq::Socket)> {
@@ -160,25 +182,64 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
             n
         )));
     }
+    Ok(Measured {
+        n,
+        duration,
+        origin,
+        send_end,
+        tally,
+        samples,
+    })
+}
 
-    let tenth = (samples.len() / 10).max(1);
-    let first = median_ms(&samples[..tenth]);
-    let last = median_ms(&samples[samples.len() - tenth..]);
-    let deepest = samples
-        .iter()
-        .copied()
-        .max_by_key(|s| s.depth)
-        .expect("samples");
-    let per_msg_us = slope_ns(&samples) / 1000.0;
-    let send_rate = n as f64 * 1e9 / send_end.saturating_sub(origin).max(1) as f64;
-    let take_span = tally
-        .last_ns()
-        .saturating_sub(tally.first_ns().unwrap_or(0))
-        .max(1);
-    let take_rate = (samples.len() as f64 - 1.0) * 1e9 / take_span as f64;
-    let drain_ms = ns_to_ms(tally.last_ns().saturating_sub(send_end));
-    let max_ms = ns_to_ms(samples.iter().map(|s| s.latency_ns).max().unwrap_or(0));
+impl Figures {
+    fn of(m: &Measured) -> Figures {
+        let (samples, tally, n) = (&m.samples, &m.tally, m.n);
+        let (origin, send_end) = (m.origin, m.send_end);
+        let tenth = (samples.len() / 10).max(1);
+        let first = median_ms(&samples[..tenth]);
+        let last = median_ms(&samples[samples.len() - tenth..]);
+        let deepest = samples
+            .iter()
+            .copied()
+            .max_by_key(|s| s.depth)
+            .expect("samples");
+        let per_msg_us = slope_ns(samples) / 1000.0;
+        let send_rate = n as f64 * 1e9 / send_end.saturating_sub(origin).max(1) as f64;
+        let take_span = tally
+            .last_ns()
+            .saturating_sub(tally.first_ns().unwrap_or(0))
+            .max(1);
+        let take_rate = (samples.len() as f64 - 1.0) * 1e9 / take_span as f64;
+        let drain_ms = ns_to_ms(tally.last_ns().saturating_sub(send_end));
+        let max_ms = ns_to_ms(samples.iter().map(|s| s.latency_ns).max().unwrap_or(0));
 
+        Figures {
+            first,
+            last,
+            deepest,
+            per_msg_us,
+            send_rate,
+            take_rate,
+            drain_ms,
+            max_ms,
+        }
+    }
+}
+
+/// The finding of a measured stream.
+fn finding(t: Transport, m: &Measured) -> Finding {
+    let Figures {
+        first,
+        last,
+        deepest,
+        per_msg_us,
+        send_rate,
+        take_rate,
+        drain_ms,
+        max_ms,
+    } = Figures::of(m);
+    let (samples, tally, n, duration) = (&m.samples, &m.tally, m.n, m.duration);
     let mut f = FindingDraft::new(&format!("deep-queue/{t}"), Part::DeepQueue, t);
     let loss = tally.summary(n);
     f.put("sent", n);
@@ -201,7 +262,7 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
             ns_to_ms(s.latency_ns),
         );
     }
-    f.gaps = tally.gaps(n, origin);
+    f.gaps = tally.gaps(n, m.origin);
     f.severity = if last > first * 10.0 {
         Severity::Warning
     } else {
@@ -250,5 +311,5 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
         "messages queued at most",
         "a faster consumer or more of them; a high-water mark sized for the delay you accept",
     );
-    Ok(f.finish())
+    f.finish()
 }

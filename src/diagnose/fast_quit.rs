@@ -114,30 +114,8 @@ pub(super) fn run(cfg: &Config, t: Transport, p: Pattern) -> Result<Finding> {
         Pattern::Pair => Part::FastQuitPair,
     };
     let mut f = FindingDraft::new(&id, part, t);
-    f.put("messages", n);
-    f.put("message_size", SIZE as u64);
-    f.put(
-        "sockets",
-        format!("{} in a sender process", p.name()).as_str(),
-    );
+    evidence(&mut f, p, n, [&zero, &default, &wait]);
     let loss = zero.tally.summary(n);
-    f.put_ledger("linger0_", &loss);
-    f.put("linger0_lost", zero.lost());
-    if let Some(c) = zero.closed_ns {
-        f.put(
-            "linger0_closed_ms",
-            ns_to_ms(c.saturating_sub(zero.origin_ns)),
-        );
-    }
-    if let Some(top) = zero.tally.highest_seq() {
-        f.put("linger0_last_seq", top);
-        f.put(
-            "linger0_last_arrival_ms",
-            ns_to_ms(zero.tally.last_ns().saturating_sub(zero.origin_ns)),
-        );
-    }
-    f.put("default_linger_lost", default.lost());
-    f.put("wait_for_peer_lost", wait.lost());
     f.gaps = zero.gaps();
 
     let what = p.name();
@@ -220,4 +198,32 @@ pub(super) fn run(cfg: &Config, t: Transport, p: Pattern) -> Result<Finding> {
         &fix,
     );
     Ok(f.finish())
+}
+
+/// The figures of the three ways of quitting: linger 0 in full, the others' losses.
+fn evidence(f: &mut FindingDraft, p: Pattern, n: u64, [zero, default, wait]: [&QuitRun; 3]) {
+    let loss = zero.tally.summary(n);
+    f.put("messages", n);
+    f.put("message_size", SIZE as u64);
+    f.put(
+        "sockets",
+        format!("{} in a sender process", p.name()).as_str(),
+    );
+    f.put_ledger("linger0_", &loss);
+    f.put("linger0_lost", zero.lost());
+    if let Some(c) = zero.closed_ns {
+        f.put(
+            "linger0_closed_ms",
+            ns_to_ms(c.saturating_sub(zero.origin_ns)),
+        );
+    }
+    if let Some(top) = zero.tally.highest_seq() {
+        f.put("linger0_last_seq", top);
+        f.put(
+            "linger0_last_arrival_ms",
+            ns_to_ms(zero.tally.last_ns().saturating_sub(zero.origin_ns)),
+        );
+    }
+    f.put("default_linger_lost", default.lost());
+    f.put("wait_for_peer_lost", wait.lost());
 }

@@ -21,9 +21,10 @@ use crate::clock::now_ns;
 use crate::endpoint::Transport;
 use crate::error::{zmq_err, Error, Result};
 use crate::header::FLAG_END;
-use crate::model::{Finding, Severity};
+use crate::model::{Finding, Severity, TimedGap};
 use crate::msg::RawMsg;
 use crate::roles::Quit;
+use crate::stats::LossSummary;
 use crate::topology::SocketType;
 use crate::units::grouped;
 use crate::zmq;
@@ -54,7 +55,7 @@ struct Burst {
 fn burst(cfg: &Config, t: Transport, pubsub: bool, hwm: i32, n: u64) -> Result<Burst> {
     let ctx = zmq::Context::new();
     let opts = net::with_small_kernel_buffers(net::options(Some(hwm)), t, KERNEL_BUF);
-    let (mut rx, ep) = net::bind(
+    let (rx, ep) = net::bind(
         &ctx,
         if pubsub {
             SocketType::Sub
@@ -69,35 +70,7 @@ fn burst(cfg: &Config, t: Transport, pubsub: bool, hwm: i32, n: u64) -> Result<B
     let last_seen = Arc::new(AtomicU64::new(now_ns()));
     let got_end = Arc::new(AtomicBool::new(false));
     let (seen, ended) = (last_seen.clone(), got_end.clone());
-    let receiver = thread::spawn(move || -> Result<(Tally, f64)> {
-        let deadline = Instant::now() + timeout;
-        let mut tally = Tally::new();
-        let mut msg = RawMsg::new();
-        let mut taken = 0u64;
-        while Instant::now() < deadline {
-            let Some(h) = net::recv(&mut rx, &mut msg)? else {
-                continue;
-            };
-            taken += 1;
-            seen.store(now_ns(), Ordering::Release);
-            if tally.record_now(&h) {
-                ended.store(true, Ordering::Release);
-                break;
-            }
-            if taken.is_multiple_of(PACE_BATCH) {
-                thread::sleep(PACE_PAUSE);
-            }
-        }
-        let span = tally
-            .last_ns()
-            .saturating_sub(tally.first_ns().unwrap_or(0));
-        let rate = if span > 0 {
-            taken.saturating_sub(1) as f64 * 1e9 / span as f64
-        } else {
-            0.0
-        };
-        Ok((tally, rate))
-    });
+    let receiver = thread::spawn(move || paced_receive(rx, timeout, &seen, &ended));
     let mut tx = net::connect(
         &ctx,
         if pubsub {
@@ -150,6 +123,44 @@ fn burst(cfg: &Config, t: Transport, pubsub: bool, hwm: i32, n: u64) -> Result<B
     })
 }
 
+/// The slow receiver: takes [`PACE_BATCH`] messages, then works for [`PACE_PAUSE`], until
+/// the end-of-stream mark or `timeout`; notes when each message arrived (`seen`) and the
+/// mark (`ended`) for the sender. With its rate while it was busy, msg/s.
+fn paced_receive(
+    mut rx: zmq::Socket,
+    timeout: Duration,
+    seen: &AtomicU64,
+    ended: &AtomicBool,
+) -> Result<(Tally, f64)> {
+    let deadline = Instant::now() + timeout;
+    let mut tally = Tally::new();
+    let mut msg = RawMsg::new();
+    let mut taken = 0u64;
+    while Instant::now() < deadline {
+        let Some(h) = net::recv(&mut rx, &mut msg)? else {
+            continue;
+        };
+        taken += 1;
+        seen.store(now_ns(), Ordering::Release);
+        if tally.record_now(&h) {
+            ended.store(true, Ordering::Release);
+            break;
+        }
+        if taken.is_multiple_of(PACE_BATCH) {
+            thread::sleep(PACE_PAUSE);
+        }
+    }
+    let span = tally
+        .last_ns()
+        .saturating_sub(tally.first_ns().unwrap_or(0));
+    let rate = if span > 0 {
+        taken.saturating_sub(1) as f64 * 1e9 / span as f64
+    } else {
+        0.0
+    };
+    Ok((tally, rate))
+}
+
 /// Sends the end-of-stream mark of a PUB stream so that it arrives: a PUB stops writing to
 /// a full queue until it hears that the reader made room, and drops everything meanwhile,
 /// the mark included. So wait until the receiver has gone quiet (its queue is empty), let
@@ -200,34 +211,13 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
         pushes.push(burst(cfg, t, false, h, n)?);
     }
     let mut f = FindingDraft::new(&format!("hwm/{t}"), Part::HwmDropOrBlock, t);
-    f.put("burst", n);
-    f.put("message_size", SIZE as u64);
-    f.put("receiver_msgs_per_s", pushes[0].receiver_rate.round());
-    f.put(
-        "receiver",
-        format!("{PACE_BATCH} messages, then 1 ms of work").as_str(),
-    );
-    if t != Transport::Inproc {
-        f.put("kernel_buffer_bytes", KERNEL_BUF as u64);
-    }
+    evidence(&mut f, t, n, hwms, &pubs, &pushes);
     let lost = |b: &Burst| b.tally.summary(b.sent).lost;
-    for ((h, p), q) in hwms.iter().zip(&pubs).zip(&pushes) {
-        f.put(&format!("pub_lost_hwm_{h}"), lost(p));
-        f.put(&format!("push_lost_hwm_{h}"), lost(q));
-        f.put(&format!("push_blocked_ms_hwm_{h}"), ns_to_ms(q.blocked_ns));
-    }
     let first = &pubs[0];
     let first_loss = first.tally.summary(first.sent);
     f.put_ledger(&format!("pub_hwm_{}_", hwms[0]), &first_loss);
     f.gaps = first.tally.gaps(first.sent, first.origin_ns);
 
-    let list = |xs: Vec<String>| -> String {
-        match xs.len() {
-            0 => String::new(),
-            1 => xs[0].clone(),
-            _ => format!("{} and {}", xs[..xs.len() - 1].join(", "), xs[xs.len() - 1]),
-        }
-    };
     let pub_words = list(
         hwms.iter()
             .zip(&pubs)
@@ -256,32 +246,7 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
             grouped(KERNEL_BUF as u64)
         )
     };
-    let holes =
-        if first_loss.lost > 0 && first_loss.lost_at_start == 0 && first_loss.lost_at_end == 0 {
-            let at = f
-                .gaps
-                .first()
-                .map(|g| {
-                    format!(
-                        " (the first hole began after seq {}{})",
-                        grouped(g.first_seq.saturating_sub(1)),
-                        g.before_ms
-                            .map(|b| format!(", {} into the burst", ms(b)))
-                            .unwrap_or_default()
-                    )
-                })
-                .unwrap_or_default();
-            format!(
-            ", every one inside the stream: the subscriber got the first message and the last, \
-             so only the sequence numbers show the {}{at}",
-            match first_loss.gap_count {
-                1 => "hole".to_string(),
-                n => format!("{} holes", grouped(n)),
-            }
-        )
-        } else {
-            String::new()
-        };
+    let holes = holes_words(&first_loss, &f.gaps);
     let pub_lost_total: u64 = pubs.iter().map(lost).sum();
     f.severity = if pub_lost_total > 0 || push_lost > 0 {
         Severity::Warning
@@ -330,6 +295,70 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
     };
     f.triage(cause::HWM, pub_lost_total, pub_lost_total, cause::LOST, fix);
     Ok(f.finish())
+}
+
+/// The figures of the bursts at every high-water mark, PUB beside PUSH.
+fn evidence(
+    f: &mut FindingDraft,
+    t: Transport,
+    n: u64,
+    hwms: &[i32],
+    pubs: &[Burst],
+    pushes: &[Burst],
+) {
+    f.put("burst", n);
+    f.put("message_size", SIZE as u64);
+    f.put("receiver_msgs_per_s", pushes[0].receiver_rate.round());
+    f.put(
+        "receiver",
+        format!("{PACE_BATCH} messages, then 1 ms of work").as_str(),
+    );
+    if t != Transport::Inproc {
+        f.put("kernel_buffer_bytes", KERNEL_BUF as u64);
+    }
+    let lost = |b: &Burst| b.tally.summary(b.sent).lost;
+    for ((h, p), q) in hwms.iter().zip(pubs).zip(pushes) {
+        f.put(&format!("pub_lost_hwm_{h}"), lost(p));
+        f.put(&format!("push_lost_hwm_{h}"), lost(q));
+        f.put(&format!("push_blocked_ms_hwm_{h}"), ns_to_ms(q.blocked_ns));
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn list(xs: Vec<String>) -> String {
+    match xs.len() {
+        0 => String::new(),
+        1 => xs[0].clone(),
+        _ => format!("{} and {}", xs[..xs.len() - 1].join(", "), xs[xs.len() - 1]),
+    }
+}
+
+/// Where the first pattern's holes were, when all of them were inside the stream.
+fn holes_words(first_loss: &LossSummary, gaps: &[TimedGap]) -> String {
+    if first_loss.lost > 0 && first_loss.lost_at_start == 0 && first_loss.lost_at_end == 0 {
+        let at = gaps
+            .first()
+            .map(|g| {
+                format!(
+                    " (the first hole began after seq {}{})",
+                    grouped(g.first_seq.saturating_sub(1)),
+                    g.before_ms
+                        .map(|b| format!(", {} into the burst", ms(b)))
+                        .unwrap_or_default()
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            ", every one inside the stream: the subscriber got the first message and the last, \
+         so only the sequence numbers show the {}{at}",
+            match first_loss.gap_count {
+                1 => "hole".to_string(),
+                n => format!("{} holes", grouped(n)),
+            }
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// One memory run: what the sender process reported and what arrived.
@@ -415,7 +444,7 @@ pub(super) fn memory(cfg: &Config, t: Transport) -> Result<Finding> {
          examples report 10 GB for 10 million). With the default high-water mark of 1,000 the \
          sender grew by {} and dropped {} instead.",
         messages(n),
-        crate::report::numbers::bytes(size as u64),
+        crate::units::bytes(size as u64),
         grouped(unbounded.lost),
         mib(unbounded.rss_growth_kib),
         grouped(per_msg.round() as u64),

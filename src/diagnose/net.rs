@@ -10,7 +10,6 @@ use crate::msg::RawMsg;
 use crate::net::{apply_options, auto_endpoint, open_socket};
 use crate::topology::{SocketOptions, SocketType};
 use crate::zmq;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Payload bytes of the experiments' messages unless one says otherwise.
@@ -40,20 +39,6 @@ pub fn with_small_kernel_buffers(mut o: SocketOptions, t: Transport, bytes: i32)
     o
 }
 
-static ENDPOINT_N: AtomicUsize = AtomicUsize::new(0);
-
-/// A fresh loopback endpoint of `t` to bind: as [`auto_endpoint`], except that an ipc name
-/// on Linux is in the abstract namespace, so no socket file is left in the temp folder.
-fn fresh_endpoint(t: Transport) -> String {
-    match t {
-        Transport::Ipc if cfg!(target_os = "linux") => {
-            let n = ENDPOINT_N.fetch_add(1, Ordering::Relaxed);
-            format!("ipc://@zmqperf-diag-{}-{n}", std::process::id())
-        }
-        _ => auto_endpoint(t),
-    }
-}
-
 fn open(
     ctx: &zmq::Context,
     kind: SocketType,
@@ -73,7 +58,9 @@ fn open(
 }
 
 /// A socket of `kind` with send and receive timeouts of `timeout` and the options `o`,
-/// bound to a fresh loopback endpoint of `t`; with the endpoint to connect to.
+/// bound to a fresh loopback endpoint of `t` ([`auto_endpoint`]: an ipc name on Linux is in
+/// the abstract namespace, so no socket file is left behind); with the endpoint to connect
+/// to.
 pub fn bind(
     ctx: &zmq::Context,
     kind: SocketType,
@@ -81,7 +68,7 @@ pub fn bind(
     timeout: Duration,
     o: &SocketOptions,
 ) -> Result<(zmq::Socket, String)> {
-    open(ctx, kind, &fresh_endpoint(t), Side::Bind, timeout, o)
+    open(ctx, kind, &auto_endpoint(t), Side::Bind, timeout, o)
 }
 
 /// A socket of `kind` with send and receive timeouts of `timeout` and the options `o`,
@@ -141,4 +128,18 @@ pub fn recv(s: &mut zmq::Socket, msg: &mut RawMsg) -> Result<Option<Header>> {
         )),
         Err(e) => Err(Error::Protocol(e.to_string())),
     }
+}
+
+/// A PULL bound to a fresh endpoint of `t` (receive timeout `rx_timeout`) and a PUSH
+/// connected to it (send timeout `tx_timeout`), both with the experiments' options and no
+/// high-water mark: the stream of the deep-queue and sender-stops experiments.
+pub fn push_pull(
+    ctx: &zmq::Context,
+    t: Transport,
+    rx_timeout: Duration,
+    tx_timeout: Duration,
+) -> Result<(zmq::Socket, zmq::Socket)> {
+    let (rx, ep) = bind(ctx, SocketType::Pull, t, rx_timeout, &options(Some(0)))?;
+    let tx = connect(ctx, SocketType::Push, &ep, tx_timeout, &options(Some(0)))?;
+    Ok((rx, tx))
 }

@@ -15,12 +15,22 @@ use crate::endpoint::Transport;
 use crate::error::{Error, Result};
 use crate::model::Finding;
 use crate::msg::RawMsg;
-use crate::report::numbers::grouped;
-use crate::topology::SocketType;
+use crate::units::grouped;
 use crate::zmq;
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
+
+/// What the receiver saw: the stream, and how long it had been silent when it gave up.
+struct Silence {
+    tally: Tally,
+    /// The sender's first send, ns.
+    origin: u64,
+    /// From the last message's arrival to the moment the receiver gave up waiting, ns.
+    silence_ns: u64,
+    /// Receive calls that timed out before the silence had lasted the timeout.
+    early_wakeups: u64,
+}
 
 /// Runs the experiment over `t`.
 pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
@@ -30,63 +40,12 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
         Duration::from_millis(250)
     };
     let n: u64 = 1_000;
-    let ctx = zmq::Context::new();
-    let (mut rx, ep) = net::bind(&ctx, SocketType::Pull, t, timeout, &net::options(Some(0)))?;
-    let mut tx = net::connect(
-        &ctx,
-        SocketType::Push,
-        &ep,
-        cfg.timeout,
-        &net::options(Some(0)),
-    )?;
-    let (stop_tx, stop_rx) = mpsc::channel::<()>();
-    let hold = cfg.timeout + timeout;
-    let sender = thread::spawn(move || -> Result<u64> {
-        let origin = now_ns();
-        for seq in 0..n {
-            net::send(&mut tx, SIZE, seq, 0, 0)?.map_err(|e| Error::Zmq {
-                op: "sending".into(),
-                source: e,
-            })?;
-        }
-        // Silent, socket open, until the receiver has given up (or for at most `hold`).
-        let _ = stop_rx.recv_timeout(hold);
-        drop(tx);
-        Ok(origin)
-    });
-    let mut tally = Tally::new();
-    let mut msg = RawMsg::new();
-    // Receive calls that timed out before the silence had lasted the timeout.
-    let mut early_wakeups = 0u64;
-    let limit = now_ns() + (cfg.timeout + timeout).as_nanos() as u64;
-    // From the last message's arrival to the moment the receiver gives up waiting, ns.
-    let silence_ns = loop {
-        if let Some(h) = net::recv(&mut rx, &mut msg)? {
-            tally.record_now(&h);
-            continue;
-        }
-        let now = now_ns();
-        if tally.first_ns().is_none() {
-            if now > limit {
-                let _ = stop_tx.send(());
-                return Err(Error::Protocol(format!(
-                    "the sender's first message did not arrive within {}",
-                    crate::error::fmt_duration(cfg.timeout + timeout)
-                )));
-            }
-            continue;
-        }
-        let quiet = now - tally.last_ns();
-        if quiet >= timeout.as_nanos() as u64 {
-            break quiet;
-        }
-        // The timeout counts from the call; make it count from the last message.
-        early_wakeups += 1;
-    };
-    let _ = stop_tx.send(());
-    let origin = sender
-        .join()
-        .map_err(|_| Error::Protocol("the sending thread panicked".into()))??;
+    let Silence {
+        tally,
+        origin,
+        silence_ns,
+        early_wakeups,
+    } = measure(cfg, t, timeout, n)?;
     let mut f = FindingDraft::new(&format!("sender-stops/{t}"), Part::SenderStops, t);
     let loss = tally.summary(n);
     f.put("sent", n);
@@ -144,4 +103,65 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
         "a timeout on every receive (ZMQ_RCVTIMEO or zmq_poll) and heartbeats from senders",
     );
     Ok(f.finish())
+}
+
+/// Sends `n` messages, then keeps the socket open and silent; receives with `timeout` until
+/// the silence has lasted it.
+fn measure(cfg: &Config, t: Transport, timeout: Duration, n: u64) -> Result<Silence> {
+    let ctx = zmq::Context::new();
+    let (mut rx, mut tx) = net::push_pull(&ctx, t, timeout, cfg.timeout)?;
+    let (stop_tx, stop_rx) = mpsc::channel::<()>();
+    let hold = cfg.timeout + timeout;
+    let sender = thread::spawn(move || -> Result<u64> {
+        let origin = now_ns();
+        for seq in 0..n {
+            net::send(&mut tx, SIZE, seq, 0, 0)?.map_err(|e| Error::Zmq {
+                op: "sending".into(),
+                source: e,
+            })?;
+        }
+        // Silent, socket open, until the receiver has given up (or for at most `hold`).
+        let _ = stop_rx.recv_timeout(hold);
+        drop(tx);
+        Ok(origin)
+    });
+    let mut tally = Tally::new();
+    let mut msg = RawMsg::new();
+    // Receive calls that timed out before the silence had lasted the timeout.
+    let mut early_wakeups = 0u64;
+    let limit = now_ns() + (cfg.timeout + timeout).as_nanos() as u64;
+    // From the last message's arrival to the moment the receiver gives up waiting, ns.
+    let silence_ns = loop {
+        if let Some(h) = net::recv(&mut rx, &mut msg)? {
+            tally.record_now(&h);
+            continue;
+        }
+        let now = now_ns();
+        if tally.first_ns().is_none() {
+            if now > limit {
+                let _ = stop_tx.send(());
+                return Err(Error::Protocol(format!(
+                    "the sender's first message did not arrive within {}",
+                    crate::error::fmt_duration(cfg.timeout + timeout)
+                )));
+            }
+            continue;
+        }
+        let quiet = now - tally.last_ns();
+        if quiet >= timeout.as_nanos() as u64 {
+            break quiet;
+        }
+        // The timeout counts from the call; make it count from the last message.
+        early_wakeups += 1;
+    };
+    let _ = stop_tx.send(());
+    let origin = sender
+        .join()
+        .map_err(|_| Error::Protocol("the sending thread panicked".into()))??;
+    Ok(Silence {
+        tally,
+        origin,
+        silence_ns,
+        early_wakeups,
+    })
 }

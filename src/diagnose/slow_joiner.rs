@@ -24,8 +24,9 @@ use crate::error::{Error, Result};
 use crate::header::{FLAG_END, FLAG_WARMUP};
 use crate::model::{Finding, Severity};
 use crate::msg::RawMsg;
-use crate::report::numbers::grouped;
+use crate::stats::LossSummary;
 use crate::topology::SocketType;
+use crate::units::grouped;
 use crate::zmq;
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
@@ -97,6 +98,21 @@ fn receiver(
     Ok((ep, h))
 }
 
+/// The subscriber bound on `t` and receiving (as [`receiver`]), and a publisher of `kind`
+/// connected to it, with no high-water mark: how every run of the experiment starts.
+fn publish_to(
+    ctx: &zmq::Context,
+    cfg: &Config,
+    t: Transport,
+    kind: SocketType,
+    ack: Option<zmq::Socket>,
+    go: Option<mpsc::Receiver<()>>,
+) -> Result<(zmq::Socket, JoinHandle<Result<Tally>>)> {
+    let (ep, rx) = receiver(ctx, t, cfg.timeout, ack, go)?;
+    let s = net::connect(ctx, kind, &ep, cfg.timeout, &net::options(Some(0)))?;
+    Ok((s, rx))
+}
+
 fn join(h: JoinHandle<Result<Tally>>) -> Result<Tally> {
     h.join()
         .map_err(|_| Error::Protocol("the receiving thread panicked".into()))?
@@ -143,14 +159,7 @@ fn stream_and_collect(
 fn no_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
     let ctx = zmq::Context::new();
     let (go, go_rx) = mpsc::channel();
-    let (ep, rx) = receiver(&ctx, t, cfg.timeout, None, Some(go_rx))?;
-    let mut s = net::connect(
-        &ctx,
-        SocketType::Xpub,
-        &ep,
-        cfg.timeout,
-        &net::options(Some(0)),
-    )?;
+    let (mut s, rx) = publish_to(&ctx, cfg, t, SocketType::Xpub, None, Some(go_rx))?;
     let origin_ns = now_ns();
     let give_up = origin_ns + cfg.timeout.as_nanos() as u64;
     let mut seq = 0u64;
@@ -194,14 +203,7 @@ fn no_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
 /// Remedy: a fixed wait after connecting.
 fn fixed_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
     let ctx = zmq::Context::new();
-    let (ep, rx) = receiver(&ctx, t, cfg.timeout, None, None)?;
-    let mut s = net::connect(
-        &ctx,
-        SocketType::Pub,
-        &ep,
-        cfg.timeout,
-        &net::options(Some(0)),
-    )?;
+    let (mut s, rx) = publish_to(&ctx, cfg, t, SocketType::Pub, None, None)?;
     let connected = now_ns();
     thread::sleep(FIXED_WAIT);
     stream_and_collect(&mut s, n, rx, connected, 0)
@@ -218,14 +220,7 @@ fn handshake(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
         cfg.timeout,
         &net::options(None),
     )?;
-    let (ep, rx) = receiver(&ctx, t, cfg.timeout, Some(ack), None)?;
-    let mut s = net::connect(
-        &ctx,
-        SocketType::Pub,
-        &ep,
-        cfg.timeout,
-        &net::options(Some(0)),
-    )?;
+    let (mut s, rx) = publish_to(&ctx, cfg, t, SocketType::Pub, Some(ack), None)?;
     let connected = now_ns();
     let give_up = Instant::now() + cfg.timeout;
     let mut probes = 0u64;
@@ -253,14 +248,7 @@ fn handshake(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
 /// Remedy: an XPUB that publishes once it has received the subscription.
 fn xpub_wait(cfg: &Config, t: Transport, n: u64) -> Result<Outcome> {
     let ctx = zmq::Context::new();
-    let (ep, rx) = receiver(&ctx, t, cfg.timeout, None, None)?;
-    let mut s = net::connect(
-        &ctx,
-        SocketType::Xpub,
-        &ep,
-        cfg.timeout,
-        &net::options(Some(0)),
-    )?;
+    let (mut s, rx) = publish_to(&ctx, cfg, t, SocketType::Xpub, None, None)?;
     let connected = now_ns();
     s.recv_bytes(0).map_err(|e| Error::Zmq {
         op: "waiting for the subscription".into(),
@@ -281,27 +269,8 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
     let loss = base.tally.summary(base.sent);
     let lost = loss.lost_at_start;
     let since = |ns: u64| ns_to_ms(ns.saturating_sub(base.origin_ns));
-    f.put("sent", base.sent);
-    f.put_ledger("", &loss);
-    f.put(
-        "sockets",
-        "XPUB (as a PUB) -> SUB, SUB binds and starts receiving at the first send",
-    );
-    if let Some(sub) = base.subscription_ns {
-        f.put("subscription_ms", since(sub));
-    }
-    if let Some(first) = base.tally.first_ns() {
-        f.put("first_arrival_ms", since(first));
-    }
-    f.gaps = base.tally.gaps(base.sent, base.origin_ns);
+    evidence(&mut f, &loss, [&base, &wait, &hs, &xp]);
     let lost_of = |o: &Outcome| o.tally.summary(o.sent).lost;
-    f.put("fixed_wait_ms", FIXED_WAIT.as_millis() as u64);
-    f.put("fixed_wait_lost", lost_of(&wait));
-    f.put("handshake_lost", lost_of(&hs));
-    f.put("handshake_ready_ms", ns_to_ms(hs.ready_ns));
-    f.put("handshake_probes", hs.probes);
-    f.put("xpub_lost", lost_of(&xp));
-    f.put("xpub_ready_ms", ns_to_ms(xp.ready_ns));
 
     let sub_words = match base.subscription_ns {
         Some(sub) => format!(
@@ -343,7 +312,7 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
              sent by then went to no one (the first to arrive was seq {}{first_seen}). \
              {remedies}",
             messages(lost),
-            crate::report::numbers::grouped(lost),
+            grouped(lost),
         );
     } else {
         f.title = format!("PUB/SUB over {t}: no loss at the start");
@@ -381,4 +350,31 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
     };
     f.triage(cause::SLOW_JOINER, lost, lost, cause::LOST, &fix);
     Ok(f.finish())
+}
+
+/// The figures of the stream with no wait in full, and of each remedy its loss and how
+/// soon it was ready.
+fn evidence(f: &mut FindingDraft, loss: &LossSummary, [base, wait, hs, xp]: [&Outcome; 4]) {
+    let since = |ns: u64| ns_to_ms(ns.saturating_sub(base.origin_ns));
+    f.put("sent", base.sent);
+    f.put_ledger("", loss);
+    f.put(
+        "sockets",
+        "XPUB (as a PUB) -> SUB, SUB binds and starts receiving at the first send",
+    );
+    if let Some(sub) = base.subscription_ns {
+        f.put("subscription_ms", since(sub));
+    }
+    if let Some(first) = base.tally.first_ns() {
+        f.put("first_arrival_ms", since(first));
+    }
+    f.gaps = base.tally.gaps(base.sent, base.origin_ns);
+    let lost_of = |o: &Outcome| o.tally.summary(o.sent).lost;
+    f.put("fixed_wait_ms", FIXED_WAIT.as_millis() as u64);
+    f.put("fixed_wait_lost", lost_of(wait));
+    f.put("handshake_lost", lost_of(hs));
+    f.put("handshake_ready_ms", ns_to_ms(hs.ready_ns));
+    f.put("handshake_probes", hs.probes);
+    f.put("xpub_lost", lost_of(xp));
+    f.put("xpub_ready_ms", ns_to_ms(xp.ready_ns));
 }

@@ -17,7 +17,7 @@ mod sendrecv;
 pub use cause::{causes, one_line, Cause};
 pub use gap::{format_seconds, GapLine, GapTracker};
 pub use recv::{check_recv, Ended, RecvConfig, RecvResult, WaitStatus, GAP_LINES_KEPT};
-pub use send::{check_send, unseen_receiver, SendConfig, SendResult};
+pub use send::{check_send, unseen_receiver, CheckSocket, SendConfig, SendResult};
 pub use sendrecv::{check_sendrecv, SendRecvConfig, SendRecvResult};
 
 use crate::endpoint::{Endpoint, Side};

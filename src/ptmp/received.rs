@@ -49,6 +49,29 @@ pub(crate) struct Received {
 }
 
 impl Received {
+    /// Nothing yet: receiving started at `start_ns`; `watched` when the sender's
+    /// connections are watched (tcp and ipc), so whether it disconnected can be told.
+    pub fn starting(start_ns: u64, watched: bool) -> Received {
+        Received {
+            ledger: Ledger::new(),
+            arrivals: 0,
+            payload_bytes: 0,
+            start_ns,
+            first_ns: None,
+            last_ns: start_ns,
+            ended: Ended::Timeout,
+            ends: BTreeMap::new(),
+            gap_lines: Vec::new(),
+            gap_lines_total: 0,
+            stamps: None,
+            disconnected: watched.then_some(false),
+            protocol_error: None,
+            sightings: None,
+            first_sent: None,
+            quit_delay_ms: None,
+        }
+    }
+
     /// The sender's pace over the messages that arrived, ns per message.
     pub fn sender_ns_per_msg(&self) -> Option<f64> {
         let ((s0, t0), (s1, t1)) = self.stamps?;

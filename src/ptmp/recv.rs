@@ -7,19 +7,18 @@ use super::cause::{recv_cause, Cause};
 use super::gap::{GapLine, GapTracker};
 pub use super::received::Ended;
 pub(crate) use super::received::Received;
-use super::send::side_name;
-use super::{open, RECEIVING};
+use super::send::CheckSocket;
+use super::{open, PtmpSocket, RECEIVING};
 use crate::clock::now_ns;
-use crate::endpoint::{Endpoint, Side, Transport};
+use crate::endpoint::{Endpoint, Side};
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_END};
 use crate::msg::RawMsg;
 use crate::net::{PeerWatch, Waiting};
-use crate::stats::{Ledger, LossSummary, Throughput};
+use crate::stats::{LossSummary, Throughput};
 use crate::topology::SocketType;
 use crate::zmq;
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -74,30 +73,13 @@ pub(crate) struct Loop<'a> {
 pub(crate) fn receive(
     sock: &mut zmq::Socket,
     watch: Option<&PeerWatch>,
-    lp: Loop<'_>,
+    mut lp: Loop<'_>,
 ) -> Result<Received> {
     let slice = lp.timeout.min(Duration::from_millis(100));
     sock.set_rcvtimeo(slice.as_millis().max(1) as i32)
         .map_err(crate::error::zmq_err("setting ZMQ_RCVTIMEO"))?;
     let start = now_ns();
-    let mut r = Received {
-        ledger: Ledger::new(),
-        arrivals: 0,
-        payload_bytes: 0,
-        start_ns: start,
-        first_ns: None,
-        last_ns: start,
-        ended: Ended::Timeout,
-        ends: BTreeMap::new(),
-        gap_lines: Vec::new(),
-        gap_lines_total: 0,
-        stamps: None,
-        disconnected: watch.map(|_| false),
-        protocol_error: None,
-        sightings: None,
-        first_sent: None,
-        quit_delay_ms: None,
-    };
+    let mut r = Received::starting(start, watch.is_some());
     let mut gaps = GapTracker::new(lp.verbose);
     let mut msg = RawMsg::new();
     let mut part = RawMsg::new();
@@ -122,18 +104,10 @@ pub(crate) fn receive(
                     // Further frames of a multi-frame message are read and not counted.
                     while part.recv(sock, 0).is_ok() && part.more() {}
                 }
-                let h = match Header::decode(msg.prefix(super::send::TRAILER_END)) {
-                    Ok(Some(h)) => h,
-                    Ok(None) => {
-                        r.protocol_error = Some(format!(
-                            "message #{} ({} B) carries no zmqperf measurement header: check_recv reads the sequence numbers that zmqperf check_send writes (PTMP's own check_send sends TPSet messages without one)",
-                            r.arrivals,
-                            msg.len()
-                        ));
-                        break;
-                    }
-                    Err(e) => {
-                        r.protocol_error = Some(format!("message #{}: {e}", r.arrivals));
+                let h = match decode(&mut msg, r.arrivals) {
+                    Ok(h) => h,
+                    Err(why) => {
+                        r.protocol_error = Some(why);
                         break;
                     }
                 };
@@ -174,25 +148,10 @@ pub(crate) fn receive(
                 }
             }
             Err(zmq::Error::EAGAIN) => {
-                let now = now_ns();
-                let silent = Duration::from_nanos(now - r.last_ns);
-                if let (Some(w), Some(d)) = (watch, r.disconnected.as_mut()) {
-                    let seen = w.sightings();
-                    *d = seen.disconnections > 0 && seen.disconnections >= seen.connections;
-                }
-                let idle_done = lp
-                    .sender_done
-                    .is_some_and(|(done, idle)| done.load(Ordering::Acquire) && silent >= idle);
-                if silent >= lp.timeout || idle_done {
+                if waited_out(&mut r, watch, &mut lp) {
                     r.ended = Ended::Timeout;
                     break;
                 }
-                (lp.on_wait)(&WaitStatus {
-                    received: r.arrivals,
-                    silent,
-                    timeout: lp.timeout,
-                    disconnected: r.disconnected,
-                });
             }
             // A signal: the loop's head looks whether it was a stop.
             Err(zmq::Error::EINTR) => {}
@@ -210,6 +169,44 @@ pub(crate) fn receive(
         r.sightings = Some(seen);
     }
     Ok(r)
+}
+
+/// The header of message number `arrivals`, or why it breaks the protocol.
+#[inline]
+fn decode(msg: &mut RawMsg, arrivals: u64) -> std::result::Result<Header, String> {
+    match Header::decode(msg.prefix(super::send::TRAILER_END)) {
+        Ok(Some(h)) => Ok(h),
+        Ok(None) => Err(format!(
+            "message #{} ({} B) carries no zmqperf measurement header: check_recv reads the sequence numbers that zmqperf check_send writes (PTMP's own check_send sends TPSet messages without one)",
+            arrivals,
+            msg.len()
+        )),
+        Err(e) => Err(format!("message #{arrivals}: {e}")),
+    }
+}
+
+/// A receive that timed out: whether the wait is over (the timeout, or the idle time after
+/// the sender is done); else tells `on_wait` how it stands.
+fn waited_out(r: &mut Received, watch: Option<&PeerWatch>, lp: &mut Loop<'_>) -> bool {
+    let now = now_ns();
+    let silent = Duration::from_nanos(now - r.last_ns);
+    if let (Some(w), Some(d)) = (watch, r.disconnected.as_mut()) {
+        let seen = w.sightings();
+        *d = seen.disconnections > 0 && seen.disconnections >= seen.connections;
+    }
+    let idle_done = lp
+        .sender_done
+        .is_some_and(|(done, idle)| done.load(Ordering::Acquire) && silent >= idle);
+    if silent >= lp.timeout || idle_done {
+        return true;
+    }
+    (lp.on_wait)(&WaitStatus {
+        received: r.arrivals,
+        silent,
+        timeout: lp.timeout,
+        disconnected: r.disconnected,
+    });
+    false
 }
 
 /// Whether a sender came and went: it completed the handshake and left, or (for a SUB) a
@@ -253,18 +250,9 @@ pub(crate) fn mid_handshake_hint(
 /// What check_recv received.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecvResult {
-    /// "check_recv".
-    pub command: &'static str,
-    /// Endpoint bound or connected.
-    pub endpoint: String,
-    /// Its transport.
-    pub transport: Transport,
-    /// The socket type.
-    pub socket_type: SocketType,
-    /// "bind" or "connect".
-    pub side: &'static str,
-    /// COUNT: messages to receive.
-    pub count: u64,
+    /// "check_recv", its socket and COUNT (the messages to receive), first in the JSON.
+    #[serde(flatten)]
+    pub socket: CheckSocket,
     /// The longest wait for a message, ms.
     pub timeout_ms: u64,
     /// Why receiving stopped: count, end_mark or timeout.
@@ -344,37 +332,7 @@ pub fn check_recv(
     // Interrupted: the report says what arrived, even nothing.
     let interrupted = r.ended == Ended::Interrupted;
     if r.arrivals == 0 && r.protocol_error.is_none() && !came_and_went && !interrupted {
-        let waiting = Waiting {
-            endpoint: &s.endpoint,
-            peer: "check_send",
-            timeout: cfg.timeout,
-            expected: cfg.count,
-            unit: "messages",
-            watch: s.watch.as_ref(),
-        };
-        // check_recv waits as PTMP's does, for its TIMEOUT argument: it has no --timeout.
-        return Err(match waiting.error(zmq::Error::EAGAIN, 0, String::new()) {
-            Error::PeerAbsent {
-                endpoint,
-                peer,
-                timeout,
-                ..
-            } => Error::PeerAbsent {
-                endpoint,
-                peer,
-                timeout,
-                raise: "TIMEOUT (check_recv's last argument, in ms)".into(),
-            },
-            Error::Protocol(why) => {
-                let hint = s
-                    .watch
-                    .as_ref()
-                    .and_then(|w| mid_handshake_hint(cfg.kind, &w.sightings()))
-                    .unwrap_or_default();
-                Error::Protocol(format!("{why}{hint}"))
-            }
-            e => e,
-        });
+        return Err(nothing_came(cfg, &s));
     }
     if r.protocol_error.is_some() {
         // Receiving stopped at the message that broke the protocol, not after a timeout;
@@ -402,12 +360,14 @@ pub fn check_recv(
         recv_cause(cfg.kind, &loss, r.ended, r.disconnected, &r)
     };
     Ok(RecvResult {
-        command: "check_recv",
-        endpoint: s.endpoint.clone(),
-        transport: cfg.endpoint.transport(),
-        socket_type: cfg.kind,
-        side: side_name(cfg.side),
-        count: cfg.count,
+        socket: CheckSocket::of(
+            "check_recv",
+            cfg.kind,
+            cfg.side,
+            &cfg.endpoint,
+            s.endpoint.clone(),
+            cfg.count,
+        ),
         timeout_ms: cfg.timeout.as_millis() as u64,
         ended: r.ended,
         received: r.arrivals,
@@ -425,87 +385,41 @@ pub fn check_recv(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// COUNT is of distinct messages: a duplicate does not stand for one still missing, so
-    /// the receiver reads on until COUNT different numbers arrived.
-    #[test]
-    fn count_is_reached_by_distinct_numbers_not_by_arrivals() {
-        let ctx = zmq::Context::new();
-        let pull = ctx.socket(zmq::PULL).unwrap();
-        pull.set_linger(0).unwrap();
-        pull.bind("inproc://count-distinct").unwrap();
-        let push = ctx.socket(zmq::PUSH).unwrap();
-        push.set_linger(0).unwrap();
-        push.set_sndtimeo(5000).unwrap();
-        push.connect("inproc://count-distinct").unwrap();
-        for seq in [0u64, 1, 1, 2, 3] {
-            let h = Header {
-                flags: 0,
-                stream_id: 7,
-                sequence: seq,
-                send_ns: 0,
-            };
-            push.send(&h.to_bytes()[..], 0).unwrap();
+/// The error when nothing arrived and no sender came and went: the receiver waited for
+/// TIMEOUT in vain.
+fn nothing_came(cfg: &RecvConfig, s: &PtmpSocket) -> Error {
+    let waiting = Waiting {
+        endpoint: &s.endpoint,
+        peer: "check_send",
+        timeout: cfg.timeout,
+        expected: cfg.count,
+        unit: "messages",
+        watch: s.watch.as_ref(),
+    };
+    // check_recv waits as PTMP's does, for its TIMEOUT argument: it has no --timeout.
+    match waiting.error(zmq::Error::EAGAIN, 0, String::new()) {
+        Error::PeerAbsent {
+            endpoint,
+            peer,
+            timeout,
+            ..
+        } => Error::PeerAbsent {
+            endpoint,
+            peer,
+            timeout,
+            raise: "TIMEOUT (check_recv's last argument, in ms)".into(),
+        },
+        Error::Protocol(why) => {
+            let hint = s
+                .watch
+                .as_ref()
+                .and_then(|w| mid_handshake_hint(cfg.kind, &w.sightings()))
+                .unwrap_or_default();
+            Error::Protocol(format!("{why}{hint}"))
         }
-        let mut pull = pull;
-        let r = receive(
-            &mut pull,
-            None,
-            Loop {
-                count: Some(3),
-                timeout: Duration::from_secs(5),
-                verbose: false,
-                sender_done: None,
-                on_line: &mut |_| {},
-                on_wait: &mut |_| {},
-            },
-        )
-        .unwrap();
-        assert_eq!(r.ended, Ended::Count);
-        // 0, 1, 1, 2: three distinct after four arrivals; 3 is left unread.
-        assert_eq!((r.arrivals, r.ledger.distinct()), (4, 3));
-    }
-
-    use crate::net::Sightings;
-
-    /// C04 seen from check_recv PULL: check_send closed mid-handshake. It was only "the
-    /// ZeroMQ handshake failed ... most often a socket type that cannot talk to this one".
-    #[test]
-    fn a_sender_that_closed_mid_handshake_is_a_pairing_or_a_fast_quit() {
-        let seen = Sightings {
-            connections: 1,
-            handshakes: 0,
-            disconnections: 1,
-            retries: 0,
-            failures: vec![
-                "the peer closed the connection during the handshake (Broken pipe (os error 32))"
-                    .into(),
-            ],
-        };
-        // A SUB's fast publisher came and went; a PULL cannot tell it from a wrong pairing.
-        assert!(came_and_went(SocketType::Sub, Some(true), &seen));
-        assert!(!came_and_went(SocketType::Pull, Some(true), &seen));
-        let hint = mid_handshake_hint(SocketType::Pull, &seen).expect("a hint");
-        assert!(
-            hint.contains("fast quit") && hint.contains("cannot tell"),
-            "{hint}"
-        );
-        assert_eq!(mid_handshake_hint(SocketType::Sub, &seen), None);
-        // A peer that keeps coming back and failing is a wrong pairing.
-        let again = Sightings {
-            connections: 3,
-            disconnections: 3,
-            ..seen.clone()
-        };
-        assert!(!came_and_went(SocketType::Sub, Some(true), &again));
-        assert_eq!(mid_handshake_hint(SocketType::Pull, &again), None);
-        let other = Sightings {
-            failures: vec!["the peer's socket type cannot talk to this one".into()],
-            ..seen
-        };
-        assert_eq!(mid_handshake_hint(SocketType::Pull, &other), None);
+        e => e,
     }
 }
+
+#[cfg(test)]
+mod tests;

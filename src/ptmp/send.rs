@@ -40,10 +40,10 @@ pub struct SendConfig {
     pub stream_id: u32,
 }
 
-/// What check_send did.
+/// What check_send and check_recv report first: the command, its socket, and COUNT.
 #[derive(Debug, Clone, Serialize)]
-pub struct SendResult {
-    /// "check_send".
+pub struct CheckSocket {
+    /// "check_send" or "check_recv".
     pub command: &'static str,
     /// Endpoint bound or connected.
     pub endpoint: String,
@@ -53,8 +53,37 @@ pub struct SendResult {
     pub socket_type: SocketType,
     /// "bind" or "connect".
     pub side: &'static str,
-    /// Messages sent.
+    /// COUNT: the messages to send, or to receive.
     pub count: u64,
+}
+
+impl CheckSocket {
+    /// `command`'s socket of type `kind` on `endpoint` (the one bound, or connected to).
+    pub(crate) fn of(
+        command: &'static str,
+        kind: SocketType,
+        side: Side,
+        requested: &Endpoint,
+        endpoint: String,
+        count: u64,
+    ) -> CheckSocket {
+        CheckSocket {
+            command,
+            endpoint,
+            transport: requested.transport(),
+            socket_type: kind,
+            side: side_name(side),
+            count,
+        }
+    }
+}
+
+/// What check_send did.
+#[derive(Debug, Clone, Serialize)]
+pub struct SendResult {
+    /// "check_send", its socket and COUNT (the messages to send), first in the JSON.
+    #[serde(flatten)]
+    pub socket: CheckSocket,
     /// Bytes per message.
     pub message_size: usize,
     /// The stream id in the headers.
@@ -138,25 +167,25 @@ pub fn unseen_receiver(r: &SendResult) -> Option<(bool, String)> {
             false,
             format!(
                 "a receiver connected, but check_send closed (linger 0) before the ZeroMQ handshake was seen to complete: what was still queued of its {} messages was dropped (a fast quit; check_recv says how many arrived); give check_send a QUIT_DELAY_MS (e.g. 1000)",
-                grouped(r.count)
+                grouped(r.socket.count)
             ),
         ));
     }
     // A connect refused says nothing listened; with no event either way, check_send closed
     // before its connection's outcome was seen, and a receiver there would have lost all
     // to its quick close.
-    let unknown = r.side == "connect" && r.refusals_seen == Some(0);
+    let unknown = r.socket.side == "connect" && r.refusals_seen == Some(0);
     Some((
         true,
         if unknown {
             format!(
                 "no receiver was seen connected while check_send ran: its {} messages went to no one; if check_recv was running, check_send closed (linger 0) before its connection was seen, a fast quit (cannot tell which: give check_send a QUIT_DELAY_MS, e.g. 1000, or start check_recv first)",
-                grouped(r.count)
+                grouped(r.socket.count)
             )
         } else {
             format!(
                 "no receiver was connected while check_send ran: {} messages went to no one (start check_recv first, or give check_send a START_DELAY_MS)",
-                grouped(r.count)
+                grouped(r.socket.count)
             )
         },
     ))
@@ -226,12 +255,14 @@ pub fn check_send(
     let endpoint = s.endpoint.clone();
     drop(s);
     Ok(SendResult {
-        command: "check_send",
-        endpoint,
-        transport: cfg.endpoint.transport(),
-        socket_type: cfg.kind,
-        side: side_name(cfg.side),
-        count: cfg.count,
+        socket: CheckSocket::of(
+            "check_send",
+            cfg.kind,
+            cfg.side,
+            &cfg.endpoint,
+            endpoint,
+            cfg.count,
+        ),
         message_size: cfg.size,
         stream_id: cfg.stream_id,
         start_delay_ms: cfg.start_delay.as_millis() as u64,
@@ -380,12 +411,14 @@ mod tests {
 
     fn sent(kind: SocketType, handshakes: u64, connections: u64) -> SendResult {
         SendResult {
-            command: "check_send",
-            endpoint: "tcp://127.0.0.1:5555".into(),
-            transport: Transport::Tcp,
-            socket_type: kind,
-            side: "connect",
-            count: 100,
+            socket: CheckSocket {
+                command: "check_send",
+                endpoint: "tcp://127.0.0.1:5555".into(),
+                transport: Transport::Tcp,
+                socket_type: kind,
+                side: "connect",
+                count: 100,
+            },
             message_size: 1 << 20,
             stream_id: 1,
             start_delay_ms: 0,

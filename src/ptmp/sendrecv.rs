@@ -105,9 +105,12 @@ impl SendRecvResult {
     }
 }
 
-/// Runs the sender and the receiver on two threads of one context.
-pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
-    let ctx = zmq::Context::new();
+/// The sender's and the receiver's sockets, one bound and the other connected to it as
+/// `cfg.sender_side` says; with the endpoint bound.
+fn open_pair(
+    ctx: &zmq::Context,
+    cfg: &SendRecvConfig,
+) -> Result<(zmq::Socket, zmq::Socket, String)> {
     let binder_kind = match cfg.sender_side {
         Side::Bind => cfg.send_kind,
         Side::Connect => cfg.recv_kind,
@@ -117,7 +120,7 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
         Side::Connect => cfg.send_kind,
     };
     let binder = open(
-        &ctx,
+        ctx,
         binder_kind,
         &cfg.endpoint,
         Side::Bind,
@@ -128,7 +131,7 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
     let bound = crate::net::connect_endpoint(&binder.endpoint);
     let connect_ep = Endpoint::parse(&bound, Side::Connect)?;
     let connecter = open(
-        &ctx,
+        ctx,
         connecter_kind,
         &connect_ep,
         Side::Connect,
@@ -136,10 +139,17 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
         false,
         (connecter_kind == cfg.recv_kind).then_some(cfg.size),
     )?;
-    let (mut tx_sock, mut rx_sock) = match cfg.sender_side {
+    let (tx_sock, rx_sock) = match cfg.sender_side {
         Side::Bind => (binder.sock, connecter.sock),
         Side::Connect => (connecter.sock, binder.sock),
     };
+    Ok((tx_sock, rx_sock, bound))
+}
+
+/// Runs the sender and the receiver on two threads of one context.
+pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
+    let ctx = zmq::Context::new();
+    let (mut tx_sock, mut rx_sock, bound) = open_pair(&ctx, cfg)?;
     let done = Arc::new(AtomicBool::new(false));
     let (finished_tx, finished_rx) = mpsc::channel::<()>();
     let idle = cfg.timeout.min(Duration::from_secs(1));

@@ -19,7 +19,7 @@ pub fn latency_lines(r: &LatencyResult) -> String {
 pub fn throughput_lines(r: &ReceiverResult) -> String {
     format!(
         "message size: {} [B]\nmessage count: {}\nmean throughput: {} [msg/s]\nmean throughput: {:.3} [Mb/s]\n",
-        r.message_size, r.message_count, r.mean_throughput_msgs, r.mean_throughput_mbps
+        r.side.message_size, r.side.message_count, r.mean_throughput_msgs, r.mean_throughput_mbps
     )
 }
 

@@ -56,9 +56,9 @@ pub fn send_text(r: &SendResult) -> String {
         "send {} in {secs:.3} s or {khz:.1} kHz\n\
          check_send: {} {} {}, {} messages of {} B at {} msg/s (admission), start delay {} ms, quit delay {} ms, linger {} ms (czmq's default: what is still queued at close is dropped)\n",
         r.sent,
-        r.socket_type.name(),
-        r.side,
-        r.endpoint,
+        r.socket.socket_type.name(),
+        r.socket.side,
+        r.socket.endpoint,
         grouped(r.sent),
         r.message_size,
         grouped(r.send.msgs_per_sec().round() as u64),
@@ -97,7 +97,7 @@ pub fn recv_text(r: &RecvResult) -> String {
     let mut t = format!(
         "recv {} of {}: {how}\n",
         grouped(r.received),
-        grouped(r.count)
+        grouped(r.socket.count)
     );
     match r.first_after_ns {
         Some(first) => t.push_str(&format!(
