@@ -5,6 +5,11 @@
 
 use crate::model::Estimate;
 
+/// `1 case`, `2 cases`.
+pub fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 /// An integer with thousands separators: `1234567` becomes `1,234,567`.
 pub fn grouped(v: u64) -> String {
     let digits = v.to_string();

@@ -172,12 +172,14 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         plan.extend(one_pass.iter().cloned());
     }
     eprintln!(
-        "zmqperf: matrix of {} implementations, {} pairs x {} passes = {} cases ({} pairs not run)",
-        impls.len(),
-        one_pass.len(),
-        shape.passes,
-        plan.len(),
-        skipped.len()
+        "{}",
+        zmqperf::report::matrix::plan_line(
+            impls.len(),
+            one_pass.len(),
+            shape.passes,
+            plan.len(),
+            skipped.len()
+        )
     );
     let mut run = runner::new_run(command, None);
     let mut store = a.db.begin(a.no_history, &run)?;
@@ -211,20 +213,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
     if let Some(s) = &store {
         a.db.announce(s, &run.run_id)?;
     }
-    let count = |f: fn(&matrix::Status) -> bool| {
-        m.grids
-            .iter()
-            .flat_map(|g| &g.cells)
-            .filter(|c| f(&c.status))
-            .count()
-    };
-    eprintln!(
-        "zmqperf: {} pairs work, {} lost messages, {} failed, {} not run",
-        count(|s| matches!(s, matrix::Status::Works)),
-        count(|s| matches!(s, matrix::Status::Lossy(_))),
-        count(|s| matches!(s, matrix::Status::Fails(_))),
-        count(|s| matches!(s, matrix::Status::NotRun(_)))
-    );
+    eprintln!("{}", zmqperf::report::matrix::summary_line(&m));
     if run.status == "interrupted" {
         return Err(Error::Interrupted(
             "the matrix so far is printed above".into(),

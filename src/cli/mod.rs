@@ -291,7 +291,7 @@ pub fn run(cli: Cli) -> Result<()> {
             let store = zmqperf::store::Store::open_existing(db.path())?;
             print!(
                 "{}",
-                zmqperf::store::format_history(&store.list_runs(Some(*limit))?)
+                zmqperf::report::history::format_history(&store.list_runs(Some(*limit))?)
             );
             return Ok(());
         }
@@ -313,7 +313,7 @@ pub fn run(cli: Cli) -> Result<()> {
         } => {
             let threshold = fail_above
                 .as_deref()
-                .map(zmqperf::store::parse_percent)
+                .map(zmqperf::compare::parse_percent)
                 .transpose()?;
             let store = zmqperf::store::Store::open_existing(db.path())?;
             if *by_host {
@@ -323,7 +323,9 @@ pub fn run(cli: Cli) -> Result<()> {
                     .collect::<std::result::Result<Vec<_>, _>>()?;
                 print!(
                     "{}",
-                    zmqperf::report::terminal_safe(&zmqperf::store::format_by_host(&runs))
+                    zmqperf::report::terminal_safe(&zmqperf::report::compare::format_by_host(
+                        &runs
+                    ))
                 );
                 return Ok(());
             }
@@ -331,19 +333,21 @@ pub fn run(cli: Cli) -> Result<()> {
                 .as_deref()
                 .expect("clap requires RUN_B without --by-host");
             let (a, b) = (store.load_run(run_a)?, store.load_run(run_b)?);
-            let mut c = zmqperf::store::compare(&a, &b, threshold);
+            let mut c = zmqperf::compare::compare(&a, &b, threshold);
             c.allow_incomplete = *allow_incomplete;
             if format == "json" {
-                print!("{}", zmqperf::store::comparison_json(&c));
+                print!("{}", zmqperf::report::compare::comparison_json(&c));
             } else {
                 print!(
                     "{}",
-                    zmqperf::report::terminal_safe(&zmqperf::store::format_comparison(&c))
+                    zmqperf::report::terminal_safe(&zmqperf::report::compare::format_comparison(
+                        &c
+                    ))
                 );
             }
             // The comparison's last line (or `reasons`) says why; the error names the runs.
             let (x, y) = (&a.run_id, &b.run_id);
-            use zmqperf::store::Verdict;
+            use zmqperf::compare::Verdict;
             return match c.verdict() {
                 Some(Verdict::Fail) => Err(Error::Regressed(format!(
                     "{y} regressed past {}% against {x} (beyond noise)",

@@ -3,8 +3,8 @@
 //! (seed 004: pattern x transport rows, a column per machine with its CPU under its name).
 
 use crate::model::{CaseResult, Estimate, Kind, LoopMode, RunResult};
-use crate::report::numbers;
-use crate::store::text::table;
+use crate::report::text_table::table;
+use crate::units as numbers;
 use std::fmt::Write as _;
 
 /// One column: where the cases ran (a host, or `a->b` for a case across hosts), in one run.

@@ -2,7 +2,7 @@
 //! the cases that failed, and the two runs named.
 
 use crate::model::{CaseSummary, Estimate};
-use crate::store::text::count;
+use crate::units::count;
 use serde::Serialize;
 
 /// A figure `compare` looks at.
