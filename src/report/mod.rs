@@ -6,6 +6,7 @@ pub mod compat;
 pub mod csv;
 pub mod fanout;
 pub mod file;
+#[cfg(any(test, feature = "fixture"))]
 #[doc(hidden)]
 pub mod fixture;
 mod graph;
