@@ -37,6 +37,24 @@ pub(super) fn floor_lines(out: &mut String, f: &FanoutFloor) {
     for p in &f.failed_processes {
         let _ = writeln!(out, "  left out: subscriber process {p}");
     }
+    ratio_rows(out, f);
+    let _ = writeln!(
+        out,
+        "  (CPU per delivery: the processes' CPU time over their whole run, warm-up and connecting included, over {} deliveries made, warm-up included)",
+        grouped(f.raw.deliveries_made)
+    );
+    let _ = writeln!(
+        out,
+        "  raw publisher     pid {:<8} {} (from the start of the raw run)",
+        f.publisher.usage.pid,
+        cpu(&f.publisher.usage)
+    );
+    subscriber_lines(out, "raw subscribers", "connected", &f.process_list);
+}
+
+/// libzmq and the raw sockets side by side: mean and p99 latency, subscriber and publisher
+/// CPU per delivery, with their ratio, and ZeroMQ's part of the mean latency.
+fn ratio_rows(out: &mut String, f: &FanoutFloor) {
     let (z, w) = (&f.libzmq, &f.raw);
     let us = |v: f64| format!("{v:.2}");
     let row = |out: &mut String, label: &str, a: String, b: String, r: Option<f64>| {
@@ -84,16 +102,4 @@ pub(super) fn floor_lines(out: &mut String, f: &FanoutFloor) {
             ms(z.mean_ns)
         );
     }
-    let _ = writeln!(
-        out,
-        "  (CPU per delivery: the processes' CPU time over their whole run, warm-up and connecting included, over {} deliveries made, warm-up included)",
-        grouped(w.deliveries_made)
-    );
-    let _ = writeln!(
-        out,
-        "  raw publisher     pid {:<8} {} (from the start of the raw run)",
-        f.publisher.usage.pid,
-        cpu(&f.publisher.usage)
-    );
-    subscriber_lines(out, "raw subscribers", "connected", &f.process_list);
 }
