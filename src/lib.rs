@@ -8,6 +8,7 @@
 pub mod build_id;
 pub mod child;
 pub mod clock;
+pub mod compare;
 pub mod compat;
 pub mod diagnose;
 pub mod elf;

@@ -3,7 +3,12 @@
 //! interval, sizes and axis labels. Below every layer that prints, so none of them needs
 //! the reports to format a number.
 
-use crate::model::Estimate;
+use crate::stats::Estimate;
+
+/// `1 case`, `2 cases`.
+pub fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
 
 /// An integer with thousands separators: `1234567` becomes `1,234,567`.
 pub fn grouped(v: u64) -> String {
@@ -245,7 +250,7 @@ pub fn log_ticks(values: &[f64]) -> Vec<String> {
 /// `with / base` with its 95% interval on the log scale (`stats::estimate::ratio_interval`:
 /// never 0 or below): `1.92 [1.70, 2.17]`; `1.92 (n=1: no interval)` when a side has a
 /// single repetition; `-` without a positive base.
-pub fn ratio_ci(with: &crate::model::Estimate, base: &crate::model::Estimate) -> String {
+pub fn ratio_ci(with: &Estimate, base: &Estimate) -> String {
     if base.median <= 0.0 || with.median < 0.0 {
         return "-".into();
     }

@@ -669,47 +669,11 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
     }
 }
 
-/// The figures of one fan-out run that `--impl` compares.
-fn figures(r: &FanoutReport) -> [f64; 5] {
-    let cpu_ms: f64 = r
-        .process_list
-        .iter()
-        .map(|p| p.usage.cpu_user_ms + p.usage.cpu_sys_ms)
-        .sum();
-    let rss = r
-        .process_list
-        .iter()
-        .map(|p| p.usage.peak_rss_kib)
-        .max()
-        .unwrap_or(0);
-    let received = r.delivery.received.max(1) as f64;
-    [
-        r.latency.mean_ns / 1000.0,
-        r.latency.p99_ns as f64 / 1000.0,
-        // Subscriber CPU per delivered message, us.
-        cpu_ms * 1000.0 / received,
-        rss as f64 / 1024.0,
-        r.delivery.received as f64 / (r.subscribers * r.expected_per_subscriber).max(1) as f64
-            * 100.0,
-    ]
-}
-
-const FIGURES: [&str; 5] = [
-    "latency mean (us)",
-    "latency p99 (us)",
-    "subscriber CPU per message (us)",
-    "peak RSS per process (MiB)",
-    "delivered (%)",
-];
-
 /// `fanout --impl A,B[,...]`: the same fan-out with each implementation's subscribers, in
 /// turn for every round; each run recorded; the figures side by side with the ratios to
 /// the first implementation.
 fn side_by_side(cfg: &FanoutConfig, impls: &[String], a: &FanoutArgs) -> Result<()> {
-    use zmqperf::stats::estimate;
-    let mut runs: Vec<Vec<[f64; 5]>> = vec![Vec::new(); impls.len()];
-    let mut labels: Vec<String> = impls.to_vec();
-    let mut last: Vec<Option<FanoutReport>> = vec![None; impls.len()];
+    let mut sbs = zmqperf::report::fanout::SideBySide::new(impls, a.rounds);
     let mut lost = None;
     for round in 0..a.rounds {
         for (k, name) in impls.iter().enumerate() {
@@ -724,71 +688,13 @@ fn side_by_side(cfg: &FanoutConfig, impls: &[String], a: &FanoutArgs) -> Result<
             let notes: fanout::Note = Arc::new(|l: String| note(format!("fanout: {l}")));
             let r = fanout::fanout(&c, notes)?;
             record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64())?;
-            if let Some(l) = &r.implementation {
-                labels[k] = format!("{name}: {l}");
-            }
             if lost.is_none() {
                 lost = r.failure();
             }
-            runs[k].push(figures(&r));
-            last[k] = Some(r);
+            sbs.add(k, r);
         }
     }
-    if a.json {
-        let v: Vec<serde_json::Value> = impls
-            .iter()
-            .enumerate()
-            .map(|(k, n)| {
-                serde_json::json!({
-                    "impl": n,
-                    "label": labels[k],
-                    "rounds": runs[k].iter().map(|f| serde_json::json!({
-                        "latency_mean_us": f[0], "latency_p99_us": f[1],
-                        "subscriber_cpu_us_per_msg": f[2], "peak_rss_mib": f[3],
-                        "delivered_pct": f[4]})).collect::<Vec<_>>(),
-                    "report": last[k],
-                })
-            })
-            .collect();
-        println!("{}", serde_json::Value::from(v));
-    } else {
-        for r in last.iter().flatten() {
-            print!("{}", zmqperf::report::fanout::text(r));
-            println!();
-        }
-        println!(
-            "Side by side ({} round{}, medians with 95% intervals; ratios to {}):",
-            a.rounds,
-            if a.rounds == 1 { "" } else { "s" },
-            impls[0]
-        );
-        for l in &labels {
-            println!("  {l}");
-        }
-        let mut head = format!("  {:<32}", "");
-        for n in impls {
-            head.push_str(&format!(" | {n:>28}"));
-        }
-        println!("{head}");
-        for (f, what) in FIGURES.iter().enumerate() {
-            let mut line = format!("  {what:<32}");
-            let base = estimate(&runs[0].iter().map(|x| x[f]).collect::<Vec<_>>());
-            for run in &runs {
-                let e = estimate(&run.iter().map(|x| x[f]).collect::<Vec<_>>());
-                let cell = match (&e, &base) {
-                    (Some(e), Some(b)) if !std::ptr::eq(run, &runs[0]) && f < 4 => format!(
-                        "{} x{}",
-                        zmqperf::units::value(e.median),
-                        zmqperf::units::ratio_ci(e, b)
-                    ),
-                    (Some(e), _) => zmqperf::units::value(e.median),
-                    (None, _) => "-".into(),
-                };
-                line.push_str(&format!(" | {cell:>28}"));
-            }
-            println!("{line}");
-        }
-    }
+    print!("{}", if a.json { sbs.json() } else { sbs.text() });
     match lost {
         Some(e) => Err(e),
         None => Ok(()),

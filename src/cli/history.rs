@@ -52,7 +52,7 @@ pub fn history(limit: usize, db: &DbArgs) -> Result<()> {
     let store = zmqperf::store::Store::open_existing(db.path())?;
     print!(
         "{}",
-        zmqperf::store::format_history(&store.list_runs(Some(limit))?)
+        zmqperf::report::history::format_history(&store.list_runs(Some(limit))?)
     );
     Ok(())
 }
@@ -79,7 +79,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     } = args;
     let threshold = fail_above
         .as_deref()
-        .map(zmqperf::store::parse_percent)
+        .map(zmqperf::compare::parse_percent)
         .transpose()?;
     let store = zmqperf::store::Store::open_existing(db.path())?;
     if *by_host {
@@ -89,7 +89,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
             .collect::<std::result::Result<Vec<_>, _>>()?;
         print!(
             "{}",
-            zmqperf::report::terminal_safe(&zmqperf::store::format_by_host(&runs))
+            zmqperf::report::terminal_safe(&zmqperf::report::compare::format_by_host(&runs))
         );
         return Ok(());
     }
@@ -97,19 +97,19 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         .as_deref()
         .expect("clap requires RUN_B without --by-host");
     let (a, b) = (store.load_run(run_a)?, store.load_run(run_b)?);
-    let mut c = zmqperf::store::compare(&a, &b, threshold);
+    let mut c = zmqperf::compare::compare(&a, &b, threshold);
     c.allow_incomplete = *allow_incomplete;
     if format == "json" {
-        print!("{}", zmqperf::store::comparison_json(&c));
+        print!("{}", zmqperf::report::compare::comparison_json(&c));
     } else {
         print!(
             "{}",
-            zmqperf::report::terminal_safe(&zmqperf::store::format_comparison(&c))
+            zmqperf::report::terminal_safe(&zmqperf::report::compare::format_comparison(&c))
         );
     }
     // The comparison's last line (or `reasons`) says why; the error names the runs.
     let (x, y) = (&a.run_id, &b.run_id);
-    use zmqperf::store::Verdict;
+    use zmqperf::compare::Verdict;
     match c.verdict() {
         Some(Verdict::Fail) => Err(Error::Regressed(format!(
             "{y} regressed past {}% against {x} (beyond noise)",

@@ -195,12 +195,14 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         plan.extend(one_pass.iter().cloned());
     }
     eprintln!(
-        "zmqperf: matrix of {} implementations, {} pairs x {} passes = {} cases ({} pairs not run)",
-        impls.len(),
-        one_pass.len(),
-        shape.passes,
-        plan.len(),
-        skipped.len()
+        "{}",
+        zmqperf::report::matrix::plan_line(
+            impls.len(),
+            one_pass.len(),
+            shape.passes,
+            plan.len(),
+            skipped.len()
+        )
     );
     let mut run = runner::new_run(command, None);
     let mut session = a.db.session(a.no_history, &run)?;
@@ -227,20 +229,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
     }
     recorded?;
     session.announce()?;
-    let count = |f: fn(&matrix::Status) -> bool| {
-        m.grids
-            .iter()
-            .flat_map(|g| &g.cells)
-            .filter(|c| f(&c.status))
-            .count()
-    };
-    eprintln!(
-        "zmqperf: {} pairs work, {} lost messages, {} failed, {} not run",
-        count(|s| matches!(s, matrix::Status::Works)),
-        count(|s| matches!(s, matrix::Status::Lossy(_))),
-        count(|s| matches!(s, matrix::Status::Fails(_))),
-        count(|s| matches!(s, matrix::Status::NotRun(_)))
-    );
+    eprintln!("{}", zmqperf::report::matrix::summary_line(&m));
     if run.status == RunStatus::Interrupted {
         return Err(Error::Interrupted(
             "the matrix so far is printed above".into(),

@@ -11,13 +11,13 @@
 
 use super::layout::{self, kind_name, loop_name};
 use super::Reporter;
-use crate::model::{CaseResult, Estimate, RunResult};
+use crate::model::{CaseResult, Estimate, RunResult, METRICS};
 
 /// Renders a run as CSV.
 pub struct Csv;
 
-/// The header row.
-pub const COLUMNS: [&str; 29] = [
+/// The columns before the figures: what the case is.
+const CASE_COLUMNS: [&str; 8] = [
     "id",
     "kind",
     "pattern",
@@ -26,16 +26,10 @@ pub const COLUMNS: [&str; 29] = [
     "count",
     "rate",
     "loop_mode",
-    "latency_us_median",
-    "latency_us_ci_low",
-    "latency_us_ci_high",
-    "p50_us",
-    "p99_us",
-    "msgs_per_sec_median",
-    "msgs_per_sec_ci_low",
-    "msgs_per_sec_ci_high",
-    "mbit_per_sec",
-    "send_msgs_per_sec",
+];
+
+/// The columns after the figures: delivery, the floor, notes, resources and hosts.
+const REST_COLUMNS: [&str; 11] = [
     "lost",
     "duplicated",
     "reordered",
@@ -48,6 +42,36 @@ pub const COLUMNS: [&str; 29] = [
     "hosts",
     "node_hosts",
 ];
+
+/// The header row: the case's columns, each figure's columns from the metric table
+/// ([`METRICS`]: the median alone, or with its 95% interval), then the rest.
+pub const COLUMNS: [&str; 29] = columns();
+
+const fn columns() -> [&'static str; 29] {
+    let mut out = [""; 29];
+    let mut k = 0;
+    let mut i = 0;
+    while i < CASE_COLUMNS.len() {
+        out[k] = CASE_COLUMNS[i];
+        (k, i) = (k + 1, i + 1);
+    }
+    let mut m = 0;
+    while m < METRICS.len() {
+        let mut j = 0;
+        while j < METRICS[m].csv.len() {
+            out[k] = METRICS[m].csv[j];
+            (k, j) = (k + 1, j + 1);
+        }
+        m += 1;
+    }
+    let mut i = 0;
+    while i < REST_COLUMNS.len() {
+        out[k] = REST_COLUMNS[i];
+        (k, i) = (k + 1, i + 1);
+    }
+    assert!(k == out.len(), "COLUMNS' length is the sum of its parts");
+    out
+}
 
 /// One field, quoted if it needs to be, and kept from being read as a formula.
 pub fn field(s: &str) -> String {
@@ -110,14 +134,27 @@ pub fn node_hosts(run: &RunResult, c: &CaseResult) -> String {
     all.join(";")
 }
 
+/// Each figure's fields in the order of [`COLUMNS`]: the median, and the ends of its 95%
+/// interval where the table asks for them.
+fn figures(c: &CaseResult) -> impl Iterator<Item = String> + '_ {
+    // One-way figures from clocks that differ are left empty (the warnings say why).
+    let hidden = layout::hides_latency(c);
+    METRICS.iter().flat_map(move |m| {
+        let e = (m.of)(&c.summary).filter(|_| !(hidden && m.one_way));
+        let all = [
+            median(&e),
+            opt(e.map(|e| e.ci_low)),
+            opt(e.map(|e| e.ci_high)),
+        ];
+        all.into_iter().take(m.csv.len())
+    })
+}
+
 fn row(run: &RunResult, c: &CaseResult) -> Vec<String> {
     let s = &c.summary;
     let ran = !c.repetitions.is_empty();
     let count_if_ran = |n: u64| if ran { n.to_string() } else { String::new() };
-    // One-way figures from clocks that differ are left empty (the warnings say why).
-    let hidden = layout::hides_latency(c);
-    let lat = |e: &Option<Estimate>| if hidden { None } else { *e };
-    vec![
+    let mut row = vec![
         c.id.clone(),
         kind_name(c.kind).to_string(),
         c.pattern.clone(),
@@ -126,16 +163,9 @@ fn row(run: &RunResult, c: &CaseResult) -> Vec<String> {
         c.count.to_string(),
         opt(c.rate),
         loop_name(c.loop_mode).to_string(),
-        median(&lat(&s.latency_us)),
-        opt(lat(&s.latency_us).map(|e| e.ci_low)),
-        opt(lat(&s.latency_us).map(|e| e.ci_high)),
-        median(&lat(&s.p50_us)),
-        median(&lat(&s.p99_us)),
-        median(&s.msgs_per_sec),
-        opt(s.msgs_per_sec.map(|e| e.ci_low)),
-        opt(s.msgs_per_sec.map(|e| e.ci_high)),
-        median(&s.mbit_per_sec),
-        median(&s.send_msgs_per_sec),
+    ];
+    row.extend(figures(c));
+    row.extend([
         count_if_ran(s.lost),
         count_if_ran(s.duplicated),
         count_if_ran(s.reordered),
@@ -152,7 +182,8 @@ fn row(run: &RunResult, c: &CaseResult) -> Vec<String> {
         resources(c).map(|r| r.1.to_string()).unwrap_or_default(),
         c.host_path(&run.environment.hostname),
         node_hosts(run, c),
-    ]
+    ]);
+    row
 }
 
 impl Reporter for Csv {

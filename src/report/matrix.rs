@@ -313,6 +313,33 @@ pub fn html(m: &Matrix) -> String {
     out
 }
 
+/// The line `zmqperf matrix` writes to stderr before it starts: the implementations, the
+/// pairs, the passes, the cases and the pairs that cannot run.
+pub fn plan_line(impls: usize, pairs: usize, passes: u32, cases: usize, skipped: usize) -> String {
+    format!(
+        "zmqperf: matrix of {impls} implementations, {pairs} pairs x {passes} passes = {cases} cases ({skipped} pairs not run)"
+    )
+}
+
+/// The line `zmqperf matrix` writes to stderr at its end: how many pairs work, lost
+/// messages, failed or were not run.
+pub fn summary_line(m: &Matrix) -> String {
+    let count = |f: fn(&Status) -> bool| {
+        m.grids
+            .iter()
+            .flat_map(|g| &g.cells)
+            .filter(|c| f(&c.status))
+            .count()
+    };
+    format!(
+        "zmqperf: {} pairs work, {} lost messages, {} failed, {} not run",
+        count(|s| matches!(s, Status::Works)),
+        count(|s| matches!(s, Status::Lossy(_))),
+        count(|s| matches!(s, Status::Fails(_))),
+        count(|s| matches!(s, Status::NotRun(_)))
+    )
+}
+
 /// The JSON report.
 pub fn json(m: &Matrix) -> String {
     serde_json::to_string_pretty(m).expect("the matrix serialises") + "\n"

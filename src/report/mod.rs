@@ -1,13 +1,16 @@
 //! Output of zmqperf: the compatible commands' lines ([`compat`]) and the reports of a
 //! suite run, one module per format behind the [`Reporter`] trait.
 
+pub mod compare;
 pub mod compat;
 pub mod csv;
 pub mod fanout;
 pub mod file;
+#[cfg(any(test, feature = "fixture"))]
 #[doc(hidden)]
 pub mod fixture;
 mod graph;
+pub mod history;
 #[cfg(test)]
 mod hosts_tests;
 pub mod html;
@@ -20,6 +23,7 @@ pub use crate::units as numbers;
 pub mod ptmp;
 mod svg;
 pub mod table;
+mod text_table;
 
 use crate::error::Error;
 use crate::model::RunResult;

@@ -11,7 +11,22 @@
 //! `coverage_of_the_95_interval_at_3_and_5_repetitions` measures it on simulated
 //! populations of known truth.
 
-use crate::model::Estimate;
+use serde::{Deserialize, Serialize};
+
+/// A point estimate over repetitions with its 95% confidence interval.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Estimate {
+    /// Median of the repetitions.
+    pub median: f64,
+    /// Lower end of the 95% confidence interval.
+    pub ci_low: f64,
+    /// Upper end of the 95% confidence interval.
+    pub ci_high: f64,
+    /// (max - min) / median over the repetitions, in percent.
+    pub spread_pct: f64,
+    /// Repetitions it comes from.
+    pub n: u32,
+}
 
 /// Two-sided 97.5% quantiles of Student's t for 1..=30 degrees of freedom.
 const T975: [f64; 30] = [

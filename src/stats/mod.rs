@@ -11,7 +11,7 @@ pub mod oneway;
 pub mod throughput;
 
 pub use cause::{cause_of, loss_causes, Cause, Facts, SenderEnd, SenderFacts};
-pub use estimate::estimate;
+pub use estimate::{estimate, Estimate};
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use ledger::{GapPosition, Ledger, LossSummary, StreamLedger};
 pub use oneway::{ClockCheck, OneWay};

@@ -11,12 +11,11 @@
 //! A version 1 or 2 file is brought to version 3 in place when opened (a read-only
 //! version 2 file is read as it is).
 //! The [`Store`] is opened in `open`, written in `write` (and at a run's end in `record`),
-//! read in `read` and imported into in `import`; [`compare`] and the text formats for `history` and `compare` live
-//! here too.
+//! read in `read` and imported into in `import`. It holds SQLite only: the comparison of
+//! two runs is [`crate::compare`], the text of `history` and `compare` is in
+//! [`crate::report`].
 
-mod compare;
 mod error;
-mod history;
 pub mod import;
 mod open;
 mod owner;
@@ -25,16 +24,9 @@ mod read;
 mod record;
 #[cfg(test)]
 mod tests;
-mod text;
 mod write;
 
-pub use compare::{
-    by_host, compare, comparison_json, format_by_host, format_comparison, parse_percent, short_cpu,
-    CaseFailure, Comparison, HostColumn, HostTable, IncompleteCase, Metric, MetricChange, Noise,
-    RunRef, Verdict,
-};
 pub use error::StoreError;
-pub use history::format_history;
 pub use import::ImportError;
 pub use path::{default_db_path, default_is_current_dir, DB_ENV};
 pub use read::RunListing;

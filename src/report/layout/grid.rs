@@ -2,7 +2,7 @@
 //! has.
 
 use super::groups::{counts_note, groups, kind_name, Group};
-use crate::model::{CaseResult, Estimate, Kind, RunResult};
+use crate::model::{CaseResult, Estimate, Kind, Metric, RunResult};
 use crate::report::numbers::{self, grouped};
 use std::ops::Range;
 
@@ -89,74 +89,76 @@ impl Grid {
     }
 }
 
-/// The rows a grid can have.
+/// The rows a grid can have: a figure of the metric table (its label, whether it is always
+/// shown and how it is written come from there), the delivered rate of a latency case as
+/// round trips, the raw-socket floor, and the messages lost.
 #[derive(Clone, Copy, PartialEq)]
 enum Line {
-    Latency,
-    P99,
-    Msgs,
+    Figure(Metric),
     RoundTrips,
-    Mbit,
     Floor,
-    SendMsgs,
-    SendDelay,
     Lost,
 }
 
 impl Line {
     fn label(self) -> &'static str {
         match self {
-            Line::Latency => "latency (us)",
-            Line::P99 => "p99 (us)",
-            Line::Msgs => "msg/s",
+            Line::Figure(m) => m.row().label.expect("a grid row has a label"),
             Line::RoundTrips => "round trips/s",
-            Line::Mbit => "Mbit/s",
             Line::Floor => "raw socket floor (us)",
-            Line::SendMsgs => "send msg/s",
-            Line::SendDelay => "send delay p50 (us)",
             Line::Lost => "lost",
         }
     }
 
-    /// The first three rows are always shown; the others only when some case has a value.
+    /// Latency, the delivered rate and Mbit/s are always shown; the others only when some
+    /// case has a value.
     fn always(self) -> bool {
-        matches!(
-            self,
-            Line::Latency | Line::Msgs | Line::RoundTrips | Line::Mbit
-        )
+        match self {
+            Line::Figure(m) => m.row().always_in_grid,
+            Line::RoundTrips => true,
+            Line::Floor | Line::Lost => false,
+        }
     }
 
     fn cell(self, c: &CaseResult) -> Option<String> {
         let s = &c.summary;
-        let est = |e: &Option<Estimate>, f: fn(&Estimate) -> String| e.as_ref().map(f);
-        // One-way figures from clocks that differ are not shown (the warnings say why).
-        let one_way = |e: &Option<Estimate>| {
-            if super::hides_latency(c) {
-                Some(super::CLOCKS_DIFFER.to_string())
-            } else {
-                est(e, numbers::estimate_value)
-            }
-        };
         match self {
-            Line::Latency => one_way(&s.latency_us),
-            Line::P99 => one_way(&s.p99_us),
-            Line::Msgs | Line::RoundTrips => est(&s.msgs_per_sec, numbers::estimate_whole),
-            Line::Mbit => est(&s.mbit_per_sec, numbers::estimate_value),
+            Line::Figure(m) => figure(m, c),
+            Line::RoundTrips => figure(Metric::MsgsPerSec, c),
             Line::Floor => c.floor.as_ref().map(|f| numbers::value(f.latency_us)),
-            Line::SendMsgs => est(&s.send_msgs_per_sec, numbers::estimate_whole),
-            Line::SendDelay => est(&s.send_delay_p50_us, numbers::estimate_value),
             Line::Lost => (!c.repetitions.is_empty()).then(|| grouped(s.lost)),
         }
     }
 }
 
+/// A figure's cell: its estimate, written whole for rates of messages; a one-way figure
+/// from clocks that differ is not shown (the warnings say why).
+fn figure(m: Metric, c: &CaseResult) -> Option<String> {
+    let row = m.row();
+    if row.one_way && super::hides_latency(c) {
+        return Some(super::CLOCKS_DIFFER.to_string());
+    }
+    let write: fn(&Estimate) -> String = if row.whole {
+        numbers::estimate_whole
+    } else {
+        numbers::estimate_value
+    };
+    (row.of)(&c.summary).as_ref().map(write)
+}
+
 fn lines(g: &Group<'_>) -> &'static [Line] {
-    use Line::*;
+    use Line::{Floor, Lost, RoundTrips};
+    const LATENCY: Line = Line::Figure(Metric::LatencyUs);
+    const P99: Line = Line::Figure(Metric::P99Us);
+    const MSGS: Line = Line::Figure(Metric::MsgsPerSec);
+    const MBIT: Line = Line::Figure(Metric::MbitPerSec);
+    const SEND_MSGS: Line = Line::Figure(Metric::SendMsgsPerSec);
+    const SEND_DELAY: Line = Line::Figure(Metric::SendDelayP50Us);
     match (g.open_rate.is_some(), g.kind) {
-        (false, Kind::Latency) => &[Latency, P99, RoundTrips, Mbit, Floor],
-        (false, Kind::Throughput) => &[Latency, Msgs, Mbit, SendMsgs, Lost],
+        (false, Kind::Latency) => &[LATENCY, P99, RoundTrips, MBIT, Floor],
+        (false, Kind::Throughput) => &[LATENCY, MSGS, MBIT, SEND_MSGS, Lost],
         // Floor: a fan-out (open loop on ticks) with its raw-socket floor (`fanout --floor`).
-        (true, _) => &[Latency, P99, Msgs, Mbit, SendMsgs, SendDelay, Lost, Floor],
+        (true, _) => &[LATENCY, P99, MSGS, MBIT, SEND_MSGS, SEND_DELAY, Lost, Floor],
     }
 }
 

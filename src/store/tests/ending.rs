@@ -3,6 +3,7 @@
 //! the run, a path that is not a file; and CURVE secrets kept out of the file.
 
 use super::*;
+use crate::report::history::format_history;
 use rusqlite::Connection;
 use std::io::Write;
 use std::time::Duration;

@@ -53,7 +53,7 @@ fn an_exported_run_is_imported_under_a_new_id_with_its_mark() {
     assert_eq!(list[0].imported.as_ref(), Some(&mark));
     assert_eq!(list[0].hostname, "bench-01");
     assert!(list[1].imported.is_none());
-    let text = crate::store::format_history(&list);
+    let text = crate::report::history::format_history(&list);
     assert!(text.contains("complete, imported"), "{text}");
 
     // The JSON of the imported run carries the mark and validates as a run.

@@ -1,6 +1,7 @@
 //! Several writers on one file, and findings recorded one by one.
 
 use super::*;
+use crate::report::history::format_history;
 
 #[test]
 fn two_writers_share_the_file() {

@@ -1,4 +1,7 @@
-//! Plain-text helpers shared by the `history` and `compare` formats.
+//! Plain-text helpers shared by the `history` and `compare` formats: columns two spaces
+//! apart, counted nouns, cut strings.
+
+pub(crate) use crate::units::count;
 
 /// Lays out rows as columns two spaces apart, left-aligned except the columns listed in
 /// `right` (numbers); trailing spaces are trimmed.
@@ -31,11 +34,6 @@ pub(crate) fn table(rows: &[Vec<String>], right: &[usize]) -> String {
         out.push('\n');
     }
     out
-}
-
-/// `1 case`, `2 cases`.
-pub(crate) fn count(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// `s` cut to at most `max` characters, with an ellipsis where it was cut.

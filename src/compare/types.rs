@@ -1,58 +1,10 @@
 //! What a comparison is made of: the figures compared, the noise verdict of each change,
 //! the cases that failed, and the two runs named.
 
-use crate::model::{CaseSummary, Estimate};
-use crate::store::text::count;
+use crate::model::Estimate;
+pub use crate::model::Metric;
+use crate::units::count;
 use serde::Serialize;
-
-/// A figure `compare` looks at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// Mean latency, us (lower is better).
-    LatencyUs,
-    /// 99th percentile latency, us (lower is better).
-    P99Us,
-    /// Delivered messages per second (higher is better).
-    MsgsPerSec,
-    /// Delivered megabits per second (higher is better).
-    MbitPerSec,
-}
-
-impl Metric {
-    /// Every metric, in the order the comparison lists them.
-    pub const ALL: [Metric; 4] = [
-        Metric::LatencyUs,
-        Metric::P99Us,
-        Metric::MsgsPerSec,
-        Metric::MbitPerSec,
-    ];
-
-    /// The field name in [`CaseSummary`] (and in the JSON report).
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::LatencyUs => "latency_us",
-            Metric::P99Us => "p99_us",
-            Metric::MsgsPerSec => "msgs_per_sec",
-            Metric::MbitPerSec => "mbit_per_sec",
-        }
-    }
-
-    /// Whether a smaller value is the better one.
-    pub fn lower_is_better(self) -> bool {
-        matches!(self, Metric::LatencyUs | Metric::P99Us)
-    }
-
-    /// The estimate of this metric in a case summary, if the case has one.
-    pub fn of(self, s: &CaseSummary) -> Option<Estimate> {
-        match self {
-            Metric::LatencyUs => s.latency_us,
-            Metric::P99Us => s.p99_us,
-            Metric::MsgsPerSec => s.msgs_per_sec,
-            Metric::MbitPerSec => s.mbit_per_sec,
-        }
-    }
-}
 
 /// Whether a difference stands out of the run-to-run noise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -3,8 +3,8 @@
 //! (seed 004: pattern x transport rows, a column per machine with its CPU under its name).
 
 use crate::model::{CaseResult, Estimate, Kind, LoopMode, RunResult};
-use crate::report::numbers;
-use crate::store::text::table;
+use crate::report::text_table::table;
+use crate::units as numbers;
 use std::fmt::Write as _;
 
 /// One column: where the cases ran (a host, or `a->b` for a case across hosts), in one run.
@@ -32,6 +32,13 @@ pub struct HostTable {
 
 /// The machine columns of `runs` and their tables.
 pub fn by_host(runs: &[RunResult]) -> (Vec<HostColumn>, Vec<HostTable>) {
+    let cols = columns(runs);
+    let tables = tables(runs, &cols);
+    (cols, tables)
+}
+
+/// The columns, in run order then case order; a host met in several runs says which run.
+fn columns(runs: &[RunResult]) -> Vec<HostColumn> {
     // Columns, in run order then case order.
     let mut cols: Vec<HostColumn> = Vec::new();
     for r in runs {
@@ -57,6 +64,12 @@ pub fn by_host(runs: &[RunResult]) -> (Vec<HostColumn>, Vec<HostTable>) {
             c.label = format!("{} ({})", c.host_path, c.run_id);
         }
     }
+    cols
+}
+
+/// The tables by kind, load and size, in the order first met: a row per pattern and
+/// transport, a cell per column.
+fn tables(runs: &[RunResult], cols: &[HostColumn]) -> Vec<HostTable> {
     // Tables by kind, load and size, in the order first met.
     type Key = (Kind, String, usize);
     let mut keys: Vec<Key> = Vec::new();
@@ -125,7 +138,7 @@ pub fn by_host(runs: &[RunResult]) -> (Vec<HostColumn>, Vec<HostTable>) {
             rows,
         });
     }
-    (cols, tables)
+    tables
 }
 
 /// `closed loop` or `open loop at 10,000 msg/s`.

@@ -1,10 +1,9 @@
 //! The comparison as text: the runs, the table of figures with their verdicts, the cases
 //! that could not be compared, and the PASS or FAIL summary line.
 
-use super::noise::MAX_REPETITIONS;
-use super::types::{Comparison, MetricChange, Noise, Verdict};
+use crate::compare::{Comparison, MetricChange, Noise, Verdict, MAX_REPETITIONS};
 use crate::model::Estimate;
-use crate::store::text::{count, table};
+use crate::report::text_table::{count, table};
 use std::fmt::Write as _;
 
 /// Formats `x` with about four significant digits, no exponent.

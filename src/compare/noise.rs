@@ -3,10 +3,10 @@
 
 use super::types::{Metric, MetricChange, Noise};
 use crate::model::Estimate;
-use crate::store::error::StoreError;
+use crate::store::StoreError;
 
 /// The change of one figure from `a` to `b`.
-pub(super) fn change(
+pub(crate) fn change(
     case_id: &str,
     metric: Metric,
     a: Estimate,
@@ -89,7 +89,7 @@ pub(super) fn change(
 }
 
 /// The most repetitions per run the gate suggests; beyond it, it says "more than".
-pub(super) const MAX_REPETITIONS: u32 = 1000;
+pub(crate) const MAX_REPETITIONS: u32 = 1000;
 /// Parses a threshold such as `5%`, `5` or `2.5%` into percent.
 pub fn parse_percent(s: &str) -> Result<f64, StoreError> {
     let bad = |reason: &str| StoreError::InvalidPercent {

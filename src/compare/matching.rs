@@ -52,7 +52,7 @@ pub fn compare(a: &RunResult, b: &RunResult, fail_above_pct: Option<f64>) -> Com
             if case.error.is_some() {
                 continue;
             }
-            let nothing = !Metric::ALL.iter().any(|m| m.of(&case.summary).is_some());
+            let nothing = !Metric::compared().any(|m| m.of(&case.summary).is_some());
             let why = match (&case.incomplete, nothing) {
                 (Some(why), false) => why.clone(),
                 (Some(why), true) => format!("{why}; measured nothing (no figure)"),
@@ -198,7 +198,7 @@ fn compare_case(
     threshold: Option<f64>,
     out: &mut Vec<MetricChange>,
 ) {
-    for metric in Metric::ALL {
+    for metric in Metric::compared() {
         let (Some(ea), Some(eb)) = (metric.of(&a.summary), metric.of(&b.summary)) else {
             continue;
         };

@@ -5,21 +5,19 @@
 //! a regression when, in addition, the figure got worse by more than the threshold.
 //! The cases of the two runs are paired in `matching` (which also names what differs
 //! between their machines, host by host for runs across hosts), each pair of figures
-//! judged in `noise`, and the verdict written out in `format`. `by_host` lays several runs
-//! side by side instead, a column per host (`compare --by-host`).
+//! judged in `noise`. The verdict is written out by [`crate::report::compare`], which also
+//! lays several runs side by side, a column per host (`compare --by-host`); its tests cover
+//! this module too (they read the text).
 
-mod by_host;
-mod format;
 mod matching;
 mod noise;
-#[cfg(test)]
-mod tests;
 mod types;
 
-pub use by_host::{by_host, format_by_host, short_cpu, HostColumn, HostTable};
-pub use format::{comparison_json, format_comparison};
 pub use matching::compare;
+#[cfg(test)]
+pub(crate) use noise::change;
 pub use noise::parse_percent;
+pub(crate) use noise::MAX_REPETITIONS;
 pub use types::{
     CaseFailure, Comparison, IncompleteCase, Metric, MetricChange, Noise, RunRef, Verdict,
 };

@@ -1,7 +1,7 @@
 //! The text of `zmqperf history`: one line per run, most recent first.
 
-use super::text::{table, truncate};
-use super::RunListing;
+use super::text_table::{table, truncate};
+use crate::store::RunListing;
 
 /// Longest command line shown in full.
 const COMMAND_WIDTH: usize = 60;

@@ -1,0 +1,30 @@
+//! The results of a suite run: what the runner produces, the store keeps and the reporters
+//! show. Every field here is part of the JSON report (schema/run-result.schema.json).
+//! A run holds measured cases (`zmqperf run`), findings (`zmqperf diagnose`), or both.
+//!
+//! One file per concept: the run (`run`), the machine it ran on (`environment`), a case and
+//! its summary (`case`), the case's nodes and edges (`graph`), findings (`finding`), and the
+//! one table of a case's figures (`metric`). The
+//! paths stay `crate::model::X`; [`Estimate`] lives in [`crate::stats`] and is re-exported.
+
+mod case;
+mod environment;
+mod finding;
+mod graph;
+mod metric;
+mod run;
+mod status;
+#[cfg(test)]
+mod tests;
+
+pub use crate::stats::Estimate;
+pub use case::{CaseResult, CaseSummary, Floor, Kind, LoopMode, Repetition, RoleUsage};
+pub use environment::{Environment, HostEnvironment, HostNic, NetworkInterface};
+pub use finding::{Finding, Measure, Severity, TimedGap, Triage};
+pub use graph::{is_receiving_role, is_sending_role, EdgeResult, NodeResult};
+pub use metric::{Metric, MetricRow, METRICS};
+pub use run::{Imported, RunResult, Workload};
+pub use status::RunStatus;
+
+/// Version of the JSON report; bumped when a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
