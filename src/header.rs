@@ -5,6 +5,12 @@
 
 /// Length of the header in bytes; messages shorter than this travel without one.
 pub const HEADER_LEN: usize = 24;
+
+/// Bytes of the type id that follows the header in the first frame of a typed message.
+pub const TYPE_ID_LEN: usize = 4;
+
+/// The smallest first frame of a typed message: the header and the type id.
+pub const FIRST_FRAME_MIN: usize = HEADER_LEN + TYPE_ID_LEN;
 /// The two bytes every header starts with: ASCII "ZP".
 pub const MAGIC: [u8; 2] = *b"ZP";
 /// The header version this code writes and reads.

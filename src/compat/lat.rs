@@ -132,7 +132,7 @@ pub fn local_lat(
     if let Some(why) = r
         .cut_short
         .as_ref()
-        .filter(|_| crate::runner::interrupted())
+        .filter(|_| crate::interrupt::interrupted())
     {
         return Err(crate::error::Error::Interrupted(format!(
             "{why} (echoed {} of {} round trips)",

@@ -266,7 +266,7 @@ fn stream_loss(
         if ended_at_mark && own.expected < cfg.count {
             stream_length = Some(own.expected);
             own
-        } else if crate::runner::interrupted() {
+        } else if crate::interrupt::interrupted() {
             // Ended by a signal: the holes are those before the last message seen; what
             // had not been sent yet is not lost.
             own

@@ -233,7 +233,7 @@ pub trait Observer {
 pub fn run(cfg: &Config, steps: &[Step], obs: &mut dyn Observer) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, step) in steps.iter().enumerate() {
-        if crate::runner::interrupted() {
+        if crate::interrupt::interrupted() {
             break;
         }
         obs.started(i, steps.len(), step);

@@ -38,8 +38,8 @@ use std::time::Duration;
 /// after the first message (the end of the stream normally stops it first).
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(10);
 
-/// Most subscriber processes one run starts.
-pub const MAX_PROCESSES: u32 = 1024;
+/// Most subscriber processes one run starts: as many as copies of one node.
+pub const MAX_PROCESSES: u32 = crate::topology::check::MAX_REPLICAS;
 
 /// Most SUB sockets in one subscriber process.
 pub const MAX_SUBS_PER_PROCESS: u32 = 100_000;

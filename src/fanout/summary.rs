@@ -381,10 +381,10 @@ impl FanoutReport {
         if let Some(why) = self.publisher.as_ref().and_then(|p| p.interrupted.clone()) {
             return Some(why);
         }
-        if crate::runner::interrupted() {
+        if crate::interrupt::interrupted() {
             return Some(format!(
                 "interrupted by {}: the subscribers were told to stop and reported what had arrived",
-                crate::runner::interrupted_by()
+                crate::interrupt::interrupted_by()
             ));
         }
         let cut = !self.failed_processes.is_empty() || !self.stream_ended;

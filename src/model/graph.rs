@@ -2,6 +2,7 @@
 //! nodes, with what the roles sent and received.
 
 use crate::stats::{LatencySummary, LossSummary};
+use crate::topology::{Ends, Role, RoleInfo, StreamPart};
 use serde::{Deserialize, Serialize};
 
 /// One node of a case's topology: its replicas merged, over all repetitions.
@@ -85,12 +86,23 @@ pub struct EdgeResult {
     pub latency: Option<LatencySummary>,
 }
 
-/// Whether a role sends the measured messages (a ping's requests, a source's stream).
-pub fn is_sending_role(role: &str) -> bool {
-    matches!(role, "ping" | "source")
+/// The role named `role` in a result, as the topology's descriptors know it.
+fn role_info(role: &str) -> Option<&'static RoleInfo> {
+    use serde::de::{value::Error, IntoDeserializer};
+    Role::deserialize(IntoDeserializer::<Error>::into_deserializer(role))
+        .ok()
+        .map(Role::info)
 }
 
-/// Whether a role receives the measured messages (an echo, a sink, a subscriber swarm).
+/// Whether a role sends the measured messages (a ping's requests, a source's stream): it
+/// ends by itself.
+pub fn is_sending_role(role: &str) -> bool {
+    role_info(role).is_some_and(|i| i.ends == Ends::Itself)
+}
+
+/// Whether a role receives the measured messages (an echo, a sink, a subscriber swarm): it
+/// is ended by the runner and keeps what arrives rather than passing it on (a proxy).
 pub fn is_receiving_role(role: &str) -> bool {
-    matches!(role, "echo" | "sink" | "swarm")
+    role_info(role)
+        .is_some_and(|i| i.ends != Ends::Itself && !matches!(i.stream, StreamPart::Forwards { .. }))
 }

@@ -102,3 +102,21 @@ fn results_without_hosts_still_load() {
     let back: RunResult = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
     assert_eq!(back, r);
 }
+
+#[test]
+fn the_sides_of_a_case_come_from_the_roles_descriptors() {
+    for r in ["ping", "source"] {
+        assert!(super::is_sending_role(r), "{r} sends");
+        assert!(!super::is_receiving_role(r), "{r} does not receive");
+    }
+    for r in ["echo", "sink", "swarm", "slow_sink"] {
+        assert!(super::is_receiving_role(r), "{r} receives");
+        assert!(!super::is_sending_role(r), "{r} does not send");
+    }
+    for r in ["proxy", "client", "nonsense"] {
+        assert!(
+            !super::is_receiving_role(r) && !super::is_sending_role(r),
+            "{r}"
+        );
+    }
+}

@@ -93,7 +93,7 @@ pub(crate) fn receive(
             r.ended = Ended::Count;
             break;
         }
-        if crate::runner::interrupted() {
+        if crate::interrupt::interrupted() {
             r.ended = Ended::Interrupted;
             break;
         }

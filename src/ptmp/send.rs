@@ -271,7 +271,7 @@ pub fn check_send(
         send: sent.throughput(cfg.size),
         peers_seen,
         sent: sent.messages,
-        interrupted: crate::runner::interrupted(),
+        interrupted: crate::interrupt::interrupted(),
         connections_seen,
         refusals_seen,
     })
@@ -292,7 +292,7 @@ pub(crate) fn send_stream(
     (opened_ns, quit_ms): (u64, Option<u32>),
 ) -> std::result::Result<Sent, (u64, zmq::Error)> {
     // A stop signal wakes this thread out of a blocking send.
-    let _woken = crate::runner::WokenOnStop::register();
+    let _woken = crate::interrupt::WokenOnStop::register();
     let mut msg = RawMsg::new();
     let mut h = Header {
         flags: FLAG_TIMESTAMP,
@@ -326,7 +326,7 @@ pub(crate) fn send_stream(
         messages,
     };
     for seq in 0..count {
-        let stop = crate::runner::interrupted();
+        let stop = crate::interrupt::interrupted();
         msg.reset_uninit(size)
             .map_err(|_| (seq, zmq::Error::last()))?;
         h.sequence = seq;
@@ -341,7 +341,7 @@ pub(crate) fn send_stream(
                 // A stop signal during a blocking send (a full queue): this message, now
                 // with the end mark, gets a last second to go, then the sender ends with
                 // what was sent.
-                Err(zmq::Error::EINTR) if crate::runner::interrupted() => {
+                Err(zmq::Error::EINTR) if crate::interrupt::interrupted() => {
                     h.flags |= FLAG_END;
                     write(&mut msg, &h);
                     let went = send_within(sock, &mut msg, Duration::from_secs(1));
@@ -396,7 +396,7 @@ impl Sent {
 /// Sleeps for `d`, or less when a stop signal comes (checked every 10 ms).
 pub(crate) fn sleep_unless_stopped(d: Duration) {
     let until = std::time::Instant::now() + d;
-    while !crate::runner::interrupted() {
+    while !crate::interrupt::interrupted() {
         let left = until.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
             break;

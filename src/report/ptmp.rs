@@ -91,7 +91,7 @@ pub fn recv_text(r: &RecvResult) -> String {
         ),
         Ended::Interrupted => format!(
             "interrupted by {}; the figures are of what arrived before it",
-            crate::runner::interrupted_by()
+            crate::interrupt::interrupted_by()
         ),
     };
     let mut t = format!(

@@ -68,7 +68,7 @@ pub fn fill_spec(p: &fill::Place, spec: &mut NodeSpec) -> Result<()> {
 /// Runs a node replica to its end.
 pub fn run_node(ctx: &zmq::Context, spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> {
     // A signal that ends the run wakes this thread out of a blocking ZeroMQ call.
-    let _woken = crate::runner::WokenOnStop::register();
+    let _woken = crate::interrupt::WokenOnStop::register();
     match spec.role {
         Role::Ping => ping::run(ctx, spec, ctl),
         Role::Echo => echo::run(ctx, spec, ctl),

@@ -7,14 +7,9 @@
 
 use super::Io;
 use crate::header::HEADER_LEN;
+pub use crate::header::{FIRST_FRAME_MIN, TYPE_ID_LEN};
 use crate::msg::RawMsg;
 use crate::zmq;
-
-/// Bytes of the type id that follows the header in the first frame of a typed message.
-pub const TYPE_ID_LEN: usize = 4;
-
-/// The smallest first frame of a typed message: the header and the type id.
-pub const FIRST_FRAME_MIN: usize = HEADER_LEN + TYPE_ID_LEN;
 
 /// The levels of a log writer, one per line in turn (a cycle of 20: 1 ERROR, 3 WARN,
 /// 6 INFO, 10 DEBUG, spread out), when the topology gives none.

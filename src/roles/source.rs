@@ -156,7 +156,7 @@ fn send_stream(
         // A signal that ends the run: what was sent so far is the report. With a header,
         // this message goes as the last (the end mark), so a receiver that drains knows the
         // stream's length; without one, the stream ends here.
-        let stop = crate::runner::interrupted();
+        let stop = crate::interrupt::interrupted();
         if stop && !(st.header && st.shape.is_none()) {
             sent = i;
             cut_short = Some(super::sink::interrupted_after(i, "messages sent"));
@@ -198,7 +198,7 @@ fn send_stream(
             }
             Ok(()) => {}
             // A signal that ends the run interrupted a blocked send: what left is the report.
-            Err(zmq::Error::EINTR) if crate::runner::interrupted() => {
+            Err(zmq::Error::EINTR) if crate::interrupt::interrupted() => {
                 sent = i;
                 cut_short = Some(super::sink::interrupted_after(i, "messages sent"));
                 break;
@@ -265,7 +265,7 @@ fn quit(
     Ok(match spec.quit {
         // Keep the connection up until the receivers have everything and hang up.
         Quit::WaitForPeer => watch
-            .filter(|_| !crate::runner::interrupted())
+            .filter(|_| !crate::interrupt::interrupted())
             .map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout())),
         // Closing throws the queue away.
         Quit::LingerZero => set_linger(s, 0)?,

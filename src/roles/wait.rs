@@ -74,7 +74,7 @@ impl Patience {
                 }
                 // A signal interrupts a blocking receive; one that ends the run ends it.
                 Err(zmq::Error::EINTR)
-                    if crate::runner::interrupted() && !self.drain_after_signal =>
+                    if crate::interrupt::interrupted() && !self.drain_after_signal =>
                 {
                     return Ok(Next::Interrupted)
                 }
@@ -85,7 +85,7 @@ impl Patience {
                     self.quiet_since_ns.get_or_insert_with(|| {
                         now_ns().saturating_sub(STOP_POLL.as_nanos() as u64)
                     });
-                    if crate::runner::interrupted() {
+                    if crate::interrupt::interrupted() {
                         let quiet = self
                             .quiet_since_ns
                             .map_or(0, |t| now_ns().saturating_sub(t));

@@ -20,16 +20,15 @@ pub mod remote;
 pub mod replicas;
 pub mod session;
 pub mod ship;
-mod signals;
 mod summary;
 pub mod sync;
 mod watch;
 
 pub use crate::interrupt::{
-    interrupt, interrupted, interrupted_by, interrupted_code, STOP_SIGNALS,
+    catch_signals, interrupt, interrupted, interrupted_by, interrupted_code, WokenOnStop,
+    STOP_SIGNALS,
 };
 pub use case::{CaseSpec, Settings};
-pub use signals::{catch_signals, WokenOnStop};
 use summary::{clock_notes, warnings};
 pub use summary::{facts, sender_facts, summarise, SHORT_NS, SPREAD_WARN_PCT};
 

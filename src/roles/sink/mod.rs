@@ -60,7 +60,7 @@ pub(super) fn run_with(
     loop {
         // A signal that ends the run (a relaxed load per message: one instruction); the
         // messages so far are the report.
-        if st.at_once && crate::runner::interrupted() {
+        if st.at_once && crate::interrupt::interrupted() {
             st.interrupted();
             break;
         }
@@ -177,7 +177,7 @@ pub(super) fn check_frames(
 pub(crate) fn interrupted_after(n: u64, what: &str) -> String {
     format!(
         "interrupted by {} after {n} {what}",
-        crate::runner::interrupted_by()
+        crate::interrupt::interrupted_by()
     )
 }
 

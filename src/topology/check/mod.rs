@@ -312,7 +312,7 @@ pub(super) fn peers_hint(t: SocketType) -> String {
 /// The most copies of one node, each a process of its own (as many as `fanout -c`; 1,000
 /// sinks took 20 s and 600 MB to start on a 2-core machine, 5,000 did not start within the
 /// start timeout).
-pub const MAX_REPLICAS: u32 = crate::fanout::MAX_PROCESSES;
+pub const MAX_REPLICAS: u32 = 1024;
 
 fn too_many_replicas() -> String {
     format!(

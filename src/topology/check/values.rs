@@ -56,7 +56,7 @@ fn check_frames(origin: &str, n: &Node) -> Result<()> {
             })?
             .unwrap_or(0);
             let least = if k == 0 {
-                crate::roles::shape::FIRST_FRAME_MIN as u64
+                crate::header::FIRST_FRAME_MIN as u64
             } else {
                 1
             };

@@ -1,8 +1,12 @@
 //! Whether the run was interrupted, and by which signal: two atomics the signal handler
-//! (in the runner) stores to and every layer reads. It sits below the error type, whose
-//! exit code for an interruption is 128 + the signal.
+//! stores to and every layer reads, and the waker that interrupts the role threads out of
+//! their blocking calls ([`waker`]). It sits below the error type, whose exit code for an
+//! interruption is 128 + the signal.
+
+mod waker;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+pub use waker::{catch_signals, WokenOnStop};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// The signal that interrupted the run (0: none, or [`interrupt`] called directly).

@@ -2,7 +2,7 @@
 //! waker thread interrupts every role thread out of its blocking ZeroMQ call, so that what
 //! was measured is kept, printed and recorded.
 
-use crate::interrupt::{interrupt_by, STOP_SIGNALS};
+use super::{interrupt_by, STOP_SIGNALS};
 use std::sync::atomic::Ordering;
 
 /// The write end of the pipe that tells the waker thread a stop signal came (-1: none).
