@@ -12,7 +12,7 @@ use std::time::Duration;
 
 fn join<T>(h: thread::JoinHandle<Result<T>>) -> Result<T> {
     h.join()
-        .unwrap_or_else(|_| Err(Error::Protocol("the peer thread panicked".into())))
+        .unwrap_or_else(|_| Err(Error::Internal("the peer thread panicked".into())))
 }
 
 /// The error of an in-process pair: when the measuring side found no peer (or one that

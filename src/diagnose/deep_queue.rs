@@ -167,7 +167,7 @@ fn measure(cfg: &Config, t: Transport, duration: Duration) -> Result<Measured> {
     }
     let (origin, send_end, depths, tx) = sender
         .join()
-        .map_err(|_| Error::Protocol("the sending thread panicked".into()))??;
+        .map_err(|_| Error::Internal("the sending thread panicked".into()))??;
     drop(tx);
     let samples: Vec<Sample> = depths
         .iter()

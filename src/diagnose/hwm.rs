@@ -113,7 +113,7 @@ fn burst(cfg: &Config, t: Transport, pubsub: bool, hwm: i32, n: u64) -> Result<B
     }
     let (tally, receiver_rate) = receiver
         .join()
-        .map_err(|_| Error::Protocol("the receiving thread panicked".into()))??;
+        .map_err(|_| Error::Internal("the receiving thread panicked".into()))??;
     Ok(Burst {
         sent: n + 1,
         tally,

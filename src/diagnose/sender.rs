@@ -67,7 +67,7 @@ impl Sender {
             Event::Ready(_) => {}
             Event::Done(r) => return Err(failed("before it was connected", *r)),
             Event::Sent => {
-                return Err(Error::Protocol(
+                return Err(Error::NodeGone(
                     "the sender process sent before it was connected".into(),
                 ))
             }
@@ -84,14 +84,14 @@ impl Sender {
             match self.node.try_next()? {
                 Some(Event::Sent) => {
                     return self.node.sent_facts().ok_or_else(|| {
-                        Error::Protocol("the sender process said sent without its figures".into())
+                        Error::NodeGone("the sender process said sent without its figures".into())
                     })
                 }
                 Some(Event::Done(r)) => return Err(failed("before its last message left", *r)),
                 Some(Event::Ready(_)) => {}
                 None if Instant::now() >= deadline => {
                     self.node.kill();
-                    return Err(Error::Protocol(
+                    return Err(Error::NodeGone(
                         "the sender process did not send everything in time and was stopped".into(),
                     ));
                 }
@@ -146,11 +146,11 @@ fn failed(when: &str, r: std::result::Result<RoleReport, NodeFailure>) -> Error 
             what: format!("the sender process: {}", f.what),
             code: f.code,
         }),
-        Ok(_) => Error::Protocol(format!("the sender process ended {when}")),
+        Ok(_) => Error::NodeGone(format!("the sender process ended {when}")),
     }
 }
 
 /// A figure the sender's `sent` must carry.
 pub fn figure(v: Option<u64>, what: &str) -> Result<u64> {
-    v.ok_or_else(|| Error::Protocol(format!("the sender process did not report {what}")))
+    v.ok_or_else(|| Error::NodeGone(format!("the sender process did not report {what}")))
 }

@@ -157,7 +157,7 @@ fn measure(cfg: &Config, t: Transport, timeout: Duration, n: u64) -> Result<Sile
     let _ = stop_tx.send(());
     let origin = sender
         .join()
-        .map_err(|_| Error::Protocol("the sending thread panicked".into()))??;
+        .map_err(|_| Error::Internal("the sending thread panicked".into()))??;
     Ok(Silence {
         tally,
         origin,

@@ -115,7 +115,7 @@ fn publish_to(
 
 fn join(h: JoinHandle<Result<Tally>>) -> Result<Tally> {
     h.join()
-        .map_err(|_| Error::Protocol("the receiving thread panicked".into()))?
+        .map_err(|_| Error::Internal("the receiving thread panicked".into()))?
 }
 
 fn send_err(e: zmq::Error) -> Error {

@@ -263,7 +263,7 @@ pub fn floor(cfg: &FanoutConfig, zmq: &FanoutReport, note: Note) -> Result<Fanou
     let mut raw_pub = raw
         .publisher
         .clone()
-        .ok_or_else(|| Error::Protocol("the raw publisher ended without its report".into()))?;
+        .ok_or_else(|| Error::NodeGone("the raw publisher ended without its report".into()))?;
     raw_pub.usage.cpu_user_ms = (raw_pub.usage.cpu_user_ms - before.cpu_user_ms).max(0.0);
     raw_pub.usage.cpu_sys_ms = (raw_pub.usage.cpu_sys_ms - before.cpu_sys_ms).max(0.0);
     Ok(floor::compare(zmq, raw, raw_pub))
@@ -339,7 +339,7 @@ fn run_once(cfg: &FanoutConfig, p: &PubConfig, raw: bool, note: &Note) -> Result
     let (reports, failures) = reports;
     let (children, pub_result) = run::split(reports);
     let pub_result = pub_result
-        .ok_or_else(|| Error::Protocol("the publisher ended without its report".into()))?;
+        .ok_or_else(|| Error::NodeGone("the publisher ended without its report".into()))?;
     let endpoint = connect_endpoint(&pub_result.endpoint);
     let mut r = merge(
         "fanout",

@@ -86,7 +86,7 @@ pub(crate) fn open_one(
         }
     }
     let (sock, endpoint) = first
-        .ok_or_else(|| Error::Protocol(format!("node {}: a socket with no endpoint", spec.name)))?;
+        .ok_or_else(|| Error::Internal(format!("node {}: a socket with no endpoint", spec.name)))?;
     Ok(Opened {
         watch,
         sock,

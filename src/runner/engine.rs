@@ -283,11 +283,11 @@ fn place_all(
             Event::Done(r) => {
                 return Err(match *r {
                     Err(f) => f.into(),
-                    Ok(_) => Error::Protocol(format!("{} ended before it was ready", p.name())),
+                    Ok(_) => Error::NodeGone(format!("{} ended before it was ready", p.name())),
                 })
             }
             Event::Sent => {
-                return Err(Error::Protocol(format!(
+                return Err(Error::NodeGone(format!(
                     "{} sent before it was ready",
                     p.name()
                 )))
