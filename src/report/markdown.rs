@@ -221,95 +221,113 @@ impl Reporter for Markdown {
     fn render(&self, run: &RunResult) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "# zmqperf run {}\n", esc(&run.run_id));
-        let _ = writeln!(out, "## Environment\n");
-        for (k, v) in layout::environment(run) {
-            let _ = writeln!(out, "- **{k}**: {}", esc(&v));
-        }
-        for (k, v) in layout::host_environments(run) {
-            let _ = writeln!(out, "- **{}**: {}", esc(&k), esc(&v));
-        }
-
+        environment(&mut out, run);
         if !run.findings.is_empty() {
             findings(&mut out, run);
         }
-
-        let grids = layout::grids(run);
-        if !grids.is_empty() || run.findings.is_empty() {
-            let _ = writeln!(out, "\n## Results\n");
-        }
-        if grids.is_empty() {
-            if run.findings.is_empty() {
-                let _ = writeln!(out, "No cases in this run.");
-            }
-        } else {
-            let _ = writeln!(
-                out,
-                "Figures are medians over the repetitions; ± is half the width of their 95% \
-                 confidence interval. Latency is the mean one-way time (round trip / 2 for \
-                 latency cases)."
-            );
-        }
-        if let Some(hp) = layout::host_pairs(run) {
-            let _ = writeln!(out, "\n### Host pairs\n");
-            let _ = writeln!(out, "{}\n", layout::HOST_PAIRS_NOTE);
-            pipe_table(&mut out, &heads(&hp.heads), &hp.rows, hp.text_columns);
-        }
-        for g in &grids {
-            out.push('\n');
-            grid(&mut out, g);
-        }
-        topology(&mut out, run);
-
-        let list = |out: &mut String, title: &str, items: Vec<String>| {
-            if !items.is_empty() {
-                let _ = writeln!(out, "\n## {title}\n");
-                for i in items {
-                    let _ = writeln!(out, "- {i}");
-                }
-            }
-        };
-        let item = |(id, text): (&str, &str)| format!("`{id}`: {}", esc(text));
-        list(
-            &mut out,
-            "Warnings",
-            layout::warnings(run)
-                .iter()
-                .map(|(id, w)| item((*id, w.as_str())))
-                .collect(),
-        );
-        list(
-            &mut out,
-            "Failed cases",
-            layout::failures(run).into_iter().map(item).collect(),
-        );
-        list(
-            &mut out,
-            "Delivery",
-            layout::delivery(run).iter().map(|d| esc(d)).collect(),
-        );
-        let security = layout::security_cost(run);
-        if !security.is_empty() {
-            let _ = writeln!(
-                out,
-                "\n## Security cost (each mechanism beside its NULL twin)\n"
-            );
-            let heads: Vec<String> = layout::SECURITY_HEADS
-                .iter()
-                .map(|h| h.to_string())
-                .collect();
-            let rows: Vec<Vec<String>> = security.into_iter().map(Vec::from).collect();
-            pipe_table(&mut out, &heads, &rows, 3);
-        }
-        let resources = layout::resources(run);
-        if !resources.is_empty() {
-            let _ = writeln!(out, "\n## Resources (last repetition of each case)\n");
-            let heads: Vec<String> = layout::RESOURCE_HEADS
-                .iter()
-                .map(|h| h.to_string())
-                .collect();
-            let rows: Vec<Vec<String>> = resources.into_iter().map(Vec::from).collect();
-            pipe_table(&mut out, &heads, &rows, 3);
-        }
+        results(&mut out, run);
+        lists(&mut out, run);
+        resource_tables(&mut out, run);
         out
+    }
+}
+
+/// The environment: the run's, then each host's.
+fn environment(out: &mut String, run: &RunResult) {
+    let _ = writeln!(out, "## Environment\n");
+    for (k, v) in layout::environment(run) {
+        let _ = writeln!(out, "- **{k}**: {}", esc(&v));
+    }
+    for (k, v) in layout::host_environments(run) {
+        let _ = writeln!(out, "- **{}**: {}", esc(&k), esc(&v));
+    }
+}
+
+/// The results: a note on the figures, the host pairs, each group's grid and the
+/// topology cases (or a line that there are no cases, when there are no findings either).
+fn results(out: &mut String, run: &RunResult) {
+    let grids = layout::grids(run);
+    if !grids.is_empty() || run.findings.is_empty() {
+        let _ = writeln!(out, "\n## Results\n");
+    }
+    if grids.is_empty() {
+        if run.findings.is_empty() {
+            let _ = writeln!(out, "No cases in this run.");
+        }
+    } else {
+        let _ = writeln!(
+            out,
+            "Figures are medians over the repetitions; ± is half the width of their 95% \
+             confidence interval. Latency is the mean one-way time (round trip / 2 for \
+             latency cases)."
+        );
+    }
+    if let Some(hp) = layout::host_pairs(run) {
+        let _ = writeln!(out, "\n### Host pairs\n");
+        let _ = writeln!(out, "{}\n", layout::HOST_PAIRS_NOTE);
+        pipe_table(out, &heads(&hp.heads), &hp.rows, hp.text_columns);
+    }
+    for g in &grids {
+        out.push('\n');
+        grid(out, g);
+    }
+    topology(out, run);
+}
+
+/// The lists: warnings and failed cases (each tagged with its case), and delivery.
+fn lists(out: &mut String, run: &RunResult) {
+    let list = |out: &mut String, title: &str, items: Vec<String>| {
+        if !items.is_empty() {
+            let _ = writeln!(out, "\n## {title}\n");
+            for i in items {
+                let _ = writeln!(out, "- {i}");
+            }
+        }
+    };
+    let item = |(id, text): (&str, &str)| format!("`{id}`: {}", esc(text));
+    list(
+        out,
+        "Warnings",
+        layout::warnings(run)
+            .iter()
+            .map(|(id, w)| item((*id, w.as_str())))
+            .collect(),
+    );
+    list(
+        out,
+        "Failed cases",
+        layout::failures(run).into_iter().map(item).collect(),
+    );
+    list(
+        out,
+        "Delivery",
+        layout::delivery(run).iter().map(|d| esc(d)).collect(),
+    );
+}
+
+/// The tables of security cost and of resource use (each left out when empty).
+fn resource_tables(out: &mut String, run: &RunResult) {
+    let security = layout::security_cost(run);
+    if !security.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## Security cost (each mechanism beside its NULL twin)\n"
+        );
+        let heads: Vec<String> = layout::SECURITY_HEADS
+            .iter()
+            .map(|h| h.to_string())
+            .collect();
+        let rows: Vec<Vec<String>> = security.into_iter().map(Vec::from).collect();
+        pipe_table(out, &heads, &rows, 3);
+    }
+    let resources = layout::resources(run);
+    if !resources.is_empty() {
+        let _ = writeln!(out, "\n## Resources (last repetition of each case)\n");
+        let heads: Vec<String> = layout::RESOURCE_HEADS
+            .iter()
+            .map(|h| h.to_string())
+            .collect();
+        let rows: Vec<Vec<String>> = resources.into_iter().map(Vec::from).collect();
+        pipe_table(out, &heads, &rows, 3);
     }
 }

@@ -277,91 +277,109 @@ impl Reporter for Table {
     fn render(&self, run: &RunResult) -> String {
         let mut out = String::new();
         heading(&mut out, &format!("zmqperf run {}", run.run_id), '=');
-        let env: Vec<(String, String)> = layout::environment(run)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .chain(layout::host_environments(run))
-            .collect();
-        let kw = env.iter().map(|(k, _)| width(k)).max().unwrap_or(0);
-        for (k, v) in &env {
-            wrap(&mut out, &format!("{k:<kw$}  "), v);
-        }
-
+        environment(&mut out, run);
         if !run.findings.is_empty() {
             out.push('\n');
             findings(&mut out, run);
         }
-
-        let grids = layout::grids(run);
-        if !grids.is_empty() || run.findings.is_empty() {
-            out.push('\n');
-            heading(&mut out, "Results", '-');
-        }
-        if grids.is_empty() {
-            if run.findings.is_empty() {
-                let _ = writeln!(out, "No cases in this run.");
-            }
-        } else {
-            wrap(
-                &mut out,
-                "",
-                "Figures are medians over the repetitions; ± is half the width of their 95% \
-                 confidence interval. Latency is the mean one-way time (round trip / 2 for \
-                 latency cases).",
-            );
-        }
-        if let Some(hp) = layout::host_pairs(run) {
-            out.push('\n');
-            heading(&mut out, "Host pairs", '-');
-            wrap(&mut out, "", layout::HOST_PAIRS_NOTE);
-            plain_table(&mut out, &hp.heads, &hp.rows, hp.text_columns);
-        }
-        for g in &grids {
-            out.push('\n');
-            grid(&mut out, g);
-        }
-        topology(&mut out, run);
-
-        let warnings = layout::warnings(run);
-        if !warnings.is_empty() {
-            out.push('\n');
-            heading(&mut out, "Warnings", '-');
-            for (id, w) in warnings {
-                wrap(&mut out, "- ", &format!("{id}: {w}"));
-            }
-        }
-        let failures = layout::failures(run);
-        if !failures.is_empty() {
-            out.push('\n');
-            heading(&mut out, "Failed cases", '-');
-            for (id, e) in failures {
-                wrap(&mut out, "- ", &format!("{id}: {e}"));
-            }
-        }
-        let delivery = layout::delivery(run);
-        if !delivery.is_empty() {
-            out.push('\n');
-            heading(&mut out, "Delivery", '-');
-            for d in delivery {
-                wrap(&mut out, "- ", &d);
-            }
-        }
-        let security = layout::security_cost(run);
-        if !security.is_empty() {
-            out.push('\n');
-            heading(
-                &mut out,
-                "Security cost (each mechanism beside its NULL twin)",
-                '-',
-            );
-            case_table(&mut out, &layout::SECURITY_HEADS, &security, 3);
-        }
-        let resources = layout::resources(run);
-        if !resources.is_empty() {
-            out.push('\n');
-            heading(&mut out, "Resources (last repetition of each case)", '-');
-            case_table(&mut out, &layout::RESOURCE_HEADS, &resources, 3);
-        }
+        results(&mut out, run);
+        lists(&mut out, run);
+        resource_tables(&mut out, run);
         out
+    }
+}
+
+/// The environment, the run's then each host's, keys aligned.
+fn environment(out: &mut String, run: &RunResult) {
+    let env: Vec<(String, String)> = layout::environment(run)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .chain(layout::host_environments(run))
+        .collect();
+    let kw = env.iter().map(|(k, _)| width(k)).max().unwrap_or(0);
+    for (k, v) in &env {
+        wrap(out, &format!("{k:<kw$}  "), v);
+    }
+}
+
+/// The results: a note on the figures, the host pairs, each group's grid and the
+/// topology cases (or a line that there are no cases, when there are no findings either).
+fn results(out: &mut String, run: &RunResult) {
+    let grids = layout::grids(run);
+    if !grids.is_empty() || run.findings.is_empty() {
+        out.push('\n');
+        heading(out, "Results", '-');
+    }
+    if grids.is_empty() {
+        if run.findings.is_empty() {
+            let _ = writeln!(out, "No cases in this run.");
+        }
+    } else {
+        wrap(
+            out,
+            "",
+            "Figures are medians over the repetitions; ± is half the width of their 95% \
+             confidence interval. Latency is the mean one-way time (round trip / 2 for \
+             latency cases).",
+        );
+    }
+    if let Some(hp) = layout::host_pairs(run) {
+        out.push('\n');
+        heading(out, "Host pairs", '-');
+        wrap(out, "", layout::HOST_PAIRS_NOTE);
+        plain_table(out, &hp.heads, &hp.rows, hp.text_columns);
+    }
+    for g in &grids {
+        out.push('\n');
+        grid(out, g);
+    }
+    topology(out, run);
+}
+
+/// The lists: warnings and failed cases (each tagged with its case), and delivery.
+fn lists(out: &mut String, run: &RunResult) {
+    let warnings = layout::warnings(run);
+    if !warnings.is_empty() {
+        out.push('\n');
+        heading(out, "Warnings", '-');
+        for (id, w) in warnings {
+            wrap(out, "- ", &format!("{id}: {w}"));
+        }
+    }
+    let failures = layout::failures(run);
+    if !failures.is_empty() {
+        out.push('\n');
+        heading(out, "Failed cases", '-');
+        for (id, e) in failures {
+            wrap(out, "- ", &format!("{id}: {e}"));
+        }
+    }
+    let delivery = layout::delivery(run);
+    if !delivery.is_empty() {
+        out.push('\n');
+        heading(out, "Delivery", '-');
+        for d in delivery {
+            wrap(out, "- ", &d);
+        }
+    }
+}
+
+/// The tables of security cost and of resource use (each left out when empty).
+fn resource_tables(out: &mut String, run: &RunResult) {
+    let security = layout::security_cost(run);
+    if !security.is_empty() {
+        out.push('\n');
+        heading(
+            out,
+            "Security cost (each mechanism beside its NULL twin)",
+            '-',
+        );
+        case_table(out, &layout::SECURITY_HEADS, &security, 3);
+    }
+    let resources = layout::resources(run);
+    if !resources.is_empty() {
+        out.push('\n');
+        heading(out, "Resources (last repetition of each case)", '-');
+        case_table(out, &layout::RESOURCE_HEADS, &resources, 3);
     }
 }

@@ -110,6 +110,22 @@ fn verdict(c: &MetricChange) -> String {
 /// summary line that starts with PASS or FAIL when a threshold was given.
 pub fn format_comparison(c: &Comparison) -> String {
     let mut out = String::new();
+    runs(&mut out, c);
+    out.push('\n');
+    figures(&mut out, c);
+    let extra = left_over(c);
+    if !extra.is_empty() {
+        out.push('\n');
+        out.push_str(&extra);
+    }
+    out.push('\n');
+    out.push_str(&summary(c));
+    out.push('\n');
+    out
+}
+
+/// The two runs, one line each, and the notes on their environments.
+fn runs(out: &mut String, c: &Comparison) {
     for (side, r) in [("A", &c.a), ("B", &c.b)] {
         let same = if side == "B" && c.same_run {
             "  (the same run as A)"
@@ -125,45 +141,53 @@ pub fn format_comparison(c: &Comparison) -> String {
     for note in &c.environment_notes {
         let _ = writeln!(out, "note: {note}");
     }
-    out.push('\n');
+}
+
+/// The table of figures, one row per change, or a line that says why there is none.
+fn figures(out: &mut String, c: &Comparison) {
     if c.changes.is_empty() {
         out.push_str(if c.cases_compared == 0 {
             "no figure to compare: the runs have no case in common\n"
         } else {
             "no figure to compare: no common case has figures in both runs\n"
         });
-    } else {
-        let mut rows = vec![[
-            "case",
-            "metric",
-            "A median [95% CI]",
-            "B median [95% CI]",
-            "change [95% CI]",
-            "verdict",
-            "",
-        ]
-        .map(String::from)
-        .to_vec()];
-        for ch in &c.changes {
-            rows.push(vec![
-                ch.case_id.clone(),
-                ch.metric.name().to_string(),
-                fmt_estimate(&ch.a),
-                fmt_estimate(&ch.b),
-                fmt_change(ch),
-                verdict(ch),
-                if ch.regressed {
-                    "REGRESSED"
-                } else if ch.inconclusive {
-                    "INCONCLUSIVE"
-                } else {
-                    ""
-                }
-                .to_string(),
-            ]);
-        }
-        out.push_str(&table(&rows, &[4]));
+        return;
     }
+    let mut rows = vec![[
+        "case",
+        "metric",
+        "A median [95% CI]",
+        "B median [95% CI]",
+        "change [95% CI]",
+        "verdict",
+        "",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for ch in &c.changes {
+        rows.push(vec![
+            ch.case_id.clone(),
+            ch.metric.name().to_string(),
+            fmt_estimate(&ch.a),
+            fmt_estimate(&ch.b),
+            fmt_change(ch),
+            verdict(ch),
+            if ch.regressed {
+                "REGRESSED"
+            } else if ch.inconclusive {
+                "INCONCLUSIVE"
+            } else {
+                ""
+            }
+            .to_string(),
+        ]);
+    }
+    out.push_str(&table(&rows, &[4]));
+}
+
+/// What the table leaves out, a line each: failed and incomplete cases, figures left
+/// undecided at the threshold, and the cases found in one run only.
+fn left_over(c: &Comparison) -> String {
     let mut extra = String::new();
     for f in &c.failures {
         let side = match (&f.error_a, &f.error_b) {
@@ -195,14 +219,7 @@ pub fn format_comparison(c: &Comparison) -> String {
             let _ = writeln!(extra, "only in {side}: {}", ids.join(", "));
         }
     }
-    if !extra.is_empty() {
-        out.push('\n');
-        out.push_str(&extra);
-    }
-    out.push('\n');
-    out.push_str(&summary(c));
-    out.push('\n');
-    out
+    extra
 }
 
 fn summary(c: &Comparison) -> String {

@@ -14,6 +14,15 @@ use std::fmt::Write;
 
 /// The charts, tables, warnings, failures, delivery and resources of the cases.
 pub(super) fn cases(out: &mut String, run: &RunResult) {
+    charts(out, run);
+    tables(out, run);
+    lists(out, run);
+    resources(out, run);
+}
+
+/// The charts section: latency, throughput and bandwidth by size, the percentile
+/// spectra, the floors and the delivery chart (or a note that there is nothing to chart).
+fn charts(out: &mut String, run: &RunResult) {
     let groups = layout::groups(run);
     let closed = |k: Kind| -> Vec<&Group<'_>> {
         groups
@@ -90,7 +99,11 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
     if drawn == 0 {
         out.push_str("<p class=\"note\">Nothing to chart: no case produced figures.</p>\n");
     }
+}
 
+/// The tables section: host pairs, each group's grid with the topologies worth a closer
+/// look, then the topology tables.
+fn tables(out: &mut String, run: &RunResult) {
     out.push_str("<h2>Tables</h2>\n");
     let tables = layout::tables(run);
     if tables.is_empty() {
@@ -123,7 +136,10 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
         }
     }
     topology_tables(out, run);
+}
 
+/// The lists: warnings and failed cases (each tagged with its case), and delivery.
+fn lists(out: &mut String, run: &RunResult) {
     let tagged = |v: Vec<(&str, &str)>| -> Vec<String> {
         v.into_iter()
             .map(|(id, t)| format!("<code>{}</code>: {}", esc(id), prose(t)))
@@ -138,7 +154,10 @@ pub(super) fn cases(out: &mut String, run: &RunResult) {
     items(out, "Failed cases", &tagged(layout::failures(run)));
     let delivery: Vec<String> = layout::delivery(run).iter().map(|d| esc(d)).collect();
     items(out, "Delivery", &delivery);
+}
 
+/// The tables of security cost and of resource use.
+fn resources(out: &mut String, run: &RunResult) {
     let security = layout::security_cost(run);
     plain_table(
         out,

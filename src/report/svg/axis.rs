@@ -68,112 +68,18 @@ impl Axis {
             (min, max)
         };
         let label = label.to_string();
-        match scale {
-            Scale::Linear => {
-                let lo = min.min(0.0);
-                let mut hi = max.max(lo);
-                if hi - lo < 1e-12 {
-                    hi = lo + 1.0;
-                }
-                let step = nice_step((hi - lo) / 5.0);
-                let lo = (lo / step).floor() * step;
-                let hi = (hi / step).ceil() * step;
-                let n = ((hi - lo) / step).round() as i64;
-                let ticks = (0..=n)
-                    .map(|i| {
-                        let v = lo + i as f64 * step;
-                        (v, fmt(v))
-                    })
-                    .collect();
-                Axis {
-                    label,
-                    scale,
-                    lo,
-                    hi,
-                    ticks,
-                }
-            }
-            Scale::Log2 => {
-                // Ticks on powers of two; the domain reaches a little past the outer values
-                // so their markers are not cut in half by the frame.
-                let (mut a, mut b) = (min.log2(), max.log2());
-                if b - a < 2.0 {
-                    let c = (a + b) / 2.0;
-                    a = c - 1.0;
-                    b = c + 1.0;
-                }
-                let (lo, hi) = (a - 0.4, b + 0.4);
-                let ticks = (lo.ceil() as i64..=hi.floor() as i64)
-                    .map(|e| (e as f64, fmt(2f64.powi(e as i32))))
-                    .collect();
-                Axis {
-                    label,
-                    scale,
-                    lo,
-                    hi,
-                    ticks,
-                }
-            }
-            Scale::Log10 => {
-                // Domain and ticks on 1, 2, 5 times powers of ten.
-                let below = |v: f64| {
-                    let p = 10f64.powf(v.log10().floor());
-                    [5.0, 2.0, 1.0]
-                        .iter()
-                        .map(|m| m * p)
-                        .find(|&c| c <= v * (1.0 + 1e-9))
-                        .unwrap_or(p)
-                };
-                let above = |v: f64| {
-                    let p = 10f64.powf(v.log10().floor());
-                    [1.0, 2.0, 5.0, 10.0]
-                        .iter()
-                        .map(|m| m * p)
-                        .find(|&c| c >= v * (1.0 - 1e-9))
-                        .unwrap_or(10.0 * p)
-                };
-                let lo_v = below(min);
-                let mut hi_v = above(max);
-                if hi_v <= lo_v {
-                    hi_v = above(lo_v * 1.5);
-                }
-                let (lo, hi) = (lo_v.log10(), hi_v.log10());
-                let decades_only = hi - lo > 3.0;
-                let mut ticks = Vec::new();
-                let mut e = lo.floor() as i32;
-                while (e as f64) <= hi.ceil() {
-                    for m in [1.0, 2.0, 5.0] {
-                        let v = m * 10f64.powi(e);
-                        let t = v.log10();
-                        let ends = (t - lo).abs() < 1e-9 || (t - hi).abs() < 1e-9;
-                        let keep = m == 1.0 || !decades_only || ends;
-                        if keep && t >= lo - 1e-9 && t <= hi + 1e-9 {
-                            ticks.push((t, fmt(v)));
-                        }
-                    }
-                    e += 1;
-                }
-                Axis {
-                    label,
-                    scale,
-                    lo,
-                    hi,
-                    ticks,
-                }
-            }
-            Scale::Nines => {
-                let hi = max.ceil().max(1.0);
-                let ticks = (0..=hi as i64)
-                    .map(|k| (k as f64, nines_label(k as u32)))
-                    .collect();
-                Axis {
-                    label,
-                    scale,
-                    lo: 0.0,
-                    hi,
-                    ticks,
-                }
-            }
+        let (lo, hi, ticks) = match scale {
+            Scale::Linear => linear_domain(min, max, fmt),
+            Scale::Log2 => log2_domain(min, max, fmt),
+            Scale::Log10 => log10_domain(min, max, fmt),
+            Scale::Nines => nines_domain(max),
+        };
+        Axis {
+            label,
+            scale,
+            lo,
+            hi,
+            ticks,
         }
     }
 
@@ -210,6 +116,99 @@ impl Axis {
         let t = self.transform(v)?;
         Some((t - self.lo) / (self.hi - self.lo))
     }
+}
+
+/// A domain and its ticks: low and high end (in transformed units), (position, label).
+type Domain = (f64, f64, Vec<(f64, String)>);
+
+/// A linear domain from zero (or the lowest value, if negative) to a round step past the
+/// highest value, ticks on each step.
+fn linear_domain(min: f64, max: f64, fmt: fn(f64) -> String) -> Domain {
+    let lo = min.min(0.0);
+    let mut hi = max.max(lo);
+    if hi - lo < 1e-12 {
+        hi = lo + 1.0;
+    }
+    let step = nice_step((hi - lo) / 5.0);
+    let lo = (lo / step).floor() * step;
+    let hi = (hi / step).ceil() * step;
+    let n = ((hi - lo) / step).round() as i64;
+    let ticks = (0..=n)
+        .map(|i| {
+            let v = lo + i as f64 * step;
+            (v, fmt(v))
+        })
+        .collect();
+    (lo, hi, ticks)
+}
+
+/// Ticks on powers of two; the domain reaches a little past the outer values so their
+/// markers are not cut in half by the frame.
+fn log2_domain(min: f64, max: f64, fmt: fn(f64) -> String) -> Domain {
+    let (mut a, mut b) = (min.log2(), max.log2());
+    if b - a < 2.0 {
+        let c = (a + b) / 2.0;
+        a = c - 1.0;
+        b = c + 1.0;
+    }
+    let (lo, hi) = (a - 0.4, b + 0.4);
+    let ticks = (lo.ceil() as i64..=hi.floor() as i64)
+        .map(|e| (e as f64, fmt(2f64.powi(e as i32))))
+        .collect();
+    (lo, hi, ticks)
+}
+
+/// Domain and ticks on 1, 2, 5 times powers of ten (only the decades, and the ends, when
+/// the domain spans more than three).
+fn log10_domain(min: f64, max: f64, fmt: fn(f64) -> String) -> Domain {
+    let below = |v: f64| {
+        let p = 10f64.powf(v.log10().floor());
+        [5.0, 2.0, 1.0]
+            .iter()
+            .map(|m| m * p)
+            .find(|&c| c <= v * (1.0 + 1e-9))
+            .unwrap_or(p)
+    };
+    let above = |v: f64| {
+        let p = 10f64.powf(v.log10().floor());
+        [1.0, 2.0, 5.0, 10.0]
+            .iter()
+            .map(|m| m * p)
+            .find(|&c| c >= v * (1.0 - 1e-9))
+            .unwrap_or(10.0 * p)
+    };
+    let lo_v = below(min);
+    let mut hi_v = above(max);
+    if hi_v <= lo_v {
+        hi_v = above(lo_v * 1.5);
+    }
+    let (lo, hi) = (lo_v.log10(), hi_v.log10());
+    let decades_only = hi - lo > 3.0;
+    let mut ticks = Vec::new();
+    let mut e = lo.floor() as i32;
+    while (e as f64) <= hi.ceil() {
+        for m in [1.0, 2.0, 5.0] {
+            let v = m * 10f64.powi(e);
+            let t = v.log10();
+            let ends = (t - lo).abs() < 1e-9 || (t - hi).abs() < 1e-9;
+            let keep = m == 1.0 || !decades_only || ends;
+            if keep && t >= lo - 1e-9 && t <= hi + 1e-9 {
+                ticks.push((t, fmt(v)));
+            }
+        }
+        e += 1;
+    }
+    (lo, hi, ticks)
+}
+
+/// Nines from zero to the whole number of nines at or past the highest value (at least
+/// one), a tick on each, labelled as a percentile.
+fn nines_domain(max: f64) -> Domain {
+    let hi = max.ceil().max(1.0);
+    let ticks = (0..=hi as i64)
+        .map(|k| (k as f64, nines_label(k as u32)))
+        .collect();
+    (0.0, hi, ticks)
 }
 
 /// `0`, `90`, `99`, `99.9`, `99.99`, ... for 0, 1, 2, 3, 4 nines.

@@ -26,12 +26,86 @@ pub struct BarChart {
     pub value_fmt: fn(f64) -> String,
 }
 
+/// Height of a bar, the gap between the bars of a band, and the padding of a band.
+const BAR: f64 = 12.0;
+const BAR_GAP: f64 = 2.0;
+const BAND_PAD: f64 = 14.0;
+
+/// Where the parts of a bar chart go: the value axis, the margins, the height of a band,
+/// the plot's width, the room past it for cut whiskers' values, and the whole size.
+struct Layout {
+    x: Axis,
+    /// Left margin (the category labels) and top margin.
+    ml: f64,
+    mt: f64,
+    band: f64,
+    plot_w: f64,
+    spill: f64,
+    /// The plot's bottom edge.
+    bottom: f64,
+    w: f64,
+    h: f64,
+    entries: Vec<Key>,
+}
+
+impl Layout {
+    /// The x position of value `v`.
+    fn px(&self, v: f64) -> f64 {
+        self.ml + (v - self.x.lo) / (self.x.hi - self.x.lo) * self.plot_w
+    }
+
+    /// The vertical grid lines, one per tick.
+    fn grid(&self, out: &mut String) {
+        let (mt, bottom) = (self.mt, self.bottom);
+        out.push_str("<g class=\"grid\" stroke=\"#ddd\" stroke-width=\"1\">");
+        for (t, _) in &self.x.ticks {
+            let _ = write!(
+                out,
+                "<line x1=\"{:.1}\" y1=\"{mt:.1}\" x2=\"{:.1}\" y2=\"{bottom:.1}\"/>",
+                self.px(*t),
+                self.px(*t)
+            );
+        }
+        out.push_str("</g>");
+    }
+
+    /// The frame, the ticks and label of the value axis, and the legend.
+    fn frame(&self, out: &mut String) {
+        let (ml, mt, bottom, plot_w) = (self.ml, self.mt, self.bottom, self.plot_w);
+        let _ = write!(
+            out,
+            "<path d=\"M{ml:.1} {mt:.1}V{bottom:.1}H{:.1}\" stroke=\"#333\" fill=\"none\"/>",
+            ml + plot_w
+        );
+        x_ticks(out, &self.x, ml, plot_w, bottom);
+        let _ = write!(
+            out,
+            "<text class=\"alabel\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            ml + plot_w / 2.0,
+            bottom + 44.0,
+            esc(&self.x.label)
+        );
+        legend(out, &self.entries, ml + plot_w + self.spill + GAP, mt);
+    }
+}
+
 impl BarChart {
     /// The chart as an `<svg>` element.
     pub fn render(&self) -> String {
-        const BAR: f64 = 12.0;
-        const BAR_GAP: f64 = 2.0;
-        const BAND_PAD: f64 = 14.0;
+        let l = self.layout();
+        let mut out = String::new();
+        open(&mut out, &self.id, &self.title, l.w, l.h);
+        l.grid(&mut out);
+        for (ci, cat) in self.categories.iter().enumerate() {
+            self.band(&mut out, &l, ci, cat);
+        }
+        l.frame(&mut out);
+        out.push_str("</svg>");
+        out
+    }
+
+    /// The axis, margins and sizes: the axis holds every bar and room for its value.
+    fn layout(&self) -> Layout {
         let max = self
             .values
             .iter()
@@ -86,88 +160,74 @@ impl BarChart {
         let w = ml + plot_w + spill + GAP + lw + 12.0;
         let bottom = mt + plot_h;
         let h = (bottom + 56.0).max(mt + entries.len() as f64 * LEGEND_ROW + 12.0);
-        let px = |v: f64| ml + (v - x.lo) / (x.hi - x.lo) * plot_w;
+        Layout {
+            x,
+            ml,
+            mt,
+            band,
+            plot_w,
+            spill,
+            bottom,
+            w,
+            h,
+            entries,
+        }
+    }
 
-        let mut out = String::new();
-        open(&mut out, &self.id, &self.title, w, h);
-        out.push_str("<g class=\"grid\" stroke=\"#ddd\" stroke-width=\"1\">");
-        for (t, _) in &x.ticks {
+    /// The band of category `ci`: its label, then one bar per metric with its whisker and
+    /// its value.
+    fn band(&self, out: &mut String, l: &Layout, ci: usize, cat: &str) {
+        let ml = l.ml;
+        let group_h = self.metrics.len() as f64 * (BAR + BAR_GAP) - BAR_GAP;
+        let top = l.mt + ci as f64 * l.band + (l.band - group_h) / 2.0;
+        let mid = top + group_h / 2.0;
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{mid:.1}\" text-anchor=\"end\" \
+             dominant-baseline=\"middle\">{}</text>",
+            ml - 10.0,
+            esc(cat)
+        );
+        let row = self.values.get(ci).map(Vec::as_slice).unwrap_or(&[]);
+        for (mi, (_, color)) in self.metrics.iter().enumerate() {
+            let Some(v) = row.get(mi).copied().flatten().filter(|v| v.is_finite()) else {
+                continue;
+            };
+            let y = top + mi as f64 * (BAR + BAR_GAP);
+            let bw = (l.px(v.max(0.0)) - ml).max(1.5);
             let _ = write!(
                 out,
-                "<line x1=\"{:.1}\" y1=\"{mt:.1}\" x2=\"{:.1}\" y2=\"{bottom:.1}\"/>",
-                px(*t),
-                px(*t)
+                "<rect x=\"{ml:.1}\" y=\"{y:.1}\" width=\"{bw:.1}\" height=\"{BAR}\" \
+                 fill=\"{color}\"/>"
             );
-        }
-        out.push_str("</g>");
-        for (ci, cat) in self.categories.iter().enumerate() {
-            let group_h = self.metrics.len() as f64 * (BAR + BAR_GAP) - BAR_GAP;
-            let top = mt + ci as f64 * band + (band - group_h) / 2.0;
-            let mid = top + group_h / 2.0;
-            let _ = write!(
-                out,
-                "<text x=\"{:.1}\" y=\"{mid:.1}\" text-anchor=\"end\" \
-                 dominant-baseline=\"middle\">{}</text>",
-                ml - 10.0,
-                esc(cat)
-            );
-            let row = self.values.get(ci).map(Vec::as_slice).unwrap_or(&[]);
-            for (mi, (_, color)) in self.metrics.iter().enumerate() {
-                let Some(v) = row.get(mi).copied().flatten().filter(|v| v.is_finite()) else {
-                    continue;
-                };
-                let y = top + mi as f64 * (BAR + BAR_GAP);
-                let bw = (px(v.max(0.0)) - ml).max(1.5);
-                let _ = write!(
+            let interval = self
+                .intervals
+                .get(ci)
+                .and_then(|r| r.get(mi))
+                .copied()
+                .flatten()
+                .filter(|(lo, hi)| lo.is_finite() && hi.is_finite() && hi > lo);
+            let mut text_x = ml + bw + 4.0;
+            if let Some((lo, hi)) = interval {
+                let right = ml + l.plot_w;
+                let end = whisker(
                     out,
-                    "<rect x=\"{ml:.1}\" y=\"{y:.1}\" width=\"{bw:.1}\" height=\"{BAR}\" \
-                     fill=\"{color}\"/>"
-                );
-                let interval = self
-                    .intervals
-                    .get(ci)
-                    .and_then(|r| r.get(mi))
-                    .copied()
-                    .flatten()
-                    .filter(|(lo, hi)| lo.is_finite() && hi.is_finite() && hi > lo);
-                let mut text_x = ml + bw + 4.0;
-                if let Some((lo, hi)) = interval {
-                    let right = ml + plot_w;
-                    let end = whisker(
-                        &mut out,
-                        px(lo.max(0.0)),
-                        px(hi),
-                        right,
-                        y + BAR / 2.0,
-                        color,
-                    );
-                    text_x = text_x.max(end + 4.0);
-                }
-                let _ = write!(
-                    out,
-                    "<text x=\"{text_x:.1}\" y=\"{:.1}\" dominant-baseline=\"middle\" \
-                     font-size=\"11\">{}</text>",
+                    l.px(lo.max(0.0)),
+                    l.px(hi),
+                    right,
                     y + BAR / 2.0,
-                    esc(&(self.value_fmt)(v))
+                    color,
                 );
+                text_x = text_x.max(end + 4.0);
             }
+            let _ = write!(
+                out,
+                "<text x=\"{text_x:.1}\" y=\"{:.1}\" dominant-baseline=\"middle\" \
+                 font-size=\"11\">{}</text>",
+                y + BAR / 2.0,
+                esc(&(self.value_fmt)(v))
+            );
         }
-        let _ = write!(
-            out,
-            "<path d=\"M{ml:.1} {mt:.1}V{bottom:.1}H{:.1}\" stroke=\"#333\" fill=\"none\"/>",
-            ml + plot_w
-        );
-        x_ticks(&mut out, &x, ml, plot_w, bottom);
-        let _ = write!(
-            out,
-            "<text class=\"alabel\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            ml + plot_w / 2.0,
-            bottom + 44.0,
-            esc(&x.label)
-        );
-        legend(&mut out, &entries, ml + plot_w + spill + GAP, mt);
-        out.push_str("</svg>");
-        out
     }
 }
 

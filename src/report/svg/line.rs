@@ -60,6 +60,25 @@ impl LineChart {
 
         let mut out = String::new();
         open(&mut out, &self.id, &self.title, w, h);
+        self.grid(&mut out, ml, mt);
+        self.axes(&mut out, ml, mt);
+
+        // Series: error bars, line, markers.
+        let _ = write!(out, "<g clip-path=\"url(#{}-clip)\">", self.id);
+        for (si, s) in self.series.iter().enumerate() {
+            self.draw_series(&mut out, si, s, mt, &px, &py);
+        }
+        out.push_str("</g>");
+        if self.end_labels {
+            self.end_labels(&mut out, ml, mt, &px, &py);
+        }
+        legend(&mut out, &entries, ml + PLOT_W + GAP, mt);
+        out.push_str("</svg>");
+        out
+    }
+
+    /// The clip path of the plot, and the grid: a line at each tick of either axis.
+    fn grid(&self, out: &mut String, ml: f64, mt: f64) {
         let _ = write!(
             out,
             "<defs><clipPath id=\"{}-clip\"><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" \
@@ -89,60 +108,59 @@ impl LineChart {
             );
         }
         out.push_str("</g>");
-        self.axes(&mut out, ml, mt);
+    }
 
-        // Series: error bars, line, markers.
-        let _ = write!(out, "<g clip-path=\"url(#{}-clip)\">", self.id);
+    /// Series `si` (`s`): its error bars, its line and its markers, at positions `px`, `py`.
+    fn draw_series(
+        &self,
+        out: &mut String,
+        si: usize,
+        s: &Series,
+        mt: f64,
+        px: &dyn Fn(f64) -> Option<f64>,
+        py: &dyn Fn(f64) -> Option<f64>,
+    ) {
         let n = self.series.len();
-        for (si, s) in self.series.iter().enumerate() {
-            let pts: Vec<(f64, f64, &Point)> = s
-                .points
-                .iter()
-                .filter_map(|p| Some((px(p.x)?, py(p.y)?, p)))
-                .collect();
-            // Whiskers of the series at one size stand a little apart, each in its
-            // series' colour, so overlapping intervals stay told apart.
-            let dx = ((si as f64 - (n as f64 - 1.0) / 2.0) * 2.5).clamp(-8.0, 8.0);
-            for (x, _, p) in &pts {
-                // An end the axis cannot show (zero on a log scale) is below the frame.
-                let below = mt + PLOT_H + 12.0;
-                let lo = p.lo.map(|v| py(v).unwrap_or(below));
-                if let (Some(lo), Some(hi)) = (lo, p.hi.and_then(py)) {
-                    if (lo - hi).abs() >= 1.0 {
-                        whisker(&mut out, x + dx, lo, hi, mt, mt + PLOT_H, s.color);
-                    }
+        let pts: Vec<(f64, f64, &Point)> = s
+            .points
+            .iter()
+            .filter_map(|p| Some((px(p.x)?, py(p.y)?, p)))
+            .collect();
+        // Whiskers of the series at one size stand a little apart, each in its
+        // series' colour, so overlapping intervals stay told apart.
+        let dx = ((si as f64 - (n as f64 - 1.0) / 2.0) * 2.5).clamp(-8.0, 8.0);
+        for (x, _, p) in &pts {
+            // An end the axis cannot show (zero on a log scale) is below the frame.
+            let below = mt + PLOT_H + 12.0;
+            let lo = p.lo.map(|v| py(v).unwrap_or(below));
+            if let (Some(lo), Some(hi)) = (lo, p.hi.and_then(py)) {
+                if (lo - hi).abs() >= 1.0 {
+                    whisker(out, x + dx, lo, hi, mt, mt + PLOT_H, s.color);
                 }
             }
-            if pts.len() > 1 {
-                let coords: Vec<String> = pts
-                    .iter()
-                    .map(|(x, y, _)| format!("{x:.1},{y:.1}"))
-                    .collect();
-                let _ = write!(
-                    out,
-                    "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" \
-                     stroke-linejoin=\"round\"{}/>",
-                    coords.join(" "),
-                    s.color,
-                    s.dash.attr()
-                );
-            }
-            for (x, y, _) in &pts {
-                let m = match (s.marker, pts.len()) {
-                    // A lone point needs a mark to be seen at all.
-                    (Marker::None, 1) => Marker::Ring,
-                    (m, _) => m,
-                };
-                marker(&mut out, m, *x, *y, s.color);
-            }
         }
-        out.push_str("</g>");
-        if self.end_labels {
-            self.end_labels(&mut out, ml, mt, &px, &py);
+        if pts.len() > 1 {
+            let coords: Vec<String> = pts
+                .iter()
+                .map(|(x, y, _)| format!("{x:.1},{y:.1}"))
+                .collect();
+            let _ = write!(
+                out,
+                "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" \
+                 stroke-linejoin=\"round\"{}/>",
+                coords.join(" "),
+                s.color,
+                s.dash.attr()
+            );
         }
-        legend(&mut out, &entries, ml + PLOT_W + GAP, mt);
-        out.push_str("</svg>");
-        out
+        for (x, y, _) in &pts {
+            let m = match (s.marker, pts.len()) {
+                // A lone point needs a mark to be seen at all.
+                (Marker::None, 1) => Marker::Ring,
+                (m, _) => m,
+            };
+            marker(out, m, *x, *y, s.color);
+        }
     }
 
     /// Each series' name right of the plot at the height its line ends, moved apart where
