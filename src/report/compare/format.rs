@@ -109,6 +109,22 @@ fn verdict(c: &MetricChange) -> String {
 /// change, noise verdict, REGRESSED marker), the cases that could not be compared, and a
 /// summary line that starts with PASS or FAIL when a threshold was given.
 pub fn format_comparison(c: &Comparison) -> String {
+    let mut out = heading(c);
+    out.push('\n');
+    out.push_str(&figures(c));
+    let extra = aside(c);
+    if !extra.is_empty() {
+        out.push('\n');
+        out.push_str(&extra);
+    }
+    out.push('\n');
+    out.push_str(&summary(c));
+    out.push('\n');
+    out
+}
+
+/// Which runs are compared (one line each) and the notes on their environments.
+fn heading(c: &Comparison) -> String {
     let mut out = String::new();
     for (side, r) in [("A", &c.a), ("B", &c.b)] {
         let same = if side == "B" && c.same_run {
@@ -125,7 +141,12 @@ pub fn format_comparison(c: &Comparison) -> String {
     for note in &c.environment_notes {
         let _ = writeln!(out, "note: {note}");
     }
-    out.push('\n');
+    out
+}
+
+/// The table of the figures, or the line that says why there is none.
+fn figures(c: &Comparison) -> String {
+    let mut out = String::new();
     if c.changes.is_empty() {
         out.push_str(if c.cases_compared == 0 {
             "no figure to compare: the runs have no case in common\n"
@@ -164,6 +185,12 @@ pub fn format_comparison(c: &Comparison) -> String {
         }
         out.push_str(&table(&rows, &[4]));
     }
+    out
+}
+
+/// What the table leaves out: failed and incomplete cases, undecided figures and the
+/// cases of only one run.
+fn aside(c: &Comparison) -> String {
     let mut extra = String::new();
     for f in &c.failures {
         let side = match (&f.error_a, &f.error_b) {
@@ -195,14 +222,7 @@ pub fn format_comparison(c: &Comparison) -> String {
             let _ = writeln!(extra, "only in {side}: {}", ids.join(", "));
         }
     }
-    if !extra.is_empty() {
-        out.push('\n');
-        out.push_str(&extra);
-    }
-    out.push('\n');
-    out.push_str(&summary(c));
-    out.push('\n');
-    out
+    extra
 }
 
 fn summary(c: &Comparison) -> String {
