@@ -13,41 +13,16 @@ pub(crate) fn change(
     b: Estimate,
     threshold: Option<f64>,
 ) -> MetricChange {
-    let ratio = if a.median == b.median {
-        1.0
-    } else if a.median == 0.0 {
-        f64::INFINITY.copysign(b.median)
-    } else {
-        b.median / a.median
-    };
+    let ratio = ratio_of(&a, &b);
     let change_pct = (ratio - 1.0) * 100.0;
     let worse_pct = if metric.lower_is_better() {
         change_pct
     } else {
         -change_pct
     };
-    let noise = if a.n < 2 || b.n < 2 {
-        Noise::Unknown
-    } else if a.ci_high < b.ci_low || b.ci_high < a.ci_low {
-        Noise::Beyond
-    } else {
-        Noise::Within
-    };
+    let noise = noise_of(&a, &b);
     let interval = crate::stats::estimate::ratio_interval(&b, &a);
-    // How much worse than A (in percent of A, as `worse_pct`) the ends of B/A's interval
-    // are: the better end and the worse end.
-    let worse_at = |r: f64| {
-        if metric.lower_is_better() {
-            (r - 1.0) * 100.0
-        } else {
-            (1.0 - r) * 100.0
-        }
-    };
-    let (best, worst) = match interval {
-        Some(r) if metric.lower_is_better() => (Some(worse_at(r.low)), Some(worse_at(r.high))),
-        Some(r) => (Some(worse_at(r.high)), Some(worse_at(r.low))),
-        None => (None, None),
-    };
+    let (best, worst) = worse_ends(metric, interval);
     let mut regressed = false;
     let mut inconclusive = false;
     let mut repetitions_to_decide = None;
@@ -85,6 +60,48 @@ pub(crate) fn change(
         regressed,
         inconclusive,
         repetitions_to_decide,
+    }
+}
+
+/// B/A of the medians: 1 when equal, infinite (with B's sign) when A's is 0.
+fn ratio_of(a: &Estimate, b: &Estimate) -> f64 {
+    if a.median == b.median {
+        1.0
+    } else if a.median == 0.0 {
+        f64::INFINITY.copysign(b.median)
+    } else {
+        b.median / a.median
+    }
+}
+
+/// Whether the 95% intervals of `a` and `b` part: unknown with fewer than 2 repetitions.
+fn noise_of(a: &Estimate, b: &Estimate) -> Noise {
+    if a.n < 2 || b.n < 2 {
+        Noise::Unknown
+    } else if a.ci_high < b.ci_low || b.ci_high < a.ci_low {
+        Noise::Beyond
+    } else {
+        Noise::Within
+    }
+}
+
+/// How much worse than A (in percent of A, as `worse_pct`) the ends of B/A's `interval`
+/// are: the better end and the worse end.
+fn worse_ends(
+    metric: Metric,
+    interval: Option<crate::stats::estimate::Ratio>,
+) -> (Option<f64>, Option<f64>) {
+    let worse_at = |r: f64| {
+        if metric.lower_is_better() {
+            (r - 1.0) * 100.0
+        } else {
+            (1.0 - r) * 100.0
+        }
+    };
+    match interval {
+        Some(r) if metric.lower_is_better() => (Some(worse_at(r.low)), Some(worse_at(r.high))),
+        Some(r) => (Some(worse_at(r.high)), Some(worse_at(r.low))),
+        None => (None, None),
     }
 }
 

@@ -269,10 +269,10 @@ pub fn floor(cfg: &FanoutConfig, zmq: &FanoutReport, note: Note) -> Result<Fanou
     Ok(floor::compare(zmq, raw, raw_pub))
 }
 
-/// One fan-out run with the publisher `p`: over libzmq, or with `raw` over plain sockets.
-fn run_once(cfg: &FanoutConfig, p: &PubConfig, raw: bool, note: &Note) -> Result<FanoutReport> {
-    let subscribers = cfg.processes as u64 * cfg.subs_per_process as u64;
-    let cluster_cfg = ClusterConfig {
+/// The subscriber processes' settings for the publisher `p`: they wait for its first
+/// message as long as it waits for them, and stay through twice its interval.
+fn swarm_config(cfg: &FanoutConfig, p: &PubConfig) -> ClusterConfig {
+    ClusterConfig {
         endpoint: p.endpoint.clone(),
         processes: cfg.processes,
         subs_per_process: cfg.subs_per_process,
@@ -292,7 +292,29 @@ fn run_once(cfg: &FanoutConfig, p: &PubConfig, raw: bool, note: &Note) -> Result
         subs_flag: "-s",
         implementation: cfg.implementation.clone(),
         spread: cfg.spread.clone(),
-    };
+    }
+}
+
+/// How long the whole run may take before it counts as hung: the publisher's schedule,
+/// the `subscribers`' deliveries at 20,000 a second, its waits and the swarm's `idle`.
+fn deadline(p: &PubConfig, subscribers: u64, idle: Duration) -> Duration {
+    // Bound only to catch a hang: the publisher's own timeouts end a stalled run first.
+    let ticks = p.passes.saturating_add(p.warmup);
+    let deliveries = p.per_tick.saturating_mul(ticks).saturating_mul(subscribers);
+    let run_time = Duration::from_nanos(dur_ns(p.interval).saturating_mul(ticks))
+        .saturating_add(Duration::from_secs(deliveries / 20_000));
+    p.timeout
+        .saturating_mul(2)
+        .saturating_add(p.wait)
+        .saturating_add(run_time)
+        .saturating_add(idle)
+        .saturating_add(Duration::from_secs(60))
+}
+
+/// One fan-out run with the publisher `p`: over libzmq, or with `raw` over plain sockets.
+fn run_once(cfg: &FanoutConfig, p: &PubConfig, raw: bool, note: &Note) -> Result<FanoutReport> {
+    let subscribers = cfg.processes as u64 * cfg.subs_per_process as u64;
+    let cluster_cfg = swarm_config(cfg, p);
     check_counts(cfg.processes, cfg.subs_per_process, "-s")?;
     limits::ensure(&publisher_fd_need(
         subscribers,
@@ -306,18 +328,7 @@ fn run_once(cfg: &FanoutConfig, p: &PubConfig, raw: bool, note: &Note) -> Result
         .max(cluster_cfg.idle.saturating_add(Duration::from_secs(10)));
     let publisher = run::publisher_node(&pcfg, raw);
     let swarm = run::swarm_node(&cluster_cfg, "pub");
-    // Bound only to catch a hang: the publisher's own timeouts end a stalled run first.
-    let ticks = p.passes.saturating_add(p.warmup);
-    let deliveries = p.per_tick.saturating_mul(ticks).saturating_mul(subscribers);
-    let run_time = Duration::from_nanos(dur_ns(p.interval).saturating_mul(ticks))
-        .saturating_add(Duration::from_secs(deliveries / 20_000));
-    let deadline = p
-        .timeout
-        .saturating_mul(2)
-        .saturating_add(p.wait)
-        .saturating_add(run_time)
-        .saturating_add(cluster_cfg.idle)
-        .saturating_add(Duration::from_secs(60));
+    let deadline = deadline(p, subscribers, cluster_cfg.idle);
     note(format!(
         "starting the {}publisher on {} and {} subscriber processes of {}",
         if raw { "raw-socket " } else { "" },

@@ -18,18 +18,7 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
         r.requested_processes(),
         r.subs_per_process
     );
-    // Kept when measured, or when the clock check has something to say (clocks that
-    // differ leave no samples, and the history must still say why).
-    let kept = r.latency.count > 0 || !r.latency.clock.is_same_clock();
-    let rep = Repetition {
-        latency: kept.then_some(r.latency),
-        latency_histogram: kept.then(|| r.latency_histogram.clone()),
-        send_delay: r.publisher.as_ref().and_then(|p| p.send_delay),
-        send: r.publisher.as_ref().map(|p| p.send),
-        delivered: None,
-        loss: Some(r.delivery.clone()),
-        roles: Vec::new(),
-    };
+    let rep = repetition(r);
     // Figures `compare` judges come only from samples read on one clock (or converted).
     let shown = Repetition {
         latency: rep.latency.filter(|l| !l.clock.differs()),
@@ -37,6 +26,58 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
     };
     let summary = crate::runner::summarise(&[shown]);
     let reps = vec![rep];
+    let (nodes, edges) = nodes_and_edges(r, size);
+    let warnings = warnings(r);
+    CaseResult {
+        id: CaseResult::make_id(Kind::Throughput, &pattern, r.transport, size, None),
+        kind: Kind::Throughput,
+        pattern,
+        transport: r.transport,
+        message_size: size,
+        count: r.expected_per_subscriber,
+        rate: None,
+        loop_mode: LoopMode::Open,
+        warmup: r.publisher.as_ref().map(|p| p.warmup_ticks).unwrap_or(0),
+        repetitions: reps,
+        summary,
+        // The fan-out's raw-socket floor, as a latency case's: the mean one-way latency
+        // over plain sockets (its count: the deliveries measured, not round trips).
+        floor: r.floor.as_ref().map(|f| crate::model::Floor {
+            socket: f.socket.clone(),
+            latency_us: f.raw.mean_ns / 1e3,
+            roundtrips: f.raw.deliveries,
+            p50_us: Some(f.raw.p50_ns as f64 / 1e3),
+            p99_us: Some(f.raw.p99_ns as f64 / 1e3),
+        }),
+        warnings,
+        incomplete: r.incomplete(),
+        error: None,
+        wall_s,
+        nodes,
+        edges,
+        sender: Some(r.sender_facts()),
+    }
+}
+
+/// The one repetition of a fan-out: its latency kept when measured, or when the clock
+/// check has something to say (clocks that differ leave no samples, and the history must
+/// still say why).
+fn repetition(r: &FanoutReport) -> Repetition {
+    let kept = r.latency.count > 0 || !r.latency.clock.is_same_clock();
+    Repetition {
+        latency: kept.then_some(r.latency),
+        latency_histogram: kept.then(|| r.latency_histogram.clone()),
+        send_delay: r.publisher.as_ref().and_then(|p| p.send_delay),
+        send: r.publisher.as_ref().map(|p| p.send),
+        delivered: None,
+        loss: Some(r.delivery.clone()),
+        roles: Vec::new(),
+    }
+}
+
+/// The publisher and every subscriber process as nodes, and one edge from the publisher
+/// to each process with the loss of its subscribers (`size`: the message size).
+fn nodes_and_edges(r: &FanoutReport, size: usize) -> (Vec<NodeResult>, Vec<EdgeResult>) {
     let mut nodes = Vec::new();
     if let Some(p) = &r.publisher {
         nodes.push(NodeResult {
@@ -81,6 +122,11 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             clock_error_ns: None,
         });
     }
+    (nodes, edges)
+}
+
+/// The warning of a delivery that was not clean (loss, duplicates, reordering).
+fn warnings(r: &FanoutReport) -> Vec<String> {
     let mut warnings = Vec::new();
     if !r.delivery.is_clean() {
         warnings.push(format!(
@@ -93,33 +139,5 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
             r.delivery.reordered
         ));
     }
-    CaseResult {
-        id: CaseResult::make_id(Kind::Throughput, &pattern, r.transport, size, None),
-        kind: Kind::Throughput,
-        pattern,
-        transport: r.transport,
-        message_size: size,
-        count: r.expected_per_subscriber,
-        rate: None,
-        loop_mode: LoopMode::Open,
-        warmup: r.publisher.as_ref().map(|p| p.warmup_ticks).unwrap_or(0),
-        repetitions: reps,
-        summary,
-        // The fan-out's raw-socket floor, as a latency case's: the mean one-way latency
-        // over plain sockets (its count: the deliveries measured, not round trips).
-        floor: r.floor.as_ref().map(|f| crate::model::Floor {
-            socket: f.socket.clone(),
-            latency_us: f.raw.mean_ns / 1e3,
-            roundtrips: f.raw.deliveries,
-            p50_us: Some(f.raw.p50_ns as f64 / 1e3),
-            p99_us: Some(f.raw.p99_ns as f64 / 1e3),
-        }),
-        warnings,
-        incomplete: r.incomplete(),
-        error: None,
-        wall_s,
-        nodes,
-        edges,
-        sender: Some(r.sender_facts()),
-    }
+    warnings
 }

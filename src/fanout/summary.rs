@@ -225,27 +225,12 @@ fn hosts_of(children: &[ChildReport], expected: u64) -> Vec<HostSummary> {
         .collect()
 }
 
-/// Merges the processes' reports (in any order) and the publisher's result.
-pub fn merge(
-    command: &str,
-    endpoint: &str,
-    transport: Transport,
-    subs_per_process: u32,
-    mut children: Vec<ChildReport>,
-    publisher: Option<PubResult>,
-) -> FanoutReport {
-    children.sort_by_key(|c| c.process);
-    let per_host = hosts_of(&children, expected_of(&children, publisher.as_ref()));
-    let expected = children
-        .iter()
-        .flat_map(|c| c.subscribers.iter().map(|s| s.loss.expected))
-        .chain(publisher.as_ref().map(|p| p.messages))
-        .max()
-        .unwrap_or(0);
-    let stream_ended = publisher.is_some()
-        || children
-            .iter()
-            .any(|c| c.subscribers.iter().any(|s| s.ended));
+/// Every process's subscribers in one list (each with the stream's `expected` length),
+/// the latency of all processes merged, and one summary per process.
+fn flatten(
+    children: Vec<ChildReport>,
+    expected: u64,
+) -> (Vec<SubReport>, LatencyHistogram, Vec<ProcessSummary>) {
     let mut per_subscriber = Vec::new();
     let mut histogram = LatencyHistogram::new();
     let mut process_list = Vec::with_capacity(children.len());
@@ -271,11 +256,12 @@ pub fn merge(
             host: c.host,
         });
     }
-    let mut delivery = LossSummary::default();
-    for s in &per_subscriber {
-        delivery.add(&s.loss);
-    }
-    let complete_subscribers = per_subscriber.iter().filter(|s| is_complete(s)).count() as u64;
+    (per_subscriber, histogram, process_list)
+}
+
+/// The subscribers that did not get the whole stream, the most lost (then duplicated)
+/// first, at most [`WORST_LISTED`].
+fn worst_of(per_subscriber: &[SubReport]) -> Vec<SubReport> {
     let mut worst: Vec<&SubReport> = per_subscriber.iter().filter(|s| !is_complete(s)).collect();
     worst.sort_by(|a, b| {
         b.loss
@@ -284,18 +270,17 @@ pub fn merge(
             .then(b.loss.duplicated.cmp(&a.loss.duplicated))
             .then((a.process, a.sub).cmp(&(b.process, b.sub)))
     });
-    let worst = worst.into_iter().take(WORST_LISTED).cloned().collect();
-    let slowest = per_subscriber
-        .iter()
-        .filter(|s| s.latency_count > 0)
-        .max_by(|a, b| a.latency_mean_ns.total_cmp(&b.latency_mean_ns))
-        .cloned();
+    worst.into_iter().take(WORST_LISTED).cloned().collect()
+}
+
+/// The spread of the delivered rates over the subscribers that measured one.
+fn rate_spread(per_subscriber: &[SubReport]) -> RateSpread {
     let rates: Vec<f64> = per_subscriber
         .iter()
         .map(|s| s.delivered_per_sec)
         .filter(|r| *r > 0.0)
         .collect();
-    let delivered_per_sec = if rates.is_empty() {
+    if rates.is_empty() {
         RateSpread::default()
     } else {
         RateSpread {
@@ -303,7 +288,43 @@ pub fn merge(
             mean: rates.iter().sum::<f64>() / rates.len() as f64,
             max: rates.iter().copied().fold(0.0, f64::max),
         }
-    };
+    }
+}
+
+/// Merges the processes' reports (in any order) and the publisher's result.
+pub fn merge(
+    command: &str,
+    endpoint: &str,
+    transport: Transport,
+    subs_per_process: u32,
+    mut children: Vec<ChildReport>,
+    publisher: Option<PubResult>,
+) -> FanoutReport {
+    children.sort_by_key(|c| c.process);
+    let per_host = hosts_of(&children, expected_of(&children, publisher.as_ref()));
+    let expected = children
+        .iter()
+        .flat_map(|c| c.subscribers.iter().map(|s| s.loss.expected))
+        .chain(publisher.as_ref().map(|p| p.messages))
+        .max()
+        .unwrap_or(0);
+    let stream_ended = publisher.is_some()
+        || children
+            .iter()
+            .any(|c| c.subscribers.iter().any(|s| s.ended));
+    let (per_subscriber, histogram, process_list) = flatten(children, expected);
+    let mut delivery = LossSummary::default();
+    for s in &per_subscriber {
+        delivery.add(&s.loss);
+    }
+    let complete_subscribers = per_subscriber.iter().filter(|s| is_complete(s)).count() as u64;
+    let worst = worst_of(&per_subscriber);
+    let slowest = per_subscriber
+        .iter()
+        .filter(|s| s.latency_count > 0)
+        .max_by(|a, b| a.latency_mean_ns.total_cmp(&b.latency_mean_ns))
+        .cloned();
+    let delivered_per_sec = rate_spread(&per_subscriber);
     FanoutReport {
         schema_version: FANOUT_SCHEMA_VERSION,
         command: command.to_string(),

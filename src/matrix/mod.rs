@@ -356,6 +356,16 @@ fn ratio(x: &Estimate, base: &Estimate) -> Option<(f64, f64, f64)> {
     crate::stats::estimate::ratio_interval(x, base).map(|r| (r.value, r.low, r.high))
 }
 
+/// What the grids are read from: the merged run, the implementations, the shape asked for,
+/// the pairs skipped (and why) and the implementation the ratios are to.
+struct Reader<'a> {
+    run: &'a RunResult,
+    impls: &'a [Impl],
+    shape: &'a Shape,
+    skipped: &'a [Skipped],
+    baseline: &'a str,
+}
+
 /// Reads the grids back from the merged cases.
 pub fn read(
     run: &RunResult,
@@ -364,97 +374,18 @@ pub fn read(
     skipped: &[Skipped],
     baseline: &str,
 ) -> Matrix {
+    let reader = Reader {
+        run,
+        impls,
+        shape,
+        skipped,
+        baseline,
+    };
     let mut grids = Vec::new();
     for p in &shape.patterns {
         for &t in &shape.transports {
             for &size in &shape.sizes {
-                let latency = p == "reqrep";
-                let value_of = |c: &CaseResult| {
-                    if latency {
-                        c.summary.latency_us
-                    } else {
-                        c.summary.msgs_per_sec
-                    }
-                };
-                let case_of = |a: &str, b: &str| {
-                    let id = pair_case(p, t, size, shape, a, b).id();
-                    run.cases.iter().find(|c| c.id == id).cloned()
-                };
-                let base_case = case_of(baseline, baseline).filter(|c| c.error.is_none());
-                let base = base_case.as_ref().and_then(value_of);
-                let mut cells = Vec::new();
-                for a in impls {
-                    for b in impls {
-                        let id = pair_case(p, t, size, shape, &a.name, &b.name).id();
-                        let case = case_of(&a.name, &b.name);
-                        let (status, value) = match case.clone() {
-                            None => (
-                                Status::NotRun(
-                                    skipped
-                                        .iter()
-                                        .find(|s| s.id == id)
-                                        .map(|s| s.why.clone())
-                                        .unwrap_or_else(|| "not run (interrupted)".into()),
-                                ),
-                                None,
-                            ),
-                            Some(c) => {
-                                let lost = c.summary.lost;
-                                let status = match (&c.error, &c.incomplete) {
-                                    (Some(e), _) => Status::Fails(e.clone()),
-                                    (None, Some(why)) if failed_passes(&c).is_some() => {
-                                        Status::Fails(why.clone())
-                                    }
-                                    _ if lost > 0 => {
-                                        let (mut st, mut mid, mut end) = (0, 0, 0);
-                                        for l in
-                                            c.repetitions.iter().filter_map(|r| r.loss.as_ref())
-                                        {
-                                            st += l.lost_at_start;
-                                            mid += l.lost_in_middle;
-                                            end += l.lost_at_end;
-                                        }
-                                        Status::Lossy(format!(
-                                            "{lost} messages lost over {} passes (at the start {st}, in the middle {mid}, at the end {end})",
-                                            c.repetitions.len()
-                                        ))
-                                    }
-                                    _ => Status::Works,
-                                };
-                                (status, value_of(&c))
-                            }
-                        };
-                        let paired = match (&case, &base_case) {
-                            (Some(c), Some(b)) if c.error.is_none() => paired_ratio(c, b, latency),
-                            _ => None,
-                        };
-                        let ratio = paired.or(match (&value, &base) {
-                            (Some(v), Some(b)) => ratio(v, b),
-                            _ => None,
-                        });
-                        let ratio_without_interval = match (&ratio, &value, &base) {
-                            (None, Some(v), Some(b)) if b.median > 0.0 => Some(v.median / b.median),
-                            _ => None,
-                        };
-                        cells.push(Cell {
-                            client: a.name.clone(),
-                            server: b.name.clone(),
-                            status,
-                            value,
-                            ratio,
-                            ratio_without_interval,
-                            failed_passes: case.as_ref().and_then(failed_passes),
-                        });
-                    }
-                }
-                grids.push(Grid {
-                    pattern: p.clone(),
-                    transport: t,
-                    size,
-                    unit: if latency { "latency (us)" } else { "msg/s" }.into(),
-                    baseline: base,
-                    cells,
-                });
+                grids.push(reader.grid(p, t, size));
             }
         }
     }
@@ -464,6 +395,97 @@ pub fn read(
         grids,
         passes: shape.passes,
         baseline: baseline.to_string(),
+    }
+}
+
+impl Reader<'_> {
+    /// The grid of one pattern, transport and size: a cell per client and server, with
+    /// its ratio to the baseline pair.
+    fn grid(&self, p: &str, t: Transport, size: usize) -> Grid {
+        let latency = p == "reqrep";
+        let value_of = |c: &CaseResult| {
+            if latency {
+                c.summary.latency_us
+            } else {
+                c.summary.msgs_per_sec
+            }
+        };
+        let case_of = |a: &str, b: &str| {
+            let id = pair_case(p, t, size, self.shape, a, b).id();
+            self.run.cases.iter().find(|c| c.id == id).cloned()
+        };
+        let base_case = case_of(self.baseline, self.baseline).filter(|c| c.error.is_none());
+        let base = base_case.as_ref().and_then(value_of);
+        let mut cells = Vec::new();
+        for a in self.impls {
+            for b in self.impls {
+                let id = pair_case(p, t, size, self.shape, &a.name, &b.name).id();
+                let case = case_of(&a.name, &b.name);
+                let status = status(case.as_ref(), &id, self.skipped);
+                let value = case.as_ref().and_then(value_of);
+                let paired = match (&case, &base_case) {
+                    (Some(c), Some(b)) if c.error.is_none() => paired_ratio(c, b, latency),
+                    _ => None,
+                };
+                let ratio = paired.or(match (&value, &base) {
+                    (Some(v), Some(b)) => ratio(v, b),
+                    _ => None,
+                });
+                let ratio_without_interval = match (&ratio, &value, &base) {
+                    (None, Some(v), Some(b)) if b.median > 0.0 => Some(v.median / b.median),
+                    _ => None,
+                };
+                cells.push(Cell {
+                    client: a.name.clone(),
+                    server: b.name.clone(),
+                    status,
+                    value,
+                    ratio,
+                    ratio_without_interval,
+                    failed_passes: case.as_ref().and_then(failed_passes),
+                });
+            }
+        }
+        Grid {
+            pattern: p.to_string(),
+            transport: t,
+            size,
+            unit: if latency { "latency (us)" } else { "msg/s" }.into(),
+            baseline: base,
+            cells,
+        }
+    }
+}
+
+/// How the pair of case `id` went: not run (why, from `skipped`), fails, lossy (where the
+/// messages were lost) or works.
+fn status(case: Option<&CaseResult>, id: &str, skipped: &[Skipped]) -> Status {
+    let Some(c) = case else {
+        return Status::NotRun(
+            skipped
+                .iter()
+                .find(|s| s.id == id)
+                .map(|s| s.why.clone())
+                .unwrap_or_else(|| "not run (interrupted)".into()),
+        );
+    };
+    let lost = c.summary.lost;
+    match (&c.error, &c.incomplete) {
+        (Some(e), _) => Status::Fails(e.clone()),
+        (None, Some(why)) if failed_passes(c).is_some() => Status::Fails(why.clone()),
+        _ if lost > 0 => {
+            let (mut st, mut mid, mut end) = (0, 0, 0);
+            for l in c.repetitions.iter().filter_map(|r| r.loss.as_ref()) {
+                st += l.lost_at_start;
+                mid += l.lost_in_middle;
+                end += l.lost_at_end;
+            }
+            Status::Lossy(format!(
+                "{lost} messages lost over {} passes (at the start {st}, in the middle {mid}, at the end {end})",
+                c.repetitions.len()
+            ))
+        }
+        _ => Status::Works,
     }
 }
 

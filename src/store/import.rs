@@ -171,6 +171,26 @@ fn looks_like(bytes: &[u8]) -> String {
 /// Reads an exported run from the bytes of `file` (its name in messages), checking in turn
 /// that it is JSON, whole, a zmqperf run, of a schema this build reads, and well-formed.
 pub fn parse_export(bytes: &[u8], file: &str) -> Result<RunResult, ImportError> {
+    let value = json_of(bytes, file)?;
+    is_a_run(&value, file)?;
+    let run: RunResult = serde_path_to_error::deserialize(&value).map_err(|e| {
+        let field = e.path().to_string();
+        ImportError::BadField {
+            file: file.to_string(),
+            field: if field == "." {
+                "(the run)".to_string()
+            } else {
+                field
+            },
+            reason: e.into_inner().to_string(),
+        }
+    })?;
+    well_formed(&run, file)?;
+    Ok(run)
+}
+
+/// The JSON of `file`'s bytes: not empty, an object or array, parsed whole.
+fn json_of(bytes: &[u8], file: &str) -> Result<Value, ImportError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     match first {
         None => {
@@ -187,7 +207,7 @@ pub fn parse_export(bytes: &[u8], file: &str) -> Result<RunResult, ImportError> 
             })
         }
     }
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+    serde_json::from_slice(bytes).map_err(|e| {
         let what = if e.is_eof() {
             "the JSON ends early, as a file cut short does".to_string()
         } else {
@@ -199,15 +219,20 @@ pub fn parse_export(bytes: &[u8], file: &str) -> Result<RunResult, ImportError> 
             line: e.line(),
             column: e.column(),
         }
-    })?;
+    })
+}
+
+/// Whether the JSON `value` is a run (not another of zmqperf's outputs) of a schema this
+/// build reads.
+fn is_a_run(value: &Value, file: &str) -> Result<(), ImportError> {
     let not_a_run = |why: String| ImportError::NotARun {
         file: file.to_string(),
         why,
     };
-    let Value::Object(obj) = &value else {
+    let Value::Object(obj) = value else {
         return Err(not_a_run(format!(
             "it is a JSON {}, and a run is an object",
-            kind_of(&value)
+            kind_of(value)
         )));
     };
     let has = |k: &str| obj.contains_key(k);
@@ -245,18 +270,11 @@ pub fn parse_export(bytes: &[u8], file: &str) -> Result<RunResult, ImportError> 
             }
         },
     }
-    let run: RunResult = serde_path_to_error::deserialize(&value).map_err(|e| {
-        let field = e.path().to_string();
-        ImportError::BadField {
-            file: file.to_string(),
-            field: if field == "." {
-                "(the run)".to_string()
-            } else {
-                field
-            },
-            reason: e.into_inner().to_string(),
-        }
-    })?;
+    Ok(())
+}
+
+/// The fields of a parsed run that its type does not check: an id and a known status.
+fn well_formed(run: &RunResult, file: &str) -> Result<(), ImportError> {
     let bad = |field: &str, reason: String| ImportError::BadField {
         file: file.to_string(),
         field: field.to_string(),
@@ -274,7 +292,7 @@ pub fn parse_export(bytes: &[u8], file: &str) -> Result<RunResult, ImportError> 
             ),
         ));
     }
-    Ok(run)
+    Ok(())
 }
 
 /// `object`, `array`, ... for messages.

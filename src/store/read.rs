@@ -113,7 +113,6 @@ impl Store {
     /// The id of the run `selector` names: a full run id, a unique prefix of one, `last`
     /// (the most recently started run) or `last~N` (N runs before the last).
     pub fn resolve(&self, selector: &str) -> Result<String, StoreError> {
-        let sql_err = |e| StoreError::sqlite(&self.path, format!("looking up run '{selector}'"), e);
         let bad = |reason: &str| StoreError::BadSelector {
             selector: selector.to_string(),
             reason: reason.to_string(),
@@ -132,40 +131,54 @@ impl Store {
         } else {
             None
         };
-        if let Some(back) = back {
-            let found: Option<String> = self
-                .conn
-                .query_row(
-                    "SELECT id FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?1",
-                    [back],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(sql_err)?;
-            if let Some(id) = found {
-                return Ok(id);
-            }
-            let runs: i64 = self
-                .conn
-                .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
-                .map_err(sql_err)?;
-            let reason = if runs == 0 {
-                format!(
-                    "history database {} holds no runs yet (`zmqperf run` records them)",
-                    self.path.display()
-                )
-            } else {
-                format!(
-                    "history database {} holds only {runs} run{}",
-                    self.path.display(),
-                    if runs == 1 { "" } else { "s" }
-                )
-            };
-            return Err(StoreError::NotFound {
-                selector: selector.to_string(),
-                reason,
-            });
+        match back {
+            Some(back) => self.nth_last(selector, back),
+            None => self.by_id(selector, sel),
         }
+    }
+
+    /// The id of the run `back` runs before the last (`last~N` of `selector`), or why
+    /// there is none.
+    fn nth_last(&self, selector: &str, back: u32) -> Result<String, StoreError> {
+        let sql_err = |e| StoreError::sqlite(&self.path, format!("looking up run '{selector}'"), e);
+        let found: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT id FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?1",
+                [back],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql_err)?;
+        if let Some(id) = found {
+            return Ok(id);
+        }
+        let runs: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+            .map_err(sql_err)?;
+        let reason = if runs == 0 {
+            format!(
+                "history database {} holds no runs yet (`zmqperf run` records them)",
+                self.path.display()
+            )
+        } else {
+            format!(
+                "history database {} holds only {runs} run{}",
+                self.path.display(),
+                if runs == 1 { "" } else { "s" }
+            )
+        };
+        Err(StoreError::NotFound {
+            selector: selector.to_string(),
+            reason,
+        })
+    }
+
+    /// The id of the run whose id is `sel` (`selector` trimmed), or the one run whose id
+    /// begins with it.
+    fn by_id(&self, selector: &str, sel: &str) -> Result<String, StoreError> {
+        let sql_err = |e| StoreError::sqlite(&self.path, format!("looking up run '{selector}'"), e);
         let exact = self
             .conn
             .query_row("SELECT id FROM runs WHERE id = ?1", [sel], |r| r.get(0))

@@ -1,0 +1,327 @@
+//! `zmqperf pub`, `zmqperf sub-cluster` and `zmqperf fanout`: the fan-out commands, with
+//! the flags of seed 002's Node harness (`-t -n -p -h`, `-c -n`), turned into validated
+//! library configs, run, and printed.
+
+mod args;
+mod check;
+
+pub use args::{FanoutArgs, PubArgs, SubClusterArgs, FANOUT_EXAMPLES, PUB_EXAMPLES, SUB_EXAMPLES};
+
+use super::suite::DbArgs;
+use args::TransportArg;
+use check::{endpoint, exe, number, procs, pub_config, small, spread};
+use std::sync::Arc;
+use std::time::Duration;
+use zmqperf::endpoint::{Endpoint, Side, Transport};
+use zmqperf::error::{Error, Result};
+use zmqperf::fanout::{self, ClusterConfig, FanoutConfig, FanoutReport};
+use zmqperf::parse::{parse_duration, parse_hwm};
+
+fn note(line: String) {
+    eprintln!("zmqperf: {line}");
+}
+
+/// Records a fan-out report as a run of one case in the history (unless `--no-history`),
+/// so `zmqperf show` and `zmqperf compare` work on it.
+fn record(db: &DbArgs, no_history: bool, r: &FanoutReport, wall_s: f64) -> Result<()> {
+    if no_history {
+        return Ok(());
+    }
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let mut run = zmqperf::runner::new_run(command, None);
+    let case = fanout::to_case(r, wall_s);
+    let mut session = db.session(false, &run)?;
+    run.cases.push(case);
+    zmqperf::runner::finish(&mut run, zmqperf::model::RunStatus::Complete);
+    // As `run` records: a lock is waited out, a full disk is named, the run marked partial.
+    session.keep(&run.cases);
+    session.finish(&run)?;
+    session.announce()
+}
+
+fn emit(r: &FanoutReport, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(r).expect("reports serialise"));
+    } else {
+        print!("{}", zmqperf::report::fanout::text(r));
+    }
+    if zmqperf::runner::interrupted() {
+        // A signal: what arrived is printed and recorded above; the exit says why it ended.
+        return Err(Error::Interrupted(
+            r.incomplete()
+                .unwrap_or_else(|| "the stream was over before the signal".into()),
+        ));
+    }
+    if r.lossy && r.delivery.lost > 0 && r.failure().is_none() {
+        eprintln!(
+            "zmqperf: note: --lossy: {} of {} messages were dropped, as measured above (exit 0: loss is what --lossy measures; without it a loss is exit 12). Likely cause: {}",
+            zmqperf::units::grouped(r.delivery.lost),
+            zmqperf::units::grouped(r.delivery.expected),
+            r.loss_cause()
+        );
+    }
+    match r.failure() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// `zmqperf pub`.
+pub fn run_pub(a: &PubArgs) -> Result<()> {
+    zmqperf::runner::catch_signals();
+    let ep = endpoint(&a.host, Side::Bind)?;
+    let mut cfg = pub_config(&a.schedule, ep, &a.timeout)?;
+    cfg.subscribers = a
+        .subs
+        .as_deref()
+        .map(|s| {
+            number(
+                "--subs",
+                s,
+                false,
+                "wait for at least 1 subscriber, or leave --subs out",
+            )
+        })
+        .transpose()?;
+    cfg.wait = parse_duration("--wait", &a.wait)?;
+    cfg.linger = parse_duration("--linger", &a.linger)?;
+    cfg.hwm = a.hwm.as_deref().map(parse_hwm).transpose()?;
+    let r = fanout::publish(cfg, &mut |l| note(format!("pub: {l}")))?;
+    if a.json {
+        println!("{}", serde_json::to_string(&r).expect("results serialise"));
+    } else {
+        print!("{}", zmqperf::report::fanout::publisher_text(&r));
+    }
+    if let Some(why) = &r.interrupted {
+        return Err(Error::Interrupted(why.clone()));
+    }
+    if r.subscribers == 0 {
+        return Err(Error::Shortfall(format!(
+            "no subscriber had subscribed to {} when the first tick went out (after --wait {}): the {} messages went nowhere. Start the subscribers first, or give --subs N to wait for them",
+            r.endpoint,
+            zmqperf::error::fmt_duration(parse_duration("--wait", &a.wait)?),
+            r.messages
+        )));
+    }
+    if r.left_early > 0 {
+        return Err(Error::Shortfall(format!(
+            "{} of {} subscribers left {} before the last message (died, stopped or gave up part-way); the subscriber side knows what each got",
+            r.left_early,
+            r.subscribers,
+            r.endpoint
+        )));
+    }
+    Ok(())
+}
+
+/// `zmqperf sub-cluster`.
+pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
+    zmqperf::runner::catch_signals();
+    let cfg = ClusterConfig {
+        endpoint: endpoint(&a.host, Side::Connect)?,
+        processes: procs(&a.procs)?,
+        subs_per_process: small(
+            "-n",
+            &a.subs,
+            fanout::MAX_SUBS_PER_PROCESS,
+            "give at least 1 subscriber per process",
+        )?,
+        first_timeout: parse_duration("--timeout", &a.timeout)?,
+        idle: parse_duration("--idle", &a.idle)?,
+        expect: a
+            .expect
+            .as_deref()
+            .map(|s| number("--expect", s, false, "expect at least 1 message"))
+            .transpose()?,
+        hwm: a.hwm.as_deref().map(parse_hwm).transpose()?,
+        exe: exe()?,
+        subs_flag: "-n",
+        implementation: None,
+        spread: spread(&a.spread)?,
+    };
+    let started = std::time::Instant::now();
+    let r = fanout::sub_cluster(&cfg, &mut |l| note(format!("sub-cluster: {l}")))?;
+    // The report is printed whatever became of the history: nothing measured is lost.
+    let recorded = record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64());
+    let printed = emit(&r, a.json);
+    recorded?;
+    printed
+}
+
+/// Where the fan-out's publisher binds: the endpoint given (its transport checked against
+/// --transport), else one on this host of the transport asked for, and the socket file of
+/// an ipc endpoint made up here (removed at the end).
+fn fanout_endpoint(a: &FanoutArgs) -> Result<(Endpoint, Option<std::path::PathBuf>)> {
+    let mut ipc_file = None;
+    let ep = match &a.host {
+        Some(h) => {
+            let ep = endpoint(h, Side::Bind)?;
+            let wanted = a.transport.map(|t| match t {
+                TransportArg::Tcp => Transport::Tcp,
+                TransportArg::Ipc => Transport::Ipc,
+            });
+            if let Some(w) = wanted.filter(|w| *w != ep.transport()) {
+                return Err(Error::invalid(
+                    "--transport",
+                    &w.to_string(),
+                    format!(
+                        "the endpoint {h} is {}; give one or the other",
+                        ep.transport()
+                    ),
+                ));
+            }
+            ep
+        }
+        None => match a.transport.unwrap_or(TransportArg::Tcp) {
+            TransportArg::Tcp => endpoint("tcp://127.0.0.1:*", Side::Bind)?,
+            TransportArg::Ipc => {
+                let path = std::env::temp_dir()
+                    .join(format!("zmqperf-fanout-{}.sock", std::process::id()));
+                let ep = endpoint(&format!("ipc://{}", path.display()), Side::Bind)?;
+                ipc_file = Some(path);
+                ep
+            }
+        },
+    };
+    Ok((ep, ipc_file))
+}
+
+/// `zmqperf fanout`.
+pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
+    zmqperf::runner::catch_signals();
+    let (cfg, ipc_file) = fanout_config(a)?;
+    let impls = implementations(a)?;
+    if impls.len() > 1 || a.rounds > 1 {
+        if a.floor {
+            return Err(Error::invalid(
+                "--floor",
+                "with --impl of several or --rounds",
+                "the floor is measured beside one run; leave out --floor or give one --impl",
+            ));
+        }
+        let r = side_by_side(&cfg, &impls, a);
+        if let Some(p) = ipc_file {
+            let _ = std::fs::remove_file(p);
+        }
+        return r;
+    }
+    let mut cfg = cfg;
+    cfg.implementation = impls
+        .first()
+        .filter(|n| *n != zmqperf::peers::CORE)
+        .cloned();
+    one_run(&cfg, a, ipc_file)
+}
+
+/// The fan-out's settings from the flags, and the socket file of an ipc endpoint made up
+/// here (see [`fanout_endpoint`]).
+fn fanout_config(a: &FanoutArgs) -> Result<(FanoutConfig, Option<std::path::PathBuf>)> {
+    let processes = procs(&a.procs)?;
+    let subs = small(
+        "-s",
+        &a.subs,
+        fanout::MAX_SUBS_PER_PROCESS,
+        "give at least 1 subscriber per process",
+    )?;
+    let (ep, ipc_file) = fanout_endpoint(a)?;
+    let mut publisher = pub_config(&a.schedule, ep, &a.timeout)?;
+    let hwm = a.hwm.as_deref().map(parse_hwm).transpose()?;
+    publisher.hwm = hwm;
+    let cfg = FanoutConfig {
+        publisher,
+        processes,
+        subs_per_process: subs,
+        idle: match &a.idle {
+            Some(v) => parse_duration("--idle", v)?,
+            None if a.schedule.lossy => Duration::from_secs(1),
+            None => Duration::from_secs(10),
+        },
+        hwm,
+        exe: exe()?,
+        implementation: None,
+        spread: spread(&a.spread)?,
+    };
+    Ok((cfg, ipc_file))
+}
+
+/// The implementations of `--impl` (zmqperf's own swarm without it), after checking
+/// `--rounds`.
+fn implementations(a: &FanoutArgs) -> Result<Vec<String>> {
+    let impls: Vec<String> = match &a.implementations {
+        None => vec![zmqperf::peers::CORE.to_string()],
+        Some(l) => l
+            .split(',')
+            .map(|n| zmqperf::peers::canonical_for("--impl", n.trim()))
+            .collect::<Result<_>>()?,
+    };
+    if a.rounds == 0 {
+        return Err(Error::invalid("--rounds", "0", "run at least 1 round"));
+    }
+    Ok(impls)
+}
+
+/// One fan-out run, then the floor beside it with `--floor`: recorded and printed; the
+/// socket file of a made-up ipc endpoint removed once the run is over.
+fn one_run(cfg: &FanoutConfig, a: &FanoutArgs, ipc_file: Option<std::path::PathBuf>) -> Result<()> {
+    let started = std::time::Instant::now();
+    let notes: fanout::Note = Arc::new(|l: String| note(format!("fanout: {l}")));
+    let r = fanout::fanout(cfg, notes.clone());
+    if let Some(p) = ipc_file {
+        let _ = std::fs::remove_file(p);
+    }
+    let mut r = r?;
+    // The floor runs after the libzmq run, never beside it; when it fails, the libzmq
+    // report is still printed and recorded, and the exit code is the floor's.
+    let mut floor_failed = None;
+    if a.floor {
+        match fanout::floor(cfg, &r, notes) {
+            Ok(f) => r.floor = Some(f),
+            Err(e) => floor_failed = Some(e),
+        }
+    }
+    let recorded = record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64());
+    let printed = emit(&r, a.json);
+    recorded?;
+    match floor_failed {
+        Some(e) if printed.is_ok() => {
+            note(
+                "the raw-socket floor (--floor) failed; the report above is the libzmq run's"
+                    .into(),
+            );
+            Err(e)
+        }
+        _ => printed,
+    }
+}
+
+/// `fanout --impl A,B[,...]`: the same fan-out with each implementation's subscribers, in
+/// turn for every round; each run recorded; the figures side by side with the ratios to
+/// the first implementation.
+fn side_by_side(cfg: &FanoutConfig, impls: &[String], a: &FanoutArgs) -> Result<()> {
+    let mut sbs = zmqperf::report::fanout::SideBySide::new(impls, a.rounds);
+    let mut lost = None;
+    for round in 0..a.rounds {
+        for (k, name) in impls.iter().enumerate() {
+            let mut c = cfg.clone();
+            c.implementation = (name != zmqperf::peers::CORE).then(|| name.clone());
+            note(format!(
+                "fanout: round {} of {}: subscribers played by {name}",
+                round + 1,
+                a.rounds
+            ));
+            let started = std::time::Instant::now();
+            let notes: fanout::Note = Arc::new(|l: String| note(format!("fanout: {l}")));
+            let r = fanout::fanout(&c, notes)?;
+            record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64())?;
+            if lost.is_none() {
+                lost = r.failure();
+            }
+            sbs.add(k, r);
+        }
+    }
+    print!("{}", if a.json { sbs.json() } else { sbs.text() });
+    match lost {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
