@@ -156,10 +156,7 @@ fn list<T>(s: &Option<String>, f: impl Fn(&str) -> Result<T>) -> Result<Option<V
 
 /// The validated configuration of the options.
 fn config(a: &DiagnoseArgs) -> Result<Config> {
-    let exe = std::env::current_exe().map_err(|e| Error::Io {
-        op: "finding the zmqperf binary".into(),
-        source: e,
-    })?;
+    let exe = zmqperf::runner::this_exe()?;
     let mut cfg = Config::new(exe);
     cfg.quick = a.quick;
     cfg.timeout = parse_duration("--timeout", &a.timeout)?;

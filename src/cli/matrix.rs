@@ -146,10 +146,7 @@ fn settings(a: &MatrixArgs) -> Result<Settings> {
     Ok(Settings {
         timeout: parse_duration("--timeout", &a.timeout)?,
         case_timeout: parse_duration("--case-timeout", &a.case_timeout)?,
-        exe: std::env::current_exe().map_err(|e| Error::Io {
-            op: "finding the zmqperf binary".into(),
-            source: e,
-        })?,
+        exe: zmqperf::runner::this_exe()?,
         stamp_every: 16,
         floor: false,
         hosts: Default::default(),

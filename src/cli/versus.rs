@@ -182,10 +182,7 @@ pub fn run(a: &RunArgs, other: &str, command: String) -> Result<()> {
             "prints its comparison as a table; the two runs are recorded, so show or report each with `zmqperf report RUN --format ...`",
         ));
     }
-    let exe = std::env::current_exe().map_err(|e| Error::Io {
-        op: "finding the zmqperf binary".into(),
-        source: e,
-    })?;
+    let exe = zmqperf::runner::this_exe()?;
     let a_lib = choice(zmq::library());
     let b_line = probe(&exe, other)?;
     let a_line = probe(&exe, &a_lib)?;

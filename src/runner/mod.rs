@@ -48,14 +48,19 @@ pub trait Observer {
     fn case_done(&mut self, result: &CaseResult);
 }
 
+/// This zmqperf executable's path (the program of every node placed in a process).
+pub fn this_exe() -> crate::error::Result<PathBuf> {
+    std::env::current_exe().map_err(|e| crate::error::Error::Io {
+        op: "finding the zmqperf binary".into(),
+        source: e,
+    })
+}
+
 /// The zmqperf executable to run on `host`: its `zmqperf` if the hosts file names one, a
 /// copy of this build shipped there (`ship = true`), else this executable's own path (the
 /// same path there: a shared file system, or a namespace of this machine).
 pub fn remote_exe(host: &hosts::Host) -> crate::error::Result<String> {
-    let exe = std::env::current_exe().map_err(|e| crate::error::Error::Io {
-        op: "finding the zmqperf binary".into(),
-        source: e,
-    })?;
+    let exe = this_exe()?;
     remote_exe_of(host, &exe)
 }
 

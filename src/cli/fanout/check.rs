@@ -91,10 +91,7 @@ pub(super) fn endpoint(s: &str, side: Side) -> Result<Endpoint> {
 }
 
 pub(super) fn exe() -> Result<std::path::PathBuf> {
-    std::env::current_exe().map_err(|e| Error::Io {
-        op: "finding the zmqperf binary".into(),
-        source: e,
-    })
+    zmqperf::runner::this_exe()
 }
 
 /// The publisher's settings from the schedule and the endpoint.
