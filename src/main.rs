@@ -202,6 +202,7 @@ fn main() {
             default_hook(info);
         }
     }));
+    zmqperf::runner::notice::set_printer(cli::output::say);
     // A node process takes everything, its libzmq included, from the spec on its stdin.
     if std::env::args().nth(1).as_deref() == Some("__node") && std::env::args().len() == 2 {
         std::process::exit(zmqperf::runner::place::child_main(None));

@@ -187,7 +187,7 @@ fn topology_check(path: &str) -> Result<()> {
         if !v.label.is_empty() {
             println!("variant {}", v.label);
         }
-        print!("{}", g.describe());
+        print!("{}", zmqperf::report::checked::checked_topology(&g));
     }
     println!(
         "{path}: ok ({} variant{})",

@@ -5,7 +5,8 @@
 use clap::Args;
 use zmqperf::error::{Error, Result};
 use zmqperf::model::RunResult;
-use zmqperf::runner::session::{History, Notice, Session};
+use zmqperf::runner::notice::Notice;
+use zmqperf::runner::session::{History, Session};
 
 /// The run this process began in the history, if any (what a failure to print the report
 /// may point the user to).
@@ -24,13 +25,13 @@ impl DbArgs {
     /// with `--no-history`.
     pub fn session(&self, no_history: bool, run: &RunResult) -> Result<Session> {
         if no_history {
-            return Session::begin(None, run, say);
+            return Session::begin(None, run);
         }
         let history = History {
             path: self.path(),
             by_default: self.db.is_none(),
         };
-        let session = Session::begin(Some(history), run, say)?;
+        let session = Session::begin(Some(history), run)?;
         let _ = RECORDED_RUN.set(run.run_id.clone());
         Ok(session)
     }
@@ -131,8 +132,9 @@ fn writable(p: &std::path::Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
-/// The words of the recording session's notices, on stderr.
-fn say(notice: &Notice) {
+/// The words of the library's notices, on stderr (installed in `main` as the printer of
+/// `zmqperf::runner::notice`).
+pub fn say(notice: &Notice) {
     match notice {
         Notice::CaseKept { case_id, error } => eprintln!(
             "\nzmqperf: cannot record case {case_id} now ({error}); it and the cases after it are kept and written at the end of the run"
@@ -162,6 +164,43 @@ fn say(notice: &Notice) {
                 "zmqperf: run {run_id} recorded in {where_} (zmqperf show {run_id}; zmqperf report {run_id} --format html -o report.html)"
             );
         }
+        Notice::RunWithout {
+            case_id,
+            implementation,
+            why,
+        } => eprintln!("zmqperf: {case_id} is run without {implementation}: {why}"),
+        Notice::LeftOutOfHostPairs { case_id, transport } => eprintln!(
+            "zmqperf: {case_id} is left out of --host-pairs: {transport} cannot cross hosts (use --transports tcp)"
+        ),
+        Notice::Shipping { host, bytes } => eprintln!(
+            "shipping zmqperf ({:.1} MB) to host {host} ...",
+            *bytes as f64 / 1e6
+        ),
+        Notice::Shipped { host, remote, took } => eprintln!(
+            "shipped zmqperf to host {host}: {remote} ({:.1} s)",
+            took.as_secs_f64()
+        ),
+        Notice::ShippingUnstripped { exe } => eprintln!(
+            "zmqperf: neither strip nor objcopy (binutils) is on PATH: shipping {} with its debug information",
+            exe.display()
+        ),
+        Notice::StillWaiting { since, late } => {
+            let late: Vec<String> = late
+                .iter()
+                .map(|(name, at)| format!("{name} (stopped at {at} s)"))
+                .collect();
+            eprintln!(
+                "zmqperf: the stream ended {} s ago; still waiting for {}",
+                since.as_secs(),
+                late.join(", ")
+            )
+        }
+        Notice::IgnoredLine {
+            line,
+            versions: (v1, v),
+        } => eprintln!(
+            "zmqperf node: ignored a line from the runner that is not a control message of versions {v1} to {v}: {line}"
+        ),
     }
 }
 

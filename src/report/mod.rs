@@ -1,6 +1,7 @@
 //! Output of zmqperf: the compatible commands' lines ([`compat`]) and the reports of a
 //! suite run, one module per format behind the [`Reporter`] trait.
 
+pub mod checked;
 pub mod compare;
 pub mod compat;
 pub mod csv;

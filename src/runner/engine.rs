@@ -219,7 +219,7 @@ fn open_eot(
     reps: &mut [Replica],
     case: &CaseSpec,
     settings: &Settings,
-) -> Result<Vec<super::eot::Channel>> {
+) -> Result<Vec<crate::roles::eot::Channel>> {
     let mut sinks: BTreeMap<String, u32> = BTreeMap::new();
     for r in reps.iter().filter(|r| receives(r)) {
         if let Some(st) = stream_of(g, r) {
@@ -242,7 +242,7 @@ fn open_eot(
     } else {
         None
     };
-    let channels = super::eot::open(ctx, &sinks, eot_addr.as_deref())?;
+    let channels = crate::roles::eot::open(ctx, &sinks, eot_addr.as_deref())?;
     for r in reps.iter_mut().filter(|r| receives(r)) {
         if let Some(c) = channels
             .iter()
@@ -321,7 +321,7 @@ fn end_in_order(
     w: &mut Watch,
     g: &Graph,
     reps: &[Replica],
-    channels: &mut [super::eot::Channel],
+    channels: &mut [crate::roles::eot::Channel],
 ) -> Result<()> {
     // 1. Sources and pings send to their end.
     let mut actives = false;

@@ -5,9 +5,11 @@
 //! run's end (a lock waited out for [`RECORD_PATIENCE`]), and at last checks that the
 //! history still holds the run and says where it is.
 //!
-//! The words the user reads are the front-end's: the session hands it a [`Notice`].
+//! The words the user reads are the front-end's: the session hands it a [`Notice`]
+//! (`super::notice::tell`).
 //! A session without a history (`--no-history`) takes every call and writes nothing.
 
+use super::notice::{tell, Notice};
 use crate::error::Result;
 use crate::model::{CaseResult, Finding, RunResult};
 use crate::store::{Store, StoreError};
@@ -17,37 +19,6 @@ use std::time::Duration;
 /// How long the end of a run keeps trying to write to a history another process holds
 /// locked.
 pub const RECORD_PATIENCE: Duration = Duration::from_secs(30);
-
-/// What the session has to tell the user; the front-end words it (on stderr).
-#[derive(Debug)]
-pub enum Notice<'a> {
-    /// A case could not be written when it completed; it and the cases after it are kept
-    /// and written at the end of the run.
-    CaseKept {
-        /// The case's id.
-        case_id: &'a str,
-        /// Why the write failed.
-        error: &'a StoreError,
-    },
-    /// The history is busy at the end of the run: the session waits for it.
-    Waiting {
-        /// SQLite's reason.
-        error: &'a StoreError,
-        /// The cases still to be written.
-        cases: usize,
-        /// The longest wait.
-        patience: Duration,
-    },
-    /// The run is in the history.
-    Recorded {
-        /// The run's id.
-        run_id: &'a str,
-        /// The history database.
-        path: &'a Path,
-        /// Whether the history is in the current folder only because HOME is not set.
-        in_current_folder: bool,
-    },
-}
 
 /// Where a session records: the history database and whether that path was chosen by
 /// default (not by `--db`).
@@ -69,13 +40,12 @@ pub struct Session {
     /// Cases not yet in the history, in order: after a failed write the others wait for
     /// the end (the run goes on).
     pending: Vec<CaseResult>,
-    notify: fn(&Notice),
 }
 
 impl Session {
     /// Begins `run` in `history` (opened here), or a session that records nothing when
-    /// `history` is None. `notify` words the session's notices.
-    pub fn begin(history: Option<History>, run: &RunResult, notify: fn(&Notice)) -> Result<Self> {
+    /// `history` is None.
+    pub fn begin(history: Option<History>, run: &RunResult) -> Result<Self> {
         let store = match &history {
             Some(h) => {
                 let mut s = Store::open(h.path.clone())?;
@@ -89,7 +59,6 @@ impl Session {
             by_default: history.is_some_and(|h| h.by_default),
             run_id: run.run_id.clone(),
             pending: Vec::new(),
-            notify,
         })
     }
 
@@ -111,7 +80,7 @@ impl Session {
         if self.pending.len() == 1 {
             match s.add_case(&self.run_id, case) {
                 Ok(()) => self.pending.clear(),
-                Err(e) => (self.notify)(&Notice::CaseKept {
+                Err(e) => tell(&Notice::CaseKept {
                     case_id: &case.id,
                     error: &e,
                 }),
@@ -143,9 +112,8 @@ impl Session {
             return Ok(());
         };
         let cases = self.pending.len();
-        let notify = self.notify;
         s.record_rest(run, &mut self.pending, RECORD_PATIENCE, |error| {
-            notify(&Notice::Waiting {
+            tell(&Notice::Waiting {
                 error,
                 cases,
                 patience: RECORD_PATIENCE,
@@ -171,7 +139,7 @@ impl Session {
             return Ok(());
         };
         s.check_kept()?;
-        (self.notify)(&Notice::Recorded {
+        tell(&Notice::Recorded {
             run_id: &self.run_id,
             path: s.path(),
             in_current_folder: self.by_default && crate::store::default_is_current_dir(),

@@ -4,6 +4,7 @@
 //! host's glibc and machine can run it. docs/portable.md describes it for users.
 
 use super::hosts::Host;
+use super::notice::{tell, Notice};
 use crate::elf;
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -71,11 +72,10 @@ pub fn ensure_binary_of(host: &Host, exe: &Path, timeout: Duration) -> Result<St
     check_machine(&host.name, &probe, exe).map_err(fail)?;
     let payload = payload(exe).map_err(fail)?;
     let started = Instant::now();
-    eprintln!(
-        "shipping zmqperf ({}) to host {} ...",
-        megabytes(payload.gz.len()),
-        host.name
-    );
+    tell(&Notice::Shipping {
+        host: &host.name,
+        bytes: payload.gz.len(),
+    });
     let said = call(
         host,
         &install_words(&probe.dir, &id),
@@ -88,11 +88,11 @@ pub fn ensure_binary_of(host: &Host, exe: &Path, timeout: Duration) -> Result<St
             said.trim()
         )));
     }
-    eprintln!(
-        "shipped zmqperf to host {}: {remote} ({:.1} s)",
-        host.name,
-        started.elapsed().as_secs_f64()
-    );
+    tell(&Notice::Shipped {
+        host: &host.name,
+        remote: &remote,
+        took: started.elapsed(),
+    });
     Ok(remote)
 }
 
@@ -221,10 +221,7 @@ fn payload(exe: &Path) -> Result<Arc<Payload>, String> {
         None => {
             static SAID: AtomicBool = AtomicBool::new(false);
             if !SAID.swap(true, Ordering::Relaxed) {
-                eprintln!(
-                    "zmqperf: neither strip nor objcopy (binutils) is on PATH: shipping {} with its debug information",
-                    exe.display()
-                );
+                tell(&Notice::ShippingUnstripped { exe });
             }
             std::fs::read(exe).map_err(|e| format!("cannot read {}: {e}", exe.display()))?
         }
@@ -283,10 +280,6 @@ fn stripped(exe: &Path) -> Result<Option<Vec<u8>>, String> {
             .map_err(|e| format!("{tool} left no {}: {e}", tmp.display()));
     }
     Ok(None)
-}
-
-fn megabytes(n: usize) -> String {
-    format!("{:.1} MB", n as f64 / 1e6)
 }
 
 /// Runs `words` on `host` through its launcher, `input` on its stdin, within `timeout`;

@@ -192,14 +192,13 @@ impl Watch {
         if last.is_some_and(|t| now < t + NOTE_EVERY) {
             return;
         }
-        let late: Vec<String> = pending
+        let late: Vec<(String, u64)> = pending
             .iter()
             .filter(|(i, idle)| self.done[*i].is_none() && now >= over + *idle)
             .map(|(i, idle)| {
-                format!(
-                    "{} (stopped at {} s)",
-                    self.placed[*i].name(),
-                    (*idle + SWARM_GRACE).as_secs()
+                (
+                    self.placed[*i].name().to_string(),
+                    (*idle + SWARM_GRACE).as_secs(),
                 )
             })
             .collect();
@@ -207,11 +206,10 @@ impl Watch {
             return;
         }
         *last = Some(now);
-        eprintln!(
-            "zmqperf: the stream ended {} s ago; still waiting for {}",
-            now.saturating_duration_since(over).as_secs(),
-            late.join(", ")
-        );
+        super::notice::tell(&super::notice::Notice::StillWaiting {
+            since: now.saturating_duration_since(over),
+            late: &late,
+        });
     }
 
     pub fn stop(&mut self, i: usize) {

@@ -102,10 +102,10 @@ impl StdioControl {
             let m = match ToNode::parse(&line) {
                 Some(m) => m,
                 None => {
-                    eprintln!(
-                        "zmqperf node: ignored a line from the runner that is not a control message of versions {V1} to {VERSION}: {}",
-                        String::from_utf8_lossy(&line).trim_end()
-                    );
+                    crate::runner::notice::tell(&crate::runner::notice::Notice::IgnoredLine {
+                        line: String::from_utf8_lossy(&line).trim_end(),
+                        versions: (V1, VERSION),
+                    });
                     continue;
                 }
             };

@@ -207,7 +207,11 @@ pub fn with_impls(case: CaseSpec, impls: Option<&[String]>) -> Vec<CaseSpec> {
             }
         }
         if let Some(why) = peer_gap(&c) {
-            eprintln!("zmqperf: {} is run without {name}: {why}", case.id());
+            super::notice::tell(&super::notice::Notice::RunWithout {
+                case_id: &case.id(),
+                implementation: name,
+                why: &why,
+            });
             continue;
         }
         add_label(&mut c, name);
@@ -242,11 +246,10 @@ pub fn over_host_pairs(
     let mut out = Vec::new();
     for case in plan {
         if case.transport != Transport::Tcp {
-            eprintln!(
-                "zmqperf: {} is left out of --host-pairs: {} cannot cross hosts (use --transports tcp)",
-                case.id(),
-                case.transport
-            );
+            super::notice::tell(&super::notice::Notice::LeftOutOfHostPairs {
+                case_id: &case.id(),
+                transport: case.transport,
+            });
             continue;
         }
         for src in &names {

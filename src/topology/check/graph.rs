@@ -1,6 +1,6 @@
-//! What follows from a checked topology's links: each socket's peers, where every source's
-//! stream arrives (a copy at each subscriber, or a share of a load-balanced stream), and the
-//! graph in words for `zmqperf topology check`.
+//! What follows from a checked topology's links: each socket's peers, and where every
+//! source's stream arrives (a copy at each subscriber, or a share of a load-balanced
+//! stream). The graph in words, for `zmqperf topology check`, is `report::checked`.
 
 use super::{Flow, Graph, SockRef};
 use crate::topology::StreamPart;
@@ -74,75 +74,5 @@ impl Graph {
         out.sort_by_key(|f| (f.source, f.sink));
         out.dedup_by_key(|f| (f.source, f.sink));
         out
-    }
-
-    /// The graph in words: one line per node, then one per link.
-    pub fn describe(&self) -> String {
-        let mut s = String::new();
-        let t = &self.topology;
-        s.push_str(&format!(
-            "topology {}: {} nodes, {} links\n",
-            if t.name.is_empty() {
-                "(unnamed)"
-            } else {
-                &t.name
-            },
-            t.nodes.len(),
-            self.links.len()
-        ));
-        for (i, n) in t.nodes.iter().enumerate() {
-            let socks: Vec<String> = n
-                .all_sockets()
-                .iter()
-                .enumerate()
-                .map(|(si, sp)| {
-                    let mut w = self.types[i][si].name().to_string();
-                    for b in &sp.bind {
-                        w.push_str(&format!(" bind {b}"));
-                    }
-                    for c in &sp.connect {
-                        w.push_str(&format!(" connect {c}"));
-                    }
-                    w
-                })
-                .collect();
-            let reps = if n.replicas > 1 {
-                format!(" x{}", n.replicas)
-            } else {
-                String::new()
-            };
-            s.push_str(&format!(
-                "  {:<12} {:<6}{reps}  {}\n",
-                n.name,
-                n.role.name(),
-                socks.join("; ")
-            ));
-        }
-        for l in &self.links {
-            let (a, b) = (&t.nodes[l.conn.0], &t.nodes[l.bind.0]);
-            s.push_str(&format!(
-                "  {} ({}) -> {} ({})\n",
-                a.name,
-                self.types[l.conn.0][l.conn.1].name(),
-                b.name,
-                self.types[l.bind.0][l.bind.1].name()
-            ));
-        }
-        for f in self.flows() {
-            s.push_str(&format!(
-                "  stream {} => {}{}\n",
-                t.nodes[f.source].name,
-                t.nodes[f.sink].name,
-                if f.shared {
-                    " (shared: each replica gets part)"
-                } else {
-                    ""
-                }
-            ));
-        }
-        for w in &self.warnings {
-            s.push_str(&format!("warning: {w}\n"));
-        }
-        s
     }
 }

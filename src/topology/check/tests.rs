@@ -64,9 +64,9 @@ fn push_to_two_pulls_is_shared_and_proxies_are_followed() {
     );
     assert_eq!(g.order, vec![1, 0, 2]);
     assert!(
-        g.describe().contains("w (PUSH) -> col (PULL)"),
+        crate::report::checked::checked_topology(&g).contains("w (PUSH) -> col (PULL)"),
         "{}",
-        g.describe()
+        crate::report::checked::checked_topology(&g)
     );
 }
 
