@@ -1,6 +1,8 @@
-//! The one clock zmqperf measures with (CLOCK_MONOTONIC, in ns) and the cost of reading it.
+//! The one clock zmqperf measures with (CLOCK_MONOTONIC, in ns) and the cost of reading it;
+//! wall-clock times as a run records them (RFC 3339 UTC) and run ids.
 
 use serde::{Deserialize, Serialize};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Nanoseconds on the host's monotonic clock. The same clock in every process of a host,
 /// so a timestamp written by one process can be compared with `now_ns()` in another.
@@ -47,9 +49,55 @@ pub fn measure_timer_cost(samples: u64) -> TimerCost {
     }
 }
 
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+fn parts(t: SystemTime) -> (i64, u32, u32, u64, u64, u64) {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, m, d) = civil((secs / 86_400) as i64);
+    let s = secs % 86_400;
+    (y, m, d, s / 3600, s / 60 % 60, s % 60)
+}
+
+/// A time as RFC 3339 UTC, e.g. `2026-11-21T22:15:30Z`.
+pub fn rfc3339(t: SystemTime) -> String {
+    let (y, m, d, hh, mm, ss) = parts(t);
+    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
+}
+
+/// A new run id: start time plus four hex digits, e.g. `20261121-221530-4f2a`.
+pub fn run_id(t: SystemTime) -> String {
+    let (y, m, d, hh, mm, ss) = parts(t);
+    let salt = (now_ns() ^ u64::from(std::process::id()).rotate_left(17)) & 0xffff;
+    format!("{y:04}{m:02}{d:02}-{hh:02}{mm:02}{ss:02}-{salt:04x}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_299_330); // 2026-11-21 22:15:30 UTC
+        assert_eq!(rfc3339(t), "2026-11-21T22:15:30Z");
+        assert!(run_id(t).starts_with("20261121-221530-"));
+        assert_eq!(civil(11_016), (2000, 2, 29));
+    }
 
     #[test]
     fn clock_moves_forward_and_costs_something() {

@@ -6,6 +6,14 @@ use std::time::Duration;
 /// Everything that can end a zmqperf command early.
 ///
 /// Every message names the input or event at fault and, where there is one, the fix.
+/// An error of a part that sits above this file (the history store) and knows its own exit
+/// code; it comes in as [`Error::Store`] or [`Error::Import`] through the `From` its part
+/// gives, so this file needs to know nothing of it.
+pub trait CodedError: std::error::Error + Send + Sync + 'static {
+    /// The exit code of the binary for this error.
+    fn exit_code(&self) -> i32;
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A value given on the command line or in a file is not acceptable.
@@ -111,12 +119,13 @@ pub enum Error {
         #[source]
         source: zmq::Error,
     },
-    /// The history database failed.
-    #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
-    /// `zmqperf import` refused a file, or the history refused the run in it.
-    #[error(transparent)]
-    Import(#[from] crate::store::ImportError),
+    /// The history database failed (a `store::StoreError`).
+    #[error("{0}")]
+    Store(Box<dyn CodedError>),
+    /// `zmqperf import` refused a file, or the history refused the run in it (a
+    /// `store::ImportError`).
+    #[error("{0}")]
+    Import(Box<dyn CodedError>),
     /// A comparison found a case that regressed past the threshold (the report is printed first).
     #[error("{0}")]
     Regressed(String),
@@ -251,6 +260,15 @@ impl Error {
 }
 
 /// Wraps a zmq error with the name of the failed operation.
+impl From<zmq::CallFailed> for Error {
+    fn from(e: zmq::CallFailed) -> Self {
+        Error::Zmq {
+            op: e.op.to_string(),
+            source: e.source,
+        }
+    }
+}
+
 pub(crate) fn zmq_err(op: &str) -> impl FnOnce(zmq::Error) -> Error + '_ {
     move |source| Error::Zmq {
         op: op.to_string(),

@@ -253,9 +253,9 @@ pub fn ratios(a: &RunResult, b: &RunResult) -> String {
         rows.push([
             ca.id.clone(),
             figure.into(),
-            zmqperf::units::estimate_value(ea),
-            zmqperf::units::estimate_value(eb),
-            zmqperf::units::ratio_ci(eb, ea),
+            zmqperf::report::estimate::estimate_value(ea),
+            zmqperf::report::estimate::estimate_value(eb),
+            zmqperf::report::estimate::ratio_ci(eb, ea),
         ]);
     }
     let widths: Vec<usize> = (0..5)

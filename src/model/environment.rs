@@ -113,8 +113,8 @@ impl Environment {
     }
 }
 
-/// One host of a run as the node process on it described its machine: what
-/// [`crate::host::host_environment`] collects.
+/// One host of a run as the node process on it described its machine (host.rs collects
+/// it).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
 pub struct HostEnvironment {
     /// The host's name in the run: its name in the hosts file, or the host name of the

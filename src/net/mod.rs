@@ -10,7 +10,9 @@ mod options;
 pub mod security;
 mod watch;
 
-pub use options::{apply as apply_options, auto_endpoint, auto_endpoint_for, set_xpub_verbose};
+pub use options::{
+    apply as apply_options, auto_endpoint, auto_endpoint_for, set_int_option, set_xpub_verbose,
+};
 pub use watch::{PeerWatch, Sightings};
 
 use crate::endpoint::{Endpoint, Side};

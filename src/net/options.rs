@@ -2,7 +2,6 @@
 //! binds.
 
 use crate::error::{zmq_err, Result};
-use crate::msg::set_int_option;
 use crate::topology::{SocketOptions, SocketType};
 use crate::transport::Transport;
 use crate::zmq;
@@ -108,4 +107,10 @@ pub fn auto_endpoint_for(t: Transport, abstract_ipc: bool) -> String {
         ),
         Transport::Inproc => format!("inproc://zmqperf-node-{}-{n}", std::process::id()),
     }
+}
+
+/// Sets an integer socket option.
+pub fn set_int_option(sock: &mut zmq::Socket, option: i32, value: i32) -> Result<()> {
+    sock.set_int(option, value)
+        .map_err(zmq_err("zmq_setsockopt"))
 }

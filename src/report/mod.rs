@@ -5,6 +5,7 @@ pub mod checked;
 pub mod compare;
 pub mod compat;
 pub mod csv;
+pub mod estimate;
 pub mod fanout;
 pub mod file;
 #[cfg(any(test, feature = "fixture"))]
@@ -20,7 +21,7 @@ mod layout;
 pub use layout::first_middle_hole;
 pub mod markdown;
 pub mod matrix;
-pub use crate::units as numbers;
+pub use crate::units;
 pub mod ptmp;
 mod svg;
 pub mod table;

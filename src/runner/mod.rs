@@ -7,7 +7,6 @@
 mod case;
 pub mod control;
 pub mod engine;
-pub mod env;
 pub mod floor;
 pub mod hosts;
 pub mod launch;
@@ -100,13 +99,13 @@ pub fn new_run(command: String, workload: Option<crate::model::Workload>) -> Run
     let now = SystemTime::now();
     RunResult {
         schema_version: SCHEMA_VERSION,
-        run_id: env::run_id(now),
-        started_at: env::rfc3339(now),
+        run_id: crate::clock::run_id(now),
+        started_at: crate::clock::rfc3339(now),
         finished_at: None,
         status: RunStatus::Running,
         command,
         workload,
-        environment: env::environment(),
+        environment: crate::host::environment(),
         cases: Vec::new(),
         findings: Vec::new(),
         imported: None,
@@ -153,7 +152,7 @@ pub fn run_suite(
 /// (as they described themselves) in `environment.hosts`.
 pub fn finish(run: &mut RunResult, status: RunStatus) {
     run.status = status;
-    run.finished_at = Some(env::rfc3339(SystemTime::now()));
+    run.finished_at = Some(crate::clock::rfc3339(SystemTime::now()));
     for m in hosts::take_seen() {
         match run.environment.hosts.iter_mut().find(|h| h.name == m.name) {
             Some(h) => *h = m,

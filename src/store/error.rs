@@ -149,6 +149,18 @@ pub enum StoreError {
     },
 }
 
+impl crate::error::CodedError for StoreError {
+    fn exit_code(&self) -> i32 {
+        StoreError::exit_code(self)
+    }
+}
+
+impl From<StoreError> for crate::error::Error {
+    fn from(e: StoreError) -> Self {
+        crate::error::Error::Store(Box::new(e))
+    }
+}
+
 impl StoreError {
     /// The process exit code for this error: 14 when a selector names no single run, 3 for
     /// a malformed percentage (an invalid value, as elsewhere in zmqperf), 13 for every

@@ -97,6 +97,18 @@ pub enum ImportError {
     Store(#[from] StoreError),
 }
 
+impl crate::error::CodedError for ImportError {
+    fn exit_code(&self) -> i32 {
+        ImportError::exit_code(self)
+    }
+}
+
+impl From<ImportError> for crate::error::Error {
+    fn from(e: ImportError) -> Self {
+        crate::error::Error::Import(Box::new(e))
+    }
+}
+
 impl ImportError {
     /// The exit code: 11 for a file that cannot be read (an I/O error, as elsewhere), 3 for
     /// a file that is not an importable run (a bad input, as a topology file's mistake), 21
@@ -372,7 +384,7 @@ impl Store {
             original_run_id: original.clone(),
             file: file.to_string(),
             from_host: run.environment.hostname.clone(),
-            imported_at: crate::runner::env::rfc3339(now),
+            imported_at: crate::clock::rfc3339(now),
             content_sha256: hash,
         });
         self.insert_run(
@@ -419,7 +431,7 @@ impl Store {
     /// A run id made from `now` that no run of this history has.
     fn new_run_id(&self, now: SystemTime) -> Result<String, StoreError> {
         loop {
-            let id = crate::runner::env::run_id(now);
+            let id = crate::clock::run_id(now);
             if !self.run_exists(&id)? {
                 return Ok(id);
             }

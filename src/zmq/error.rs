@@ -106,3 +106,14 @@ pub(super) fn check(rc: c_int) -> Result<c_int> {
         Ok(rc)
     }
 }
+
+/// A libzmq call of this layer's own helpers ([`super::msg::RawMsg`]) that failed, with the
+/// call's name; `?` turns it into the crate's `Error::Zmq` (error.rs gives the `From`), so
+/// this layer needs nothing above it.
+#[derive(Debug)]
+pub struct CallFailed {
+    /// The libzmq call, e.g. `zmq_msg_init_size`.
+    pub op: &'static str,
+    /// libzmq's error.
+    pub source: Error,
+}

@@ -15,7 +15,7 @@ mod socket;
 
 pub use consts::*;
 pub use context::{version, Context};
-pub use error::{Error, Result};
+pub use error::{CallFailed, Error, Result};
 pub use library::{api, info as library, LibraryInfo, LIBZMQ_ENV};
 pub use poll::{poll, PollEvents, PollItem, POLLERR, POLLIN, POLLOUT};
 pub use socket::Socket;

@@ -1,8 +1,7 @@
 //! A raw ZeroMQ message for the hot loops: allocated once, sent and received in place,
 //! without the zero-fill or copies of the safe wrappers (what libzmq's own tools do).
 
-use crate::error::{zmq_err, Result};
-use crate::zmq::{self, api, ffi::zmq_msg_t};
+use crate::zmq::{self, api, ffi::zmq_msg_t, CallFailed};
 
 /// An owned `zmq_msg_t`, with its length kept beside it (every way of changing the content
 /// goes through this type, and `zmq_msg_recv` returns the length), so the hot loops make no
@@ -39,12 +38,15 @@ impl RawMsg {
 
     /// A message of `size` bytes whose content is not initialised (as libzmq's remote_thr
     /// sends). Use [`RawMsg::zeroed`] when the bytes will be read.
-    pub fn uninit(size: usize) -> Result<Self> {
+    pub fn uninit(size: usize) -> Result<Self, CallFailed> {
         let mut msg = std::mem::MaybeUninit::<zmq_msg_t>::uninit();
         // SAFETY: zmq_msg_init_size initialises the struct or returns -1.
         let rc = unsafe { (api().zmq_msg_init_size)(msg.as_mut_ptr(), size) };
         if rc != 0 {
-            return Err(zmq_err("zmq_msg_init_size")(last_error()));
+            return Err(CallFailed {
+                op: "zmq_msg_init_size",
+                source: last_error(),
+            });
         }
         Ok(RawMsg {
             // SAFETY: rc == 0, so it is initialised.
@@ -58,7 +60,7 @@ impl RawMsg {
     /// remote_thr does the same close and init for every message). Reusing one `RawMsg`
     /// keeps the 64-byte `zmq_msg_t` from being moved for every message sent.
     #[inline]
-    pub fn reset_uninit(&mut self, size: usize) -> Result<()> {
+    pub fn reset_uninit(&mut self, size: usize) -> Result<(), CallFailed> {
         let api = api();
         // SAFETY: the message is initialised; unless libzmq emptied it by sending it, it is
         // closed first; after that it is re-initialised at once, and if that fails it is
@@ -72,7 +74,10 @@ impl RawMsg {
                 let e = last_error();
                 (api.zmq_msg_init)(&mut self.msg);
                 self.len = 0;
-                return Err(zmq_err("zmq_msg_init_size")(e));
+                return Err(CallFailed {
+                    op: "zmq_msg_init_size",
+                    source: e,
+                });
             }
         }
         self.len = size;
@@ -80,7 +85,7 @@ impl RawMsg {
     }
 
     /// A message of `size` zero bytes.
-    pub fn zeroed(size: usize) -> Result<Self> {
+    pub fn zeroed(size: usize) -> Result<Self, CallFailed> {
         let mut m = Self::uninit(size)?;
         // SAFETY: the data pointer covers `size` bytes owned by the message.
         unsafe { std::ptr::write_bytes(m.data_ptr(), 0, size) };
@@ -88,7 +93,7 @@ impl RawMsg {
     }
 
     /// A message holding a copy of `bytes`.
-    pub fn copy_of(bytes: &[u8]) -> Result<Self> {
+    pub fn copy_of(bytes: &[u8]) -> Result<Self, CallFailed> {
         let mut m = Self::uninit(bytes.len())?;
         // SAFETY: the message owns bytes.len() bytes at data_ptr.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), m.data_ptr(), bytes.len()) };
@@ -219,12 +224,6 @@ impl Drop for RawMsg {
         // SAFETY: the message is initialised and closed exactly once.
         unsafe { (api().zmq_msg_close)(&mut self.msg) };
     }
-}
-
-/// Sets an integer socket option.
-pub fn set_int_option(sock: &mut zmq::Socket, option: i32, value: i32) -> Result<()> {
-    sock.set_int(option, value)
-        .map_err(zmq_err("zmq_setsockopt"))
 }
 
 #[cfg(test)]

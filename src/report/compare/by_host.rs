@@ -3,8 +3,9 @@
 //! (seed 004: pattern x transport rows, a column per machine with its CPU under its name).
 
 use crate::model::{CaseResult, Estimate, Kind, LoopMode, RunResult};
+use crate::report::estimate;
 use crate::report::text_table::table;
-use crate::units as numbers;
+use crate::units;
 use std::fmt::Write as _;
 
 /// One column: where the cases ran (a host, or `a->b` for a case across hosts), in one run.
@@ -133,7 +134,7 @@ fn tables(runs: &[RunResult], cols: &[HostColumn]) -> Vec<HostTable> {
                     Kind::Latency => "latency",
                     Kind::Throughput => "throughput",
                 },
-                numbers::bytes(size as u64)
+                units::bytes(size as u64)
             ),
             rows,
         });
@@ -145,7 +146,7 @@ fn tables(runs: &[RunResult], cols: &[HostColumn]) -> Vec<HostTable> {
 fn load(c: &CaseResult) -> String {
     match (c.loop_mode, c.rate) {
         (LoopMode::Closed, _) => "closed loop".to_string(),
-        (LoopMode::Open, Some(r)) => format!("open loop at {} msg/s", numbers::rate(r)),
+        (LoopMode::Open, Some(r)) => format!("open loop at {} msg/s", units::rate(r)),
         (LoopMode::Open, None) => "open loop".to_string(),
     }
 }
@@ -160,8 +161,8 @@ fn figure(c: &CaseResult) -> Option<Estimate> {
 
 fn fmt(kind: Kind, e: &Estimate) -> String {
     match kind {
-        Kind::Latency => numbers::estimate_value(e),
-        Kind::Throughput => numbers::estimate_whole(e),
+        Kind::Latency => estimate::estimate_value(e),
+        Kind::Throughput => estimate::estimate_whole(e),
     }
 }
 

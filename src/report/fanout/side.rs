@@ -4,8 +4,9 @@
 
 use super::text;
 use crate::fanout::FanoutReport;
+use crate::report::estimate::ratio_ci;
 use crate::stats::estimate;
-use crate::units::{ratio_ci, value};
+use crate::units::value;
 use std::fmt::Write;
 
 /// The figures of one fan-out run that `--impl` compares, in the order of [`FIGURES`].

@@ -3,8 +3,8 @@
 
 use crate::model::{CaseResult, EdgeResult, NodeResult};
 use crate::report::layout;
-use crate::report::numbers;
 use crate::stats::LossSummary;
+use crate::units;
 
 /// The column of a role: 0 for what starts a stream, 1 for what passes it on, 2 for
 /// what ends it. Unknown roles go in the middle.
@@ -69,19 +69,19 @@ impl Link {
             lines.push(format!("{} streams", self.streams));
         }
         lines.push(match self.rate {
-            Some(r) => format!("{} msg/s", numbers::grouped_f(r)),
-            None => format!("{} messages", numbers::grouped(self.messages)),
+            Some(r) => format!("{} msg/s", units::grouped_f(r)),
+            None => format!("{} messages", units::grouped(self.messages)),
         });
         if self.samples > 0 {
             let mean_us = self.sum_ns / self.samples as f64 / 1000.0;
-            lines.push(format!("mean {} µs", numbers::value(mean_us)));
+            lines.push(format!("mean {} µs", units::value(mean_us)));
         }
         if let Some(l) = self.loss.as_ref().filter(|l| !l.is_clean()) {
             if l.lost > 0 {
                 lines.push(format!(
                     "lost {} of {}",
-                    numbers::grouped(l.lost),
-                    numbers::grouped(l.expected)
+                    units::grouped(l.lost),
+                    units::grouped(l.expected)
                 ));
                 let places = layout::loss_places(l);
                 if !places.is_empty() {

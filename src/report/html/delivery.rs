@@ -4,8 +4,8 @@
 use super::parts::figure;
 use crate::model::{CaseResult, RunResult};
 use crate::report::layout;
-use crate::report::numbers;
 use crate::report::svg::BarChart;
+use crate::units;
 
 fn lossy(c: &CaseResult) -> bool {
     c.summary.lost > 0 || c.summary.duplicated > 0 || c.summary.reordered > 0
@@ -50,7 +50,7 @@ pub(super) fn delivery(out: &mut String, run: &RunResult) -> bool {
             })
             .collect(),
         intervals: Vec::new(),
-        value_fmt: numbers::grouped_f,
+        value_fmt: units::grouped_f,
     };
     let mut caption = "Messages lost, duplicated or reordered, from the sequence numbers of \
                        each stream."

@@ -4,8 +4,8 @@
 use super::parts::{figure, medians, prose, y_axis};
 use crate::model::{Finding, Measure, RunResult};
 use crate::report::layout;
-use crate::report::numbers;
 use crate::report::svg::{self, esc, Axis, Dash, LineChart, Marker, Point, Scale, Series};
+use crate::units;
 use std::fmt::Write;
 
 /// The findings of `zmqperf diagnose`: a box per finding with its severity, title, what
@@ -119,9 +119,9 @@ fn depth_chart(f: &Finding) -> Option<String> {
                 "messages queued ahead when sent",
                 Scale::Linear,
                 xs,
-                numbers::compact,
+                units::compact,
             )
-            .relabel(numbers::linear_ticks),
+            .relabel(units::linear_ticks),
             y: y_axis("latency (ms)", &medians(&series), ys),
             series,
             legend: Vec::new(),

@@ -4,8 +4,8 @@
 
 use super::parts::figure;
 use crate::model::{CaseResult, LoopMode, RunResult};
-use crate::report::numbers;
 use crate::report::svg::BarChart;
+use crate::units;
 
 /// A fan-out case with its floor: an open-loop case (a publisher on ticks) that carries
 /// one (latency cases carry theirs in the tables' "raw socket floor" row).
@@ -52,14 +52,14 @@ pub(super) fn floor_charts(out: &mut String, run: &RunResult) -> usize {
             ],
             values: rows.iter().map(|r| vec![r.1, r.2]).collect(),
             intervals: Vec::new(),
-            value_fmt: numbers::sig3,
+            value_fmt: units::sig3,
         };
         let share = match (s.latency_us, f.latency_us) {
             (Some(z), raw) if z.median > 0.0 && raw.is_finite() => format!(
                 " ZeroMQ's part of the mean latency: {:.0}% ({} ms of {} ms is above the floor).",
                 (1.0 - raw / z.median).max(0.0) * 100.0,
-                numbers::sig3((z.median - raw).max(0.0) / 1000.0),
-                numbers::sig3(z.median / 1000.0)
+                units::sig3((z.median - raw).max(0.0) / 1000.0),
+                units::sig3(z.median / 1000.0)
             ),
             _ => String::new(),
         };
@@ -70,8 +70,8 @@ pub(super) fn floor_charts(out: &mut String, run: &RunResult) -> usize {
                 "The same fan-out ({} deliveries of {}) over libzmq and over plain {} \
                  sockets (zmqperf fanout --floor): latency from the publisher's send to \
                  the subscriber's receipt, one measurement each, so no interval.{share}",
-                numbers::grouped(f.roundtrips),
-                numbers::bytes(c.message_size as u64),
+                units::grouped(f.roundtrips),
+                units::bytes(c.message_size as u64),
                 f.socket
             ),
         );

@@ -3,8 +3,8 @@
 //! value axis of a chart.
 
 use crate::report::layout::Grid;
-use crate::report::numbers;
 use crate::report::svg::{self, esc, Axis, Scale, Series};
+use crate::units;
 use std::fmt::Write;
 
 pub(super) fn figure(out: &mut String, svg: &str, caption: &str) {
@@ -148,9 +148,9 @@ pub(super) fn y_axis(label: &str, medians: &[f64], values: Vec<f64>) -> Axis {
     // Every charted quantity (latency, rates, counts) is at least zero.
     let values: Vec<f64> = values.into_iter().map(|v| v.max(0.0)).collect();
     let ticks = if scale == Scale::Log10 {
-        numbers::log_ticks
+        units::log_ticks
     } else {
-        numbers::linear_ticks
+        units::linear_ticks
     };
-    Axis::new(&label, scale, values, numbers::compact).relabel(ticks)
+    Axis::new(&label, scale, values, units::compact).relabel(ticks)
 }

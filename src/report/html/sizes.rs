@@ -5,13 +5,13 @@ use super::parts::{medians, y_axis};
 use crate::endpoint::Transport;
 use crate::model::{CaseResult, Estimate};
 use crate::report::layout::Group;
-use crate::report::numbers;
 use crate::report::svg::{
     self, Axis, BarChart, Dash, Key, LineChart, Marker, Point, Scale, Series,
 };
+use crate::units;
 
 fn size_label(v: f64) -> String {
-    numbers::bytes(v.max(0.0) as u64)
+    units::bytes(v.max(0.0) as u64)
 }
 
 type Pick = fn(&CaseResult) -> &Option<Estimate>;
@@ -226,7 +226,7 @@ impl SizeChart<'_> {
             title: format!(
                 "{} at {} (closed loop)",
                 self.what,
-                numbers::bytes(size as u64)
+                units::bytes(size as u64)
             ),
             x_label: self.y_label.to_string(),
             categories: groups.iter().map(|g| g.name()).collect(),
@@ -248,7 +248,7 @@ impl SizeChart<'_> {
                         .collect()
                 })
                 .collect(),
-            value_fmt: numbers::sig3,
+            value_fmt: units::sig3,
         }
         .render()
     }

@@ -5,8 +5,8 @@ use super::parts::{medians, y_axis};
 use crate::endpoint::Transport;
 use crate::model::{CaseResult, Kind};
 use crate::report::layout::Group;
-use crate::report::numbers;
 use crate::report::svg::{self, Axis, LineChart, Marker, Point, Scale, Series};
+use crate::units;
 
 /// Points of a percentile spectrum: x in nines (`-log10(1 - q)`), y in us; up to the
 /// quantile of the last sample.
@@ -172,7 +172,7 @@ pub(super) fn spectrum_charts(groups: &[Group<'_>]) -> Vec<(String, String)> {
                     ),
                     g.open_rate.is_some(),
                     cs.into_iter()
-                        .map(|(c, p)| (numbers::bytes(c.message_size as u64), p))
+                        .map(|(c, p)| (units::bytes(c.message_size as u64), p))
                         .collect(),
                 )
             })
@@ -182,7 +182,7 @@ pub(super) fn spectrum_charts(groups: &[Group<'_>]) -> Vec<(String, String)> {
     let mut parts: Vec<SpectrumPart> = Vec::new();
     for (g, cs) in curves {
         for (c, points) in cs {
-            let name = format!("{} {}", g.pattern, numbers::bytes(c.message_size as u64));
+            let name = format!("{} {}", g.pattern, units::bytes(c.message_size as u64));
             let load = g.load();
             match parts
                 .iter_mut()

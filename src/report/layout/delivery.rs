@@ -2,8 +2,8 @@
 //! loss of a stream split by place.
 
 use crate::model::{CaseResult, RunResult};
-use crate::report::numbers::{self, grouped};
 use crate::stats::{cause, Cause, Facts, GapPosition, LossSummary};
+use crate::units::{self, grouped};
 
 /// The loss ledger of a case over all its repetitions; None if no repetition kept one.
 pub fn loss(c: &CaseResult) -> Option<LossSummary> {
@@ -133,7 +133,7 @@ pub fn delivery(run: &RunResult) -> Vec<String> {
 }
 
 pub(super) fn ms(v: f64) -> String {
-    format!("{} ms", numbers::value(v))
+    format!("{} ms", units::value(v))
 }
 
 /// The loss of an edge: `250 of 600,000 (middle 250)`, the split by place only when

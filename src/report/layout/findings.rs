@@ -3,8 +3,8 @@
 
 use super::delivery::ms;
 use crate::model::{Finding, Measure, RunResult, TimedGap};
-use crate::report::numbers::{self, grouped};
 use crate::stats::GapPosition;
+use crate::units::{self, grouped};
 
 /// A text (a cause or a remedy) that several findings share is written once: in full at
 /// the first of them, naming the others' transports, and as a pointer back at the others.
@@ -38,7 +38,7 @@ pub struct FindingView<'a> {
 pub fn measure(m: &Measure) -> String {
     match m {
         Measure::Count(v) => grouped(*v),
-        Measure::Number(v) => numbers::value(*v),
+        Measure::Number(v) => units::value(*v),
         Measure::Text(t) => t.clone(),
     }
 }

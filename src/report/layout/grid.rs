@@ -3,7 +3,8 @@
 
 use super::groups::{counts_note, groups, kind_name, Group};
 use crate::model::{CaseResult, Estimate, Kind, Metric, RunResult};
-use crate::report::numbers::{self, grouped};
+use crate::report::estimate;
+use crate::units::{self, grouped};
 use std::ops::Range;
 
 /// A table of text cells: a corner label, column heads, and labelled rows.
@@ -125,7 +126,7 @@ impl Line {
         match self {
             Line::Figure(m) => figure(m, c),
             Line::RoundTrips => figure(Metric::MsgsPerSec, c),
-            Line::Floor => c.floor.as_ref().map(|f| numbers::value(f.latency_us)),
+            Line::Floor => c.floor.as_ref().map(|f| units::value(f.latency_us)),
             Line::Lost => (!c.repetitions.is_empty()).then(|| grouped(s.lost)),
         }
     }
@@ -139,9 +140,9 @@ fn figure(m: Metric, c: &CaseResult) -> Option<String> {
         return Some(super::CLOCKS_DIFFER.to_string());
     }
     let write: fn(&Estimate) -> String = if row.whole {
-        numbers::estimate_whole
+        estimate::estimate_whole
     } else {
-        numbers::estimate_value
+        estimate::estimate_value
     };
     (row.of)(&c.summary).as_ref().map(write)
 }
@@ -248,7 +249,7 @@ fn matrix(gs: &[&Group<'_>]) -> Grid {
         title: format!(
             "{} at {} over {}: {}{}",
             kind_name(gs[0].kind),
-            numbers::bytes(all[0].message_size as u64),
+            units::bytes(all[0].message_size as u64),
             names.join(", "),
             gs[0].load(),
             counts_note(gs[0].kind, &all)

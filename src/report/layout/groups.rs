@@ -3,7 +3,7 @@
 
 use crate::endpoint::Transport;
 use crate::model::{CaseResult, Kind, LoopMode, RunResult};
-use crate::report::numbers::{self, grouped};
+use crate::units::{self, grouped};
 
 /// Cases shown together: same kind, pattern, transport and load (closed loop, or open loop
 /// at one rate), in order of message size.
@@ -34,7 +34,7 @@ impl Group<'_> {
     pub fn load(&self) -> String {
         match self.open_rate {
             None => "closed loop".to_string(),
-            Some(OpenRate(Some(r))) => format!("open loop at {} msg/s", numbers::rate(r)),
+            Some(OpenRate(Some(r))) => format!("open loop at {} msg/s", units::rate(r)),
             Some(OpenRate(None)) => "open loop".to_string(),
         }
     }

@@ -5,7 +5,7 @@
 
 use crate::endpoint::Transport;
 use crate::model::{CaseResult, HostEnvironment, Kind, RunResult};
-use crate::report::numbers;
+use crate::report::estimate;
 
 /// The environment lines of a run across hosts: one per host, `host NAME` and its machine,
 /// CPU, cores, kernel, libzmq and the interface it was reached on. Empty for a run on one
@@ -172,14 +172,14 @@ pub fn host_pairs(run: &RunResult) -> Option<HostPairs> {
             }
             let s = &c.summary;
             r.push(or_dash(
-                s.msgs_per_sec.as_ref().map(numbers::estimate_whole),
+                s.msgs_per_sec.as_ref().map(estimate::estimate_whole),
                 c,
             ));
             r.push(or_dash(
-                s.latency_us.as_ref().map(numbers::estimate_value),
+                s.latency_us.as_ref().map(estimate::estimate_value),
                 c,
             ));
-            r.push(or_dash(s.p50_us.as_ref().map(numbers::estimate_value), c));
+            r.push(or_dash(s.p50_us.as_ref().map(estimate::estimate_value), c));
             r
         })
         .collect();
@@ -233,11 +233,11 @@ mod tests {
         let c = &run.cases[1];
         assert_eq!(
             t.rows[1][5],
-            numbers::estimate_value(c.summary.latency_us.as_ref().unwrap())
+            estimate::estimate_value(c.summary.latency_us.as_ref().unwrap())
         );
         assert_eq!(
             t.rows[1][4],
-            numbers::estimate_whole(c.summary.msgs_per_sec.as_ref().unwrap())
+            estimate::estimate_whole(c.summary.msgs_per_sec.as_ref().unwrap())
         );
     }
 

@@ -2,7 +2,7 @@
 //! and the resources each role used.
 
 use crate::model::RunResult;
-use crate::report::numbers;
+use crate::units;
 
 /// The header facts of a run, as (label, value) pairs.
 pub fn environment(run: &RunResult) -> Vec<(&'static str, String)> {
@@ -52,7 +52,7 @@ pub fn environment(run: &RunResult) -> Vec<(&'static str, String)> {
             if e.memory_bytes == 0 {
                 "unknown".to_string()
             } else {
-                numbers::bytes(e.memory_bytes)
+                units::bytes(e.memory_bytes)
             },
         ),
         ("OS", or_unknown(&e.os)),

@@ -2,7 +2,7 @@
 //! --security null,curve`, `--curve-cost`) beside its NULL twin of the same run.
 
 use crate::model::{CaseResult, Kind, RunResult};
-use crate::units as numbers;
+use crate::report::estimate;
 
 /// The columns of the security-cost table.
 pub const SECURITY_HEADS: [&str; 6] = [
@@ -65,9 +65,9 @@ pub fn security_cost(run: &RunResult) -> Vec<[String; 6]> {
             twin_id,
             mech.to_uppercase(),
             figure.into(),
-            numbers::estimate_value(a),
-            numbers::estimate_value(b),
-            numbers::ratio_ci(b, a),
+            estimate::estimate_value(a),
+            estimate::estimate_value(b),
+            estimate::ratio_ci(b, a),
         ]);
     }
     out

@@ -3,7 +3,7 @@
 
 use super::delivery::edge_loss;
 use crate::model::{CaseResult, EdgeResult, NodeResult, RunResult};
-use crate::report::numbers::{self, grouped};
+use crate::units::{self, grouped};
 
 /// Whether a case's edges are listed: it has more than one, or one whose stream lost,
 /// duplicated or reordered messages.
@@ -52,14 +52,14 @@ pub fn edges(run: &RunResult) -> Vec<[String; 7]> {
                 if super::edge_hides_latency(e) {
                     super::CLOCKS_DIFFER.to_string()
                 } else {
-                    or_dash(lat.map(|l| numbers::value(f(l))))
+                    or_dash(lat.map(|l| units::value(f(l))))
                 }
             };
             out.push([
                 c.id.clone(),
                 format!("{} -> {}", e.from, e.to),
                 grouped(e.messages),
-                or_dash(e.msgs_per_sec.map(numbers::grouped_f)),
+                or_dash(e.msgs_per_sec.map(units::grouped_f)),
                 or_dash(e.loss.as_ref().map(edge_loss)),
                 figure(|l| l.mean_ns / 1000.0),
                 figure(|l| l.p99_ns as f64 / 1000.0),
@@ -129,10 +129,10 @@ pub fn nodes(run: &RunResult) -> Vec<Vec<String>> {
                 } else {
                     n.placement.clone()
                 },
-                numbers::value(n.cpu_ms),
+                units::value(n.cpu_ms),
                 format!("{:.1}", n.peak_rss_kib as f64 / 1024.0),
-                or_dash(n.send_msgs_per_sec.map(numbers::grouped_f)),
-                or_dash(n.delivered_msgs_per_sec.map(numbers::grouped_f)),
+                or_dash(n.send_msgs_per_sec.map(units::grouped_f)),
+                or_dash(n.delivered_msgs_per_sec.map(units::grouped_f)),
                 or_dash(n.forwarded.map(grouped)),
             ];
             if multi {
@@ -219,8 +219,8 @@ pub fn streams(run: &RunResult) -> Vec<[String; 6]> {
                 c.id.clone(),
                 name.to_string(),
                 flows.len().to_string(),
-                numbers::grouped_f(rate),
-                numbers::value(mbit),
+                units::grouped_f(rate),
+                units::value(mbit),
                 or_dash(ahead.map(grouped)),
             ]);
         }
@@ -229,8 +229,8 @@ pub fn streams(run: &RunResult) -> Vec<[String; 6]> {
                 c.id.clone(),
                 "all".to_string(),
                 all.0.to_string(),
-                numbers::grouped_f(all.1),
-                numbers::value(all.2),
+                units::grouped_f(all.1),
+                units::value(all.2),
                 or_dash(all.3.map(grouped)),
             ]);
         }

@@ -131,9 +131,9 @@ impl BarChart {
             &self.x_label,
             Scale::Linear,
             [0.0, (reach * 1.2).max(1.0)],
-            crate::report::numbers::compact,
+            crate::report::units::compact,
         )
-        .relabel(crate::report::numbers::linear_ticks);
+        .relabel(crate::report::units::linear_ticks);
         let ml = self
             .categories
             .iter()

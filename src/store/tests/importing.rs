@@ -32,7 +32,7 @@ fn an_exported_run_is_imported_under_a_new_id_with_its_mark() {
     assert_eq!(mark.original_run_id, original.run_id);
     assert_eq!(mark.file, "b-run.json");
     assert_eq!(mark.from_host, "bench-01");
-    assert_eq!(mark.imported_at, crate::runner::env::rfc3339(when));
+    assert_eq!(mark.imported_at, crate::clock::rfc3339(when));
     assert_eq!(mark.content_sha256.len(), 64);
     assert_eq!(mark.content_sha256, content_sha256(&original));
 

@@ -161,7 +161,7 @@ fn machine_columns() {
         ]
     );
     // Each cell is that machine's median with its interval.
-    let want = crate::report::numbers::estimate_whole(
+    let want = crate::report::estimate::estimate_whole(
         runs[1].cases[2].summary.msgs_per_sec.as_ref().unwrap(),
     );
     assert_eq!(t.rows[2].2[1], want);
