@@ -23,7 +23,7 @@ pub use sendrecv::{check_sendrecv, SendRecvConfig, SendRecvResult};
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{zmq_err, Error, Result};
 use crate::net::{open_socket, PeerWatch};
-use crate::topology::SocketType;
+use crate::topology::{SocketOptions, SocketType};
 use crate::zmq;
 use std::time::Duration;
 
@@ -184,6 +184,18 @@ pub fn parse_pattern(value: &str) -> Result<(SocketType, SocketType)> {
             value,
             "write pubsub (PUB to SUB), pipe or pair (PAIR to PAIR) or pushpull (PUSH to PULL)",
         )),
+    }
+}
+
+/// czmq's defaults as the options of a socket a role opens: linger 0, no ZMQ_IMMEDIATE
+/// on a connecting sender (the opener sets it for senders; czmq does not), a SUB
+/// subscribed to everything.
+pub(crate) fn czmq_options(kind: SocketType, side: Side) -> SocketOptions {
+    SocketOptions {
+        linger: Some(CZMQ_LINGER_MS),
+        immediate: (side == Side::Connect && kind.sends()).then_some(false),
+        subscribe: (kind == SocketType::Sub).then(|| vec![String::new()]),
+        ..Default::default()
     }
 }
 
