@@ -8,7 +8,7 @@ use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
 use crate::header::HEADER_LEN;
 use crate::roles::{
-    run_here, NodeSpec, Quit, SockPlan, HOLD_MS, OPENED_TRAILER, START_DELAY_MS, TRAILER_QUIT_MS,
+    run_here, NodeSpec, Quit, HOLD_MS, OPENED_TRAILER, START_DELAY_MS, TRAILER_QUIT_MS,
 };
 use crate::stats::Throughput;
 use crate::topology::{Role, SocketType};
@@ -176,17 +176,7 @@ pub(crate) fn sender_spec(
     (count, size, stream_id): (u64, usize, u32),
     timeout: Duration,
 ) -> NodeSpec {
-    let e = vec![ep.as_str().to_string()];
-    let (bind, connect) = match side {
-        Side::Bind => (e, Vec::new()),
-        Side::Connect => (Vec::new(), e),
-    };
-    let plan = SockPlan {
-        kind,
-        bind,
-        connect,
-        options: super::czmq_options(kind, side),
-    };
+    let plan = super::plan(kind, ep, side);
     let mut spec = NodeSpec::single("check_send", Role::Source, plan, timeout);
     spec.count = count;
     spec.size = size;

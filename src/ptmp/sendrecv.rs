@@ -7,7 +7,7 @@
 
 use super::cause::{causes, Cause};
 use super::recv::{receive, Ended, Loop};
-use super::{open, DEFAULT_SIZE};
+use super::{open_receiver, DEFAULT_SIZE};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
 use crate::roles::{run_node, Control, RoleReport, SentFacts, HOLD_MS};
@@ -182,15 +182,7 @@ fn open_pair(
         })
     };
     let receiver = |ep: &Endpoint, side: Side| {
-        open(
-            ctx,
-            cfg.recv_kind,
-            ep,
-            side,
-            cfg.timeout,
-            false,
-            Some(cfg.size),
-        )
+        open_receiver(ctx, cfg.recv_kind, ep, side, cfg.timeout, Some(cfg.size))
     };
     match cfg.sender_side {
         Side::Bind => {
@@ -209,18 +201,18 @@ fn open_pair(
             Ok(Opened {
                 sender,
                 start,
-                rx_sock: rx.sock,
+                rx_sock: rx.into_socket(),
                 bound,
             })
         }
         Side::Connect => {
             let rx = receiver(&cfg.endpoint, Side::Bind)?;
-            let bound = crate::net::connect_endpoint(&rx.endpoint);
+            let bound = crate::net::connect_endpoint(rx.endpoint.as_str());
             let sender = spawn(&Endpoint::parse(&bound, Side::Connect)?, Side::Connect, ctl);
             Ok(Opened {
                 sender,
                 start,
-                rx_sock: rx.sock,
+                rx_sock: rx.into_socket(),
                 bound,
             })
         }
