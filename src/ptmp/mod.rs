@@ -21,9 +21,9 @@ pub use send::{check_send, unseen_receiver, CheckSocket, SendConfig, SendResult}
 pub use sendrecv::{check_sendrecv, SendRecvConfig, SendRecvResult};
 
 use crate::endpoint::{Endpoint, Side};
-use crate::error::{zmq_err, Error, Result};
-use crate::net::{open_socket, PeerWatch};
-use crate::topology::SocketType;
+use crate::error::{Error, Result};
+use crate::roles::{open_all, Control, NodeSpec, Opened, SockPlan};
+use crate::topology::{Role, SocketOptions, SocketType};
 use crate::zmq;
 use std::time::Duration;
 
@@ -187,52 +187,69 @@ pub fn parse_pattern(value: &str) -> Result<(SocketType, SocketType)> {
     }
 }
 
-/// An opened socket with czmq's defaults and, for tcp and ipc, the watch on its
-/// connections.
-pub(crate) struct PtmpSocket {
-    // Declared first: the watch must end before the socket it watches.
-    pub watch: Option<PeerWatch>,
-    pub sock: zmq::Socket,
-    pub endpoint: String,
+/// czmq's defaults as the options of a socket a role opens: linger 0, no ZMQ_IMMEDIATE
+/// on a connecting sender (the opener sets it for senders; czmq does not), a SUB
+/// subscribed to everything.
+pub(crate) fn czmq_options(kind: SocketType, side: Side) -> SocketOptions {
+    SocketOptions {
+        linger: Some(CZMQ_LINGER_MS),
+        immediate: (side == Side::Connect && kind.sends()).then_some(false),
+        subscribe: (kind == SocketType::Sub).then(|| vec![String::new()]),
+        ..Default::default()
+    }
 }
 
-/// Opens a socket as a PTMP socket is: linger 0, libzmq's default high-water marks, no
-/// ZMQ_IMMEDIATE, SUB subscribed to everything; `timeout` bounds every send and receive;
-/// `max_frame`: a receiver's largest expected message (a larger frame disconnects its peer).
-pub(crate) fn open(
+/// The one socket of a PTMP command: `kind` bound to `ep` or connected to it, with
+/// czmq's options.
+pub(crate) fn plan(kind: SocketType, ep: &Endpoint, side: Side) -> SockPlan {
+    let e = vec![ep.as_str().to_string()];
+    let (bind, connect) = match side {
+        Side::Bind => (e, Vec::new()),
+        Side::Connect => (Vec::new(), e),
+    };
+    SockPlan {
+        kind,
+        bind,
+        connect,
+        options: czmq_options(kind, side),
+    }
+}
+
+/// The control of a socket opened by the roles' opener outside a role's run: nothing to
+/// tell, nothing to wait for.
+struct Opening;
+
+impl Control for Opening {
+    fn ready(&mut self, _endpoints: &[String]) -> Result<()> {
+        Ok(())
+    }
+
+    fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
+        Ok(())
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        false
+    }
+}
+
+/// Opens a receiver's socket through the roles' opener as a PTMP socket is: czmq's
+/// options (linger 0, a SUB subscribed to everything), libzmq's default high-water marks;
+/// `timeout` bounds every receive; `max_frame`: its largest expected message (a larger
+/// frame disconnects its peer). Over tcp and ipc it comes with the watch on its
+/// connections.
+pub(crate) fn open_receiver(
     ctx: &zmq::Context,
     kind: SocketType,
     ep: &Endpoint,
     side: Side,
     timeout: Duration,
-    watched: bool,
     max_frame: Option<usize>,
-) -> Result<PtmpSocket> {
-    let mut watch = None;
-    let (sock, endpoint) = open_socket(ctx, kind.zmq(), ep, side, timeout, |s| {
-        if watched {
-            watch = PeerWatch::new(ctx, s, ep)?;
-        }
-        s.set_linger(CZMQ_LINGER_MS)
-            .map_err(zmq_err("setting ZMQ_LINGER"))?;
-        if side == Side::Connect && kind.sends() {
-            // open_socket sets it for senders; czmq does not.
-            s.set_immediate(false)
-                .map_err(zmq_err("setting ZMQ_IMMEDIATE"))?;
-        }
-        if kind == SocketType::Sub {
-            s.set_subscribe(b"").map_err(zmq_err("subscribing"))?;
-        }
-        if let Some(largest) = max_frame {
-            crate::net::limit_message_size(s, largest)?;
-        }
-        Ok(())
-    })?;
-    Ok(PtmpSocket {
-        watch,
-        sock,
-        endpoint,
-    })
+) -> Result<Opened> {
+    let mut spec = NodeSpec::single("check_recv", Role::Sink, plan(kind, ep, side), timeout);
+    spec.max_frame = max_frame;
+    let mut opened = open_all(ctx, &spec, &mut Opening, timeout)?;
+    Ok(opened.swap_remove(0))
 }
 
 /// Refuses inproc between two processes (check_send and check_recv are two programs).

@@ -8,13 +8,14 @@ use super::gap::{GapLine, GapTracker};
 pub use super::received::Ended;
 pub(crate) use super::received::Received;
 use super::send::CheckSocket;
-use super::{open, PtmpSocket, RECEIVING};
+use super::{open_receiver, RECEIVING};
 use crate::clock::now_ns;
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_END};
 use crate::msg::RawMsg;
 use crate::net::{PeerWatch, Waiting};
+use crate::roles::Opened;
 use crate::stats::{LossSummary, Throughput};
 use crate::topology::SocketType;
 use crate::zmq;
@@ -303,16 +304,15 @@ pub fn check_recv(
     on_wait: &mut dyn FnMut(&WaitStatus),
 ) -> Result<RecvResult> {
     debug_assert!(RECEIVING.contains(&cfg.kind));
-    let mut s = open(
+    let mut s = open_receiver(
         ctx,
         cfg.kind,
         &cfg.endpoint,
         cfg.side,
         cfg.timeout,
-        true,
         Some(cfg.max_size),
     )?;
-    on_ready(&s.endpoint);
+    on_ready(s.endpoint.as_str());
     let mut r = receive(
         &mut s.sock,
         s.watch.as_ref(),
@@ -365,7 +365,7 @@ pub fn check_recv(
             cfg.kind,
             cfg.side,
             &cfg.endpoint,
-            s.endpoint.clone(),
+            s.endpoint.as_str().to_string(),
             cfg.count,
         ),
         timeout_ms: cfg.timeout.as_millis() as u64,
@@ -387,9 +387,9 @@ pub fn check_recv(
 
 /// The error when nothing arrived and no sender came and went: the receiver waited for
 /// TIMEOUT in vain.
-fn nothing_came(cfg: &RecvConfig, s: &PtmpSocket) -> Error {
+fn nothing_came(cfg: &RecvConfig, s: &Opened) -> Error {
     let waiting = Waiting {
-        endpoint: &s.endpoint,
+        endpoint: s.endpoint.as_str(),
         peer: "check_send",
         timeout: cfg.timeout,
         expected: cfg.count,

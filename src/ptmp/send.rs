@@ -1,16 +1,17 @@
 //! check_send: opens a PAIR, PUB or PUSH socket as PTMP's sender does (czmq's linger 0),
 //! sleeps START_DELAY_MS, sends COUNT messages as fast as it can, each with the
-//! measurement header and its sequence number, sleeps QUIT_DELAY_MS and closes.
+//! measurement header and its sequence number, sleeps QUIT_DELAY_MS and closes. The
+//! sending is the source role's (`roles::run_here`), given PTMP's delays and trailer as
+//! data; this file holds what check_send asks and what it makes of the source's report.
 
-use super::open;
-use crate::clock::now_ns;
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
-use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, HEADER_LEN};
-use crate::msg::RawMsg;
-use crate::net::Waiting;
+use crate::header::HEADER_LEN;
+use crate::roles::{
+    run_here, NodeSpec, Quit, HOLD_MS, OPENED_TRAILER, START_DELAY_MS, TRAILER_QUIT_MS,
+};
 use crate::stats::Throughput;
-use crate::topology::SocketType;
+use crate::topology::{Role, SocketType};
 use crate::units::grouped;
 use crate::zmq;
 use serde::Serialize;
@@ -114,42 +115,8 @@ pub struct SendResult {
     pub refusals_seen: Option<u64>,
 }
 
-/// The tag of check_send's trailer, right after the header: the four bytes `zpOP`, then
-/// the sender's clock (ns, u64 little-endian) when its socket had bound or connected. A
-/// receiver learns from it how long after connecting a message was sent (the slow joiner's
-/// measure): both times are the sender's clock, so on any host.
-pub const OPENED_TAG: [u8; 4] = *b"zpOP";
-const OPENED_AT: usize = HEADER_LEN + 4;
-/// Bytes the header and the trailer take.
-pub const OPENED_END: usize = OPENED_AT + 8;
-
-/// The tag of the trailer's second part, right after the first: the four bytes `zpQD`,
-/// then QUIT_DELAY_MS (u32 little-endian), how long check_send waits after its last message
-/// before closing, so a receiver can tell a sender that waited from a fast quit.
-pub const QUIT_TAG: [u8; 4] = *b"zpQD";
-const QUIT_AT: usize = OPENED_END + 4;
-/// Bytes the header and the whole trailer take.
-pub const TRAILER_END: usize = QUIT_AT + 4;
-
-/// Reads QUIT_DELAY_MS from check_send's trailer, if the message has it.
-pub fn quit_delay_ms(prefix: &[u8]) -> Option<u64> {
-    opened_ns(prefix)?;
-    if prefix.len() < TRAILER_END || prefix[OPENED_END..QUIT_AT] != QUIT_TAG {
-        return None;
-    }
-    Some(u32::from_le_bytes(prefix[QUIT_AT..TRAILER_END].try_into().expect("4 bytes")).into())
-}
-
-/// Reads check_send's trailer (the clock when the sender's socket opened), if the message
-/// has one.
-pub fn opened_ns(prefix: &[u8]) -> Option<u64> {
-    if prefix.len() < OPENED_END || prefix[HEADER_LEN..OPENED_AT] != OPENED_TAG {
-        return None;
-    }
-    Some(u64::from_le_bytes(
-        prefix[OPENED_AT..OPENED_END].try_into().expect("8 bytes"),
-    ))
-}
+// check_send's trailer is written by the source role; its readers are the receiver's.
+pub(crate) use crate::roles::{opened_ns, quit_delay_ms, TRAILER_END};
 
 /// What check_send's watch says of its receiver when it saw no handshake: None when one
 /// completed (or on inproc, where there is no watch); else whether that is an error (a
@@ -198,6 +165,27 @@ pub(crate) fn side_name(side: Side) -> &'static str {
     }
 }
 
+/// The source role's spec of PTMP's sender: `kind` on `ep` (bound or connected as `side`
+/// says) with czmq's linger 0 and no ZMQ_IMMEDIATE, `count` messages of `size` bytes,
+/// each with the header (time-stamped) and the trailer with the clock when the socket
+/// opened. The caller adds the delays.
+pub(crate) fn sender_spec(
+    kind: SocketType,
+    ep: &Endpoint,
+    side: Side,
+    (count, size, stream_id): (u64, usize, u32),
+    timeout: Duration,
+) -> NodeSpec {
+    let plan = super::plan(kind, ep, side);
+    let mut spec = NodeSpec::single("check_send", Role::Source, plan, timeout);
+    spec.count = count;
+    spec.size = size;
+    spec.stream_id = stream_id;
+    spec.quit = Quit::Hold;
+    spec.own.insert(OPENED_TRAILER.into(), 1);
+    spec
+}
+
 /// Runs check_send. `on_ready` gets the endpoint bound (the port picked for `:*`).
 pub fn check_send(
     ctx: &zmq::Context,
@@ -211,49 +199,52 @@ pub fn check_send(
             format!("the measurement header needs {HEADER_LEN} bytes; give {HEADER_LEN} or more"),
         ));
     }
-    let mut s = open(
-        ctx,
+    let mut spec = sender_spec(
         cfg.kind,
         &cfg.endpoint,
         cfg.side,
+        (cfg.count, cfg.size, cfg.stream_id),
         cfg.timeout,
-        true,
-        None,
-    )?;
-    let opened_ns = now_ns();
-    on_ready(&s.endpoint);
-    sleep_unless_stopped(cfg.start_delay);
-    let quit_ms = u32::try_from(cfg.quit_delay.as_millis()).unwrap_or(u32::MAX);
-    let sent = send_stream(&mut s.sock, cfg.count, cfg.size, cfg.stream_id, (opened_ns, Some(quit_ms))).map_err(
-        |(seq, e)| {
-            let waiting = Waiting {
-                endpoint: &s.endpoint,
-                peer: "check_recv",
-                timeout: cfg.timeout,
-                expected: cfg.count,
-                unit: "messages",
-                watch: s.watch.as_ref(),
-            };
-            waiting.error(
-                e,
-                seq,
-                format!(
-                    ": the {} socket blocked (no receiver taking messages, or a full queue); start check_recv first or raise --timeout",
-                    cfg.kind.name()
-                ),
-            )
+    );
+    spec.peer_label = Some("check_recv".into());
+    let quit_ms = cfg.quit_delay.as_millis() as u64;
+    spec.own
+        .insert(START_DELAY_MS.into(), cfg.start_delay.as_millis() as u64);
+    spec.own.insert(HOLD_MS.into(), quit_ms);
+    spec.own
+        .insert(TRAILER_QUIT_MS.into(), quit_ms.min(u32::MAX.into()));
+    let mut endpoint = String::new();
+    let mut on_ready = Some(on_ready);
+    let r = run_here(ctx, &spec, |b| {
+        endpoint = b.first().cloned().unwrap_or_else(|| cfg.endpoint.as_str().to_string());
+        if let Some(f) = on_ready.take() {
+            f(&endpoint);
+        }
+    })
+    .map_err(|e| match e {
+        // The source's words for a send that blocked are a topology's; these are PTMP's.
+        Error::PeerStopped {
+            endpoint,
+            done,
+            expected,
+            unit,
+            timeout,
+            ..
+        } => Error::PeerStopped {
+            endpoint,
+            done,
+            expected,
+            unit,
+            timeout,
+            detail: format!(
+                ": the {} socket blocked (no receiver taking messages, or a full queue); start check_recv first or raise --timeout",
+                cfg.kind.name()
+            ),
         },
-    )?;
-    // The quit delay runs in full even after a stop signal: it is how this sender closes
-    // (what its queue still holds reaches the receiver, the end mark with it); a second
-    // signal ends the process at once.
-    std::thread::sleep(cfg.quit_delay);
-    let seen = s.watch.as_ref().map(|w| w.sightings());
-    let peers_seen = seen.as_ref().map(|w| w.handshakes);
-    let connections_seen = seen.as_ref().map(|w| w.connections);
-    let refusals_seen = seen.as_ref().map(|w| w.retries);
-    let endpoint = s.endpoint.clone();
-    drop(s);
+        e => e,
+    })?;
+    let send = r.send.unwrap_or_default();
+    let seen = r.sightings.as_ref();
     Ok(SendResult {
         socket: CheckSocket::of(
             "check_send",
@@ -266,143 +257,15 @@ pub fn check_send(
         message_size: cfg.size,
         stream_id: cfg.stream_id,
         start_delay_ms: cfg.start_delay.as_millis() as u64,
-        quit_delay_ms: cfg.quit_delay.as_millis() as u64,
+        quit_delay_ms: quit_ms,
         linger_ms: super::CZMQ_LINGER_MS,
-        send: sent.throughput(cfg.size),
-        peers_seen,
-        sent: sent.messages,
+        sent: send.messages,
+        send,
+        peers_seen: seen.map(|w| w.handshakes),
         interrupted: crate::interrupt::interrupted(),
-        connections_seen,
-        refusals_seen,
+        connections_seen: seen.map(|w| w.connections),
+        refusals_seen: seen.map(|w| w.retries),
     })
-}
-
-/// Sends `count` messages of `size` bytes as fast as the socket takes them, each with the
-/// header (sequence number, send time; the end mark on the last) and, when the size allows,
-/// the trailer: `opened_ns`, then QUIT_DELAY_MS when given. Returns the clock at the first
-/// send and after the last
-/// and the messages sent (fewer than `count` when a stop signal came: the message sent
-/// then carries the end mark, so the receiver knows the stream's length), or the sequence
-/// number whose send failed.
-pub(crate) fn send_stream(
-    sock: &mut zmq::Socket,
-    count: u64,
-    size: usize,
-    stream_id: u32,
-    (opened_ns, quit_ms): (u64, Option<u32>),
-) -> std::result::Result<Sent, (u64, zmq::Error)> {
-    // A stop signal wakes this thread out of a blocking send.
-    let _woken = crate::interrupt::WokenOnStop::register();
-    let mut msg = RawMsg::new();
-    let mut h = Header {
-        flags: FLAG_TIMESTAMP,
-        stream_id,
-        sequence: 0,
-        send_ns: 0,
-    };
-    let start = now_ns();
-    let write = |msg: &mut RawMsg, h: &Header| {
-        if let (Some(q), true) = (quit_ms, size >= TRAILER_END) {
-            let mut b = [0u8; TRAILER_END];
-            h.encode(&mut b);
-            b[HEADER_LEN..OPENED_AT].copy_from_slice(&OPENED_TAG);
-            b[OPENED_AT..OPENED_END].copy_from_slice(&opened_ns.to_le_bytes());
-            b[OPENED_END..QUIT_AT].copy_from_slice(&QUIT_TAG);
-            b[QUIT_AT..].copy_from_slice(&q.to_le_bytes());
-            msg.write_array(&b);
-        } else if size >= OPENED_END {
-            let mut b = [0u8; OPENED_END];
-            h.encode(&mut b);
-            b[HEADER_LEN..OPENED_AT].copy_from_slice(&OPENED_TAG);
-            b[OPENED_AT..].copy_from_slice(&opened_ns.to_le_bytes());
-            msg.write_array(&b);
-        } else {
-            msg.write_array(&h.to_bytes());
-        }
-    };
-    let sent = |messages: u64| Sent {
-        start_ns: start,
-        end_ns: now_ns(),
-        messages,
-    };
-    for seq in 0..count {
-        let stop = crate::interrupt::interrupted();
-        msg.reset_uninit(size)
-            .map_err(|_| (seq, zmq::Error::last()))?;
-        h.sequence = seq;
-        if seq + 1 == count || stop {
-            h.flags |= FLAG_END;
-        }
-        h.send_ns = now_ns();
-        write(&mut msg, &h);
-        loop {
-            match msg.send(sock, 0) {
-                Ok(()) => break,
-                // A stop signal during a blocking send (a full queue): this message, now
-                // with the end mark, gets a last second to go, then the sender ends with
-                // what was sent.
-                Err(zmq::Error::EINTR) if crate::interrupt::interrupted() => {
-                    h.flags |= FLAG_END;
-                    write(&mut msg, &h);
-                    let went = send_within(sock, &mut msg, Duration::from_secs(1));
-                    return Ok(sent(seq + went as u64));
-                }
-                // Another signal: the message is still ours, send it.
-                Err(zmq::Error::EINTR) => {}
-                Err(e) => return Err((seq, e)),
-            }
-        }
-        if stop {
-            return Ok(sent(seq + 1));
-        }
-    }
-    Ok(sent(count))
-}
-
-/// Tries to send `msg` without blocking for up to `limit`; whether it went.
-fn send_within(sock: &mut zmq::Socket, msg: &mut RawMsg, limit: Duration) -> bool {
-    let until = std::time::Instant::now() + limit;
-    loop {
-        match msg.send(sock, zmq::DONTWAIT) {
-            Ok(()) => return true,
-            Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if std::time::Instant::now() < until => {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            Err(_) => return false,
-        }
-    }
-}
-
-/// What [`send_stream`] sent.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Sent {
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub messages: u64,
-}
-
-impl Sent {
-    /// The admission rate of the messages sent, `size` bytes each.
-    pub fn throughput(&self, size: usize) -> Throughput {
-        Throughput {
-            messages: self.messages,
-            payload_bytes: self.messages * size as u64,
-            start_ns: self.start_ns,
-            end_ns: self.end_ns,
-        }
-    }
-}
-
-/// Sleeps for `d`, or less when a stop signal comes (checked every 10 ms).
-pub(crate) fn sleep_unless_stopped(d: Duration) {
-    let until = std::time::Instant::now() + d;
-    while !crate::interrupt::interrupted() {
-        let left = until.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(10)));
-    }
 }
 
 #[cfg(test)]

@@ -3,13 +3,14 @@
 //! ipc or tcp); the sender binds or connects as told and starts at once, as PTMP's does.
 //! Unlike check_send it keeps its socket open until the receiver is done, so what it shows
 //! is the pattern's own loss (the slow joiner, the high-water mark), not a fast quit.
+//! The sender is the source role, on its own thread.
 
 use super::cause::{causes, Cause};
 use super::recv::{receive, Ended, Loop};
-use super::send::send_stream;
-use super::{open, DEFAULT_SIZE};
+use super::{open_receiver, DEFAULT_SIZE};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
+use crate::roles::{run_node, Control, RoleReport, SentFacts, HOLD_MS};
 use crate::stats::{LossSummary, SenderEnd, Throughput};
 use crate::topology::SocketType;
 use crate::zmq;
@@ -105,56 +106,153 @@ impl SendRecvResult {
     }
 }
 
-/// The sender's and the receiver's sockets, one bound and the other connected to it as
-/// `cfg.sender_side` says; with the endpoint bound.
+/// The control of check_sendrecv's sender (the source role on a thread of its own): its
+/// endpoint goes back to the caller, it starts once the receiver's socket is open, it says
+/// when its last message has left, and its hold ends once the receiver is done.
+struct SenderControl {
+    ready: mpsc::Sender<Vec<String>>,
+    start: mpsc::Receiver<()>,
+    done: Arc<AtomicBool>,
+    finished: mpsc::Receiver<()>,
+}
+
+impl Control for SenderControl {
+    fn ready(&mut self, endpoints: &[String]) -> Result<()> {
+        let _ = self.ready.send(endpoints.to_vec());
+        Ok(())
+    }
+
+    fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
+        self.start
+            .recv()
+            .map_err(|_| Error::Internal("check_sendrecv: the receiver never opened".into()))
+    }
+
+    fn sent_with(&mut self, _facts: SentFacts) -> Result<()> {
+        self.done.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        // The socket stays open until the receiver is done: no fast quit here.
+        !matches!(self.finished.try_recv(), Err(mpsc::TryRecvError::Empty))
+    }
+}
+
+/// The sender, running, and the receiver's socket, one bound and the other connected to
+/// it as `cfg.sender_side` says (the binder first); with the endpoint bound. The sender
+/// starts when `start` is sent.
+struct Opened {
+    sender: std::thread::JoinHandle<Result<RoleReport>>,
+    start: mpsc::Sender<()>,
+    rx_sock: zmq::Socket,
+    bound: String,
+}
+
 fn open_pair(
     ctx: &zmq::Context,
     cfg: &SendRecvConfig,
-) -> Result<(zmq::Socket, zmq::Socket, String)> {
-    let binder_kind = match cfg.sender_side {
-        Side::Bind => cfg.send_kind,
-        Side::Connect => cfg.recv_kind,
+    done: Arc<AtomicBool>,
+    finished: mpsc::Receiver<()>,
+) -> Result<Opened> {
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (start, start_rx) = mpsc::channel();
+    let ctl = SenderControl {
+        ready: ready_tx,
+        start: start_rx,
+        done,
+        finished,
     };
-    let connecter_kind = match cfg.sender_side {
-        Side::Bind => cfg.recv_kind,
-        Side::Connect => cfg.send_kind,
+    let spawn = |ep: &Endpoint, side: Side, ctl: SenderControl| {
+        let mut spec = super::send::sender_spec(
+            cfg.send_kind,
+            ep,
+            side,
+            (cfg.count, cfg.size, std::process::id()),
+            cfg.timeout,
+        );
+        let hold = cfg.timeout * 2 + Duration::from_secs(1);
+        spec.own.insert(HOLD_MS.into(), hold.as_millis() as u64);
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            let mut ctl = ctl;
+            let r = run_node(&ctx, &spec, &mut ctl);
+            ctl.done.store(true, Ordering::Release);
+            r
+        })
     };
-    let binder = open(
-        ctx,
-        binder_kind,
-        &cfg.endpoint,
-        Side::Bind,
-        cfg.timeout,
-        false,
-        (binder_kind == cfg.recv_kind).then_some(cfg.size),
-    )?;
-    let bound = crate::net::connect_endpoint(&binder.endpoint);
-    let connect_ep = Endpoint::parse(&bound, Side::Connect)?;
-    let connecter = open(
-        ctx,
-        connecter_kind,
-        &connect_ep,
-        Side::Connect,
-        cfg.timeout,
-        false,
-        (connecter_kind == cfg.recv_kind).then_some(cfg.size),
-    )?;
-    let (tx_sock, rx_sock) = match cfg.sender_side {
-        Side::Bind => (binder.sock, connecter.sock),
-        Side::Connect => (connecter.sock, binder.sock),
+    let receiver = |ep: &Endpoint, side: Side| {
+        open_receiver(ctx, cfg.recv_kind, ep, side, cfg.timeout, Some(cfg.size))
     };
-    Ok((tx_sock, rx_sock, bound))
+    match cfg.sender_side {
+        Side::Bind => {
+            let sender = spawn(&cfg.endpoint, Side::Bind, ctl);
+            let Ok(bound) = ready_rx.recv() else {
+                return Err(sender
+                    .join()
+                    .expect("sender thread")
+                    .err()
+                    .unwrap_or_else(|| {
+                        Error::Internal("check_sendrecv: the sender ended unready".into())
+                    }));
+            };
+            let bound = crate::net::connect_endpoint(&bound[0]);
+            let rx = receiver(&Endpoint::parse(&bound, Side::Connect)?, Side::Connect)?;
+            Ok(Opened {
+                sender,
+                start,
+                rx_sock: rx.into_socket(),
+                bound,
+            })
+        }
+        Side::Connect => {
+            let rx = receiver(&cfg.endpoint, Side::Bind)?;
+            let bound = crate::net::connect_endpoint(rx.endpoint.as_str());
+            let sender = spawn(&Endpoint::parse(&bound, Side::Connect)?, Side::Connect, ctl);
+            Ok(Opened {
+                sender,
+                start,
+                rx_sock: rx.into_socket(),
+                bound,
+            })
+        }
+    }
+}
+
+/// The sender's error in check_sendrecv's words: a send that blocked, after how many.
+fn blocked(cfg: &SendRecvConfig, bound: &str, e: Error) -> Error {
+    let (done, e) = match e {
+        Error::PeerStopped { done, .. } => (done, zmq::Error::EAGAIN),
+        Error::PeerAbsent { .. } | Error::PeerSilent { .. } => (0, zmq::Error::EAGAIN),
+        Error::Zmq { source, .. } => (0, source),
+        e => return e,
+    };
+    Error::PeerStopped {
+        endpoint: bound.to_string(),
+        done,
+        expected: cfg.count,
+        unit: "messages sent".into(),
+        timeout: cfg.timeout,
+        detail: format!(
+            " (the {} blocked: its receiver stopped taking messages; {e})",
+            cfg.send_kind.name()
+        ),
+    }
 }
 
 /// Runs the sender and the receiver on two threads of one context.
 pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
     let ctx = zmq::Context::new();
-    let (mut tx_sock, mut rx_sock, bound) = open_pair(&ctx, cfg)?;
     let done = Arc::new(AtomicBool::new(false));
     let (finished_tx, finished_rx) = mpsc::channel::<()>();
+    let Opened {
+        sender,
+        start,
+        mut rx_sock,
+        bound,
+    } = open_pair(&ctx, cfg, done.clone(), finished_rx)?;
     let idle = cfg.timeout.min(Duration::from_secs(1));
     let timeout = cfg.timeout;
-    let done_rx = done.clone();
     let receiver = std::thread::spawn(move || {
         let r = receive(
             &mut rx_sock,
@@ -163,7 +261,7 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
                 count: None,
                 timeout,
                 verbose: false,
-                sender_done: Some((&*done_rx, idle)),
+                sender_done: Some((&*done, idle)),
                 on_line: &mut |_| {},
                 on_wait: &mut |_| {},
             },
@@ -171,34 +269,14 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
         let _ = finished_tx.send(());
         r
     });
+    let _ = start.send(());
     let (count, size) = (cfg.count, cfg.size);
-    let sender = std::thread::spawn(move || {
-        let opened = crate::clock::now_ns();
-        let r = send_stream(
-            &mut tx_sock,
-            count,
-            size,
-            std::process::id(),
-            (opened, None),
-        );
-        done.store(true, Ordering::Release);
-        // The socket stays open until the receiver is done: no fast quit here.
-        let _ = finished_rx.recv_timeout(timeout * 2 + Duration::from_secs(1));
-        r
-    });
     let sent = sender.join().expect("sender thread");
     let received = receiver.join().expect("receiver thread")?;
-    let sent = sent.map_err(|(seq, e)| Error::PeerStopped {
-        endpoint: bound.clone(),
-        done: seq,
-        expected: count,
-        unit: "messages sent".into(),
-        timeout: cfg.timeout,
-        detail: format!(
-            " (the {} blocked: its receiver stopped taking messages; {e})",
-            cfg.send_kind.name()
-        ),
-    })?;
+    let send = sent
+        .map_err(|e| blocked(cfg, &bound, e))?
+        .send
+        .unwrap_or_default();
     if let Some(why) = received.protocol_error {
         return Err(Error::Protocol(why));
     }
@@ -206,7 +284,6 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
     let interrupted = received.ended == Ended::Interrupted;
     let loss = received.summary((!interrupted).then_some(cfg.count));
     let delivered = received.delivered();
-    let send = sent.throughput(size);
     Ok(SendRecvResult {
         command: "check_sendrecv",
         pattern: cfg.pattern.clone(),

@@ -36,7 +36,10 @@ use control::Here;
 pub(crate) use control::TestRunner;
 pub use control::{Control, END_DRAIN, STOP_POLL};
 pub(crate) use io::Io;
-pub(crate) use open::open_all;
+pub(crate) use open::{open_all, Opened};
+pub use source::{
+    opened_ns, quit_delay_ms, HOLD_MS, OPENED_TRAILER, START_DELAY_MS, TRAILER_END, TRAILER_QUIT_MS,
+};
 pub use spec::{EchoMode, HeaderUse, NodeSpec, Quit, RoleReport, SentFacts, SockPlan};
 pub use usage::{legacy_role_name, set_own_process, usage};
 pub(crate) use usage::{node_usage, placement, rss_kib};

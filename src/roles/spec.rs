@@ -160,6 +160,9 @@ pub enum Quit {
     /// Keep the socket until the runner's `stop` (up to the timeout), then close with
     /// linger 0.
     WaitForStop,
+    /// Keep the socket for its own `hold_ms` (PTMP's QUIT_DELAY_MS), or until the runner's
+    /// stop if that comes first, then close with the linger its options gave.
+    Hold,
 }
 
 /// How a role uses the measurement header.
@@ -265,6 +268,10 @@ pub struct RoleReport {
     /// receive waited (poll: `zmq_poll` calls after EAGAIN; timeout: calls timed out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_waits: Option<u64>,
+    /// Source with [`Quit::Hold`] over tcp or ipc: what its watch had seen when the hold
+    /// ended (on this thread only: a role run here, not sent over the control channel).
+    #[serde(skip)]
+    pub sightings: Option<crate::net::Sightings>,
 }
 
 impl NodeSpec {

@@ -5,6 +5,10 @@
 //! In open loop, message i is due at start + i / rate; its header carries the due time, so
 //! the sink's latency counts from when the message should have left (no coordinated
 //! omission), and the delay between due and actual send is recorded apart.
+//!
+//! PTMP's sender (check_send, check_sendrecv) is this role with a few of its own fields
+//! (`own`): a start delay, a hold before closing, and PTMP's trailer after the header
+//! (first.rs).
 
 use super::control::Control;
 use super::shape::Shape;
@@ -19,6 +23,26 @@ use crate::msg::RawMsg;
 use crate::net::Waiting;
 use crate::stats::{LatencyHistogram, Throughput};
 use crate::zmq;
+use first::{FirstFrame, HeaderOnly, Trailer};
+use std::time::{Duration, Instant};
+
+mod first;
+#[cfg(test)]
+mod tests;
+
+pub use first::{opened_ns, quit_delay_ms, TRAILER_END};
+
+/// The source's own field (in its spec's `own`): ms to sleep between the start and the
+/// first message (PTMP's START_DELAY_MS; a stop signal cuts it short).
+pub const START_DELAY_MS: &str = "start_delay_ms";
+/// The source's own field: ms to keep the socket after the last message under
+/// [`Quit::Hold`] (PTMP's QUIT_DELAY_MS), unless the runner's stop comes first.
+pub const HOLD_MS: &str = "hold_ms";
+/// The source's own field: present, every message carries PTMP's trailer after the header
+/// (the clock when the socket opened).
+pub const OPENED_TRAILER: &str = "opened_trailer";
+/// The source's own field: QUIT_DELAY_MS, written in the trailer's second part.
+pub const TRAILER_QUIT_MS: &str = "trailer_quit_ms";
 
 pub(super) fn run(
     ctx: &zmq::Context,
@@ -33,6 +57,7 @@ pub(super) fn run(
         return super::publisher::run_node(spec, t, ctl);
     }
     let mut opened = open_all(ctx, spec, ctl, spec.timeout())?;
+    let opened_ns = now_ns();
     let o = &mut opened[0];
     let wait = Waiting {
         endpoint: o.endpoint.as_str(),
@@ -45,72 +70,40 @@ pub(super) fn run(
     let s = &mut o.sock;
     let mut io = Io::new(spec.io, spec.timeout());
     ctl.wait_start(spec.timeout())?;
-    let subscription_wait_ns = wait_subscriptions(spec, &mut io, s, &wait)?;
-    let header = spec.size >= HEADER_LEN && spec.header != HeaderUse::Never;
-    let shape = shape_of(spec);
-    let first_len = spec.frames.first().copied().unwrap_or(spec.size);
-    let every = spec.stamp_every.max(1);
-    let mut m = RawMsg::new();
-    let interval_ns = spec.rate.map(|r| 1e9 / r);
-    // In open loop the warm-up keeps the schedule too: sent at once, it would fill a PUB's
-    // queue and make it drop the first measured messages.
-    let warm_start = now_ns();
-    for i in 0..spec.warmup {
-        if let Some(iv) = interval_ns {
-            wait_until(due_at(warm_start, i, iv));
-        }
-        m.reset_uninit(first_len)?;
-        if header {
-            let h = Header {
-                flags: FLAG_WARMUP,
-                stream_id: spec.stream_id,
-                sequence: i,
-                send_ns: 0,
-            };
-            m.write_array(&h.to_bytes());
-        }
-        send_one(&shape, &mut io, s, &mut m, i).map_err(|e| wait.error(e, 0, String::new()))?;
+    if let Some(&ms) = spec.own.get(START_DELAY_MS) {
+        sleep_unless_stopped(Duration::from_millis(ms));
     }
+    let subscription_wait_ns = wait_subscriptions(spec, &mut io, s, &wait)?;
+    let shape = shape_of(spec);
+    let mut m = RawMsg::new();
+    let mut stream = Stream::of(spec, &shape);
+    let warm_start = warm_up(&stream, &mut io, s, &mut m, &wait)?;
     let mut delay = LatencyHistogram::new();
-    // In a process of its own, the process's memory around the loop is the source's.
-    let own_process = placement() == "process";
-    let rss_before_kib = own_process.then(|| rss_kib().0);
+    let rss = RssAround::before();
     // The measured stream goes on with the warm-up's schedule: its first message is due one
     // interval after the last warm-up message.
-    let start = match interval_ns {
+    let start = match stream.interval_ns {
         Some(iv) if spec.warmup > 0 => due_at(warm_start, spec.warmup, iv),
         _ => now_ns(),
     };
-    let stream = Stream {
-        spec,
-        shape: &shape,
-        header,
-        first_len,
-        interval_ns,
-        start,
-        every,
+    stream.start = start;
+    let (sent, cut_short) = match trailer(spec, opened_ns) {
+        Some(t) => send_stream(&stream, &t, &mut io, s, &mut m, &mut delay, &wait)?,
+        None => send_stream(&stream, &HeaderOnly, &mut io, s, &mut m, &mut delay, &wait)?,
     };
-    let (sent, cut_short) = send_stream(&stream, &mut io, s, &mut m, &mut delay, &wait)?;
     let end = now_ns();
-    let (rss_after_kib, rss_peak_kib) = if own_process {
-        let (now, peak) = rss_kib();
-        (Some(now), Some(peak))
-    } else {
-        (None, None)
-    };
-    ctl.sent_with(SentFacts {
-        first_send_ns: Some(start),
-        last_send_ns: Some(end),
-        rss_before_kib,
-        rss_after_kib,
-        rss_peak_kib,
-    })?;
+    ctl.sent_with(rss.facts(start, end))?;
     let peer_closed = quit(spec, o.watch.as_ref(), &o.sock, ctl)?;
+    // What the watch saw by the time a held socket closes (PTMP's sender says from it
+    // whether a receiver was there).
+    let sightings = (spec.quit == Quit::Hold)
+        .then(|| o.watch.as_ref().map(|w| w.sightings()))
+        .flatten();
     Ok(RoleReport {
-        header,
+        header: stream.header,
         subscription_wait_ns,
         peer_closed,
-        send_delay: interval_ns.map(|_| delay),
+        send_delay: stream.interval_ns.map(|_| delay),
         cut_short,
         send: Some(Throughput {
             messages: sent,
@@ -120,8 +113,89 @@ pub(super) fn run(
         }),
         usage: Some(node_usage(spec)),
         io_waits: io.waits(),
+        sightings,
         ..Default::default()
     })
+}
+
+/// The warm-up messages, unmeasured; in open loop they keep the schedule too: sent at
+/// once, they would fill a PUB's queue and make it drop the first measured messages. The
+/// clock when the warm-up began (its schedule's base).
+fn warm_up(
+    st: &Stream,
+    io: &mut Io,
+    s: &mut zmq::Socket,
+    m: &mut RawMsg,
+    wait: &Waiting,
+) -> Result<u64> {
+    let warm_start = now_ns();
+    for i in 0..st.spec.warmup {
+        if let Some(iv) = st.interval_ns {
+            wait_until(due_at(warm_start, i, iv));
+        }
+        m.reset_uninit(st.first_len)?;
+        if st.header {
+            let h = Header {
+                flags: FLAG_WARMUP,
+                stream_id: st.spec.stream_id,
+                sequence: i,
+                send_ns: 0,
+            };
+            m.write_array(&h.to_bytes());
+        }
+        send_one(st.shape, io, s, m, i).map_err(|e| wait.error(e, 0, String::new()))?;
+    }
+    Ok(warm_start)
+}
+
+/// In a process of its own, the process's memory around the send loop is the source's:
+/// taken before it, and after it for the `sent` message.
+struct RssAround {
+    before_kib: Option<u64>,
+}
+
+impl RssAround {
+    fn before() -> Self {
+        RssAround {
+            before_kib: (placement() == "process").then(|| rss_kib().0),
+        }
+    }
+
+    /// What the source says with its `sent`: the loop's times, and the memory after it.
+    fn facts(&self, start: u64, end: u64) -> SentFacts {
+        let after = self.before_kib.map(|_| rss_kib());
+        SentFacts {
+            first_send_ns: Some(start),
+            last_send_ns: Some(end),
+            rss_before_kib: self.before_kib,
+            rss_after_kib: after.map(|(now, _)| now),
+            rss_peak_kib: after.map(|(_, peak)| peak),
+        }
+    }
+}
+
+/// PTMP's trailer, when the spec asks for it.
+fn trailer(spec: &NodeSpec, opened_ns: u64) -> Option<Trailer> {
+    spec.own.contains_key(OPENED_TRAILER).then(|| Trailer {
+        opened_ns,
+        quit_ms: spec
+            .own
+            .get(TRAILER_QUIT_MS)
+            .map(|&ms| u32::try_from(ms).unwrap_or(u32::MAX)),
+        size: spec.size,
+    })
+}
+
+/// Sleeps for `d`, or less when a stop signal comes (checked every 10 ms).
+pub(crate) fn sleep_unless_stopped(d: Duration) {
+    let until = Instant::now() + d;
+    while !crate::interrupt::interrupted() {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(10)));
+    }
 }
 
 /// What the measured send loop needs, set once before it.
@@ -135,12 +209,28 @@ struct Stream<'a> {
     every: u64,
 }
 
+impl<'a> Stream<'a> {
+    /// The stream of `spec` in `shape`; its start is set when the warm-up is over.
+    fn of(spec: &'a NodeSpec, shape: &'a Option<Shape>) -> Self {
+        Stream {
+            spec,
+            shape,
+            header: spec.size >= HEADER_LEN && spec.header != HeaderUse::Never,
+            first_len: spec.frames.first().copied().unwrap_or(spec.size),
+            interval_ns: spec.rate.map(|r| 1e9 / r),
+            start: 0,
+            every: spec.stamp_every.max(1),
+        }
+    }
+}
+
 /// The measured messages: each filled (its header time-stamped every `every` messages at
 /// full speed, or at its due time in open loop, whose lateness goes in `delay`) and sent.
 /// The messages sent, and why the loop ended early (a signal).
 #[inline(always)]
-fn send_stream(
+fn send_stream<W: FirstFrame>(
     st: &Stream,
+    first: &W,
     io: &mut Io,
     s: &mut zmq::Socket,
     m: &mut RawMsg,
@@ -184,13 +274,13 @@ fn send_stream(
                 sequence: i,
                 send_ns: stamp,
             };
-            m.write_array(&h.to_bytes());
+            first.write(m, &h);
         } else if let Some(iv) = st.interval_ns {
             let due = st.start + (i as f64 * iv) as u64;
             wait_until(due);
             delay.record(now_ns() - due);
         }
-        match send_one(st.shape, io, s, m, i) {
+        match send_msg::<W>(st.shape, io, s, m, i) {
             Ok(()) if stop => {
                 sent = i + 1;
                 cut_short = Some(super::sink::interrupted_after(sent, "messages sent"));
@@ -198,9 +288,10 @@ fn send_stream(
             }
             Ok(()) => {}
             // A signal that ends the run interrupted a blocked send: what left is the report.
+            // PTMP's sender gives this message, with the end mark, a last second to go.
             Err(zmq::Error::EINTR) if crate::interrupt::interrupted() => {
-                sent = i;
-                cut_short = Some(super::sink::interrupted_after(i, "messages sent"));
+                sent = i + first.last_try(s, m) as u64;
+                cut_short = Some(super::sink::interrupted_after(sent, "messages sent"));
                 break;
             }
             Err(e) => {
@@ -278,7 +369,58 @@ fn quit(
             }
             set_linger(s, 0)?
         }
+        // The hold runs in full even after a stop signal: it is how PTMP's sender closes
+        // (what its queue still holds reaches the receiver, the end mark with it).
+        Quit::Hold => {
+            let hold = Duration::from_millis(spec.own.get(HOLD_MS).copied().unwrap_or(0));
+            let until = Instant::now() + hold;
+            loop {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() || ctl.stop_requested() {
+                    break None;
+                }
+                std::thread::sleep(left.min(Duration::from_millis(10)));
+            }
+        }
     })
+}
+
+/// Sends one message; a source whose [`FirstFrame`] retries sends it again after a
+/// signal that is not a stop (the plain source's loop has no such test).
+#[inline(always)]
+fn send_msg<W: FirstFrame>(
+    shape: &Option<Shape>,
+    io: &mut Io,
+    s: &mut zmq::Socket,
+    m: &mut RawMsg,
+    seq: u64,
+) -> std::result::Result<(), zmq::Error> {
+    let r = send_one(shape, io, s, m, seq);
+    if W::RETRIES && r == Err(zmq::Error::EINTR) {
+        return resend(shape, io, s, m, seq);
+    }
+    r
+}
+
+/// A send a signal interrupted, tried again until it goes, fails otherwise, or a stop
+/// signal comes (EINTR then).
+#[cold]
+fn resend(
+    shape: &Option<Shape>,
+    io: &mut Io,
+    s: &mut zmq::Socket,
+    m: &mut RawMsg,
+    seq: u64,
+) -> std::result::Result<(), zmq::Error> {
+    loop {
+        if crate::interrupt::interrupted() {
+            return Err(zmq::Error::EINTR);
+        }
+        match send_one(shape, io, s, m, seq) {
+            Err(zmq::Error::EINTR) => {}
+            r => return r,
+        }
+    }
 }
 
 /// Sends one message: the frame the loop filled, or the whole shape around it.
@@ -316,65 +458,4 @@ pub(super) fn fill(p: &super::fill::Place, spec: &mut NodeSpec) -> Result<()> {
     }
     super::fill::set_shape(spec, shape);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::roles::{SockPlan, TestRunner};
-    use crate::topology::{Role, SocketType};
-    use std::sync::mpsc;
-    use std::time::Duration;
-
-    #[test]
-    fn a_paced_source_keeps_its_schedule_through_the_warm_up() {
-        let ctx = zmq::Context::new();
-        let plan = SockPlan {
-            kind: SocketType::Push,
-            bind: vec!["tcp://127.0.0.1:*".into()],
-            connect: Vec::new(),
-            options: Default::default(),
-        };
-        let mut spec = NodeSpec::single("src", Role::Source, plan, Duration::from_secs(5));
-        spec.size = 64;
-        spec.count = 20;
-        spec.warmup = 200;
-        spec.rate = Some(1000.0);
-        spec.quit = Quit::LingerZero;
-        let (tx, rx) = mpsc::channel();
-        let c2 = ctx.clone();
-        let t0 = now_ns();
-        let h = std::thread::spawn(move || run(&c2, &spec, &mut TestRunner::new(tx, true)));
-        let ep = rx.recv_timeout(Duration::from_secs(5)).unwrap();
-        let pull = ctx.socket(zmq::PULL).unwrap();
-        pull.set_linger(0).unwrap();
-        pull.set_rcvtimeo(5000).unwrap();
-        pull.connect(&ep).unwrap();
-        for _ in 0..220 {
-            pull.recv_bytes(0).expect("every message arrives");
-        }
-        let r = h.join().unwrap().unwrap();
-        let send = r.send.unwrap();
-        // 200 warm-up messages at 1 ms each are due before the first measured one (sent at
-        // once, the warm-up took a few ms).
-        assert!(
-            send.start_ns >= t0 + 199_000_000,
-            "the measured stream began {} ms after the start: the warm-up was not paced",
-            (send.start_ns - t0) / 1_000_000
-        );
-        // The measured messages keep the pace too, and none left before its time.
-        assert!(send.end_ns - send.start_ns >= 19_000_000);
-        assert_eq!(r.send_delay.unwrap().count(), 20);
-    }
-
-    #[test]
-    fn a_wait_never_ends_before_its_time() {
-        let mut due = now_ns();
-        for i in 0..200u64 {
-            // Gaps of 10 us (spun) and 2 ms (slept), in turn.
-            due += if i % 2 == 0 { 10_000 } else { 2_000_000 };
-            wait_until(due);
-            assert!(now_ns() >= due, "wait {i} ended early");
-        }
-    }
 }
