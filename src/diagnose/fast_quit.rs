@@ -7,13 +7,13 @@
 //! starts reading once the sender has queued everything (with linger 0: once it has
 //! closed), and the ledger shows what was lost at the end of the stream.
 
-use super::net;
 use super::sender::{self, Sender};
 use super::stream::{receive_until_quiet, Tally};
 use super::{cause, messages, ms, ns_to_ms, Config, FindingDraft, Part};
 use crate::endpoint::Transport;
 use crate::error::Result;
 use crate::model::{Finding, Severity, TimedGap};
+use crate::net::probe as net;
 use crate::roles::Quit;
 use crate::topology::SocketType;
 use crate::units::grouped;

@@ -13,7 +13,6 @@
 //! until it is done, with no high-water mark and then with libzmq's default of 1,000; the
 //! sender reports its resident memory before and after.
 
-use super::net::{self, SIZE};
 use super::sender::{self, figure, Sender};
 use super::stream::{receive_until_quiet, Tally};
 use super::{cause, messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
@@ -23,6 +22,7 @@ use crate::error::{zmq_err, Error, Result};
 use crate::header::FLAG_END;
 use crate::model::{Finding, Severity, TimedGap};
 use crate::msg::RawMsg;
+use crate::net::probe::{self as net, SIZE};
 use crate::roles::Quit;
 use crate::stats::LossSummary;
 use crate::topology::SocketType;

@@ -13,7 +13,6 @@ mod deep_queue;
 mod fast_quit;
 mod hwm;
 pub mod listen;
-mod net;
 mod sender;
 mod sender_stops;
 mod slow_joiner;

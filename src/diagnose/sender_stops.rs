@@ -7,7 +7,6 @@
 //! until the silence has lasted the whole timeout by its own clock, so the figure it
 //! reports is never below the timeout.
 
-use super::net::{self, SIZE};
 use super::stream::Tally;
 use super::{cause, messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
 use crate::clock::now_ns;
@@ -15,6 +14,7 @@ use crate::endpoint::Transport;
 use crate::error::{Error, Result};
 use crate::model::Finding;
 use crate::msg::RawMsg;
+use crate::net::probe::{self as net, SIZE};
 use crate::units::grouped;
 use crate::zmq;
 use std::sync::mpsc;

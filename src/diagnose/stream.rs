@@ -2,12 +2,12 @@
 //! messages arrived around each hole, so a finding can say when the loss happened as well
 //! as where in the stream it fell.
 
-use super::net;
 use crate::clock::now_ns;
 use crate::error::Result;
 use crate::header::{Header, FLAG_END, FLAG_WARMUP};
 use crate::model::TimedGap;
 use crate::msg::RawMsg;
+use crate::net::probe as net;
 use crate::stats::ledger::GAPS_LISTED;
 use crate::stats::{GapPosition, LossSummary, StreamLedger};
 use crate::zmq;

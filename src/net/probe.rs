@@ -1,13 +1,15 @@
-//! What the experiments' sockets share: they are opened by the one opener
-//! ([`crate::net::open_socket`]) with linger 0 and on fresh loopback endpoints, and carry
-//! measured messages (the measurement header with a sequence number and the send time).
+//! The probe sockets of `zmqperf diagnose`'s experiments that still run their own loops
+//! (slow joiner, high-water mark, fast quit, deep queue, the listener): opened by the one
+//! opener ([`crate::net::open_socket`]) with linger 0 and on fresh loopback endpoints, and
+//! carrying measured messages (the measurement header with a sequence number and the send
+//! time).
 
+use super::{apply_options, auto_endpoint, open_socket};
 use crate::clock::now_ns;
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_TIMESTAMP, HEADER_LEN};
 use crate::msg::RawMsg;
-use crate::net::{apply_options, auto_endpoint, open_socket};
 use crate::topology::{SocketOptions, SocketType};
 use crate::zmq;
 use std::time::Duration;
