@@ -1,0 +1,114 @@
+//! The experiments' nodes: the specs of the roles an experiment runs (a receiver bound to a
+//! fresh loopback endpoint, the sender of [`super::sender::spec`]), the control of a role run
+//! on one of the experiment's threads, and the holes of a role's ledger as a finding shows
+//! them (with the times around them, after the sender's first send).
+
+use crate::endpoint::Transport;
+use crate::error::{Error, Result};
+use crate::model::TimedGap;
+use crate::net::auto_endpoint;
+use crate::roles::{Control, NodeSpec, Role, RoleReport, SockPlan};
+use crate::stats::{GapPosition, LossSummary, Throughput};
+use crate::topology::{SocketOptions, SocketType};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The spec of a receiving node of `role` (a sink or a slow sink) on a `kind` socket bound
+/// to a fresh endpoint of `t`, with the options `options`, taking one stream (id 0) of
+/// `count` messages of `size` bytes; `timeout` is how long it waits in silence.
+pub(super) fn receiver(
+    role: Role,
+    kind: SocketType,
+    t: Transport,
+    options: SocketOptions,
+    (count, size): (u64, usize),
+    timeout: Duration,
+) -> NodeSpec {
+    let plan = SockPlan {
+        kind,
+        bind: vec![auto_endpoint(t)],
+        connect: Vec::new(),
+        options,
+    };
+    let mut s = NodeSpec::single("receiver", role, plan, timeout);
+    s.size = size;
+    s.streams = vec![(0, count)];
+    s.peer_label = Some("the experiment's sender".into());
+    s
+}
+
+/// The control of a role on one of the experiment's threads: the start is at once (the
+/// sockets are made before the other side is told the endpoint), and the stop comes when
+/// the experiment sets the flag.
+pub(super) struct Driven {
+    stop: Arc<AtomicBool>,
+}
+
+impl Driven {
+    /// A control whose stop is `stop`.
+    pub fn new(stop: Arc<AtomicBool>) -> Driven {
+        Driven { stop }
+    }
+}
+
+impl Control for Driven {
+    fn ready(&mut self, _endpoints: &[String]) -> Result<()> {
+        Ok(())
+    }
+
+    fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
+        Ok(())
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+}
+
+/// The report of a role run on a thread of the experiment.
+pub(super) fn joined(
+    h: std::thread::JoinHandle<Result<RoleReport>>,
+    what: &str,
+) -> Result<RoleReport> {
+    h.join()
+        .map_err(|_| Error::Internal(format!("the {what} thread panicked")))?
+}
+
+/// What a receiving role took: its delivered span (first and last arrival) and its ledger
+/// of a stream of `expected` messages.
+pub(super) fn taken(r: &RoleReport, expected: u64) -> (Throughput, LossSummary) {
+    let span = r.delivered.unwrap_or_default();
+    let loss = match &r.ledger {
+        Some(l) => l.summary(Some(expected)),
+        None => crate::stats::Ledger::new().summary(Some(expected)),
+    };
+    (span, loss)
+}
+
+/// The highest sequence number that arrived (the last arrives last on one connection).
+pub(super) fn highest_seq(loss: &LossSummary) -> Option<u64> {
+    (loss.received > 0).then(|| loss.expected.saturating_sub(1 + loss.lost_at_end))
+}
+
+/// The holes of `loss` with the arrival times a finding shows, ms after `origin_ns` (the
+/// sender's first send): after a hole at the start, the first arrival; before a hole at
+/// the end, the last; after one in the middle, the message that followed it.
+pub(super) fn timed_gaps(loss: &LossSummary, span: &Throughput, origin_ns: u64) -> Vec<TimedGap> {
+    let at = |ns: u64| super::ns_to_ms(ns.saturating_sub(origin_ns));
+    loss.gaps
+        .iter()
+        .map(|g| TimedGap {
+            first_seq: g.first_seq,
+            count: g.count,
+            position: g.position,
+            before_ms: (g.position == GapPosition::End && loss.received > 0)
+                .then(|| at(span.end_ns)),
+            after_ms: match g.position {
+                GapPosition::Start if loss.received > 0 => Some(at(span.start_ns)),
+                GapPosition::Middle => g.after_ns.map(|a| at(span.start_ns + a)),
+                _ => None,
+            },
+        })
+        .collect()
+}
