@@ -11,7 +11,7 @@ use crate::roles::{Control, NodeSpec, Role, RoleReport, SockPlan};
 use crate::stats::{GapPosition, LossSummary, Throughput};
 use crate::topology::{SocketOptions, SocketType};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 /// The spec of a receiving node of `role` (a sink or a slow sink) on a `kind` socket bound
@@ -25,6 +25,10 @@ pub(super) fn receiver(
     (count, size): (u64, usize),
     timeout: Duration,
 ) -> NodeSpec {
+    let mut options = options;
+    if kind == SocketType::Sub && options.subscribe.is_none() {
+        options.subscribe = Some(vec![String::new()]);
+    }
     let plan = SockPlan {
         kind,
         bind: vec![auto_endpoint(t)],
@@ -38,22 +42,37 @@ pub(super) fn receiver(
     s
 }
 
-/// The control of a role on one of the experiment's threads: the start is at once (the
-/// sockets are made before the other side is told the endpoint), and the stop comes when
-/// the experiment sets the flag.
+/// The control of a role on one of the experiment's threads: its first endpoint goes to
+/// the experiment (if it asked), the start is at once (the sockets are made before the
+/// other side is told the endpoint), and the stop comes when the experiment sets the flag.
 pub(super) struct Driven {
     stop: Arc<AtomicBool>,
+    endpoint: Option<mpsc::Sender<String>>,
 }
 
 impl Driven {
     /// A control whose stop is `stop`.
     pub fn new(stop: Arc<AtomicBool>) -> Driven {
-        Driven { stop }
+        Driven {
+            stop,
+            endpoint: None,
+        }
+    }
+
+    /// The same, sending the role's first bound endpoint on `endpoint` when it is ready.
+    pub fn telling(stop: Arc<AtomicBool>, endpoint: mpsc::Sender<String>) -> Driven {
+        Driven {
+            stop,
+            endpoint: Some(endpoint),
+        }
     }
 }
 
 impl Control for Driven {
-    fn ready(&mut self, _endpoints: &[String]) -> Result<()> {
+    fn ready(&mut self, endpoints: &[String]) -> Result<()> {
+        if let (Some(tx), Some(ep)) = (&self.endpoint, endpoints.first()) {
+            let _ = tx.send(ep.clone());
+        }
         Ok(())
     }
 
@@ -111,4 +130,14 @@ pub(super) fn timed_gaps(loss: &LossSummary, span: &Throughput, origin_ns: u64) 
             },
         })
         .collect()
+}
+
+/// Sets its flag when dropped: the stop of a role that must end however the experiment
+/// leaves.
+pub(super) struct StopOnDrop(pub Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
