@@ -48,6 +48,9 @@ pub(super) fn receiver(
 pub(super) struct Driven {
     stop: Arc<AtomicBool>,
     endpoint: Option<mpsc::Sender<String>>,
+    /// The start, when the experiment gives it later (a receiver that has not started
+    /// reading: its socket is bound but nothing reads it or handles its commands).
+    start: Option<(Arc<AtomicBool>, Duration)>,
 }
 
 impl Driven {
@@ -56,6 +59,7 @@ impl Driven {
         Driven {
             stop,
             endpoint: None,
+            start: None,
         }
     }
 
@@ -64,7 +68,14 @@ impl Driven {
         Driven {
             stop,
             endpoint: Some(endpoint),
+            start: None,
         }
+    }
+
+    /// The same, with the start held until `go` is set (or for at most `longest`).
+    pub fn held_until(mut self, go: Arc<AtomicBool>, longest: Duration) -> Driven {
+        self.start = Some((go, longest));
+        self
     }
 }
 
@@ -77,6 +88,12 @@ impl Control for Driven {
     }
 
     fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
+        if let Some((go, longest)) = &self.start {
+            let until = std::time::Instant::now() + *longest;
+            while !go.load(Ordering::Acquire) && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
         Ok(())
     }
 
