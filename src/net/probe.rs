@@ -1,6 +1,7 @@
 //! The probe sockets of `zmqperf diagnose`'s experiments that still run their own loops
-//! (slow joiner, high-water mark, fast quit, deep queue) and of its listener: opened by the
-//! one opener ([`crate::net::open_socket`]) with linger 0 and on fresh loopback endpoints, and
+//! (slow joiner, the high-water mark's drop or block, deep queue) and of its listener, and
+//! the options every experiment's sockets take (those on roles too): opened by the one
+//! opener ([`crate::net::open_socket`]) with linger 0 and on fresh loopback endpoints, and
 //! carrying measured messages (the measurement header with a sequence number and the send
 //! time).
 
