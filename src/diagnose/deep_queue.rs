@@ -9,7 +9,6 @@
 //! since both are threads of this process) and the consumer its latency (send time to
 //! receipt, one clock): by Little's law the latency is that depth / the consumer's rate.
 
-use super::net::{self, SIZE};
 use super::stream::Tally;
 use super::{cause, messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
 use crate::clock::now_ns;
@@ -18,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::header::FLAG_END;
 use crate::model::{Finding, Severity};
 use crate::msg::RawMsg;
+use crate::net::probe::{self as net, SIZE};
 use crate::units::grouped;
 use crate::zmq;
 use std::sync::atomic::{AtomicU64, Ordering};

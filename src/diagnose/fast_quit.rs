@@ -1,24 +1,28 @@
 //! Fast quit: a sender that exits right after its last send loses what is still queued.
 //!
-//! A sender process queues a stream of 1 KiB messages (its high-water mark is above the
-//! count, so every send returns at once) to a receiver in this process that has not
-//! started reading, then quits in one of three ways: ZMQ_LINGER=0, libzmq's default
+//! A sender process (the source role) queues a stream of 1 KiB messages (its high-water
+//! mark is above the count, so every send returns at once) to a receiver in this process
+//! (a sink role, held at its start) that has not started reading, then quits in one of three ways: ZMQ_LINGER=0, libzmq's default
 //! linger (infinite), or keeping its socket until the receiver hangs up. The receiver
 //! starts reading once the sender has queued everything (with linger 0: once it has
 //! closed), and the ledger shows what was lost at the end of the stream.
 
-use super::net;
+use super::nodes::{self, Driven, StopOnDrop};
 use super::sender::{self, Sender};
-use super::stream::{receive_until_quiet, Tally};
 use super::{cause, messages, ms, ns_to_ms, Config, FindingDraft, Part};
 use crate::endpoint::Transport;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::{Finding, Severity, TimedGap};
-use crate::roles::Quit;
+use crate::net::probe as net;
+use crate::roles::{self, Quit, Role, END_DRAIN};
+use crate::stats::{LossSummary, Throughput};
 use crate::topology::SocketType;
 use crate::units::grouped;
 use crate::zmq;
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::Instant;
 
 /// The socket pattern of the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +47,10 @@ const SIZE: usize = 1024;
 
 /// What one way of quitting cost.
 struct QuitRun {
-    sent: u64,
-    tally: Tally,
+    /// The receiver's ledger of the stream.
+    loss: LossSummary,
+    /// Its first and last arrival.
+    span: Throughput,
     /// The sender's first send, ns.
     origin_ns: u64,
     /// When the sender had closed its socket and terminated its context, ns.
@@ -53,11 +59,16 @@ struct QuitRun {
 
 impl QuitRun {
     fn lost(&self) -> u64 {
-        self.tally.summary(self.sent).lost
+        self.loss.lost
     }
 
     fn gaps(&self) -> Vec<TimedGap> {
-        self.tally.gaps(self.sent, self.origin_ns)
+        nodes::timed_gaps(&self.loss, &self.span, self.origin_ns)
+    }
+
+    /// The highest sequence number that arrived.
+    fn highest_seq(&self) -> Option<u64> {
+        nodes::highest_seq(&self.loss)
     }
 }
 
@@ -67,14 +78,34 @@ fn quit_run(cfg: &Config, t: Transport, p: Pattern, quit: Quit, n: u64) -> Resul
         Pattern::PushPull => (SocketType::Pull, SocketType::Push),
         Pattern::Pair => (SocketType::Pair, SocketType::Pair),
     };
-    let (mut rx, ep) = net::bind(
-        &ctx,
+    // Nothing more can come once the sender is gone and the line has been quiet.
+    let mut rx = nodes::receiver(
+        Role::Sink,
         rx_kind,
         t,
-        Duration::from_millis(50),
-        &net::options(None),
-    )?;
+        net::options(None),
+        (n, SIZE),
+        END_DRAIN,
+    );
+    // With linger 0 the end of the stream is lost: the receiver ends on the quiet line, with
+    // what arrived, however little.
+    rx.ends_itself = quit != Quit::LingerZero;
+    let go = Arc::new(AtomicBool::new(false));
+    let release = StopOnDrop(go.clone());
+    let (ep_tx, ep_rx) = mpsc::channel();
+    let mut ctl =
+        Driven::telling(Arc::new(AtomicBool::new(false)), ep_tx).held_until(go, cfg.timeout * 2);
+    let c = ctx.clone();
+    let receiver = thread::spawn(move || roles::run_node(&c, &rx, &mut ctl));
+    let Ok(ep) = ep_rx.recv_timeout(cfg.timeout) else {
+        drop(release);
+        nodes::joined(receiver, "receiving")?;
+        return Err(Error::Internal(
+            "the receiver never bound its socket".into(),
+        ));
+    };
     let sndhwm = (n + 1000).min(i32::MAX as u64) as i32;
+    let ep = crate::net::connect_endpoint(&ep);
     let spec = sender::spec(&ep, tx_kind, n, SIZE, sndhwm, quit, cfg.timeout);
     let deadline = Instant::now() + cfg.timeout * 2;
     let mut child = Sender::start(&cfg.exe, &spec, deadline)?;
@@ -84,16 +115,17 @@ fn quit_run(cfg: &Config, t: Transport, p: Pattern, quit: Quit, n: u64) -> Resul
         // Read only once the sender has closed: what it threw away is certain to be gone.
         closed_ns = child.report(deadline)?.closed_ns;
     }
-    // Nothing more can come once the sender is gone and the line has been quiet.
-    let tally = receive_until_quiet(&mut rx, deadline, crate::roles::END_DRAIN, || child.ended())?;
-    // Hang up: the sender that waits for its peer may now go.
-    drop(rx);
+    // The receiver starts reading; it hangs up when it ends, and the sender that waits for
+    // its peer may then go.
+    drop(release);
+    let taken = nodes::joined(receiver, "receiving")?;
     if closed_ns.is_none() {
         closed_ns = child.report(deadline).ok().and_then(|r| r.closed_ns);
     }
+    let (span, loss) = nodes::taken(&taken, n);
     Ok(QuitRun {
-        sent: n,
-        tally,
+        loss,
+        span,
         origin_ns: sender::figure(sent.first_send_ns, "its first send time")?,
         closed_ns,
     })
@@ -115,18 +147,16 @@ pub(super) fn run(cfg: &Config, t: Transport, p: Pattern) -> Result<Finding> {
     };
     let mut f = FindingDraft::new(&id, part, t);
     evidence(&mut f, p, n, [&zero, &default, &wait]);
-    let loss = zero.tally.summary(n);
+    let loss = zero.loss.clone();
     f.gaps = zero.gaps();
 
     let what = p.name();
-    let received_words = match zero.tally.highest_seq() {
+    let received_words = match zero.highest_seq() {
         Some(top) => format!(
             "the receiver got {} (through seq {}, the last at {})",
             grouped(loss.received),
             grouped(top),
-            ms(ns_to_ms(
-                zero.tally.last_ns().saturating_sub(zero.origin_ns)
-            ))
+            ms(ns_to_ms(zero.span.end_ns.saturating_sub(zero.origin_ns)))
         ),
         None => "the receiver got nothing".to_string(),
     };
@@ -202,7 +232,7 @@ pub(super) fn run(cfg: &Config, t: Transport, p: Pattern) -> Result<Finding> {
 
 /// The figures of the three ways of quitting: linger 0 in full, the others' losses.
 fn evidence(f: &mut FindingDraft, p: Pattern, n: u64, [zero, default, wait]: [&QuitRun; 3]) {
-    let loss = zero.tally.summary(n);
+    let loss = zero.loss.clone();
     f.put("messages", n);
     f.put("message_size", SIZE as u64);
     f.put(
@@ -217,11 +247,11 @@ fn evidence(f: &mut FindingDraft, p: Pattern, n: u64, [zero, default, wait]: [&Q
             ns_to_ms(c.saturating_sub(zero.origin_ns)),
         );
     }
-    if let Some(top) = zero.tally.highest_seq() {
+    if let Some(top) = zero.highest_seq() {
         f.put("linger0_last_seq", top);
         f.put(
             "linger0_last_arrival_ms",
-            ns_to_ms(zero.tally.last_ns().saturating_sub(zero.origin_ns)),
+            ns_to_ms(zero.span.end_ns.saturating_sub(zero.origin_ns)),
         );
     }
     f.put("default_linger_lost", default.lost());

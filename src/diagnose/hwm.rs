@@ -9,13 +9,14 @@
 //! Over tcp and ipc the kernel's socket buffers are made small, so the high-water mark,
 //! not the kernel, is what fills.
 //!
-//! Memory: a sender process publishes at full speed to a subscriber that reads nothing
-//! until it is done, with no high-water mark and then with libzmq's default of 1,000; the
-//! sender reports its resident memory before and after.
+//! Memory: a sender process (the source role) publishes at full speed to a subscriber that
+//! reads nothing until it is done (a slow sink role that holds after its first message until
+//! told), with no high-water mark and then with libzmq's default of 1,000; the sender
+//! reports its resident memory before and after.
 
-use super::net::{self, SIZE};
+use super::nodes;
 use super::sender::{self, figure, Sender};
-use super::stream::{receive_until_quiet, Tally};
+use super::stream::Tally;
 use super::{cause, messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
 use crate::clock::now_ns;
 use crate::endpoint::Transport;
@@ -23,13 +24,14 @@ use crate::error::{zmq_err, Error, Result};
 use crate::header::FLAG_END;
 use crate::model::{Finding, Severity, TimedGap};
 use crate::msg::RawMsg;
-use crate::roles::Quit;
+use crate::net::probe::{self as net, SIZE};
+use crate::roles::{self, Quit, Role};
 use crate::stats::LossSummary;
 use crate::topology::SocketType;
 use crate::units::grouped;
 use crate::zmq;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -370,15 +372,32 @@ struct MemoryRun {
 
 fn memory_run(cfg: &Config, t: Transport, hwm: i32, n: u64, size: usize) -> Result<MemoryRun> {
     let ctx = zmq::Context::new();
-    let (mut rx, ep) = net::bind(
-        &ctx,
+    // A slow sink (no work) that takes the connection and the subscription, then holds:
+    // it reads nothing more until the sender is done.
+    let mut rx = nodes::receiver(
+        Role::SlowSink,
         SocketType::Sub,
         t,
-        Duration::from_millis(100),
-        &net::options(None),
-    )?;
+        net::options(None),
+        (n, size),
+        cfg.timeout,
+    );
+    rx.hold_until_stop();
+    let stop = Arc::new(AtomicBool::new(false));
+    let release = nodes::StopOnDrop(stop.clone());
+    let (ep_tx, ep_rx) = mpsc::channel();
+    let mut ctl = nodes::Driven::telling(stop, ep_tx);
+    let c = ctx.clone();
+    let receiver = thread::spawn(move || roles::run_node(&c, &rx, &mut ctl));
+    let Ok(ep) = ep_rx.recv_timeout(cfg.timeout) else {
+        drop(release);
+        nodes::joined(receiver, "receiving")?;
+        return Err(Error::Internal(
+            "the receiver never bound its socket".into(),
+        ));
+    };
     let spec = sender::spec(
-        &ep,
+        &crate::net::connect_endpoint(&ep),
         SocketType::Xpub,
         n,
         size,
@@ -388,13 +407,10 @@ fn memory_run(cfg: &Config, t: Transport, hwm: i32, n: u64, size: usize) -> Resu
     );
     let deadline = Instant::now() + cfg.timeout * 2;
     let mut child = Sender::start(&cfg.exe, &spec, deadline)?;
-    // The subscriber takes nothing meanwhile, but handles its socket's commands, or the
-    // connection would not be attached and the subscription never sent.
-    let sent = child.sent(deadline, &mut || {
-        let _ = rx.get_events();
-    })?;
+    let sent = child.sent(deadline, &mut || {})?;
     // Only now does the subscriber read: everything it did not take was queued or dropped.
-    let tally = receive_until_quiet(&mut rx, deadline, crate::roles::END_DRAIN, || true)?;
+    drop(release);
+    let taken = nodes::joined(receiver, "receiving")?;
     child.stop();
     let _ = child.report(Instant::now() + cfg.timeout);
     let before = figure(sent.rss_before_kib, "its memory before sending")?;
@@ -402,7 +418,7 @@ fn memory_run(cfg: &Config, t: Transport, hwm: i32, n: u64, size: usize) -> Resu
     Ok(MemoryRun {
         rss_growth_kib: after.saturating_sub(before),
         rss_peak_kib: figure(sent.rss_peak_kib, "its peak memory")?,
-        lost: tally.summary(n).lost,
+        lost: nodes::taken(&taken, n).1.lost,
     })
 }
 

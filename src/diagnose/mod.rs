@@ -13,7 +13,7 @@ mod deep_queue;
 mod fast_quit;
 mod hwm;
 pub mod listen;
-mod net;
+mod nodes;
 mod sender;
 mod sender_stops;
 mod slow_joiner;

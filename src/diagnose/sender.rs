@@ -103,20 +103,6 @@ impl Sender {
         }
     }
 
-    /// Whether the sender has reported, that is, has closed its socket and terminated its
-    /// context (never blocks; a sender that died counts as ended).
-    pub fn ended(&mut self) -> bool {
-        while self.report.is_none() {
-            match self.node.try_next() {
-                Ok(Some(Event::Done(r))) => self.report = Some(*r),
-                Ok(Some(_)) => {}
-                Ok(None) => return false,
-                Err(e) => self.report = Some(Err(NodeFailure::failed("the sender process", &e))),
-            }
-        }
-        true
-    }
-
     /// Tells a sender whose quit is [`Quit::WaitForStop`] to close (ignored if it has gone).
     pub fn stop(&mut self) {
         let _ = self.node.send(ToNode::Stop { v: VERSION });

@@ -1,34 +1,43 @@
 //! Senders stop sending: the connection stays up, so only a receive timeout tells the
 //! receiver that its sender went quiet.
 //!
-//! A PUSH sender sends a short stream and then stops, keeping its socket open (a hung or
-//! paused process). The PULL receiver waits with a timeout (ZMQ_RCVTIMEO); when it expires
-//! the receiver reports how long it has been since the last message. It keeps waiting
-//! until the silence has lasted the whole timeout by its own clock, so the figure it
-//! reports is never below the timeout.
+//! A source role (PUSH) sends a short stream and then stops, keeping its socket open (a hung
+//! or paused process) until the experiment tells it to go. A sink role (PULL) takes the
+//! stream, not ending on its end mark but only on silence: when it has waited the timeout
+//! with nothing arriving, it gives up and reports what it took; how long it had been since
+//! the last message is the figure. Its wait counts from the last message, so the figure is
+//! never below the timeout.
 
-use super::net::{self, SIZE};
-use super::stream::Tally;
+use super::nodes::{self, Driven};
+use super::sender;
 use super::{cause, messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
 use crate::clock::now_ns;
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
 use crate::model::Finding;
-use crate::msg::RawMsg;
+use crate::net::connect_endpoint;
+use crate::net::probe::{self as net, SIZE};
+use crate::roles::{self, Quit, Role, RoleReport, STOP_POLL};
+use crate::stats::{LossSummary, Throughput};
+use crate::topology::SocketType;
 use crate::units::grouped;
 use crate::zmq;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
 /// What the receiver saw: the stream, and how long it had been silent when it gave up.
 struct Silence {
-    tally: Tally,
+    /// The receiver's ledger of the stream.
+    loss: LossSummary,
+    /// Its first and last arrival.
+    span: Throughput,
     /// The sender's first send, ns.
     origin: u64,
     /// From the last message's arrival to the moment the receiver gave up waiting, ns.
     silence_ns: u64,
-    /// Receive calls that timed out before the silence had lasted the timeout.
+    /// Receive slices that timed out before the silence had lasted the timeout.
     early_wakeups: u64,
 }
 
@@ -41,24 +50,24 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
     };
     let n: u64 = 1_000;
     let Silence {
-        tally,
+        loss,
+        span,
         origin,
         silence_ns,
         early_wakeups,
     } = measure(cfg, t, timeout, n)?;
     let mut f = FindingDraft::new(&format!("sender-stops/{t}"), Part::SenderStops, t);
-    let loss = tally.summary(n);
     f.put("sent", n);
     f.put_ledger("", &loss);
     f.put(
         "sockets",
         "PUSH -> PULL, sender silent with its socket open",
     );
-    let last_seq = tally.highest_seq().unwrap_or(0);
+    let last_seq = nodes::highest_seq(&loss).unwrap_or(0);
     f.put("last_seq", last_seq);
     f.put(
         "last_arrival_ms",
-        ns_to_ms(tally.last_ns().saturating_sub(origin)),
+        ns_to_ms(span.end_ns.saturating_sub(origin)),
     );
     f.put("timeout_ms", timeout.as_millis() as u64);
     f.put("silence_ms", ns_to_ms(silence_ns));
@@ -67,7 +76,7 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
         round3(ns_to_ms(silence_ns) - timeout.as_secs_f64() * 1000.0),
     );
     f.put("early_wakeups", early_wakeups);
-    f.gaps = tally.gaps(n, origin);
+    f.gaps = nodes::timed_gaps(&loss, &span, origin);
     let to = ms(timeout.as_secs_f64() * 1000.0);
     f.title = format!(
         "PUSH/PULL over {t}: the receiver noticed the silent sender after {} (timeout {to})",
@@ -105,61 +114,60 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
     Ok(f.finish())
 }
 
-/// Sends `n` messages, then keeps the socket open and silent; receives with `timeout` until
-/// the silence has lasted it.
+/// Sends `n` messages, then keeps the socket open and silent; receives until the silence
+/// has lasted `timeout`.
 fn measure(cfg: &Config, t: Transport, timeout: Duration, n: u64) -> Result<Silence> {
     let ctx = zmq::Context::new();
-    let (mut rx, mut tx) = net::push_pull(&ctx, t, timeout, cfg.timeout)?;
-    let (stop_tx, stop_rx) = mpsc::channel::<()>();
-    let hold = cfg.timeout + timeout;
-    let sender = thread::spawn(move || -> Result<u64> {
-        let origin = now_ns();
-        for seq in 0..n {
-            net::send(&mut tx, SIZE, seq, 0, 0)?.map_err(|e| Error::Zmq {
-                op: "sending".into(),
-                source: e,
-            })?;
-        }
-        // Silent, socket open, until the receiver has given up (or for at most `hold`).
-        let _ = stop_rx.recv_timeout(hold);
-        drop(tx);
-        Ok(origin)
+    let mut rx = nodes::receiver(
+        Role::Sink,
+        SocketType::Pull,
+        t,
+        net::options(Some(0)),
+        (n, SIZE),
+        timeout,
+    );
+    // It ends on the silence, not on the stream's end mark.
+    rx.ends_itself = false;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut source = None;
+    let taken = roles::run_here(&ctx, &rx, |endpoints| {
+        let spec = sender::spec(
+            &connect_endpoint(&endpoints[0]),
+            SocketType::Push,
+            n,
+            SIZE,
+            0,
+            // Silent, socket open, until the receiver has given up (or for at most the
+            // experiment's timeout).
+            Quit::WaitForStop,
+            cfg.timeout,
+        );
+        let (ctx, mut ctl) = (ctx.clone(), Driven::new(stop.clone()));
+        source = Some(thread::spawn(move || {
+            roles::run_node(&ctx, &spec, &mut ctl)
+        }));
     });
-    let mut tally = Tally::new();
-    let mut msg = RawMsg::new();
-    // Receive calls that timed out before the silence had lasted the timeout.
-    let mut early_wakeups = 0u64;
-    let limit = now_ns() + (cfg.timeout + timeout).as_nanos() as u64;
-    // From the last message's arrival to the moment the receiver gives up waiting, ns.
-    let silence_ns = loop {
-        if let Some(h) = net::recv(&mut rx, &mut msg)? {
-            tally.record_now(&h);
-            continue;
-        }
-        let now = now_ns();
-        if tally.first_ns().is_none() {
-            if now > limit {
-                let _ = stop_tx.send(());
-                return Err(Error::Protocol(format!(
-                    "the sender's first message did not arrive within {}",
-                    crate::error::fmt_duration(cfg.timeout + timeout)
-                )));
-            }
-            continue;
-        }
-        let quiet = now - tally.last_ns();
-        if quiet >= timeout.as_nanos() as u64 {
-            break quiet;
-        }
-        // The timeout counts from the call; make it count from the last message.
-        early_wakeups += 1;
-    };
-    let _ = stop_tx.send(());
-    let origin = sender
-        .join()
-        .map_err(|_| Error::Internal("the sending thread panicked".into()))??;
+    let gave_up = now_ns();
+    stop.store(true, Ordering::Release);
+    let sent: Option<RoleReport> = source.map(|h| nodes::joined(h, "sending")).transpose()?;
+    let taken = taken?;
+    let (span, loss) = nodes::taken(&taken, n);
+    if span.messages == 0 {
+        return Err(Error::Protocol(format!(
+            "the sender's first message did not arrive within {}",
+            crate::error::fmt_duration(timeout)
+        )));
+    }
+    let silence_ns = gave_up.saturating_sub(span.end_ns);
+    // The receiver waits in slices; those that passed quiet before the silence had lasted
+    // the timeout woke it early.
+    let early_wakeups = (silence_ns / STOP_POLL.as_nanos() as u64).saturating_sub(1);
+    let origin = sent
+        .and_then(|r| r.send)
+        .map_or(span.start_ns, |s| s.start_ns);
     Ok(Silence {
-        tally,
+        loss,
+        span,
         origin,
         silence_ns,
         early_wakeups,

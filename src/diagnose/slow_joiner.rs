@@ -15,7 +15,6 @@
 //! socket), and an XPUB that waits for the subscription. High-water marks are off (0) on
 //! both sides so that any loss is the slow joiner's.
 
-use super::net::{self, SIZE};
 use super::stream::Tally;
 use super::{cause, messages, ms, ns_to_ms, Config, FindingDraft, Part};
 use crate::clock::now_ns;
@@ -24,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::header::{FLAG_END, FLAG_WARMUP};
 use crate::model::{Finding, Severity};
 use crate::msg::RawMsg;
+use crate::net::probe::{self as net, SIZE};
 use crate::stats::LossSummary;
 use crate::topology::SocketType;
 use crate::units::grouped;

@@ -2,16 +2,11 @@
 //! messages arrived around each hole, so a finding can say when the loss happened as well
 //! as where in the stream it fell.
 
-use super::net;
 use crate::clock::now_ns;
-use crate::error::Result;
 use crate::header::{Header, FLAG_END, FLAG_WARMUP};
 use crate::model::TimedGap;
-use crate::msg::RawMsg;
 use crate::stats::ledger::GAPS_LISTED;
 use crate::stats::{GapPosition, LossSummary, StreamLedger};
-use crate::zmq;
-use std::time::{Duration, Instant};
 
 /// Most late arrivals remembered (a single connection delivers in order; this only bounds
 /// memory when a test feeds a shuffled stream).
@@ -172,33 +167,6 @@ impl Tally {
         out.truncate(GAPS_LISTED);
         out
     }
-}
-
-/// Receives a stream from `rx` (a socket with a short receive timeout) until its end
-/// mark, until `deadline`, or until nothing has arrived for `quiet` while `may_end` says
-/// nothing more can come (for example, the sender process has exited).
-pub fn receive_until_quiet(
-    rx: &mut zmq::Socket,
-    deadline: Instant,
-    quiet: Duration,
-    mut may_end: impl FnMut() -> bool,
-) -> Result<Tally> {
-    let mut tally = Tally::new();
-    let mut msg = RawMsg::new();
-    let mut quiet_since = Instant::now();
-    while Instant::now() < deadline {
-        match net::recv(rx, &mut msg)? {
-            Some(h) => {
-                quiet_since = Instant::now();
-                if tally.record_now(&h) {
-                    break;
-                }
-            }
-            None if quiet_since.elapsed() > quiet && may_end() => break,
-            None => {}
-        }
-    }
-    Ok(tally)
 }
 
 #[cfg(test)]

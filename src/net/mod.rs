@@ -7,6 +7,7 @@ use crate::zmq;
 pub mod iface;
 pub mod limits;
 mod options;
+pub mod probe;
 pub mod security;
 mod watch;
 

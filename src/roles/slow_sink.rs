@@ -6,6 +6,11 @@
 //! core busy, and a sleep would take at least the timer's slack (about 50 to 60 us on
 //! Linux) on top of what was asked, and give the core away. Everything else is the sink's:
 //! the same state, ledger, latency and end (the work follows each message's record).
+//!
+//! A slow sink may also hold after its first message until the runner's stop
+//! ([`NodeSpec::hold_until_stop`]): it has taken the connection and the subscription, and
+//! reads nothing more until told; that loop is a variant of its own, so the plain one does
+//! no extra work per message.
 
 use super::control::Control;
 use super::fill::Place;
@@ -13,6 +18,8 @@ use super::{NodeSpec, RoleReport};
 use crate::clock::now_ns;
 use crate::error::Result;
 use crate::zmq;
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
 
 /// The name of its own field, in the node and in its spec's `own`.
 const WORK_US: &str = "work_us";
@@ -26,17 +33,83 @@ pub(super) fn fill(p: &Place, spec: &mut NodeSpec) -> Result<()> {
     Ok(())
 }
 
-/// Runs the sink's loop with `work_us` of work after each message.
+/// Runs the sink's loop with `work_us` of work after each message (and, if it holds, the
+/// hold after the first).
 pub(super) fn run(
     ctx: &zmq::Context,
     spec: &NodeSpec,
     ctl: &mut dyn Control,
 ) -> Result<RoleReport> {
     let work_ns = spec.own.get(WORK_US).copied().unwrap_or(0) * 1000;
-    super::sink::run_with(ctx, spec, ctl, || {
-        let until = now_ns() + work_ns;
-        while now_ns() < until {
-            std::hint::spin_loop();
+    if spec.holds_until_stop() {
+        return run_holding(ctx, spec, ctl, work_ns);
+    }
+    super::sink::run_with(ctx, spec, ctl, || work(work_ns))
+}
+
+/// The work on one message: a spin of `ns` on the clock.
+#[inline(always)]
+fn work(ns: u64) {
+    let until = now_ns() + ns;
+    while now_ns() < until {
+        std::hint::spin_loop();
+    }
+}
+
+/// The loop of a slow sink that holds after its first message until the runner's stop
+/// (or for at most its timeout).
+fn run_holding(
+    ctx: &zmq::Context,
+    spec: &NodeSpec,
+    ctl: &mut dyn Control,
+    work_ns: u64,
+) -> Result<RoleReport> {
+    let ctl = RefCell::new(ctl);
+    let mut first = true;
+    let longest = spec.timeout();
+    let mut shared = Shared {
+        ctl: &ctl,
+        offsets: Vec::new(),
+    };
+    super::sink::run_with(ctx, spec, &mut shared, || {
+        if std::mem::take(&mut first) {
+            let until = Instant::now() + longest;
+            while !ctl.borrow_mut().stop_requested() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+            }
         }
+        work(work_ns);
     })
+}
+
+/// The control as the sink's loop and the hold share it.
+struct Shared<'a, 'c> {
+    ctl: &'a RefCell<&'c mut dyn Control>,
+    /// The send offsets the start gave.
+    offsets: Vec<(u32, i64)>,
+}
+
+impl Control for Shared<'_, '_> {
+    fn ready(&mut self, endpoints: &[String]) -> Result<()> {
+        self.ctl.borrow_mut().ready(endpoints)
+    }
+
+    fn wait_start(&mut self, timeout: Duration) -> Result<()> {
+        let mut c = self.ctl.borrow_mut();
+        c.wait_start(timeout)?;
+        self.offsets = c.send_offsets().to_vec();
+        Ok(())
+    }
+
+    fn sent_with(&mut self, facts: super::SentFacts) -> Result<()> {
+        self.ctl.borrow_mut().sent_with(facts)
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        self.ctl.borrow_mut().stop_requested()
+    }
+
+    fn send_offsets(&self) -> &[(u32, i64)] {
+        &self.offsets
+    }
 }

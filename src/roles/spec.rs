@@ -146,6 +146,9 @@ pub struct NodeSpec {
     pub own: BTreeMap<String, u64>,
 }
 
+/// The name of a slow sink's own setting that makes it hold after its first message.
+const HOLD_UNTIL_STOP: &str = "hold_until_stop";
+
 /// How a source ends once its last message has left (what `zmqperf diagnose` compares).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -337,6 +340,19 @@ impl NodeSpec {
             stream,
             timeout,
         )
+    }
+
+    /// A slow sink that holds after its first message until the runner's stop (or its
+    /// timeout), then reads on: a receiver that reads nothing until told, so that what it
+    /// has not taken builds up upstream (what `zmqperf diagnose` measures of a sender's
+    /// memory).
+    pub fn hold_until_stop(&mut self) {
+        self.own.insert(HOLD_UNTIL_STOP.to_string(), 1);
+    }
+
+    /// Whether this slow sink holds after its first message ([`NodeSpec::hold_until_stop`]).
+    pub fn holds_until_stop(&self) -> bool {
+        self.own.get(HOLD_UNTIL_STOP).is_some_and(|&v| v != 0)
     }
 
     /// The name of the peer for error messages, or `default`.

@@ -15,11 +15,11 @@ pub mod tally;
 pub use report::findings;
 
 use crate::clock::now_ns;
-use crate::endpoint::{Endpoint, Side};
+use crate::endpoint::Side;
 use crate::error::{zmq_err, Error, Result};
 use crate::header::Header;
-use crate::net::{apply_options, open_socket};
-use crate::topology::{SocketOptions, SocketType};
+use crate::net;
+use crate::topology::SocketType;
 use crate::zmq;
 use field::{FieldSpec, Read};
 use std::time::{Duration, Instant};
@@ -174,20 +174,20 @@ fn read(cfg: &ListenConfig, frames: &[Vec<u8>], seen: &mut Listening) -> Option<
     Some((stream, h))
 }
 
-/// Opens the listening socket: linger 0, the given receive high-water mark, a SUB
-/// subscribed to its prefix.
+/// Opens the listening socket (in net/: [`net::probe::listener`]).
 fn open(ctx: &zmq::Context, cfg: &ListenConfig) -> Result<(zmq::Socket, String)> {
-    let ep = Endpoint::parse(&cfg.endpoint, cfg.side)?;
-    let o = SocketOptions {
-        rcvhwm: cfg.rcvhwm,
-        linger: Some(0),
-        subscribe: (cfg.kind == SocketType::Sub).then(|| vec![cfg.subscribe.clone()]),
-        ..Default::default()
-    };
-    open_socket(ctx, cfg.kind.zmq(), &ep, cfg.side, POLL, |s| {
-        apply_options(s, cfg.kind, &o, cfg.side == Side::Bind)?;
-        crate::net::limit_message_size(s, cfg.max_size)
-    })
+    net::probe::listener(
+        ctx,
+        net::probe::Listener {
+            kind: cfg.kind,
+            endpoint: &cfg.endpoint,
+            side: cfg.side,
+            subscribe: &cfg.subscribe,
+            rcvhwm: cfg.rcvhwm,
+            max_size: cfg.max_size,
+        },
+        POLL,
+    )
 }
 
 /// Listens until the duration runs out, the count is reached or `stop()` says so (Ctrl-C),

@@ -1,13 +1,16 @@
-//! What the experiments' sockets share: they are opened by the one opener
-//! ([`crate::net::open_socket`]) with linger 0 and on fresh loopback endpoints, and carry
-//! measured messages (the measurement header with a sequence number and the send time).
+//! The probe sockets of `zmqperf diagnose`'s experiments that still run their own loops
+//! (slow joiner, the high-water mark's drop or block, deep queue) and of its listener, and
+//! the options every experiment's sockets take (those on roles too): opened by the one
+//! opener ([`crate::net::open_socket`]) with linger 0 and on fresh loopback endpoints, and
+//! carrying measured messages (the measurement header with a sequence number and the send
+//! time).
 
+use super::{apply_options, auto_endpoint, open_socket};
 use crate::clock::now_ns;
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_TIMESTAMP, HEADER_LEN};
 use crate::msg::RawMsg;
-use crate::net::{apply_options, auto_endpoint, open_socket};
 use crate::topology::{SocketOptions, SocketType};
 use crate::zmq;
 use std::time::Duration;
@@ -142,4 +145,38 @@ pub fn push_pull(
     let (rx, ep) = bind(ctx, SocketType::Pull, t, rx_timeout, &options(Some(0)))?;
     let tx = connect(ctx, SocketType::Push, &ep, tx_timeout, &options(Some(0)))?;
     Ok((rx, tx))
+}
+
+/// What `zmqperf diagnose --connect|--bind` listens with.
+#[derive(Debug, Clone, Copy)]
+pub struct Listener<'a> {
+    /// SUB or PULL.
+    pub kind: SocketType,
+    /// The endpoint as given.
+    pub endpoint: &'a str,
+    /// Connect to it or bind it.
+    pub side: Side,
+    /// A SUB's prefix.
+    pub subscribe: &'a str,
+    /// ZMQ_RCVHWM, if given.
+    pub rcvhwm: Option<i32>,
+    /// The largest message taken (ZMQ_MAXMSGSIZE).
+    pub max_size: usize,
+}
+
+/// Opens the listening socket: linger 0, the given receive high-water mark, a SUB
+/// subscribed to its prefix, receive timeout `poll`; with the endpoint bound or
+/// connected.
+pub fn listener(ctx: &zmq::Context, l: Listener, poll: Duration) -> Result<(zmq::Socket, String)> {
+    let ep = Endpoint::parse(l.endpoint, l.side)?;
+    let o = SocketOptions {
+        rcvhwm: l.rcvhwm,
+        linger: Some(0),
+        subscribe: (l.kind == SocketType::Sub).then(|| vec![l.subscribe.to_string()]),
+        ..Default::default()
+    };
+    open_socket(ctx, l.kind.zmq(), &ep, l.side, poll, |s| {
+        apply_options(s, l.kind, &o, l.side == Side::Bind)?;
+        super::limit_message_size(s, l.max_size)
+    })
 }
