@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::model::Finding;
 use crate::net::connect_endpoint;
 use crate::net::probe::{self as net, SIZE};
-use crate::roles::{self, Quit, Role, RoleReport, STOP_POLL};
+use crate::roles::{self, slice_for, Quit, Role, RoleReport};
 use crate::stats::{LossSummary, Throughput};
 use crate::topology::SocketType;
 use crate::units::grouped;
@@ -159,9 +159,10 @@ fn measure(cfg: &Config, t: Transport, timeout: Duration, n: u64) -> Result<Sile
         )));
     }
     let silence_ns = gave_up.saturating_sub(span.end_ns);
-    // The receiver waits in slices; those that passed quiet before the silence had lasted
-    // the timeout woke it early.
-    let early_wakeups = (silence_ns / STOP_POLL.as_nanos() as u64).saturating_sub(1);
+    // The receiver waits in slices (the sink's receive timeout, `slice_for(timeout)`);
+    // those that passed quiet before the silence had lasted the timeout woke it early.
+    let slice_ns = slice_for(timeout).as_nanos() as u64;
+    let early_wakeups = (silence_ns / slice_ns).saturating_sub(1);
     let origin = sent
         .and_then(|r| r.send)
         .map_or(span.start_ns, |s| s.start_ns);

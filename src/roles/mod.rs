@@ -43,7 +43,7 @@ pub use source::{
 pub use spec::{EchoMode, HeaderUse, NodeSpec, Quit, RoleReport, SentFacts, SockPlan};
 pub use usage::{legacy_role_name, set_own_process, usage};
 pub(crate) use usage::{node_usage, placement, rss_kib};
-pub(crate) use wait::{wait_until, Next, Patience};
+pub(crate) use wait::{slice_for, wait_until, Next, Patience};
 
 /// Runs a node on this thread; `on_ready` gets the endpoints bound before the run starts.
 pub fn run_here(

@@ -25,6 +25,8 @@ pub(crate) enum Next {
 /// stop between them; after the stop, drains until a slice passes with nothing.
 pub(crate) struct Patience {
     limit: Duration,
+    /// The socket's receive timeout: one slice of the wait.
+    step: Duration,
     idle: Duration,
     stopping: bool,
     /// When the current quiet spell began: the start of the first slice that timed out
@@ -42,11 +44,19 @@ impl Patience {
     pub fn new(limit: Duration) -> Self {
         Patience {
             limit,
+            step: STOP_POLL,
             idle: Duration::ZERO,
             stopping: false,
             quiet_since_ns: None,
             drain_after_signal: false,
         }
+    }
+
+    /// The same, for a socket whose receive timeout is `step` (see [`slice_for`]) instead
+    /// of [`STOP_POLL`].
+    pub fn in_steps_of(mut self, step: Duration) -> Self {
+        self.step = step;
+        self
     }
 
     /// The same, reading on after a stop signal until [`SIGNAL_DRAIN`] passes quiet.
@@ -83,7 +93,7 @@ impl Patience {
                     // The slice that just timed out began one slice ago, after the last
                     // message: no clock read per message on the hot path.
                     self.quiet_since_ns.get_or_insert_with(|| {
-                        now_ns().saturating_sub(STOP_POLL.as_nanos() as u64)
+                        now_ns().saturating_sub(self.step.as_nanos() as u64)
                     });
                     if crate::interrupt::interrupted() {
                         let quiet = self
@@ -101,7 +111,7 @@ impl Patience {
                         self.stopping = true;
                         continue;
                     }
-                    self.idle += STOP_POLL;
+                    self.idle += self.step;
                     if self.idle >= self.limit {
                         return Ok(Next::Idle);
                     }
@@ -122,6 +132,16 @@ impl Patience {
     pub fn quiet_since_ns(&self) -> Option<u64> {
         self.quiet_since_ns
     }
+}
+
+/// A receive timeout that divides `limit` into whole slices of at most [`STOP_POLL`], so
+/// that a role idle for `limit` notices it then, not at the next multiple of STOP_POLL
+/// (250 ms: 3 slices of 84 ms, not 300 ms); whole milliseconds, as ZMQ_RCVTIMEO takes,
+/// rounded up, so the slices end at most a millisecond per slice after `limit`.
+pub(crate) fn slice_for(limit: Duration) -> Duration {
+    let ms = limit.as_millis().max(1);
+    let n = ms.div_ceil(STOP_POLL.as_millis());
+    Duration::from_millis(ms.div_ceil(n) as u64)
 }
 
 /// The last stretch before a send time that is always spun, ns: a sleep never ends closer
@@ -188,4 +208,28 @@ fn first_pacing_on_this_thread() -> u64 {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
     }
     OVERSLEEP_START_NS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_add_up_to_the_limit() {
+        let ms = Duration::from_millis;
+        assert_eq!(slice_for(ms(250)), ms(84));
+        assert_eq!(slice_for(ms(100)), ms(100));
+        assert_eq!(slice_for(ms(30_000)), ms(100));
+        assert_eq!(slice_for(ms(40)), ms(40));
+        assert_eq!(slice_for(Duration::ZERO), ms(1));
+        for limit in [1u64, 99, 101, 250, 999, 1001, 30_050] {
+            let s = slice_for(ms(limit));
+            let step = s.as_millis() as u64;
+            // The slices a wait of `limit` takes, and how far past it they end: under one
+            // millisecond a slice (whole slices of STOP_POLL would end up to 99 ms late).
+            let n = limit.div_ceil(step);
+            assert!(s <= STOP_POLL, "{limit}: {s:?}");
+            assert!(n * step - limit < n, "{limit}: {n} x {step} ms");
+        }
+    }
 }

@@ -8,7 +8,7 @@
 use super::control::{Control, STOP_POLL};
 use super::eot::EotWatch;
 use super::shape::FIRST_FRAME_MIN;
-use super::{open_all, Io, Next, NodeSpec, Patience, RoleReport};
+use super::{open_all, slice_for, Io, Next, NodeSpec, Patience, RoleReport};
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
 use crate::msg::RawMsg;
@@ -37,7 +37,12 @@ pub(super) fn run_with(
     ctl: &mut dyn Control,
     mut work: impl FnMut(),
 ) -> Result<RoleReport> {
-    let mut opened = open_all(ctx, spec, ctl, STOP_POLL)?;
+    // Without a stream's channel to look at, the receive's slices add up to the timeout.
+    let step = match spec.eot {
+        Some(_) => STOP_POLL,
+        None => slice_for(spec.timeout()),
+    };
+    let mut opened = open_all(ctx, spec, ctl, step)?;
     let o = &mut opened[0];
     // A sink in a stream: its end comes on the stream's end-of-transmission channel.
     let eot = spec

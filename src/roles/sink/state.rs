@@ -4,7 +4,7 @@
 
 use super::super::eot::EotWatch;
 use super::super::shape::LogFilter;
-use super::super::{HeaderUse, Io, NodeSpec, Patience, STOP_POLL};
+use super::super::{slice_for, HeaderUse, Io, NodeSpec, Patience, STOP_POLL};
 use super::{check_frames, eot_done, interrupted_after};
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
@@ -131,7 +131,9 @@ impl<'a> SinkState<'a> {
             clocks,
             slice,
             at_once,
-            patience: Patience::new(slice).draining_after_signal(!at_once),
+            patience: Patience::new(slice)
+                .in_steps_of(slice_for(slice))
+                .draining_after_signal(!at_once),
             idle_total: Duration::ZERO,
             quiet_at: None,
             at_eot: None,
