@@ -8,8 +8,8 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::time::Duration;
-use zmqperf::compat::{self, EchoMode, LatConfig, Pattern, ThrConfig};
 use zmqperf::endpoint::{Endpoint, Side};
+use zmqperf::scenarios::compat::{self, EchoMode, LatConfig, Pattern, ThrConfig};
 
 const T: u64 = 60;
 

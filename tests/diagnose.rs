@@ -8,9 +8,9 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::PathBuf;
-use zmqperf::diagnose::{run_step, Config, Part, Step};
 use zmqperf::endpoint::Transport;
 use zmqperf::model::{Finding, Measure};
+use zmqperf::scenarios::diagnose::{run_step, Config, Part, Step};
 use zmqperf::stats::GapPosition;
 
 /// Seconds a single experiment may take under the watchdog.

@@ -342,7 +342,7 @@ fn bad_and_unreachable_endpoints() {
 #[test]
 fn more_subscribers_than_the_open_file_limit_allows_fail_before_starting() {
     with_watchdog(T, || {
-        let hard = zmqperf::fanout::limits::current().unwrap().hard;
+        let hard = zmqperf::scenarios::fanout::limits::current().unwrap().hard;
         if hard > 40_000 {
             eprintln!("hard open-file limit {hard}: too high to exceed in a test, skipped");
             return;

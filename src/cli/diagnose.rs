@@ -6,12 +6,12 @@
 use super::suite::DbArgs;
 use clap::Args;
 use std::time::Instant;
-use zmqperf::diagnose::{self, Config, Experiment, Observer, Step};
 use zmqperf::error::{Error, Result};
 use zmqperf::model::{Finding, RunStatus};
 use zmqperf::parse::parse_duration;
 use zmqperf::progress::StatusLine;
 use zmqperf::runner;
+use zmqperf::scenarios::diagnose::{self, Config, Experiment, Observer, Step};
 
 mod live;
 

@@ -5,10 +5,10 @@ use super::output::{list, DbArgs};
 use super::suite::Progress;
 use clap::Args;
 use zmqperf::error::{Error, Result};
-use zmqperf::matrix::{self, Shape, PATTERNS};
 use zmqperf::model::RunStatus;
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
 use zmqperf::runner::{self, plan as rplan, Settings};
+use zmqperf::scenarios::matrix::{self, Shape, PATTERNS};
 
 pub const EXAMPLES: &str = "\
 Examples:

@@ -8,8 +8,8 @@ use zmqperf::endpoint::Side;
 use zmqperf::error::{fmt_duration, Error, Result};
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
 use zmqperf::progress::StatusLine;
-use zmqperf::ptmp::{self, Ended, GapLine, WaitStatus, RECEIVING, SENDING};
 use zmqperf::report::{compat::json, ptmp as text};
+use zmqperf::scenarios::ptmp::{self, Ended, GapLine, WaitStatus, RECEIVING, SENDING};
 use zmqperf::units::grouped;
 use zmqperf::zmq;
 

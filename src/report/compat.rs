@@ -2,7 +2,7 @@
 //! keep working), the `--detail` block that may follow, and the `--json` envelope.
 
 use crate::clock::TimerCost;
-use crate::compat::{EchoResult, LatencyResult, ReceiverResult, SenderResult};
+use crate::scenarios::compat::{EchoResult, LatencyResult, ReceiverResult, SenderResult};
 use crate::stats::{LatencySummary, LossSummary, Throughput};
 use serde::Serialize;
 use std::fmt::Write;

@@ -3,7 +3,7 @@
 //! (each pair's figure over C-C's, with the 95% interval), in text, Markdown, HTML heat
 //! maps or JSON.
 
-use crate::matrix::{Cell, Grid, Matrix, Status};
+use crate::scenarios::matrix::{Cell, Grid, Matrix, Status};
 use crate::units::value;
 use std::fmt::Write;
 
@@ -68,7 +68,7 @@ fn title(g: &Grid) -> String {
 
 /// The baseline pair's name: C-C for the c peer.
 fn base_name(m: &Matrix) -> String {
-    if m.baseline == crate::matrix::BASELINE {
+    if m.baseline == crate::scenarios::matrix::BASELINE {
         "C-C".into()
     } else {
         format!("{0}-{0}", m.baseline)
@@ -349,7 +349,7 @@ pub fn json(m: &Matrix) -> String {
 mod tests {
     use super::*;
     use crate::endpoint::Transport;
-    use crate::matrix::Impl;
+    use crate::scenarios::matrix::Impl;
 
     fn cell(client: &str, server: &str, status: Status) -> Cell {
         Cell {

@@ -2,7 +2,7 @@
 //! line in PTMP's shape, then zmqperf's ledger and rates.
 
 use crate::error::fmt_duration;
-use crate::ptmp::{Ended, RecvResult, SendRecvResult, SendResult};
+use crate::scenarios::ptmp::{Ended, RecvResult, SendRecvResult, SendResult};
 use crate::stats::{LossSummary, Throughput};
 use crate::units::grouped;
 use std::time::Duration;

@@ -6,11 +6,11 @@ use super::{
     announce, curve_keys, echo_mode, endpoint, interrupted_after_print, print, security, timeout,
     with_network,
 };
-use zmqperf::compat::{self, EchoMode, LatConfig};
 use zmqperf::endpoint::Side;
 use zmqperf::error::{Error, Result};
 use zmqperf::parse::{parse_count, parse_size};
 use zmqperf::report::compat as out;
+use zmqperf::scenarios::compat::{self, EchoMode, LatConfig};
 use zmqperf::zmq;
 
 /// `zmqperf local_lat`.

@@ -14,11 +14,11 @@ pub(super) use thr::{inproc_thr, local_thr, remote_thr};
 
 use args::{Common, EchoOpts, PatternArg, SecurityOpts};
 use std::time::Duration;
-use zmqperf::compat::{EchoMode, Pattern};
 use zmqperf::endpoint::{Endpoint, Side, Transport};
 use zmqperf::error::{Error, Result};
 use zmqperf::net::security::{CurveKeys, Mechanism};
 use zmqperf::parse::parse_duration;
+use zmqperf::scenarios::compat::{EchoMode, Pattern};
 
 pub(super) fn endpoint(s: &str, side: Side, alternative: &str) -> Result<Endpoint> {
     let ep = Endpoint::parse(s, side)?;

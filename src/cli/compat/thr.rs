@@ -6,11 +6,11 @@ use super::{
     announce, caveat_if_short, curve_keys, endpoint, interrupted_after_print, pattern, print,
     security, timeout, with_network,
 };
-use zmqperf::compat::{self, ThrConfig};
 use zmqperf::endpoint::Side;
 use zmqperf::error::{Error, Result};
 use zmqperf::parse::{parse_count, parse_hwm, parse_size};
 use zmqperf::report::compat as out;
+use zmqperf::scenarios::compat::{self, ThrConfig};
 use zmqperf::zmq;
 
 /// The throughput options both sides share.

@@ -3,15 +3,15 @@
 //! the run: listen, record the findings, print them, exit with what was heard.
 
 use super::{DiagnoseArgs, MIN_TIMEOUT};
-use zmqperf::diagnose::listen::field::FieldSpec;
-use zmqperf::diagnose::listen::tally::Listening;
-use zmqperf::diagnose::listen::{self, EndedBy, ListenConfig, ListenObserver};
 use zmqperf::endpoint::{Endpoint, Side};
 use zmqperf::error::{Error, Result};
 use zmqperf::model::RunStatus;
 use zmqperf::parse::{parse_count, parse_duration};
 use zmqperf::progress::StatusLine;
 use zmqperf::runner;
+use zmqperf::scenarios::diagnose::listen::field::FieldSpec;
+use zmqperf::scenarios::diagnose::listen::tally::Listening;
+use zmqperf::scenarios::diagnose::listen::{self, EndedBy, ListenConfig, ListenObserver};
 use zmqperf::topology::SocketType;
 use zmqperf::units::grouped;
 

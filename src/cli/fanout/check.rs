@@ -6,9 +6,9 @@ use super::args::{Schedule, SpreadArgs};
 use std::time::Duration;
 use zmqperf::endpoint::{Endpoint, Side, Transport};
 use zmqperf::error::{Error, Result};
-use zmqperf::fanout::{self, PubConfig};
 use zmqperf::header::HEADER_LEN;
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
+use zmqperf::scenarios::fanout::{self, PubConfig};
 
 /// The longest interval between ticks, ms: a week.
 const MAX_INTERVAL_MS: u64 = 7 * 24 * 3600 * 1000;

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use zmqperf::endpoint::{Endpoint, Side, Transport};
 use zmqperf::error::{Error, Result};
-use zmqperf::fanout::{self, ClusterConfig, FanoutConfig, FanoutReport};
 use zmqperf::parse::{parse_duration, parse_hwm};
+use zmqperf::scenarios::fanout::{self, ClusterConfig, FanoutConfig, FanoutReport};
 
 fn note(line: String) {
     eprintln!("zmqperf: {line}");

@@ -2,7 +2,7 @@
 //! sockets side by side with their ratio, and the floor's processes.
 
 use super::{cpu, ms, percent, subscriber_lines};
-use crate::fanout::FanoutFloor;
+use crate::scenarios::fanout::FanoutFloor;
 use crate::units::grouped;
 use std::fmt::Write;
 

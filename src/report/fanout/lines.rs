@@ -2,10 +2,10 @@
 //! publisher's lines and the subscriber processes.
 
 use super::{counted, cpu, ms, rate};
-use crate::fanout::FanoutReport;
 use crate::report::first_middle_hole;
 use crate::roles::publisher::PubResult;
 use crate::roles::swarm::{StopReason, SubReport};
+use crate::scenarios::fanout::FanoutReport;
 use crate::units::grouped;
 use std::fmt::Write;
 
@@ -186,7 +186,7 @@ pub(super) fn subscriber_lines(
     out: &mut String,
     label: &str,
     connected: &str,
-    list: &[crate::fanout::ProcessSummary],
+    list: &[crate::scenarios::fanout::ProcessSummary],
 ) {
     for p in list {
         let _ = writeln!(

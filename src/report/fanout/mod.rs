@@ -9,7 +9,7 @@ mod side;
 #[cfg(test)]
 mod tests;
 
-use crate::fanout::{FanoutReport, ProcessUsage};
+use crate::scenarios::fanout::{FanoutReport, ProcessUsage};
 use crate::stats::{cause_of, GapPosition};
 use crate::units::grouped;
 use floor::floor_lines;

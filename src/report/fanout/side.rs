@@ -3,8 +3,8 @@
 //! first implementation, as text or as JSON.
 
 use super::text;
-use crate::fanout::FanoutReport;
 use crate::report::estimate::ratio_ci;
+use crate::scenarios::fanout::FanoutReport;
 use crate::stats::estimate;
 use crate::units::value;
 use std::fmt::Write;

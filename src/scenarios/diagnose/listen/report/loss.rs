@@ -3,9 +3,9 @@
 //! stopped (sender stopped, fast quit).
 
 use super::{span, View, STREAMS_LISTED};
-use crate::diagnose::listen::tally::Listening;
-use crate::diagnose::{cause, messages, ms, ns_to_ms};
 use crate::model::{Finding, Severity, TimedGap};
+use crate::scenarios::diagnose::listen::tally::Listening;
+use crate::scenarios::diagnose::{cause, messages, ms, ns_to_ms};
 use crate::stats::{Cause, GapPosition};
 use crate::units::grouped;
 

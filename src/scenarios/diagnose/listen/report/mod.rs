@@ -10,9 +10,9 @@ mod summary;
 mod unreadable;
 
 use super::{EndedBy, ListenConfig, Listened};
-use crate::diagnose::FindingDraft;
 use crate::endpoint::{Endpoint, Transport};
 use crate::model::{Finding, TimedGap};
+use crate::scenarios::diagnose::FindingDraft;
 use crate::stats::ledger::GAPS_LISTED;
 use crate::stats::{cause_of, Cause, Facts, GapPosition, LossSummary};
 use crate::units::grouped;

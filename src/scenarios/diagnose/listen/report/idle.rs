@@ -1,8 +1,8 @@
 //! The finding of a listen about silences: idle periods between two messages.
 
 use super::View;
-use crate::diagnose::{cause, ms, ns_to_ms};
 use crate::model::Finding;
+use crate::scenarios::diagnose::{cause, ms, ns_to_ms};
 use crate::units::grouped;
 
 /// Silences of at least the idle threshold between two messages.

@@ -2,9 +2,9 @@
 //! how the listen ended.
 
 use super::{View, EXPERIMENT, STREAMS_LISTED};
-use crate::diagnose::listen::EndedBy;
-use crate::diagnose::{messages, ms, ns_to_ms, round3, FindingDraft};
 use crate::model::{Finding, Severity};
+use crate::scenarios::diagnose::listen::EndedBy;
+use crate::scenarios::diagnose::{messages, ms, ns_to_ms, round3, FindingDraft};
 use crate::stats::LossSummary;
 use crate::units::grouped;
 

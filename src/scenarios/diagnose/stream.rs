@@ -112,7 +112,7 @@ impl Tally {
     /// The holes of a stream of `expected` messages with the arrival times around them,
     /// in ms after `origin_ns` (the sender's first send); at most 16.
     pub fn gaps(&self, expected: u64, origin_ns: u64) -> Vec<TimedGap> {
-        let at = |ns: u64| crate::diagnose::ns_to_ms(ns.saturating_sub(origin_ns));
+        let at = |ns: u64| crate::scenarios::diagnose::ns_to_ms(ns.saturating_sub(origin_ns));
         let mut out = Vec::new();
         let Some((top, top_ns)) = self.highest else {
             if expected > 0 {

@@ -1,9 +1,9 @@
 //! The finding of a listen about messages whose sequence number could not be read.
 
 use super::View;
-use crate::diagnose::listen::tally::Unreadable;
-use crate::diagnose::{cause, messages, FindingDraft};
 use crate::model::{Finding, Severity};
+use crate::scenarios::diagnose::listen::tally::Unreadable;
+use crate::scenarios::diagnose::{cause, messages, FindingDraft};
 use crate::units::grouped;
 
 /// Messages whose sequence number could not be read.

@@ -4,10 +4,10 @@
 //! latency when messages carry their send time, and the messages whose number could not
 //! be read.
 
-use crate::diagnose::stream::Tally;
 #[cfg(test)]
 use crate::header::FLAG_TIMESTAMP;
 use crate::header::{Header, FLAG_WARMUP};
+use crate::scenarios::diagnose::stream::Tally;
 use crate::stats::{LatencyHistogram, OneWay};
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -2,8 +2,8 @@
 //! sequence that went back to 0 (a publisher restart).
 
 use super::{View, STREAMS_LISTED};
-use crate::diagnose::{cause, messages};
 use crate::model::{Finding, Severity};
+use crate::scenarios::diagnose::{cause, messages};
 use crate::units::grouped;
 
 /// Numbers that arrived after a higher one.
