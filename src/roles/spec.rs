@@ -3,6 +3,7 @@
 //! mergeable report.
 
 use super::swarm;
+use crate::endpoint::{Endpoint, Side};
 use crate::model::RoleUsage;
 use crate::stats::{LatencyHistogram, Ledger, Throughput};
 use crate::topology::{IoMode, Role, SocketOptions, SocketType};
@@ -24,6 +25,22 @@ pub struct SockPlan {
 }
 
 impl SockPlan {
+    /// One socket of `kind` bound to `ep` or connected to it, with `options`: the socket of
+    /// a front-end's single node (a compatible command, a PTMP program).
+    pub fn single(kind: SocketType, ep: &Endpoint, side: Side, options: SocketOptions) -> SockPlan {
+        let e = vec![ep.as_str().to_string()];
+        let (bind, connect) = match side {
+            Side::Bind => (e, Vec::new()),
+            Side::Connect => (Vec::new(), e),
+        };
+        SockPlan {
+            kind,
+            bind,
+            connect,
+            options,
+        }
+    }
+
     /// Whether this is the socket of `spec` that waits for subscriptions: the one its
     /// role's descriptor names (a source's only socket, a proxy's sending side).
     pub fn publishes(&self, spec: &NodeSpec) -> bool {

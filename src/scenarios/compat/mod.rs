@@ -43,17 +43,7 @@ fn socket(
         options.curve_keys = (security == Mechanism::Curve)
             .then(|| keys.cloned().unwrap_or_else(CurveKeys::libzmq_perf_tools));
     }
-    let e = vec![ep.as_str().to_string()];
-    let (bind, connect) = match side {
-        Side::Bind => (e, Vec::new()),
-        Side::Connect => (Vec::new(), e),
-    };
-    SockPlan {
-        kind,
-        bind,
-        connect,
-        options,
-    }
+    SockPlan::single(kind, ep, side, options)
 }
 
 /// The endpoint to report: the one bound (with the real port), or the one connected to.

@@ -11,17 +11,16 @@ use super::nodes::{self, Driven, StopOnDrop};
 use super::sender::{self, Sender};
 use super::{cause, messages, ms, ns_to_ms, Config, FindingDraft, Part};
 use crate::endpoint::Transport;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::{Finding, Severity, TimedGap};
 use crate::net::probe as net;
-use crate::roles::{self, Quit, Role, END_DRAIN};
+use crate::roles::{Quit, Role, END_DRAIN};
 use crate::stats::{LossSummary, Throughput};
 use crate::topology::SocketType;
 use crate::units::grouped;
 use crate::zmq;
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
-use std::thread;
 use std::time::Instant;
 
 /// The socket pattern of the stream.
@@ -93,17 +92,10 @@ fn quit_run(cfg: &Config, t: Transport, p: Pattern, quit: Quit, n: u64) -> Resul
     let go = Arc::new(AtomicBool::new(false));
     let release = StopOnDrop(go.clone());
     let (ep_tx, ep_rx) = mpsc::channel();
-    let mut ctl =
+    let ctl =
         Driven::telling(Arc::new(AtomicBool::new(false)), ep_tx).held_until(go, cfg.timeout * 2);
-    let c = ctx.clone();
-    let receiver = thread::spawn(move || roles::run_node(&c, &rx, &mut ctl));
-    let Ok(ep) = ep_rx.recv_timeout(cfg.timeout) else {
-        drop(release);
-        nodes::joined(receiver, "receiving")?;
-        return Err(Error::Internal(
-            "the receiver never bound its socket".into(),
-        ));
-    };
+    let (receiver, ep, release) =
+        nodes::start_receiver(&ctx, rx, ctl, ep_rx, release, cfg.timeout)?;
     let sndhwm = (n + 1000).min(i32::MAX as u64) as i32;
     let ep = crate::net::connect_endpoint(&ep);
     let spec = sender::spec(&ep, tx_kind, n, SIZE, sndhwm, quit, cfg.timeout);

@@ -25,7 +25,7 @@ use crate::header::FLAG_END;
 use crate::model::{Finding, Severity, TimedGap};
 use crate::msg::RawMsg;
 use crate::net::probe::{self as net, SIZE};
-use crate::roles::{self, Quit, Role};
+use crate::roles::{Quit, Role};
 use crate::stats::LossSummary;
 use crate::topology::SocketType;
 use crate::units::grouped;
@@ -386,16 +386,9 @@ fn memory_run(cfg: &Config, t: Transport, hwm: i32, n: u64, size: usize) -> Resu
     let stop = Arc::new(AtomicBool::new(false));
     let release = nodes::StopOnDrop(stop.clone());
     let (ep_tx, ep_rx) = mpsc::channel();
-    let mut ctl = nodes::Driven::telling(stop, ep_tx);
-    let c = ctx.clone();
-    let receiver = thread::spawn(move || roles::run_node(&c, &rx, &mut ctl));
-    let Ok(ep) = ep_rx.recv_timeout(cfg.timeout) else {
-        drop(release);
-        nodes::joined(receiver, "receiving")?;
-        return Err(Error::Internal(
-            "the receiver never bound its socket".into(),
-        ));
-    };
+    let ctl = nodes::Driven::telling(stop, ep_tx);
+    let (receiver, ep, release) =
+        nodes::start_receiver(&ctx, rx, ctl, ep_rx, release, cfg.timeout)?;
     let spec = sender::spec(
         &crate::net::connect_endpoint(&ep),
         SocketType::Xpub,

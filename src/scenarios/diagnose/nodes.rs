@@ -10,6 +10,7 @@ use crate::net::auto_endpoint;
 use crate::roles::{Control, NodeSpec, Role, RoleReport, SockPlan};
 use crate::stats::{GapPosition, LossSummary, Throughput};
 use crate::topology::{SocketOptions, SocketType};
+use crate::zmq;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -110,6 +111,34 @@ pub(super) fn joined(
     h.join()
         .map_err(|_| Error::Internal(format!("the {what} thread panicked")))?
 }
+
+/// A receiving node started on its own thread under `ctl` (which tells the endpoint it
+/// bound on `bound`): its thread and that endpoint. A receiver that has not bound within
+/// `timeout` is let go (`release` dropped) and joined, and that is the error.
+pub(super) fn start_receiver(
+    ctx: &zmq::Context,
+    rx: NodeSpec,
+    mut ctl: Driven,
+    bound: mpsc::Receiver<String>,
+    release: StopOnDrop,
+    timeout: Duration,
+) -> Result<(Receiver, String, StopOnDrop)> {
+    let c = ctx.clone();
+    let receiver = std::thread::spawn(move || crate::roles::run_node(&c, &rx, &mut ctl));
+    match bound.recv_timeout(timeout) {
+        Ok(ep) => Ok((receiver, ep, release)),
+        Err(_) => {
+            drop(release);
+            joined(receiver, "receiving")?;
+            Err(Error::Internal(
+                "the receiver never bound its socket".into(),
+            ))
+        }
+    }
+}
+
+/// The thread of a receiving node.
+pub(super) type Receiver = std::thread::JoinHandle<Result<RoleReport>>;
 
 /// What a receiving role took: its delivered span (first and last arrival) and its ledger
 /// of a stream of `expected` messages.

@@ -202,17 +202,7 @@ pub(crate) fn czmq_options(kind: SocketType, side: Side) -> SocketOptions {
 /// The one socket of a PTMP command: `kind` bound to `ep` or connected to it, with
 /// czmq's options.
 pub(crate) fn plan(kind: SocketType, ep: &Endpoint, side: Side) -> SockPlan {
-    let e = vec![ep.as_str().to_string()];
-    let (bind, connect) = match side {
-        Side::Bind => (e, Vec::new()),
-        Side::Connect => (Vec::new(), e),
-    };
-    SockPlan {
-        kind,
-        bind,
-        connect,
-        options: czmq_options(kind, side),
-    }
+    SockPlan::single(kind, ep, side, czmq_options(kind, side))
 }
 
 /// The control of a socket opened by the roles' opener outside a role's run: nothing to
