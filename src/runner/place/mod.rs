@@ -48,6 +48,9 @@ pub trait Placed {
     fn wait_event(&mut self, until: Instant) -> Result<Option<Event>>;
     /// Ends it at once (a child process by its own handle).
     fn kill(&mut self);
+    /// Puts back an event taken early (the report [`own_failure`] read to explain a failed
+    /// send): the next call of `next`, `try_next` or `wait_event` hands it out first.
+    fn keep(&mut self, ev: Event);
     /// What a source said with its `sent` (send times on the runner's clock; in a process
     /// of its own, its memory), once [`Event::Sent`] has been handed out; None before, or
     /// from other roles.
@@ -83,20 +86,93 @@ pub const OVERRAN: &str =
 /// Why a node could not be told something: a node that has ended (its own timeout, an
 /// error of its own) closed its end of the control channel, and what it said as it ended
 /// is the cause, not the broken pipe. Waits briefly for its last words; `fallback` when it
-/// said none.
+/// said none. The report read is put back ([`Placed::keep`]): a node that ended by itself
+/// just before it was told to stop still hands its report to the wait for it.
 fn own_failure(node: &mut dyn Placed, fallback: Error) -> Error {
     let until = Instant::now() + Duration::from_secs(2);
     loop {
         match node.wait_event(until) {
             Ok(Some(Event::Done(r))) => {
-                return match *r {
-                    Err(f) => f.into(),
+                let e = match &*r {
+                    Err(f) => f.clone().into(),
                     Ok(_) => fallback,
-                }
+                };
+                node.keep(Event::Done(r));
+                return e;
             }
             Ok(Some(_)) => continue,
             Ok(None) => return fallback,
             Err(died) => return died,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// A node whose control channel is closed (it ended by itself) and whose events are
+    /// `events`: what a thread or a process that finished a moment ago looks like.
+    struct Ended {
+        events: VecDeque<Event>,
+        kept: Option<Event>,
+    }
+
+    impl Placed for Ended {
+        fn name(&self) -> &str {
+            "node sink"
+        }
+        fn send(&mut self, _m: ToNode) -> Result<()> {
+            let ended = Error::Internal("its thread has ended".into());
+            Err(own_failure(self, ended))
+        }
+        fn next(&mut self, _deadline: Instant) -> Result<Event> {
+            self.wait_event(Instant::now())?
+                .ok_or_else(|| Error::Internal("died: its thread ended without a report".into()))
+        }
+        fn try_next(&mut self) -> Result<Option<Event>> {
+            self.wait_event(Instant::now())
+        }
+        fn wait_event(&mut self, _until: Instant) -> Result<Option<Event>> {
+            Ok(self.kept.take().or_else(|| self.events.pop_front()))
+        }
+        fn kill(&mut self) {}
+        fn keep(&mut self, ev: Event) {
+            self.kept = Some(ev);
+        }
+    }
+
+    #[test]
+    fn a_stop_sent_to_a_node_that_just_ended_leaves_its_report_to_the_wait() {
+        let report = RoleReport {
+            forwarded: Some(7),
+            ..Default::default()
+        };
+        let mut node = Ended {
+            events: VecDeque::from([Event::Done(Box::new(Ok(report)))]),
+            kept: None,
+        };
+        // The stop cannot be told (the node has ended): that send fails, as before...
+        let e = node.send(ToNode::Stop { v: 2 }).unwrap_err();
+        assert!(e.to_string().contains("its thread has ended"), "{e}");
+        // ...and the report it read to explain that is still there for the wait (it was
+        // thrown away, and the case failed with "its thread ended without a report").
+        match node.next(Instant::now()).unwrap() {
+            Event::Done(r) => assert_eq!(r.unwrap().forwarded, Some(7)),
+            _ => panic!("not the report"),
+        }
+        // A node that failed: the send says its own failure, and the wait gets it too.
+        let failure = NodeFailure::lost("node sink", "its socket closed");
+        let mut node = Ended {
+            events: VecDeque::from([Event::Done(Box::new(Err(failure.clone())))]),
+            kept: None,
+        };
+        let e = node.send(ToNode::Stop { v: 2 }).unwrap_err();
+        assert!(e.to_string().contains("its socket closed"), "{e}");
+        match node.next(Instant::now()).unwrap() {
+            Event::Done(r) => assert_eq!(r.unwrap_err(), failure),
+            _ => panic!("not the failure"),
         }
     }
 }

@@ -70,6 +70,8 @@ pub(super) struct InProcess {
     clock: Option<ClockEstimate>,
     /// Whether it has ended (report or failure) and was let go.
     finished: bool,
+    /// An event taken early and put back ([`Placed::keep`]).
+    kept: Option<Event>,
 }
 
 impl InProcess {
@@ -92,6 +94,7 @@ impl InProcess {
             clock_before: None,
             clock: None,
             finished: false,
+            kept: None,
         }
     }
 
@@ -414,6 +417,9 @@ impl Placed for InProcess {
     }
 
     fn wait_event(&mut self, until: Instant) -> Result<Option<Event>> {
+        if let Some(ev) = self.kept.take() {
+            return Ok(Some(ev));
+        }
         if let Some(s) = self.silence().filter(|s| *s > SILENCE) {
             return Err(self.gone(s));
         }
@@ -430,6 +436,9 @@ impl Placed for InProcess {
     }
 
     fn try_next(&mut self) -> Result<Option<Event>> {
+        if let Some(ev) = self.kept.take() {
+            return Ok(Some(ev));
+        }
         if let Some(s) = self.silence().filter(|s| *s > SILENCE) {
             return Err(self.gone(s));
         }
@@ -450,6 +459,10 @@ impl Placed for InProcess {
         if alive && !self.finished {
             self.stop_remote();
         }
+    }
+
+    fn keep(&mut self, ev: Event) {
+        self.kept = Some(ev);
     }
 
     fn sent_facts(&self) -> Option<SentFacts> {

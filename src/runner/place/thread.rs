@@ -35,6 +35,8 @@ fn try_recv(events: &Receiver<Event>) -> std::result::Result<Option<Event>, ()> 
 /// A node on a thread of this process.
 struct OnThread {
     name: String,
+    /// An event taken early and put back ([`Placed::keep`]).
+    kept: Option<Event>,
     events: Receiver<Event>,
     control: Sender<ToNode>,
     sent: SentSlot,
@@ -57,10 +59,16 @@ impl Placed for OnThread {
     }
 
     fn next(&mut self, deadline: Instant) -> Result<Event> {
+        if let Some(ev) = self.kept.take() {
+            return Ok(ev);
+        }
         recv(&self.events, &self.name, deadline)?.ok_or_else(|| thread_died(&self.name))
     }
 
     fn wait_event(&mut self, until: Instant) -> Result<Option<Event>> {
+        if let Some(ev) = self.kept.take() {
+            return Ok(Some(ev));
+        }
         let left = until.saturating_duration_since(Instant::now());
         match self.events.recv_timeout(left) {
             Ok(ev) => Ok(Some(ev)),
@@ -70,11 +78,18 @@ impl Placed for OnThread {
     }
 
     fn try_next(&mut self) -> Result<Option<Event>> {
+        if let Some(ev) = self.kept.take() {
+            return Ok(Some(ev));
+        }
         try_recv(&self.events).map_err(|_| thread_died(&self.name))
     }
 
     fn kill(&mut self) {
         // A thread cannot be stopped from outside; its sockets' timeouts end it.
+    }
+
+    fn keep(&mut self, ev: Event) {
+        self.kept = Some(ev);
     }
 
     fn sent_facts(&self) -> Option<SentFacts> {
@@ -148,6 +163,7 @@ pub fn on_thread(ctx: &zmq::Context, spec: NodeSpec) -> Box<dyn Placed> {
     });
     Box::new(OnThread {
         name,
+        kept: None,
         events: erx,
         control: ctx_tx,
         sent,
