@@ -67,7 +67,7 @@ impl Patience {
 
     /// Receives into `msg` the role's way (`io`, one slice at a time); zmq errors other
     /// than a timeout are returned.
-    #[inline]
+    #[inline(always)]
     pub fn recv(
         &mut self,
         msg: &mut RawMsg,

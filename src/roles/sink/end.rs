@@ -58,6 +58,7 @@ impl SinkState<'_> {
     /// time adds up.
     fn on_idle_in_stream(&mut self, wait: &Waiting) -> Result<Then> {
         let (spec, received) = (self.spec, self.received);
+        self.fresh_quiet();
         let w = self.eot.as_mut().expect("checked");
         w.poll();
         self.idle_total += self.patience.idle();
@@ -131,6 +132,7 @@ impl SinkState<'_> {
     /// The report: the ledger, the latency of each stream, and the delivered rate over the
     /// time messages were arriving.
     pub fn finish(mut self) -> RoleReport {
+        self.fresh_quiet();
         let spec = self.spec;
         let received = self.received;
         self.progress.finish();

@@ -60,6 +60,9 @@ pub(super) struct SinkState<'a> {
     /// (each starts a new Patience): the end of its rate is the last arrival, not the
     /// moment the end of transmission was read.
     pub(super) quiet_at: Option<u64>,
+    /// `seen` when `idle_total` and `quiet_at` began to add up: a message since makes them
+    /// stale (reset on the cold path, [`SinkState::fresh_quiet`], not for every message).
+    pub(super) quiet_mark: u64,
     /// Messages received when the end of transmission had covered every flow.
     pub(super) at_eot: Option<u64>,
     pub(super) io: Io,
@@ -136,6 +139,7 @@ impl<'a> SinkState<'a> {
                 .draining_after_signal(!at_once),
             idle_total: Duration::ZERO,
             quiet_at: None,
+            quiet_mark: 0,
             at_eot: None,
             io: Io::new(spec.io, spec.timeout()),
             ends: 0,
@@ -162,16 +166,28 @@ impl<'a> SinkState<'a> {
         self.cut_short = Some(interrupted_after(self.received, "messages"));
     }
 
-    /// A message arrived (its first frame in `id` on a ROUTER, else in `msg`): the rest of
-    /// its frames are read, it is checked and recorded, and the sink ends once everything
-    /// it expects has come.
+    /// The idle time and quiet spell added up since the last message: reset when a
+    /// message came after they began.
+    pub(super) fn fresh_quiet(&mut self) {
+        if self.quiet_mark != self.seen {
+            self.idle_total = Duration::ZERO;
+            self.quiet_at = None;
+            self.quiet_mark = self.seen;
+        }
+    }
+
+    /// A message arrived (its first frame in `id` on a ROUTER (`ROUTED`, the same as
+    /// `self.routed`), else in `msg`): the rest of its frames are read, it is checked and
+    /// recorded, and the sink ends once everything it expects has come.
     #[inline]
-    pub fn on_message(&mut self, s: &mut zmq::Socket, wait: &Waiting) -> Result<Then> {
+    pub fn on_message<const ROUTED: bool>(
+        &mut self,
+        s: &mut zmq::Socket,
+        wait: &Waiting,
+    ) -> Result<Then> {
         let spec = self.spec;
         let received = self.received;
-        self.idle_total = Duration::ZERO;
-        self.quiet_at = None;
-        if self.routed {
+        if ROUTED {
             self.io
                 .recv(&mut self.msg, s)
                 .map_err(|e| wait.error(e, received, String::new()))?;
@@ -254,7 +270,7 @@ impl<'a> SinkState<'a> {
 
     /// A message with the header, past the warm-up: its sequence goes in the ledger, its
     /// delay (when time-stamped) in its stream's histogram, and its end mark is counted.
-    #[inline]
+    #[inline(always)]
     fn record(&mut self, h: &Header) {
         let spec = self.spec;
         // The clock is read only where a figure needs it (as in local_thr): on the first
