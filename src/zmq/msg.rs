@@ -176,7 +176,7 @@ impl RawMsg {
     }
 
     /// Sends the message; its content moves to ZeroMQ and this message becomes empty.
-    #[inline]
+    #[inline(always)]
     pub fn send(
         &mut self,
         sock: &mut zmq::Socket,
@@ -194,7 +194,7 @@ impl RawMsg {
     }
 
     /// Receives the next message into this one, replacing its content.
-    #[inline]
+    #[inline(always)]
     pub fn recv(
         &mut self,
         sock: &mut zmq::Socket,
