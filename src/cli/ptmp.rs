@@ -234,7 +234,7 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
     let out = RefCell::new(std::io::BufWriter::new(std::io::stdout().lock()));
     let mut on_line = |l: &GapLine| {
         if !a.json {
-            let _ = writeln!(out.borrow_mut(), "{l}");
+            let _ = writeln!(out.borrow_mut(), "{}", text::gap_line(l));
         }
     };
     let mut wait = WaitLine {

@@ -1,11 +1,54 @@
-//! The text of check_send, check_recv and check_sendrecv after their gap lines: the send
+//! The text of check_send, check_recv and check_sendrecv: the gap lines, then the send
 //! line in PTMP's shape, then zmqperf's ledger and rates.
 
 use crate::error::fmt_duration;
-use crate::scenarios::ptmp::{Ended, RecvResult, SendRecvResult, SendResult};
+use crate::scenarios::ptmp::{Ended, GapLine, RecvResult, SendRecvResult, SendResult};
 use crate::stats::{LossSummary, Throughput};
 use crate::units::grouped;
 use std::time::Duration;
+
+/// A gap line as PTMP prints it: `i - seq = diff : ts`, the seconds as C++ streams print a
+/// double (six significant digits).
+pub fn gap_line(l: &GapLine) -> String {
+    format!(
+        "{} - {} = {} : {}s",
+        l.index,
+        l.seq,
+        l.diff,
+        format_seconds(l.at_ns as f64 / 1e9)
+    )
+}
+
+/// A number of seconds as `std::cout << x` prints a double: six significant digits,
+/// trailing zeros dropped, and the exponent form (`1e-05`, `1.23457e+06`) outside
+/// 10^-4 .. 10^6, as C's `%g`.
+pub fn format_seconds(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    // The exponent of the %e form with 6 significant digits, after its rounding.
+    let e_form = format!("{x:.5e}");
+    let (mantissa, exp) = e_form.split_once('e').expect("exponent form");
+    let exp: i32 = exp.parse().expect("exponent");
+    if (-4..6).contains(&exp) {
+        let decimals = (5 - exp) as usize;
+        trim_zeros(&format!("{x:.decimals$}"))
+    } else {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim_zeros(mantissa), exp.abs())
+    }
+}
+
+fn trim_zeros(s: &str) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s.to_string()
+    }
+}
 
 /// A span in the unit that reads best: us, ms or s.
 fn span(ns: u64) -> String {
@@ -135,6 +178,22 @@ pub fn sendrecv_text(r: &SendRecvResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_as_cpp_prints_them() {
+        // The seed's figures.
+        assert_eq!(format_seconds(2.749_244), "2.74924");
+        assert_eq!(format_seconds(1.419_17), "1.41917");
+        assert_eq!(format_seconds(0.5), "0.5");
+        assert_eq!(format_seconds(10.0), "10");
+        assert_eq!(format_seconds(9.999_996), "10");
+        assert_eq!(format_seconds(123.456_78), "123.457");
+        assert_eq!(format_seconds(0.000_123_456_7), "0.000123457");
+        assert_eq!(format_seconds(0.000_012_3), "1.23e-05");
+        assert_eq!(format_seconds(1_234_567.0), "1.23457e+06");
+        assert_eq!(format_seconds(999_999.7), "1e+06");
+        assert_eq!(format_seconds(0.0), "0");
+    }
 
     #[test]
     fn ledger_line_has_every_figure_with_separators() {

@@ -15,7 +15,7 @@ mod send;
 mod sendrecv;
 
 pub use cause::{causes, one_line, Cause};
-pub use gap::{format_seconds, GapLine, GapTracker};
+pub use gap::{GapLine, GapTracker};
 pub use recv::{check_recv, Ended, RecvConfig, RecvResult, WaitStatus, GAP_LINES_KEPT};
 pub use send::{check_send, unseen_receiver, CheckSocket, SendConfig, SendResult};
 pub use sendrecv::{check_sendrecv, SendRecvConfig, SendRecvResult};
