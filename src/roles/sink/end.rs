@@ -3,7 +3,7 @@
 //! the report of what arrived.
 
 use super::super::control::END_DRAIN;
-use super::super::{node_usage, Next, Patience, RoleReport};
+use super::super::{node_usage, Next, RoleReport};
 use super::quiet_for;
 use super::state::{SinkState, Then};
 use crate::clock::now_ns;
@@ -63,7 +63,7 @@ impl SinkState<'_> {
         w.poll();
         self.idle_total += self.patience.idle();
         self.quiet_at = self.quiet_at.or(self.patience.quiet_since_ns());
-        self.patience = Patience::new(self.slice).draining_after_signal(!self.at_once);
+        self.patience = super::state::patience(self.slice, self.at_once);
         if w.covers(&spec.streams) {
             let want = w.total(&spec.streams);
             self.at_eot.get_or_insert(received);

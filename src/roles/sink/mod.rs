@@ -5,7 +5,7 @@
 //! arrived). Its state between start and report is a [`SinkState`] (state.rs); this file
 //! holds the loop around it and the fill of its spec from the graph.
 
-use super::control::{Control, STOP_POLL};
+use super::control::Control;
 use super::eot::EotWatch;
 use super::shape::FIRST_FRAME_MIN;
 use super::{open_all, slice_for, Io, Next, NodeSpec, Patience, RoleReport};
@@ -37,12 +37,8 @@ pub(super) fn run_with(
     ctl: &mut dyn Control,
     work: impl FnMut(),
 ) -> Result<RoleReport> {
-    // Without a stream's channel to look at, the receive's slices add up to the timeout.
-    let step = match spec.eot {
-        Some(_) => STOP_POLL,
-        None => slice_for(spec.timeout()),
-    };
-    let mut opened = open_all(ctx, spec, ctl, step)?;
+    // The socket's receive timeout: the slices of the sink's waits (state::patience).
+    let mut opened = open_all(ctx, spec, ctl, slice_for(state::wait_slice(spec)))?;
     let o = &mut opened[0];
     // A sink in a stream: its end comes on the stream's end-of-transmission channel.
     let eot = spec

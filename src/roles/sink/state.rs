@@ -87,6 +87,24 @@ pub(super) struct SinkState<'a> {
     pub(super) protocol_error: Option<String>,
 }
 
+/// How long the sink waits before it looks again: its whole timeout, or [`STOP_POLL`] with a
+/// stream's end-of-transmission channel to watch between waits.
+pub(super) fn wait_slice(spec: &NodeSpec) -> Duration {
+    if spec.eot.is_some() {
+        STOP_POLL
+    } else {
+        spec.timeout()
+    }
+}
+
+/// The receive of one wait of `slice`, in socket timeouts that add up to it
+/// ([`slice_for`], the receive timeout the sink's socket is opened with).
+pub(super) fn patience(slice: Duration, at_once: bool) -> Patience {
+    Patience::new(slice)
+        .in_steps_of(slice_for(slice))
+        .draining_after_signal(!at_once)
+}
+
 impl<'a> SinkState<'a> {
     /// The state at the start, for `spec` (as started) and its channel.
     pub fn new(spec: &'a NodeSpec, eot: Option<EotWatch>) -> Self {
@@ -102,11 +120,7 @@ impl<'a> SinkState<'a> {
             .map(|(id, _)| spec.one_way(*id, spec.timeout()))
             .chain(std::iter::once(OneWay::same_clock(spec.timeout())))
             .collect();
-        let slice = if eot.is_some() {
-            STOP_POLL
-        } else {
-            spec.timeout()
-        };
+        let slice = wait_slice(spec);
         let at_once = !spec
             .sockets
             .iter()
@@ -134,9 +148,7 @@ impl<'a> SinkState<'a> {
             clocks,
             slice,
             at_once,
-            patience: Patience::new(slice)
-                .in_steps_of(slice_for(slice))
-                .draining_after_signal(!at_once),
+            patience: patience(slice, at_once),
             idle_total: Duration::ZERO,
             quiet_at: None,
             quiet_mark: 0,
