@@ -17,6 +17,7 @@ mod proxy;
 pub mod publisher;
 pub mod shape;
 mod sink;
+pub use sink::ptmp;
 mod slow_sink;
 mod source;
 pub mod swarm;

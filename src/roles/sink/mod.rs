@@ -18,6 +18,8 @@ use state::{SinkState, Then};
 use std::time::Duration;
 
 mod end;
+pub mod ptmp;
+mod received;
 mod state;
 
 pub(super) fn run(
@@ -61,17 +63,41 @@ pub(super) fn run_with(
     // Whether the first frame is a ROUTER's identity is known before the loop: each kind
     // gets a loop of its own, with no test of it per message.
     if st.routed {
-        receive::<true>(&mut st, s, ctl, &wait, work)?;
+        receive::<_, true>(&mut st, s, ctl, &wait, work)?;
     } else {
-        receive::<false>(&mut st, s, ctl, &wait, work)?;
+        receive::<_, false>(&mut st, s, ctl, &wait, work)?;
     }
     Ok(st.finish())
 }
 
+/// A state the sink's loop drives, message by message: the plain sink's [`SinkState`]
+/// (state.rs), or PTMP's receiver's (ptmp.rs). The loop takes the first frame of each
+/// message; the state reads the rest, records it and says whether to go on.
+trait Taker {
+    /// Whether a stop signal ends the loop before the next receive (else the receive's
+    /// own wait notices it).
+    fn at_once(&self) -> bool;
+    /// The wait, the frame the next message's first part goes to (`ROUTED`: the routing
+    /// id's) and the I/O mode, for the next receive.
+    fn next_parts<const ROUTED: bool>(&mut self) -> (&mut Patience, &mut RawMsg, &mut Io);
+    /// A message's first frame arrived.
+    fn on_message<const ROUTED: bool>(
+        &mut self,
+        s: &mut zmq::Socket,
+        wait: &Waiting,
+    ) -> Result<Then>;
+    /// The wait ended without a message (`next` is not [`Next::Got`]).
+    fn on_wait(&mut self, next: Next, wait: &Waiting) -> Result<Then>;
+    /// A stop signal ended the loop.
+    fn interrupted(&mut self);
+    /// The error of a receive that failed other than by a timeout.
+    fn recv_failed(&self, e: zmq::Error, wait: &Waiting) -> Error;
+}
+
 /// The sink's loop: a message at a time until the state says the end.
 #[inline(always)]
-fn receive<const ROUTED: bool>(
-    st: &mut SinkState,
+fn receive<T: Taker, const ROUTED: bool>(
+    st: &mut T,
     s: &mut zmq::Socket,
     ctl: &mut dyn Control,
     wait: &Waiting,
@@ -80,14 +106,14 @@ fn receive<const ROUTED: bool>(
     loop {
         // A signal that ends the run (a relaxed load per message: one instruction); the
         // messages so far are the report.
-        if st.at_once && crate::interrupt::interrupted() {
+        if st.at_once() && crate::interrupt::interrupted() {
             st.interrupted();
             return Ok(());
         }
-        let first = if ROUTED { &mut st.id } else { &mut st.msg };
-        let next = match st.patience.recv(first, s, ctl, &mut st.io) {
+        let (patience, first, io) = st.next_parts::<ROUTED>();
+        let next = match patience.recv(first, s, ctl, io) {
             Ok(n) => n,
-            Err(e) => return Err(wait.error(e, st.received, String::new())),
+            Err(e) => return Err(st.recv_failed(e, wait)),
         };
         if next != Next::Got {
             match st.on_wait(next, wait)? {

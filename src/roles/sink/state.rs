@@ -5,13 +5,14 @@
 use super::super::eot::EotWatch;
 use super::super::shape::LogFilter;
 use super::super::{slice_for, HeaderUse, Io, NodeSpec, Patience, STOP_POLL};
-use super::{check_frames, eot_done, interrupted_after};
+use super::{check_frames, eot_done, interrupted_after, Taker};
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_END, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::{check_size, Waiting};
 use crate::progress::Progress;
+use crate::roles::Next;
 use crate::stats::{LatencyHistogram, Ledger, OneWay};
 use crate::topology::SocketType;
 use crate::zmq;
@@ -367,5 +368,41 @@ impl<'a> SinkState<'a> {
             return Then::End;
         }
         Then::Read
+    }
+}
+
+impl Taker for SinkState<'_> {
+    #[inline(always)]
+    fn at_once(&self) -> bool {
+        self.at_once
+    }
+
+    #[inline(always)]
+    fn next_parts<const ROUTED: bool>(&mut self) -> (&mut Patience, &mut RawMsg, &mut Io) {
+        let first = if ROUTED { &mut self.id } else { &mut self.msg };
+        (&mut self.patience, first, &mut self.io)
+    }
+
+    #[inline(always)]
+    fn on_message<const ROUTED: bool>(
+        &mut self,
+        s: &mut zmq::Socket,
+        wait: &Waiting,
+    ) -> Result<Then> {
+        SinkState::on_message::<ROUTED>(self, s, wait)
+    }
+
+    #[inline(always)]
+    fn on_wait(&mut self, next: Next, wait: &Waiting) -> Result<Then> {
+        SinkState::on_wait(self, next, wait)
+    }
+
+    fn interrupted(&mut self) {
+        SinkState::interrupted(self)
+    }
+
+    #[cold]
+    fn recv_failed(&self, e: zmq::Error, wait: &Waiting) -> Error {
+        wait.error(e, self.received, String::new())
     }
 }

@@ -4,7 +4,7 @@
 //! the fix, sized from what the receiver measured (the sender's pace from the send times in the headers, and the
 //! receiver's own rate). The words follow `zmqperf diagnose` (docs/diagnose.md).
 
-use super::received::{Ended, Received};
+use crate::roles::ptmp::{Ended, Received};
 use crate::stats::cause::{cause_of, Cause as StatsCause, Facts, SenderEnd};
 use crate::stats::{GapPosition, LossSummary};
 use crate::topology::SocketType;
@@ -439,14 +439,14 @@ mod tests {
 
     #[test]
     fn the_trailer_carries_the_quit_delay() {
-        let mut b = [0u8; super::super::send::TRAILER_END];
+        let mut b = [0u8; crate::roles::TRAILER_END];
         b[24..28].copy_from_slice(b"zpOP");
         b[36..40].copy_from_slice(b"zpQD");
         b[40..44].copy_from_slice(&1000u32.to_le_bytes());
-        assert_eq!(super::super::send::quit_delay_ms(&b), Some(1000));
-        assert_eq!(super::super::send::quit_delay_ms(&b[..40]), None);
+        assert_eq!(crate::roles::quit_delay_ms(&b), Some(1000));
+        assert_eq!(crate::roles::quit_delay_ms(&b[..40]), None);
         b[36] = 0;
-        assert_eq!(super::super::send::quit_delay_ms(&b), None);
+        assert_eq!(crate::roles::quit_delay_ms(&b), None);
     }
 
     #[test]

@@ -9,7 +9,6 @@
 
 mod cause;
 pub mod gap;
-mod received;
 mod recv;
 mod send;
 mod sendrecv;

@@ -1,26 +1,23 @@
-//! check_recv: opens a PAIR, SUB or PULL socket as PTMP's receiver does, receives until it
-//! has COUNT messages, the sender's last message (the header's end mark) arrived, or
-//! nothing came for TIMEOUT, printing PTMP's gap lines as it goes; then the loss ledger
-//! and, for a loss or a stream that stopped, its cause and fix.
+//! check_recv: opens a PAIR, SUB or PULL socket as PTMP's receiver does and receives on the
+//! sink's loop with PTMP's rules (`roles::ptmp`) until it has COUNT messages, the sender's
+//! last message (the header's end mark) arrived, or nothing came for TIMEOUT, printing
+//! PTMP's gap lines as they come; then the loss ledger and, for a loss or a stream that
+//! stopped, its cause and fix.
 
 use super::cause::{recv_cause, Cause};
 use super::gap::{GapLine, GapTracker};
-pub use super::received::Ended;
-pub(crate) use super::received::Received;
 use super::send::CheckSocket;
 use super::{open_receiver, RECEIVING};
-use crate::clock::now_ns;
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{Error, Result};
-use crate::header::{Header, FLAG_END};
-use crate::msg::RawMsg;
-use crate::net::{PeerWatch, Waiting};
+use crate::net::Waiting;
+use crate::roles::ptmp::{take, Limits};
+pub use crate::roles::ptmp::{Ended, WaitStatus};
 use crate::roles::Opened;
 use crate::stats::{LossSummary, Throughput};
 use crate::topology::SocketType;
 use crate::zmq;
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Gap lines kept for the JSON (all of them are printed as they come).
@@ -44,170 +41,6 @@ pub struct RecvConfig {
     /// The largest message taken (`--max-size`); a peer declaring a larger frame is
     /// disconnected.
     pub max_size: usize,
-}
-
-/// What the receiver is waiting for, for a progress line.
-#[derive(Debug, Clone, Copy)]
-pub struct WaitStatus {
-    /// Messages received so far.
-    pub received: u64,
-    /// How long nothing has arrived.
-    pub silent: Duration,
-    /// When the wait gives up.
-    pub timeout: Duration,
-    /// Whether the sender has disconnected (None: not known, inproc).
-    pub disconnected: Option<bool>,
-}
-
-/// Limits and hooks of the receive loop.
-pub(crate) struct Loop<'a> {
-    pub count: Option<u64>,
-    pub timeout: Duration,
-    pub verbose: bool,
-    /// Set by the sender of check_sendrecv when it is done; after it, `idle` of silence ends.
-    pub sender_done: Option<(&'a AtomicBool, Duration)>,
-    pub on_line: &'a mut dyn FnMut(&GapLine),
-    pub on_wait: &'a mut dyn FnMut(&WaitStatus),
-}
-
-/// Receives until the count, every stream's end mark, or the timeout.
-pub(crate) fn receive(
-    sock: &mut zmq::Socket,
-    watch: Option<&PeerWatch>,
-    mut lp: Loop<'_>,
-) -> Result<Received> {
-    let slice = lp.timeout.min(Duration::from_millis(100));
-    sock.set_rcvtimeo(slice.as_millis().max(1) as i32)
-        .map_err(crate::error::zmq_err("setting ZMQ_RCVTIMEO"))?;
-    let start = now_ns();
-    let mut r = Received::starting(start, watch.is_some());
-    let mut gaps = GapTracker::new(lp.verbose);
-    let mut msg = RawMsg::new();
-    let mut part = RawMsg::new();
-    let mut streams_seen = 0usize;
-    loop {
-        // COUNT distinct messages: a duplicate does not stand for one still missing.
-        if lp
-            .count
-            .is_some_and(|c| r.arrivals >= c && r.ledger.distinct() >= c)
-        {
-            r.ended = Ended::Count;
-            break;
-        }
-        if crate::interrupt::interrupted() {
-            r.ended = Ended::Interrupted;
-            break;
-        }
-        match msg.recv(sock, 0) {
-            Ok(()) => {
-                let now = now_ns();
-                if msg.more() {
-                    // Further frames of a multi-frame message are read and not counted.
-                    while part.recv(sock, 0).is_ok() && part.more() {}
-                }
-                let h = match decode(&mut msg, r.arrivals) {
-                    Ok(h) => h,
-                    Err(why) => {
-                        r.protocol_error = Some(why);
-                        break;
-                    }
-                };
-                if r.arrivals == 0 && h.has_timestamp() {
-                    let trailer = msg.prefix(super::send::TRAILER_END);
-                    r.first_sent = super::send::opened_ns(trailer).map(|o| (h.send_ns, o));
-                    r.quit_delay_ms = super::send::quit_delay_ms(trailer);
-                }
-                r.arrivals += 1;
-                r.payload_bytes += msg.len() as u64;
-                r.first_ns.get_or_insert(now);
-                r.last_ns = now;
-                let before = r.ledger.streams().len();
-                r.ledger.record(h.stream_id, h.sequence);
-                if r.ledger.streams().len() != before {
-                    streams_seen += 1;
-                }
-                if let Some(line) = gaps.next(h.sequence, now - start) {
-                    (lp.on_line)(&line);
-                    r.gap_lines_total += 1;
-                    if r.gap_lines.len() < GAP_LINES_KEPT {
-                        r.gap_lines.push(line);
-                    }
-                }
-                if h.has_timestamp() {
-                    let stamp = (h.sequence, h.send_ns);
-                    r.stamps = Some(match r.stamps {
-                        None => (stamp, stamp),
-                        Some((first, _)) => (first, stamp),
-                    });
-                }
-                if h.flags & FLAG_END != 0 {
-                    r.ends.insert(h.stream_id, h.sequence);
-                    if r.ends.len() == streams_seen {
-                        r.ended = Ended::EndMark;
-                        break;
-                    }
-                }
-            }
-            Err(zmq::Error::EAGAIN) => {
-                if waited_out(&mut r, watch, &mut lp) {
-                    r.ended = Ended::Timeout;
-                    break;
-                }
-            }
-            // A signal: the loop's head looks whether it was a stop.
-            Err(zmq::Error::EINTR) => {}
-            Err(e) => {
-                return Err(Error::Zmq {
-                    op: "receiving".into(),
-                    source: e,
-                })
-            }
-        }
-    }
-    if let (Some(w), Some(d)) = (watch, r.disconnected.as_mut()) {
-        let seen = w.sightings();
-        *d = seen.disconnections > 0 && seen.disconnections >= seen.connections;
-        r.sightings = Some(seen);
-    }
-    Ok(r)
-}
-
-/// The header of message number `arrivals`, or why it breaks the protocol.
-#[inline]
-fn decode(msg: &mut RawMsg, arrivals: u64) -> std::result::Result<Header, String> {
-    match Header::decode(msg.prefix(super::send::TRAILER_END)) {
-        Ok(Some(h)) => Ok(h),
-        Ok(None) => Err(format!(
-            "message #{} ({} B) carries no zmqperf measurement header: check_recv reads the sequence numbers that zmqperf check_send writes (PTMP's own check_send sends TPSet messages without one)",
-            arrivals,
-            msg.len()
-        )),
-        Err(e) => Err(format!("message #{arrivals}: {e}")),
-    }
-}
-
-/// A receive that timed out: whether the wait is over (the timeout, or the idle time after
-/// the sender is done); else tells `on_wait` how it stands.
-fn waited_out(r: &mut Received, watch: Option<&PeerWatch>, lp: &mut Loop<'_>) -> bool {
-    let now = now_ns();
-    let silent = Duration::from_nanos(now - r.last_ns);
-    if let (Some(w), Some(d)) = (watch, r.disconnected.as_mut()) {
-        let seen = w.sightings();
-        *d = seen.disconnections > 0 && seen.disconnections >= seen.connections;
-    }
-    let idle_done = lp
-        .sender_done
-        .is_some_and(|(done, idle)| done.load(Ordering::Acquire) && silent >= idle);
-    if silent >= lp.timeout || idle_done {
-        return true;
-    }
-    (lp.on_wait)(&WaitStatus {
-        received: r.arrivals,
-        silent,
-        timeout: lp.timeout,
-        disconnected: r.disconnected,
-    });
-    false
 }
 
 /// Whether a sender came and went: it completed the handshake and left, or (for a SUB) a
@@ -313,18 +146,25 @@ pub fn check_recv(
         Some(cfg.max_size),
     )?;
     on_ready(s.endpoint.as_str());
-    let mut r = receive(
-        &mut s.sock,
-        s.watch.as_ref(),
-        Loop {
-            count: Some(cfg.count),
-            timeout: cfg.timeout,
-            verbose: cfg.verbose,
-            sender_done: None,
-            on_line,
-            on_wait,
-        },
-    )?;
+    // PTMP's gap lines, from each arrival's sequence number: all printed, the first
+    // GAP_LINES_KEPT kept for the JSON.
+    let mut gaps = GapTracker::new(cfg.verbose);
+    let (mut gap_lines, mut gap_lines_total) = (Vec::new(), 0u64);
+    let limits = Limits {
+        count: Some(cfg.count),
+        timeout: cfg.timeout,
+        sender_done: None,
+    };
+    let on_arrival = |seq, at_ns| {
+        if let Some(line) = gaps.next(seq, at_ns) {
+            on_line(&line);
+            gap_lines_total += 1;
+            if gap_lines.len() < GAP_LINES_KEPT {
+                gap_lines.push(line);
+            }
+        }
+    };
+    let mut r = take(&mut s.sock, s.watch.as_ref(), limits, on_arrival, on_wait)?;
     let came_and_went = r
         .sightings
         .as_ref()
@@ -377,8 +217,8 @@ pub fn check_recv(
         first_sent_after_open_ns: r.joined_after_ns().map(|n| n as u64),
         sender_rate_msgs_per_s: r.sender_ns_per_msg().filter(|&n| n > 0.0).map(|n| 1e9 / n),
         loss,
-        gap_lines: r.gap_lines.clone(),
-        gap_lines_total: r.gap_lines_total,
+        gap_lines,
+        gap_lines_total,
         sender_disconnected: r.disconnected,
         causes,
         protocol_error: r.protocol_error.clone(),

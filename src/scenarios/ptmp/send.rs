@@ -115,9 +115,6 @@ pub struct SendResult {
     pub refusals_seen: Option<u64>,
 }
 
-// check_send's trailer is written by the source role; its readers are the receiver's.
-pub(crate) use crate::roles::{opened_ns, quit_delay_ms, TRAILER_END};
-
 /// What check_send's watch says of its receiver when it saw no handshake: None when one
 /// completed (or on inproc, where there is no watch); else whether that is an error (a
 /// PAIR or PUSH whose messages went to no one: exit 6) and the sentence. A connection made

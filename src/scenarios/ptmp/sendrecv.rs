@@ -6,10 +6,10 @@
 //! The sender is the source role, on its own thread.
 
 use super::cause::{causes, Cause};
-use super::recv::{receive, Ended, Loop};
 use super::{open_receiver, DEFAULT_SIZE};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
+use crate::roles::ptmp::{take, Ended, Limits};
 use crate::roles::{run_node, Control, RoleReport, SentFacts, HOLD_MS};
 use crate::stats::{LossSummary, SenderEnd, Throughput};
 use crate::topology::SocketType;
@@ -254,18 +254,12 @@ pub fn check_sendrecv(cfg: &SendRecvConfig) -> Result<SendRecvResult> {
     let idle = cfg.timeout.min(Duration::from_secs(1));
     let timeout = cfg.timeout;
     let receiver = std::thread::spawn(move || {
-        let r = receive(
-            &mut rx_sock,
-            None,
-            Loop {
-                count: None,
-                timeout,
-                verbose: false,
-                sender_done: Some((&*done, idle)),
-                on_line: &mut |_| {},
-                on_wait: &mut |_| {},
-            },
-        );
+        let limits = Limits {
+            count: None,
+            timeout,
+            sender_done: Some((&*done, idle)),
+        };
+        let r = take(&mut rx_sock, None, limits, |_, _| {}, |_| {});
         let _ = finished_tx.send(());
         r
     });

@@ -1,7 +1,6 @@
-//! What a PTMP receiver took in and why it stopped: the figures the receive loop of
-//! check_recv and check_sendrecv hands to the causes and the report.
+//! What PTMP's receiver took in and why it stopped: the figures the sink's loop hands
+//! check_recv and check_sendrecv for their causes and report.
 
-use super::gap::GapLine;
 use crate::stats::{Ledger, LossSummary, Throughput};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -24,8 +23,8 @@ pub enum Ended {
     ProtocolError,
 }
 
-/// What came in, from the receive loop shared by check_recv and check_sendrecv.
-pub(crate) struct Received {
+/// What came in, from PTMP's receiver (check_recv's and check_sendrecv's).
+pub struct Received {
     pub ledger: Ledger,
     pub arrivals: u64,
     pub payload_bytes: u64,
@@ -34,8 +33,6 @@ pub(crate) struct Received {
     pub last_ns: u64,
     pub ended: Ended,
     pub ends: BTreeMap<u32, u64>,
-    pub gap_lines: Vec<GapLine>,
-    pub gap_lines_total: u64,
     /// The first and the last message with a send time: (sequence, send_ns).
     pub stamps: Option<((u64, u64), (u64, u64))>,
     pub disconnected: Option<bool>,
@@ -61,8 +58,6 @@ impl Received {
             last_ns: start_ns,
             ended: Ended::Timeout,
             ends: BTreeMap::new(),
-            gap_lines: Vec::new(),
-            gap_lines_total: 0,
             stamps: None,
             disconnected: watched.then_some(false),
             protocol_error: None,
