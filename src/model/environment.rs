@@ -163,17 +163,7 @@ impl HostNic {
     /// `eth0 mtu 1500 1000 Mb/s`: the interface without its addresses (what two hosts'
     /// interfaces are compared by).
     pub fn describe(&self) -> String {
-        let mut s = self.name.clone();
-        if self.loopback {
-            s.push_str(" (loopback)");
-        }
-        if let Some(m) = self.mtu {
-            s.push_str(&format!(" mtu {m}"));
-        }
-        if let Some(sp) = self.speed_mbps {
-            s.push_str(&format!(" {sp} Mb/s"));
-        }
-        s
+        link(&self.name, self.loopback, self.mtu, self.speed_mbps)
     }
 }
 
@@ -230,16 +220,7 @@ pub struct NetworkInterface {
 impl NetworkInterface {
     /// One line: `lo (loopback) mtu 65536 for 127.0.0.1`.
     pub fn describe(&self) -> String {
-        let mut s = self.interface.clone();
-        if self.loopback {
-            s.push_str(" (loopback)");
-        }
-        if let Some(m) = self.mtu {
-            s.push_str(&format!(" mtu {m}"));
-        }
-        if let Some(sp) = self.speed_mbps {
-            s.push_str(&format!(" {sp} Mb/s"));
-        }
+        let mut s = link(&self.interface, self.loopback, self.mtu, self.speed_mbps);
         if let Some(d) = &self.driver {
             s.push_str(&format!(" driver {d}"));
         }
@@ -249,4 +230,22 @@ impl NetworkInterface {
         }
         s
     }
+}
+
+/// An interface and its link, `eth0 mtu 1500 1000 Mb/s` (`lo (loopback) mtu 65536`): the
+/// one description of an interface, a host's ([`HostNic`]) or a run's
+/// ([`NetworkInterface`]). It is a value's canonical form, as an endpoint's is, and stays
+/// with the model because `compare` words its notes with it below report/.
+fn link(name: &str, loopback: bool, mtu: Option<u32>, speed_mbps: Option<u64>) -> String {
+    let mut s = name.to_string();
+    if loopback {
+        s.push_str(" (loopback)");
+    }
+    if let Some(m) = mtu {
+        s.push_str(&format!(" mtu {m}"));
+    }
+    if let Some(sp) = speed_mbps {
+        s.push_str(&format!(" {sp} Mb/s"));
+    }
+    s
 }
