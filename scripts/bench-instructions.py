@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Instructions per message of the compatible commands, counted by valgrind's callgrind.
+
+Timing on a shared machine swings by 10x; instruction counts do not. For each cell (a
+command, a transport, a message size) the measured program runs under callgrind twice, with
+N1 and N2 messages (round trips for latency), and the cost of one message is
+(Ir(N2) - Ir(N1)) / (N2 - N1): the start, the setup and the report cancel out. Every thread
+of the measured process is counted (for inproc_* that is both ends; for the two-process
+commands, the measured side and its libzmq I/O thread); the other side runs natively.
+
+Sides: each --side LABEL=PATH names a zmqperf binary, or, with LABEL=c:DIR, the folder of
+libzmq's own perf tools (scripts/build-c-perf.sh prints it). The first side is the baseline;
+every other side is shown as a ratio to it. The native peer of a two-process cell is the
+first side's program.
+
+usage: scripts/bench-instructions.py --side before=/path/zmqperf --side now=target/release/zmqperf
+       scripts/bench-instructions.py --side c=c:$(scripts/build-c-perf.sh | tail -n 1) \\
+                                     --side zmqperf=target/release/zmqperf
+       [--cells inproc_thr,inproc_lat,local_thr,remote_thr,local_lat,remote_lat]
+       [--transports tcp,ipc] [--sizes 64,1024] [--repeat 1]
+"""
+import argparse
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+
+TIMEOUT_S = 600
+COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def program(side, name):
+    """The command that runs `name` (local_thr, ...) for a side."""
+    label, where = side
+    if where.startswith("c:"):
+        return [os.path.join(where[2:], name)]
+    return [where, name]
+
+
+def counts(size):
+    """N1 and N2: messages (round trips) of the two runs, fewer for large messages."""
+    if size >= 65536:
+        return 1000, 5000
+    return 10000, 60000
+
+
+def lat_counts(size):
+    if size >= 65536:
+        return 200, 1000
+    return 1000, 6000
+
+
+def free_endpoint(transport, tmp):
+    if transport == "tcp":
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        return f"tcp://127.0.0.1:{port}", f"tcp://127.0.0.1:{port}"
+    path = os.path.join(tmp, f"bi-{os.getpid()}-{len(os.listdir(tmp))}.ipc")
+    return f"ipc://{path}", f"ipc://{path}"
+
+
+def callgrind(cmd):
+    """Runs cmd under callgrind; returns the instructions it executed."""
+    p = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + cmd,
+        capture_output=True, text=True, timeout=TIMEOUT_S,
+    )
+    m = COLLECTED.search(p.stderr)
+    if p.returncode != 0 or not m:
+        sys.exit(f"bench-instructions: {' '.join(cmd)} failed (exit {p.returncode}):\n{p.stdout}{p.stderr[-2000:]}")
+    return int(m.group(1))
+
+
+def one_process(side, cell, size, n):
+    return callgrind(program(side, cell) + [str(size), str(n)])
+
+
+# The measured command of a two-process cell, and the peer that runs natively beside it.
+PEER = {"local_thr": "remote_thr", "remote_thr": "local_thr",
+        "local_lat": "remote_lat", "remote_lat": "local_lat"}
+BINDS = {"local_thr", "local_lat"}
+
+
+def two_process(side, base, cell, transport, size, n, tmp):
+    bind_ep, connect_ep = free_endpoint(transport, tmp)
+    measured_ep, peer_ep = (bind_ep, connect_ep) if cell in BINDS else (connect_ep, bind_ep)
+    peer_cmd = program(base, PEER[cell]) + [peer_ep, str(size), str(n)]
+    measured_cmd = program(side, cell) + [measured_ep, str(size), str(n)]
+    if cell in BINDS:
+        # The measured side binds first; the peer connects (and retries) natively.
+        first, second = measured_cmd, peer_cmd
+    else:
+        first, second = peer_cmd, measured_cmd
+    peer = None
+    try:
+        if cell in BINDS:
+            result = {}
+
+            def measure():
+                result["ir"] = callgrind(first)
+
+            t = threading.Thread(target=measure)
+            t.start()
+            peer = subprocess.Popen(second, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            t.join(TIMEOUT_S)
+            if "ir" not in result:
+                sys.exit(f"bench-instructions: {' '.join(first)} did not finish")
+            ir = result["ir"]
+        else:
+            peer = subprocess.Popen(first, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            ir = callgrind(second)
+        peer.wait(timeout=TIMEOUT_S)
+        return ir
+    finally:
+        if peer is not None and peer.poll() is None:
+            peer.kill()
+            peer.wait()
+
+
+def per_message(side, base, cell, transport, size, repeat, tmp):
+    lat = cell.endswith("_lat")
+    n1, n2 = lat_counts(size) if lat else counts(size)
+    values = []
+    for _ in range(repeat):
+        if cell.startswith("inproc"):
+            a, b = one_process(side, cell, size, n1), one_process(side, cell, size, n2)
+        else:
+            a = two_process(side, base, cell, transport, size, n1, tmp)
+            b = two_process(side, base, cell, transport, size, n2, tmp)
+        values.append((b - a) / (n2 - n1))
+    return statistics.median(values)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--side", action="append", required=True, help="LABEL=PATH (zmqperf) or LABEL=c:DIR (C tools)")
+    ap.add_argument("--cells", default="inproc_thr,inproc_lat,local_thr,remote_thr,local_lat,remote_lat")
+    ap.add_argument("--transports", default="tcp,ipc")
+    ap.add_argument("--sizes", default="64,1024")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per figure (the median is shown)")
+    a = ap.parse_args()
+    if shutil.which("valgrind") is None:
+        sys.exit("bench-instructions: valgrind is not installed (apt-get install valgrind)")
+    sides = []
+    for s in a.side:
+        label, _, where = s.partition("=")
+        if not where:
+            sys.exit(f"bench-instructions: --side {s}: give LABEL=PATH or LABEL=c:DIR")
+        sides.append((label, where))
+    base = sides[0]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="zmqperf-bi-") as tmp:
+        for cell in a.cells.split(","):
+            transports = ["inproc"] if cell.startswith("inproc") else a.transports.split(",")
+            for t in transports:
+                for size in (int(x) for x in a.sizes.split(",")):
+                    figures = [per_message(s, base, cell, t, size, a.repeat, tmp) for s in sides]
+                    rows.append((cell, t, size, figures))
+                    ratios = "  ".join(f"{s[0]}/{base[0]} {f / figures[0]:.3f}" for s, f in zip(sides[1:], figures[1:]))
+                    print(f"{cell:<11} {t:<6} {size:>6} B  " +
+                          "  ".join(f"{s[0]} {f:>9,.0f}" for s, f in zip(sides, figures)) +
+                          ("  " + ratios if ratios else ""), flush=True)
+    unit = "instructions per message (per round trip for *_lat)"
+    print(f"\n{unit}; ratios to {base[0]}")
+
+
+if __name__ == "__main__":
+    main()
