@@ -19,6 +19,7 @@ const ZEROMQ_SRC: &str = "zeromq-src-0.3.6+4.3.5";
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=ZMQPERF_LIBZMQ_SRC");
+    commit();
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     let vendor = libzmq_sources();
     let sodium_include = PathBuf::from(dep("INCLUDE"));
@@ -161,4 +162,39 @@ fn libzmq_sources() -> PathBuf {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The commit this build is of, for `--version`: `$ZMQPERF_COMMIT` when set (a build from a
+/// tarball, which has no .git), else git's short id of HEAD; nothing outside a git checkout.
+/// The build script runs again when HEAD moves (a commit, a checkout), not on every edit.
+fn commit() {
+    println!("cargo:rerun-if-env-changed=ZMQPERF_COMMIT");
+    let git = |args: &[&str]| -> Option<String> {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(env::var("CARGO_MANIFEST_DIR").ok()?)
+            .output()
+            .ok()?;
+        let s = String::from_utf8(o.stdout).ok()?.trim().to_string();
+        (o.status.success() && !s.is_empty()).then_some(s)
+    };
+    let id = env::var("ZMQPERF_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]));
+    if env::var("ZMQPERF_COMMIT").map_or(true, |c| c.is_empty()) {
+        for path in ["HEAD", "packed-refs"] {
+            if let Some(p) = git(&["rev-parse", "--git-path", path]) {
+                println!("cargo:rerun-if-changed={p}");
+            }
+        }
+        if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            if let Some(p) = git(&["rev-parse", "--git-path", &r]) {
+                println!("cargo:rerun-if-changed={p}");
+            }
+        }
+    }
+    if let Some(id) = id {
+        println!("cargo:rustc-env=ZMQPERF_COMMIT={id}");
+    }
 }

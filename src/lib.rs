@@ -42,6 +42,10 @@ pub use zmq::msg;
 /// This build's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The commit this build is of (git's short id), when it was built from a git checkout or
+/// given `ZMQPERF_COMMIT`.
+pub const COMMIT: Option<&str> = option_env!("ZMQPERF_COMMIT");
+
 /// The version of the linked libzmq, as "4.3.4".
 pub fn libzmq_version() -> String {
     let (a, b, c) = zmq::version();

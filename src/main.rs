@@ -100,9 +100,17 @@ fn subcommand() -> Option<String> {
     None
 }
 
-/// Commands that only read or write the history and never load libzmq: a bad
+/// Commands that never load libzmq (the history's, completions and the manual): a bad
 /// `--libzmq`/`ZMQPERF_LIBZMQ` does not stop them.
-const WITHOUT_LIBZMQ: [&str; 5] = ["history", "show", "report", "compare", "import"];
+const WITHOUT_LIBZMQ: [&str; 7] = [
+    "history",
+    "show",
+    "report",
+    "compare",
+    "import",
+    "completions",
+    "man",
+];
 
 /// Loads the libzmq asked for by `--libzmq` (anywhere on the command line) or
 /// `ZMQPERF_LIBZMQ`, before anything touches libzmq, and passes the choice on to every child
@@ -145,8 +153,11 @@ fn choose_libzmq() {
 fn version_text() -> String {
     let l = zmq::library();
     let mut t = format!(
-        "{}\nlibzmq {} ({}: {})\n  capabilities (zmq_has): {}\n  sha256: {}",
+        "{}{}\nlibzmq {} ({}: {})\n  capabilities (zmq_has): {}\n  sha256: {}",
         zmqperf::VERSION,
+        zmqperf::COMMIT
+            .map(|c| format!(" (commit {c})"))
+            .unwrap_or_default(),
         l.version,
         l.source,
         l.path,

@@ -8,6 +8,7 @@ mod diagnose;
 mod fanout;
 mod history;
 mod import;
+mod install;
 mod k8s;
 mod matrix;
 pub(crate) mod output;
@@ -160,6 +161,20 @@ enum Cmd {
     /// Kubernetes: manifests of idle zmqperf pods, one per node, and their hosts file.
     #[command(subcommand)]
     K8s(k8s::K8sCmd),
+    /// Print the shell completions of every command and flag, for bash, zsh, fish, elvish or
+    /// PowerShell.
+    #[command(after_help = install::COMPLETIONS_EXAMPLES)]
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print zmqperf's manual page (roff), or write one page per command into a folder.
+    #[command(after_help = install::MAN_EXAMPLES)]
+    Man {
+        /// Write zmqperf.1 and a zmqperf-COMMAND.1 per command into this folder instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
     /// The main process of a zmqperf pod: idles until SIGTERM or SIGINT.
     #[command(name = "__idle", hide = true)]
     Idle,
@@ -220,6 +235,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Peers(c) => peers::run(c),
         Cmd::Matrix(a) => matrix::run(a, command()),
         Cmd::CurveKeys => curve_keys(),
+        Cmd::Completions { shell } => install::completions(*shell),
+        Cmd::Man { dir } => install::man(dir.as_deref()),
         Cmd::K8s(c) => k8s::run(c),
         Cmd::Idle => std::process::exit(zmqperf::k8s::idle(|| {
             eprintln!("zmqperf {}: idle until SIGTERM", zmqperf::VERSION)
