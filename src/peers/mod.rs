@@ -88,12 +88,36 @@ pub struct Ready {
     pub sources: String,
 }
 
-/// The `peers/` folder: `$ZMQPERF_PEERS_DIR`, else the one of the source tree this binary
-/// was built from.
+/// Where the `peers/` folder is looked for, in order: `$ZMQPERF_PEERS_DIR`; beside the
+/// binary as installed from the release tarball (`../share/zmqperf/peers`) or copied with
+/// it (`peers/` in its folder); the source tree it was built from (`cargo install --path`
+/// or `--git` keeps it).
+fn peers_dir_candidates() -> Vec<PathBuf> {
+    if let Some(d) = std::env::var_os("ZMQPERF_PEERS_DIR").filter(|d| !d.is_empty()) {
+        return vec![PathBuf::from(d)];
+    }
+    let mut out = Vec::new();
+    if let Some(bin) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.canonicalize().ok())
+    {
+        if let Some(dir) = bin.parent() {
+            out.push(dir.join("../share/zmqperf/peers"));
+            out.push(dir.join("peers"));
+        }
+    }
+    out.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("peers"));
+    out
+}
+
+/// The `peers/` folder: the first of [`peers_dir_candidates`] that exists (else the last,
+/// whose absence [`all`] explains).
 pub fn peers_dir() -> PathBuf {
-    match std::env::var_os("ZMQPERF_PEERS_DIR").filter(|d| !d.is_empty()) {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("peers"),
+    let mut c = peers_dir_candidates();
+    let found = c.iter().position(|d| d.is_dir());
+    match found {
+        Some(i) => c.swap_remove(i),
+        None => c.pop().expect("one candidate at least"),
     }
 }
 
@@ -120,8 +144,12 @@ pub fn all() -> Result<Vec<Manifest>> {
     let dir = peers_dir();
     let entries = std::fs::read_dir(&dir).map_err(|e| Error::Io {
         op: format!(
-            "reading the peers folder {} (set ZMQPERF_PEERS_DIR to the repository's peers/)",
-            dir.display()
+            "reading the peers folder: looked in {}; set ZMQPERF_PEERS_DIR to a peers/ folder (the release tarball's share/zmqperf/peers, or the repository's peers/)",
+            peers_dir_candidates()
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         source: e,
     })?;
