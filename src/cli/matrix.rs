@@ -14,7 +14,7 @@ pub const EXAMPLES: &str = "\
 Examples:
   zmqperf matrix --quick                        # tcp, 64 B, 3 passes: about 2 minutes
   zmqperf matrix                                # tcp and ipc, 64 B and 1 KiB, 5 passes
-  zmqperf matrix --impls c,ffi-rzmq,zmqperf --patterns reqrep --passes 5
+  zmqperf matrix --impl c,ffi-rzmq,zmqperf --patterns reqrep --repetitions 5
   zmqperf matrix --quick --format html -o matrix.html
 
 Pairs run once per pass, all pairs in turn, so each is interleaved with C-C (the c peer
@@ -29,7 +29,7 @@ pub struct MatrixArgs {
     #[arg(long)]
     pub quick: bool,
     /// Implementations (default: zmqperf and every peer), comma-separated.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long = "impl", alias = "impls", value_name = "LIST")]
     pub impls: Option<String>,
     /// Patterns: reqrep, pushpull, pubsub (comma-separated).
     #[arg(long, value_name = "LIST")]
@@ -41,7 +41,7 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
     /// Passes over all pairs (the repetitions of each pair), at least 2 for intervals.
-    #[arg(long)]
+    #[arg(long = "repetitions", alias = "passes", value_name = "N")]
     pub passes: Option<u32>,
     /// Round trips of a REQ/REP pair per pass.
     #[arg(long, value_name = "N")]
@@ -125,7 +125,7 @@ fn shape(a: &MatrixArgs) -> Result<Shape> {
     if let Some(p) = a.passes {
         if p == 0 {
             return Err(Error::invalid(
-                "--passes",
+                "--repetitions",
                 "0",
                 "run at least 1 pass (2 or more give intervals)",
             ));
@@ -153,16 +153,16 @@ fn settings(a: &MatrixArgs) -> Result<Settings> {
     })
 }
 
-/// The implementations of the matrix (--impls), and the baseline among them.
+/// The implementations of the matrix (--impl), and the baseline among them.
 fn implementations(a: &MatrixArgs) -> Result<(Vec<matrix::Impl>, String)> {
-    let names = list(&a.impls, |n| zmqperf::peers::canonical_for("--impls", n))?;
+    let names = list(&a.impls, |n| zmqperf::peers::canonical_for("--impl", n))?;
     let impls = matrix::implementations(names.as_deref())?;
     let baseline = zmqperf::peers::canonical_for("--baseline", &a.baseline)?;
     if !impls.iter().any(|i| i.name == baseline) {
         return Err(Error::invalid(
             "--baseline",
             &baseline,
-            "it is not among the implementations of the matrix; add it to --impls",
+            "it is not among the implementations of the matrix; add it to --impl",
         ));
     }
     Ok((impls, baseline))

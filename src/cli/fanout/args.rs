@@ -33,7 +33,7 @@ Examples:
   zmqperf fanout -c 8 -s 100 -t 1000 -n 100 -p 10             # 800 subscribers, 100 msg/s
   zmqperf fanout -c 1 -s 3 -t 0 -n 1000000 -p 1               # PUB/SUB throughput, 3 subscribers
   zmqperf fanout -c 8 -s 1000 -t 1000 -n 1 -p 10 --floor      # and the raw-socket floor beside it
-  zmqperf fanout -c 2 -s 50 -t 10 -n 10 -p 20 --impl zmqperf,node --rounds 3
+  zmqperf fanout -c 2 -s 50 -t 10 -n 10 -p 20 --impl zmqperf,node --repetitions 3
                                         # Node's subscribers against zmqperf's, side by side
 
 Exit codes: 3 bad value (also: too many subscribers for the open-file limit), 4 bad
@@ -242,7 +242,12 @@ pub struct FanoutArgs {
     pub implementations: Option<String>,
     /// With --impl: rounds of the implementations in turn (medians and 95% intervals over
     /// the rounds).
-    #[arg(long, default_value = "1", value_name = "N")]
+    #[arg(
+        long = "repetitions",
+        alias = "rounds",
+        default_value = "1",
+        value_name = "N"
+    )]
     pub rounds: u32,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]

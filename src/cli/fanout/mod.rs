@@ -195,7 +195,7 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
         if a.floor {
             return Err(Error::invalid(
                 "--floor",
-                "with --impl of several or --rounds",
+                "with --impl of several or --repetitions",
                 "the floor is measured beside one run; leave out --floor or give one --impl",
             ));
         }
@@ -245,7 +245,7 @@ fn fanout_config(a: &FanoutArgs) -> Result<(FanoutConfig, Option<std::path::Path
 }
 
 /// The implementations of `--impl` (zmqperf's own swarm without it), after checking
-/// `--rounds`.
+/// `--repetitions` (the rounds of the implementations in turn).
 fn implementations(a: &FanoutArgs) -> Result<Vec<String>> {
     let impls: Vec<String> = match &a.implementations {
         None => vec![zmqperf::peers::CORE.to_string()],
@@ -255,7 +255,7 @@ fn implementations(a: &FanoutArgs) -> Result<Vec<String>> {
             .collect::<Result<_>>()?,
     };
     if a.rounds == 0 {
-        return Err(Error::invalid("--rounds", "0", "run at least 1 round"));
+        return Err(Error::invalid("--repetitions", "0", "run at least 1 round"));
     }
     Ok(impls)
 }
