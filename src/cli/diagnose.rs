@@ -3,6 +3,7 @@
 //! (or the run as JSON). A sender process an experiment needs is a `__node` child (the
 //! source role). Listening to a live stream (`--connect`/`--bind`) is in [`live`].
 
+use super::output::PrintArgs;
 use super::suite::DbArgs;
 use clap::Args;
 use std::time::Instant;
@@ -22,6 +23,7 @@ Examples:
   zmqperf diagnose --quick                       # smaller experiments (~5 s)
   zmqperf diagnose --only slow-joiner,hwm --transports tcp
   zmqperf diagnose --json > findings.json        # the run, findings included, as JSON
+  zmqperf diagnose --quick --format html -o diagnose.html
   zmqperf report last --format html -o diagnose.html
 
 Experiments: slow-joiner, hwm, fast-quit, sender-stops, deep-queue (see docs/diagnose.md).
@@ -47,9 +49,10 @@ pub struct DiagnoseArgs {
     /// sender-stops, deep-queue.
     #[arg(long, value_name = "LIST")]
     only: Option<String>,
-    /// Print the run as JSON (the findings with their evidence) instead of text.
-    #[arg(long)]
-    json: bool,
+    /// The findings as text (table), or the run in a report format: json (the findings with
+    /// their evidence), markdown, html, csv; `-o FILE` writes it to a file.
+    #[command(flatten)]
+    print: PrintArgs,
     /// Smaller experiments: fewer messages, fewer high-water marks, shorter timeouts.
     #[arg(long)]
     quick: bool,
@@ -229,6 +232,7 @@ impl Drop for Progress<'_> {
 
 /// `zmqperf diagnose`.
 pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
+    a.print.check("diagnose", true, Some(&a.db.path()))?;
     if let Some(listen) = live::listen_config(a)? {
         return live::run_listen(a, listen, command);
     }
@@ -270,21 +274,16 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
     if let Some(e) = store_error {
         return Err(e.into());
     }
-    if a.json {
-        print!(
-            "{}",
-            zmqperf::report::render(&run, zmqperf::report::Format::Json)
-        );
-    } else {
-        println!(
-            "zmqperf diagnose: {} experiment step{} in {:.1} s\n",
-            steps.len(),
-            if steps.len() == 1 { "" } else { "s" },
-            started.elapsed().as_secs_f64()
-        );
-        print!("{}", zmqperf::report::table::findings_text(&run));
-    }
+    let header = format!(
+        "zmqperf diagnose: {} experiment step{} in {:.1} s\n\n",
+        steps.len(),
+        if steps.len() == 1 { "" } else { "s" },
+        started.elapsed().as_secs_f64()
+    );
+    // The run is recorded whatever became of the printing (a -o that could not be written).
+    let printed = print_run(a, &run, header);
     session.announce()?;
+    printed?;
     if run.status == RunStatus::Interrupted {
         return Err(Error::Interrupted(format!(
             "{} findings made and recorded",
@@ -292,4 +291,14 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The run as `--format` asks: the findings' text after `header` (table), else the run's
+/// report in that format; to stdout or `-o`.
+fn print_run(a: &DiagnoseArgs, run: &zmqperf::model::RunResult, header: String) -> Result<()> {
+    let text = match a.print.chosen("diagnose", true)? {
+        zmqperf::report::Format::Table => header + &zmqperf::report::table::findings_text(run),
+        f => zmqperf::report::render(run, f),
+    };
+    a.print.print(&text, Some(&a.db.path()))
 }

@@ -1,7 +1,7 @@
 //! `zmqperf history`, `show`, `report` and `compare`: commands that read the history (and
 //! never load libzmq), from their options to what they print.
 
-use super::output::{DbArgs, OutArgs};
+use super::output::{DbArgs, OutArgs, PrintArgs};
 use clap::Args;
 use zmqperf::error::{Error, Result};
 
@@ -34,14 +34,18 @@ pub struct CompareArgs {
     pub allow_incomplete: bool,
     /// text, or json: the comparison with the gate's verdict and its reasons (the exit
     /// code is the same).
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"], conflicts_with = "by_host")]
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "table", "json"], conflicts_with = "by_host")]
     pub format: String,
+    /// Write it to this file instead of standard output (the exit code is the same).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<String>,
     #[command(flatten)]
     pub db: DbArgs,
 }
 
 /// `zmqperf history`: the newest `limit` runs.
-pub fn history(limit: usize, db: &DbArgs) -> Result<()> {
+pub fn history(limit: usize, print: &PrintArgs, db: &DbArgs) -> Result<()> {
+    print.check("history", false, Some(&db.path()))?;
     if limit == 0 {
         return Err(Error::invalid(
             "--limit",
@@ -50,11 +54,14 @@ pub fn history(limit: usize, db: &DbArgs) -> Result<()> {
         ));
     }
     let store = zmqperf::store::Store::open_existing(db.path())?;
-    print!(
-        "{}",
-        zmqperf::report::history::format_history(&store.list_runs(Some(limit))?)
-    );
-    Ok(())
+    let runs = store.list_runs(Some(limit))?;
+    let text = match print.chosen("history", false)? {
+        zmqperf::report::Format::Json => {
+            serde_json::to_string_pretty(&runs).expect("listings serialise") + "\n"
+        }
+        _ => zmqperf::report::history::format_history(&runs),
+    };
+    print.print(&text, Some(&db.path()))
 }
 
 /// `zmqperf show` and `zmqperf report`: one run of the history as a report.
@@ -75,8 +82,11 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         fail_above,
         allow_incomplete,
         format,
+        output,
         db,
     } = args;
+    super::output::check_output(output.as_deref(), Some(&db.path()))?;
+    let deliver = |text: &str| super::output::deliver(output.as_deref(), text, Some(&db.path()));
     let threshold = fail_above
         .as_deref()
         .map(zmqperf::compare::parse_percent)
@@ -87,11 +97,9 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         let runs = selectors
             .map(|s| store.load_run(s))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        print!(
-            "{}",
-            zmqperf::report::terminal_safe(&zmqperf::report::compare::format_by_host(&runs))
-        );
-        return Ok(());
+        return deliver(&zmqperf::report::terminal_safe(
+            &zmqperf::report::compare::format_by_host(&runs),
+        ));
     }
     let run_b = run_b
         .as_deref()
@@ -100,12 +108,11 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     let mut c = zmqperf::compare::compare(&a, &b, threshold);
     c.allow_incomplete = *allow_incomplete;
     if format == "json" {
-        print!("{}", zmqperf::report::compare::comparison_json(&c));
+        deliver(&zmqperf::report::compare::comparison_json(&c))?;
     } else {
-        print!(
-            "{}",
-            zmqperf::report::terminal_safe(&zmqperf::report::compare::format_comparison(&c))
-        );
+        deliver(&zmqperf::report::terminal_safe(
+            &zmqperf::report::compare::format_comparison(&c),
+        ))?;
     }
     // The comparison's last line (or `reasons`) says why; the error names the runs.
     let (x, y) = (&a.run_id, &b.run_id);

@@ -91,6 +91,10 @@ enum Cmd {
         /// Show at most this many (newest first).
         #[arg(long, default_value = "20")]
         limit: usize,
+        /// table (the default) or json (the runs as a JSON array); `-o FILE` writes it to a
+        /// file.
+        #[command(flatten)]
+        print: output::PrintArgs,
         #[command(flatten)]
         db: suite::DbArgs,
     },
@@ -252,7 +256,7 @@ pub fn run(cli: Cli) -> Result<()> {
             None => suite::run(a, command()),
         },
         Cmd::Diagnose(a) => diagnose::run(a, command()),
-        Cmd::History { limit, db } => history::history(*limit, db),
+        Cmd::History { limit, print, db } => history::history(*limit, print, db),
         Cmd::Show { run, out, db } | Cmd::Report { run, out, db } => history::show(run, out, db),
         Cmd::Import(a) => import::run(a),
         Cmd::Compare(a) => history::compare(a),

@@ -61,37 +61,7 @@ impl OutArgs {
     /// names a file that can be written and is not the history database `db`.
     pub fn check(&self, db: Option<&std::path::Path>) -> Result<()> {
         zmqperf::report::Format::parse(&self.format)?;
-        let Some(out) = &self.output else {
-            return Ok(());
-        };
-        let p = std::path::Path::new(out);
-        let bad = |why: String| Error::invalid("-o", out, why);
-        if db.is_some_and(|db| zmqperf::report::file::is_same_file(p, db)) {
-            return Err(zmqperf::report::file::names_the_history("-o", out));
-        }
-        if p.is_dir() {
-            return Err(bad(
-                "that is a folder; name a file in it, e.g. -o report.html".into(),
-            ));
-        }
-        let dir = match p.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => std::path::Path::new("."),
-        };
-        if !dir.is_dir() {
-            return Err(bad(format!(
-                "the folder {} does not exist; create it or write somewhere else",
-                dir.display()
-            )));
-        }
-        let target = if p.exists() { p } else { dir };
-        if !writable(target) {
-            return Err(bad(format!(
-                "{} is not writable here; pick a file you may write",
-                target.display()
-            )));
-        }
-        Ok(())
+        check_output(self.output.as_deref(), db)
     }
 
     /// Renders `run` in the chosen format to stdout or the file (written whole, never over
@@ -105,20 +75,116 @@ impl OutArgs {
     ) -> Result<()> {
         let format = zmqperf::report::Format::parse(&self.format)?;
         let text = zmqperf::report::render(run, format);
-        match &self.output {
-            Some(path) => {
-                if let Err(e) = zmqperf::report::file::write_output("-o", path, text.as_bytes(), db)
-                {
-                    eprintln!(
-                        "zmqperf: could not write the report to {path} ({e}); it follows on standard output"
-                    );
-                    print!("{text}");
-                    return Err(e);
-                }
+        deliver(self.output.as_deref(), &text, db)
+    }
+}
+
+/// Checks, before anything is measured or read, that `-o` (if given) names a file that can
+/// be written and is not the history database `db`.
+pub(crate) fn check_output(output: Option<&str>, db: Option<&std::path::Path>) -> Result<()> {
+    let Some(out) = output else {
+        return Ok(());
+    };
+    let p = std::path::Path::new(out);
+    let bad = |why: String| Error::invalid("-o", out, why);
+    if db.is_some_and(|db| zmqperf::report::file::is_same_file(p, db)) {
+        return Err(zmqperf::report::file::names_the_history("-o", out));
+    }
+    if p.is_dir() {
+        return Err(bad(
+            "that is a folder; name a file in it, e.g. -o report.html".into(),
+        ));
+    }
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(bad(format!(
+            "the folder {} does not exist; create it or write somewhere else",
+            dir.display()
+        )));
+    }
+    let target = if p.exists() { p } else { dir };
+    if !writable(target) {
+        return Err(bad(format!(
+            "{} is not writable here; pick a file you may write",
+            target.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes `text` to stdout or the file `-o` names (written whole, never over the history
+/// `db`). If the file cannot be written after all (the disk filled up during the run), the
+/// text goes to standard output and the reason to standard error: nothing measured is
+/// thrown away.
+pub(crate) fn deliver(
+    output: Option<&str>,
+    text: &str,
+    db: Option<&std::path::Path>,
+) -> Result<()> {
+    match output {
+        Some(path) => {
+            if let Err(e) = zmqperf::report::file::write_output("-o", path, text.as_bytes(), db) {
+                eprintln!(
+                    "zmqperf: could not write the report to {path} ({e}); it follows on standard output"
+                );
+                print!("{text}");
+                return Err(e);
             }
-            None => print!("{text}"),
         }
-        Ok(())
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+/// `--format` and `-o` of a command with a text and a JSON of its own (fanout, sub-cluster,
+/// pub, diagnose, history): `table` and `json` are the command's own; `markdown`, `html`
+/// and `csv` are the report of the run it recorded, as `zmqperf report` writes it.
+#[derive(Args, Clone)]
+pub struct PrintArgs {
+    /// table (the default), json, or, for a command that records its run, markdown, html or
+    /// csv: the run's report, as `zmqperf report` writes it.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Write it to this file instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<String>,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
+impl PrintArgs {
+    /// The format asked for; `of_run`: whether `command` records a run (markdown, html and
+    /// csv are that run's report).
+    pub fn chosen(&self, command: &str, of_run: bool) -> Result<zmqperf::report::Format> {
+        use zmqperf::report::Format;
+        let f = match (&self.format, self.json) {
+            (_, true) => Format::Json,
+            (Some(f), false) => Format::parse(f)?,
+            (None, false) => Format::Table,
+        };
+        if !of_run && !matches!(f, Format::Table | Format::Json) {
+            return Err(Error::invalid(
+                "--format",
+                self.format.as_deref().unwrap_or_default(),
+                format!("{command} prints table or json"),
+            ));
+        }
+        Ok(f)
+    }
+
+    /// Checks the format and `-o` before anything is measured or read.
+    pub fn check(&self, command: &str, of_run: bool, db: Option<&std::path::Path>) -> Result<()> {
+        self.chosen(command, of_run)?;
+        check_output(self.output.as_deref(), db)
+    }
+
+    /// Writes `text` to stdout or `-o`.
+    pub fn print(&self, text: &str, db: Option<&std::path::Path>) -> Result<()> {
+        deliver(self.output.as_deref(), text, db)
     }
 }
 

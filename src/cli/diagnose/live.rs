@@ -225,25 +225,19 @@ pub(super) fn run_listen(a: &DiagnoseArgs, cfg: ListenConfig, command: String) -
     }
     runner::finish(&mut run, RunStatus::Complete);
     session.mark_end(&run)?;
-    if a.json {
-        print!(
-            "{}",
-            zmqperf::report::render(&run, zmqperf::report::Format::Json)
-        );
-    } else {
-        println!(
-            "zmqperf diagnose: listened with {} for {:.1} s{}\n",
-            cfg.describe(&listened.endpoint),
-            listened.ended_ns.saturating_sub(listened.started_ns) as f64 / 1e9,
-            match listened.ended_by {
-                EndedBy::Duration => String::new(),
-                EndedBy::Count => " (--count reached)".into(),
-                EndedBy::Interrupted => format!(" (ended by {})", runner::interrupted_by()),
-            }
-        );
-        print!("{}", zmqperf::report::table::findings_text(&run));
-    }
+    let header = format!(
+        "zmqperf diagnose: listened with {} for {:.1} s{}\n\n",
+        cfg.describe(&listened.endpoint),
+        listened.ended_ns.saturating_sub(listened.started_ns) as f64 / 1e9,
+        match listened.ended_by {
+            EndedBy::Duration => String::new(),
+            EndedBy::Count => " (--count reached)".into(),
+            EndedBy::Interrupted => format!(" (ended by {})", runner::interrupted_by()),
+        }
+    );
+    let printed = super::print_run(a, &run, header);
     session.announce()?;
+    printed?;
     listen_outcome(&cfg, &listened)
 }
 

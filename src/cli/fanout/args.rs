@@ -1,6 +1,7 @@
 //! The flags of `zmqperf pub`, `zmqperf sub-cluster` and `zmqperf fanout` (clap structs,
 //! as the seed's Node harness spelled them) and the examples their `--help` ends with.
 
+use crate::cli::output::PrintArgs;
 use crate::cli::suite::DbArgs;
 use clap::{ArgAction, Args, ValueEnum};
 
@@ -114,9 +115,10 @@ pub struct PubArgs {
     /// Send high-water mark per subscriber, in messages (libzmq's default is 1000; 0 = none).
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub hwm: Option<String>,
-    /// Print one JSON object instead of the lines.
-    #[arg(long)]
-    pub json: bool,
+    /// table (the lines, the default) or json (one JSON object); `-o FILE` writes it to a
+    /// file.
+    #[command(flatten)]
+    pub print: PrintArgs,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -158,9 +160,10 @@ pub struct SubClusterArgs {
     /// Receive high-water mark per subscriber, in messages (0 = none).
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub hwm: Option<String>,
-    /// Print the whole report as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    /// The report: table (the default), json (one JSON object), or the run's report in
+    /// markdown, html or csv; `-o FILE` writes it to a file.
+    #[command(flatten)]
+    pub print: PrintArgs,
     #[command(flatten)]
     pub db: DbArgs,
     /// Do not record this run in the history.
@@ -224,9 +227,10 @@ pub struct FanoutArgs {
     /// (written by one process, read with epoll), reported beside the libzmq figures.
     #[arg(long)]
     pub floor: bool,
-    /// Print the whole report as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    /// The report: table (the default), json (one JSON object), or the run's report in
+    /// markdown, html or csv; `-o FILE` writes it to a file.
+    #[command(flatten)]
+    pub print: PrintArgs,
     #[command(flatten)]
     pub db: DbArgs,
     /// Do not record this run in the history.

@@ -7,6 +7,7 @@ mod check;
 
 pub use args::{FanoutArgs, PubArgs, SubClusterArgs, FANOUT_EXAMPLES, PUB_EXAMPLES, SUB_EXAMPLES};
 
+use super::output::PrintArgs;
 use super::suite::DbArgs;
 use args::TransportArg;
 use check::{endpoint, exe, number, procs, pub_config, small, spread};
@@ -21,30 +22,49 @@ fn note(line: String) {
     eprintln!("zmqperf: {line}");
 }
 
-/// Records a fan-out report as a run of one case in the history (unless `--no-history`),
-/// so `zmqperf show` and `zmqperf compare` work on it.
-fn record(db: &DbArgs, no_history: bool, r: &FanoutReport, wall_s: f64) -> Result<()> {
+/// A fan-out report as a run of one case: what the history keeps, and what `--format`
+/// markdown, html and csv print.
+fn as_run(r: &FanoutReport, wall_s: f64) -> zmqperf::model::RunResult {
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let mut run = zmqperf::runner::new_run(command, None);
+    run.cases.push(fanout::to_case(r, wall_s));
+    zmqperf::runner::finish(&mut run, zmqperf::model::RunStatus::Complete);
+    run
+}
+
+/// Records the run in the history (unless `--no-history`), so `zmqperf show` and
+/// `zmqperf compare` work on it.
+fn record(db: &DbArgs, no_history: bool, run: &zmqperf::model::RunResult) -> Result<()> {
     if no_history {
         return Ok(());
     }
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let mut run = zmqperf::runner::new_run(command, None);
-    let case = fanout::to_case(r, wall_s);
-    let mut session = db.session(false, &run)?;
-    run.cases.push(case);
-    zmqperf::runner::finish(&mut run, zmqperf::model::RunStatus::Complete);
+    // Begun as it was when the fan-out ended: running, no case yet.
+    let mut begun = run.clone();
+    begun.cases.clear();
+    begun.finished_at = None;
+    begun.status = zmqperf::model::RunStatus::Running;
+    let mut session = db.session(false, &begun)?;
     // As `run` records: a lock is waited out, a full disk is named, the run marked partial.
     session.keep(&run.cases);
-    session.finish(&run)?;
+    session.finish(run)?;
     session.announce()
 }
 
-fn emit(r: &FanoutReport, json: bool) -> Result<()> {
-    if json {
-        println!("{}", serde_json::to_string(r).expect("reports serialise"));
-    } else {
-        print!("{}", zmqperf::report::fanout::text(r));
-    }
+/// Prints a fan-out's report as `--format` asks (its text, its JSON, or the run's report)
+/// to stdout or `-o`; then the exit its delivery calls for.
+fn emit(
+    r: &FanoutReport,
+    run: &zmqperf::model::RunResult,
+    print: &PrintArgs,
+    db: &DbArgs,
+) -> Result<()> {
+    use zmqperf::report::Format;
+    let text = match print.chosen("fanout", true)? {
+        Format::Table => zmqperf::report::fanout::text(r),
+        Format::Json => serde_json::to_string(r).expect("reports serialise") + "\n",
+        f => zmqperf::report::render(run, f),
+    };
+    print.print(&text, Some(&db.path()))?;
     if zmqperf::runner::interrupted() {
         // A signal: what arrived is printed and recorded above; the exit says why it ended.
         return Err(Error::Interrupted(
@@ -68,6 +88,7 @@ fn emit(r: &FanoutReport, json: bool) -> Result<()> {
 
 /// `zmqperf pub`.
 pub fn run_pub(a: &PubArgs) -> Result<()> {
+    a.print.check("pub", false, None)?;
     zmqperf::runner::catch_signals();
     let ep = endpoint(&a.host, Side::Bind)?;
     let mut cfg = pub_config(&a.schedule, ep, &a.timeout)?;
@@ -87,11 +108,13 @@ pub fn run_pub(a: &PubArgs) -> Result<()> {
     cfg.linger = parse_duration("--linger", &a.linger)?;
     cfg.hwm = a.hwm.as_deref().map(parse_hwm).transpose()?;
     let r = fanout::publish(cfg, &mut |l| note(format!("pub: {l}")))?;
-    if a.json {
-        println!("{}", serde_json::to_string(&r).expect("results serialise"));
-    } else {
-        print!("{}", zmqperf::report::fanout::publisher_text(&r));
-    }
+    let text = match a.print.chosen("pub", false)? {
+        zmqperf::report::Format::Json => {
+            serde_json::to_string(&r).expect("results serialise") + "\n"
+        }
+        _ => zmqperf::report::fanout::publisher_text(&r),
+    };
+    a.print.print(&text, None)?;
     if let Some(why) = &r.interrupted {
         return Err(Error::Interrupted(why.clone()));
     }
@@ -116,6 +139,7 @@ pub fn run_pub(a: &PubArgs) -> Result<()> {
 
 /// `zmqperf sub-cluster`.
 pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
+    a.print.check("sub-cluster", true, Some(&a.db.path()))?;
     zmqperf::runner::catch_signals();
     let cfg = ClusterConfig {
         endpoint: endpoint(&a.host, Side::Connect)?,
@@ -142,8 +166,9 @@ pub fn run_sub_cluster(a: &SubClusterArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let r = fanout::sub_cluster(&cfg, &mut |l| note(format!("sub-cluster: {l}")))?;
     // The report is printed whatever became of the history: nothing measured is lost.
-    let recorded = record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64());
-    let printed = emit(&r, a.json);
+    let run = as_run(&r, started.elapsed().as_secs_f64());
+    let recorded = record(&a.db, a.no_history, &run);
+    let printed = emit(&r, &run, &a.print, &a.db);
     recorded?;
     printed
 }
@@ -191,7 +216,15 @@ pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
     zmqperf::runner::catch_signals();
     let (cfg, ipc_file) = fanout_config(a)?;
     let impls = implementations(a)?;
-    if impls.len() > 1 || a.rounds > 1 {
+    let several = impls.len() > 1 || a.rounds > 1;
+    // Side by side, the runs are several: their table or JSON (each run's report is in the
+    // history).
+    a.print.check(
+        "fanout with --impl of several or --repetitions",
+        !several,
+        Some(&a.db.path()),
+    )?;
+    if several {
         if a.floor {
             return Err(Error::invalid(
                 "--floor",
@@ -279,8 +312,9 @@ fn one_run(cfg: &FanoutConfig, a: &FanoutArgs, ipc_file: Option<std::path::PathB
             Err(e) => floor_failed = Some(e),
         }
     }
-    let recorded = record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64());
-    let printed = emit(&r, a.json);
+    let run = as_run(&r, started.elapsed().as_secs_f64());
+    let recorded = record(&a.db, a.no_history, &run);
+    let printed = emit(&r, &run, &a.print, &a.db);
     recorded?;
     match floor_failed {
         Some(e) if printed.is_ok() => {
@@ -312,14 +346,25 @@ fn side_by_side(cfg: &FanoutConfig, impls: &[String], a: &FanoutArgs) -> Result<
             let started = std::time::Instant::now();
             let notes: fanout::Note = Arc::new(|l: String| note(format!("fanout: {l}")));
             let r = fanout::fanout(&c, notes)?;
-            record(&a.db, a.no_history, &r, started.elapsed().as_secs_f64())?;
+            record(
+                &a.db,
+                a.no_history,
+                &as_run(&r, started.elapsed().as_secs_f64()),
+            )?;
             if lost.is_none() {
                 lost = r.failure();
             }
             sbs.add(k, r);
         }
     }
-    print!("{}", if a.json { sbs.json() } else { sbs.text() });
+    let text = match a
+        .print
+        .chosen("fanout with --impl of several or --repetitions", false)?
+    {
+        zmqperf::report::Format::Json => sbs.json(),
+        _ => sbs.text(),
+    };
+    a.print.print(&text, Some(&a.db.path()))?;
     match lost {
         Some(e) => Err(e),
         None => Ok(()),
