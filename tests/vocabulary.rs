@@ -109,3 +109,34 @@ fn format_and_output_on_history_fanout_and_compare() {
         let _ = std::fs::remove_file(&db);
     });
 }
+
+/// docs/commands.md's table of every flag is the program's own (`zmqperf __flag-table`):
+/// a flag added, renamed or removed without the docs fails here. Regenerate the table
+/// between its markers with that command.
+#[test]
+fn the_flag_table_in_the_docs_is_the_programs() {
+    with_watchdog(30, || {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md"))
+            .unwrap();
+        let begin = "<!-- flag-table: begin -->\n";
+        let start = doc.find(begin).expect("the table's begin marker") + begin.len();
+        let end = doc
+            .find("<!-- flag-table: end -->")
+            .expect("the table's end marker");
+        let o = run(zp(&["__flag-table"]), 30);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(o.stdout.lines().count() > 40, "{}", o.stdout);
+        assert!(
+            doc[start..end] == o.stdout,
+            "docs/commands.md's flag table differs from `zmqperf __flag-table`; paste the command's output between the markers"
+        );
+        for flag in [
+            "`--repetitions`",
+            "`--impl`",
+            "`--format`",
+            "`-o, --output`",
+        ] {
+            assert!(o.stdout.contains(flag), "{flag} missing");
+        }
+    });
+}

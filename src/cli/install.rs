@@ -88,3 +88,68 @@ fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
         source: e,
     }
 }
+
+/// Every flag of every visible command (subcommands of subcommands included) as one
+/// Markdown table: the flag, the commands that take it, and what it is (its help where
+/// it first appears). Global flags are listed once.
+pub fn flag_table() -> String {
+    let cmd = command();
+    let mut rows: Vec<(String, Vec<String>, String)> = Vec::new();
+    let mut global = Vec::new();
+    for a in cmd.get_arguments().filter(|a| a.is_global_set()) {
+        global.push(a.get_id().to_string());
+        add_flag(&mut rows, a, "every command");
+    }
+    let mut stack: Vec<(String, &clap::Command)> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| (s.get_name().to_string(), s))
+        .collect();
+    stack.reverse();
+    while let Some((path, c)) = stack.pop() {
+        for a in c.get_arguments() {
+            if a.is_hide_set() || global.contains(&a.get_id().to_string()) {
+                continue;
+            }
+            add_flag(&mut rows, a, &path);
+        }
+        let mut subs: Vec<_> = c
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set())
+            .map(|s| (format!("{path} {}", s.get_name()), s))
+            .collect();
+        subs.reverse();
+        stack.extend(subs);
+    }
+    rows.sort_by(|a, b| a.0.trim_start_matches('-').cmp(b.0.trim_start_matches('-')));
+    let mut t =
+        String::from("| flag | commands | what it is (where it first appears) |\n|---|---|---|\n");
+    for (flag, cmds, help) in rows {
+        t.push_str(&format!(
+            "| `{flag}` | {} | {} |\n",
+            cmds.join(", "),
+            help.replace('|', "\\|")
+        ));
+    }
+    t
+}
+
+/// Adds `a` (a flag; positionals and `--help` are left out) as taken by `command`.
+fn add_flag(rows: &mut Vec<(String, Vec<String>, String)>, a: &clap::Arg, command: &str) {
+    let Some(long) = a.get_long() else { return };
+    if long == "help" || long == "version" {
+        return;
+    }
+    let flag = match a.get_short() {
+        Some(s) => format!("-{s}, --{long}"),
+        None => format!("--{long}"),
+    };
+    match rows.iter_mut().find(|r| r.0 == flag) {
+        Some(r) => r.1.push(command.to_string()),
+        None => {
+            let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+            rows.push((flag, vec![command.to_string()], help));
+        }
+    }
+}

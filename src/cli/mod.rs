@@ -44,10 +44,13 @@ both). Every code of every command: docs/commands.md.";
 pub struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
-    /// The libzmq to measure, for every role of the run: `bundled` (the libzmq 4.3.5 built
-    /// into zmqperf, the default), `system` (the distribution's libzmq.so.5, e.g. Debian's
-    /// libzmq5) or the path of a libzmq shared library. Also ZMQPERF_LIBZMQ.
-    #[arg(long, global = true, value_name = "bundled|system|PATH")]
+    /// The libzmq to measure, for every role (also ZMQPERF_LIBZMQ; `zmqperf --help`).
+    #[arg(
+        long,
+        global = true,
+        value_name = "bundled|system|PATH",
+        long_help = "The libzmq to measure, for every role of the run: `bundled` (the libzmq 4.3.5 built into zmqperf, the default), `system` (the distribution's libzmq.so.5, e.g. Debian's libzmq5) or the path of a libzmq shared library. Also ZMQPERF_LIBZMQ. The same for every command (docs/libzmq.md)."
+    )]
     libzmq: Option<String>,
 }
 
@@ -182,6 +185,9 @@ enum Cmd {
     /// The main process of a zmqperf pod: idles until SIGTERM or SIGINT.
     #[command(name = "__idle", hide = true)]
     Idle,
+    /// The table of every flag by command, as docs/commands.md has it (Markdown).
+    #[command(name = "__flag-table", hide = true)]
+    FlagTable,
 }
 
 #[derive(Subcommand)]
@@ -241,6 +247,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::CurveKeys => curve_keys(),
         Cmd::Completions { shell } => install::completions(*shell),
         Cmd::Man { dir } => install::man(dir.as_deref()),
+        Cmd::FlagTable => {
+            print!("{}", install::flag_table());
+            Ok(())
+        }
         Cmd::K8s(c) => k8s::run(c),
         Cmd::Idle => std::process::exit(zmqperf::k8s::idle(|| {
             eprintln!("zmqperf {}: idle until SIGTERM", zmqperf::VERSION)
