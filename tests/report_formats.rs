@@ -181,7 +181,7 @@ fn schema_rejects_wrong_types_and_unknown_fields() {
         ("unknown field in a histogram", |j| {
             j["cases"][0]["repetitions"][0]["latency_histogram"]["p42"] = Value::from(1)
         }),
-        ("schema_version 2", |j| j["schema_version"] = Value::from(2)),
+        ("schema_version 3", |j| j["schema_version"] = Value::from(3)),
         ("missing cases", |j| {
             j.as_object_mut().expect("object").remove("cases");
         }),

@@ -27,4 +27,4 @@ pub use run::{Imported, RunResult, Workload};
 pub use status::RunStatus;
 
 /// Version of the JSON report; bumped when a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;

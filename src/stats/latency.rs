@@ -143,7 +143,12 @@ impl LatencyHistogram {
         if self.count() == 0 {
             return 0;
         }
-        self.hist.value_at_quantile(q).clamp(self.min, self.max)
+        // As HdrHistogram's reference (Java) does: the quantile taken one step down before
+        // the count at it is rounded up, so that 0.9 x 3000 (2700.0000000000005 in floating
+        // point) asks for the 2,700th sample, not the 2,701st.
+        self.hist
+            .value_at_quantile(q.next_down().max(0.0))
+            .clamp(self.min, self.max)
     }
 
     /// Combines another distribution into this one.
@@ -226,7 +231,10 @@ impl PartialEq for LatencyHistogram {
     }
 }
 
-/// The serialised form: exact moments plus the buckets, so a reader can merge it again.
+/// The serialised form: exact moments plus the distribution, so a reader can merge it
+/// again. The distribution is HdrHistogram's own compressed form (`hdr`: V2, deflated,
+/// base64), which HdrHistogram's libraries in every language decode; `[value_ns, count]`
+/// buckets are read too (runs recorded before it, and the peers' compact form).
 #[derive(Serialize, Deserialize)]
 struct Wire {
     count: u64,
@@ -236,7 +244,9 @@ struct Wire {
     sum_sq_ns2: String,
     sum_inv: String,
     zeros: u64,
-    /// `[value_ns, count]` pairs.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    hdr: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     buckets: Vec<(u64, u64)>,
     /// The clock check of one-way delays (left out when every sample was on one clock).
     #[serde(default, skip_serializing_if = "ClockCheck::is_same_clock")]
@@ -253,11 +263,35 @@ impl Serialize for LatencyHistogram {
             sum_sq_ns2: self.sum_sq.to_string(),
             sum_inv: self.sum_inv.to_string(),
             zeros: self.zeros,
-            buckets: self.buckets(),
+            hdr: encode_hdr(&self.hist),
+            buckets: Vec::new(),
             clock: self.clock,
         }
         .serialize(s)
     }
+}
+
+/// `hist` in HdrHistogram's compressed form: V2 encoding, deflated, base64 (what
+/// HdrHistogram's `encode()` gives in Java, Python, Go and C).
+pub fn encode_hdr(hist: &Histogram<u64>) -> String {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(hist, &mut bytes)
+        .expect("a histogram serialises into memory");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A histogram from its compressed form ([`encode_hdr`]), or why it cannot be read.
+pub fn decode_hdr(text: &str) -> Result<Histogram<u64>, String> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| format!("the histogram's hdr is not base64: {e}"))?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(bytes))
+        .map_err(|e| format!("the histogram's hdr is not HdrHistogram's encoding: {e:?}"))
 }
 
 /// What a reader accepts: the full form, or a peer's compact form (docs/peers.md): only the
@@ -288,6 +322,13 @@ impl<'de> Deserialize<'de> for LatencyHistogram {
             }
         };
         let mut h = LatencyHistogram::new();
+        if !w.hdr.is_empty() {
+            let read = decode_hdr(&w.hdr).map_err(D::Error::custom)?;
+            for v in read.iter_recorded() {
+                h.hist
+                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
+        }
         for (v, c) in &w.buckets {
             h.hist.saturating_record_n(*v, *c);
         }

@@ -219,9 +219,9 @@ fn files_that_are_not_importable_runs_are_refused_with_why() {
         &["compatible command"],
     );
     check(br#"{"run_id": "x"}"#, &["it has no environment, cases"]);
-    let no_version = json.replacen("\"schema_version\": 1,", "", 1);
+    let no_version = json.replacen("\"schema_version\": 2,", "", 1);
     check(no_version.as_bytes(), &["it has no schema_version"]);
-    let zero = json.replacen("\"schema_version\": 1,", "\"schema_version\": 0,", 1);
+    let zero = json.replacen("\"schema_version\": 2,", "\"schema_version\": 0,", 1);
     check(zero.as_bytes(), &["its schema_version is 0"]);
     // A field of the wrong type: named by its place in the run.
     let bad = json.replacen("\"message_size\": 64,", "\"message_size\": \"64\",", 1);
@@ -243,11 +243,11 @@ fn files_that_are_not_importable_runs_are_refused_with_why() {
 #[test]
 fn a_newer_schema_is_refused_with_the_versions() {
     let (_, json) = exported();
-    let newer = json.replacen("\"schema_version\": 1,", "\"schema_version\": 7,", 1);
+    let newer = json.replacen("\"schema_version\": 2,", "\"schema_version\": 7,", 1);
     let (msg, code) = refusal(newer.as_bytes());
     assert_eq!(code, 3);
     assert!(
-        msg.contains("schema version 7, newer than this zmqperf reads (up to 1)"),
+        msg.contains("schema version 7, newer than this zmqperf reads (up to 2)"),
         "{msg}"
     );
     assert!(msg.contains("upgrade zmqperf on this machine"), "{msg}");
