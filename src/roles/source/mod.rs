@@ -23,9 +23,11 @@ use crate::msg::RawMsg;
 use crate::net::Waiting;
 use crate::stats::{LatencyHistogram, Throughput};
 use crate::zmq;
+use around::{Around, Batched, FullSends, Kind, Plain};
 use first::{FirstFrame, HeaderOnly, Trailer};
 use std::time::{Duration, Instant};
 
+mod around;
 mod first;
 #[cfg(test)]
 mod tests;
@@ -76,8 +78,8 @@ pub(super) fn run(
     let subscription_wait_ns = wait_subscriptions(spec, &mut io, s, &wait)?;
     let shape = shape_of(spec);
     let mut m = RawMsg::new();
-    let mut stream = Stream::of(spec, &shape);
-    let warm_start = warm_up(&stream, &mut io, s, &mut m, &wait)?;
+    let mut stream = Stream::of(spec, &shape, &wait);
+    let warm_start = warm_up(&stream, &mut io, s, &mut m)?;
     let mut delay = LatencyHistogram::new();
     let rss = RssAround::before();
     // The measured stream goes on with the warm-up's schedule: its first message is due one
@@ -87,12 +89,19 @@ pub(super) fn run(
         _ => now_ns(),
     };
     stream.start = start;
-    let (sent, cut_short) = match trailer(spec, opened_ns) {
-        Some(t) => send_stream(&stream, &t, &mut io, s, &mut m, &mut delay, &wait)?,
-        None => send_stream(&stream, &HeaderOnly, &mut io, s, &mut m, &mut delay, &wait)?,
-    };
+    let (sent, cut_short, full_send_ns) = send_all(
+        &stream,
+        trailer(spec, opened_ns),
+        &mut io,
+        s,
+        &mut m,
+        &mut delay,
+    )?;
     let end = now_ns();
     ctl.sent_with(rss.facts(start, end))?;
+    if let Some(every) = around::resend_end(spec) {
+        resend_end(&stream, &mut io, s, &mut m, ctl, every)?;
+    }
     let peer_closed = quit(spec, o.watch.as_ref(), &o.sock, ctl)?;
     // What the watch saw by the time a held socket closes (PTMP's sender says from it
     // whether a receiver was there).
@@ -114,6 +123,7 @@ pub(super) fn run(
         usage: Some(node_usage(spec)),
         io_waits: io.waits(),
         sightings,
+        full_send_ns,
         ..Default::default()
     })
 }
@@ -121,13 +131,7 @@ pub(super) fn run(
 /// The warm-up messages, unmeasured; in open loop they keep the schedule too: sent at
 /// once, they would fill a PUB's queue and make it drop the first measured messages. The
 /// clock when the warm-up began (its schedule's base).
-fn warm_up(
-    st: &Stream,
-    io: &mut Io,
-    s: &mut zmq::Socket,
-    m: &mut RawMsg,
-    wait: &Waiting,
-) -> Result<u64> {
+fn warm_up(st: &Stream, io: &mut Io, s: &mut zmq::Socket, m: &mut RawMsg) -> Result<u64> {
     let warm_start = now_ns();
     for i in 0..st.spec.warmup {
         if let Some(iv) = st.interval_ns {
@@ -143,7 +147,7 @@ fn warm_up(
             };
             m.write_array(&h.to_bytes());
         }
-        send_one(st.shape, io, s, m, i).map_err(|e| wait.error(e, 0, String::new()))?;
+        send_one(st.shape, io, s, m, i).map_err(|e| st.wait.error(e, 0, String::new()))?;
     }
     Ok(warm_start)
 }
@@ -202,6 +206,8 @@ pub(crate) fn sleep_unless_stopped(d: Duration) {
 struct Stream<'a> {
     spec: &'a NodeSpec,
     shape: &'a Option<Shape>,
+    /// What a failed send says.
+    wait: &'a Waiting<'a>,
     header: bool,
     first_len: usize,
     interval_ns: Option<f64>,
@@ -210,11 +216,13 @@ struct Stream<'a> {
 }
 
 impl<'a> Stream<'a> {
-    /// The stream of `spec` in `shape`; its start is set when the warm-up is over.
-    fn of(spec: &'a NodeSpec, shape: &'a Option<Shape>) -> Self {
+    /// The stream of `spec` in `shape` (a failed send says `wait`); its start is set when
+    /// the warm-up is over.
+    fn of(spec: &'a NodeSpec, shape: &'a Option<Shape>, wait: &'a Waiting<'a>) -> Self {
         Stream {
             spec,
             shape,
+            wait,
             header: spec.size >= HEADER_LEN && spec.header != HeaderUse::Never,
             first_len: spec.frames.first().copied().unwrap_or(spec.size),
             interval_ns: spec.rate.map(|r| 1e9 / r),
@@ -224,18 +232,49 @@ impl<'a> Stream<'a> {
     }
 }
 
-/// The measured messages: each filled (its header time-stamped every `every` messages at
-/// full speed, or at its due time in open loop, whose lateness goes in `delay`) and sent.
-/// The messages sent, and why the loop ended early (a signal).
-#[inline(always)]
-fn send_stream<W: FirstFrame>(
+/// The measured messages of a loop of the kind the spec asks for (its trailer, and what
+/// it does around each send): the messages sent, why the loop ended early (a signal), and
+/// the time spent in sends that found the socket full, when measured.
+fn send_all(
     st: &Stream,
-    first: &W,
+    trailer: Option<Trailer>,
     io: &mut Io,
     s: &mut zmq::Socket,
     m: &mut RawMsg,
     delay: &mut LatencyHistogram,
-    wait: &Waiting,
+) -> Result<(u64, Option<String>, Option<u64>)> {
+    let ((sent, cut_short), full_send_ns) = match (trailer, Kind::of(st.spec)) {
+        (Some(t), _) => (send_stream(st, &t, &mut Plain, io, s, m, delay)?, None),
+        (None, Kind::Plain) => (
+            send_stream(st, &HeaderOnly, &mut Plain, io, s, m, delay)?,
+            None,
+        ),
+        (None, Kind::Batched(n)) => (
+            send_stream(st, &HeaderOnly, &mut Batched { n }, io, s, m, delay)?,
+            None,
+        ),
+        (None, Kind::FullSends) => {
+            let mut full = FullSends::default();
+            let r = send_stream(st, &HeaderOnly, &mut full, io, s, m, delay)?;
+            (r, full.full_send_ns())
+        }
+    };
+    Ok((sent, cut_short, full_send_ns))
+}
+
+/// The measured messages: each filled (its header time-stamped every `every` messages at
+/// full speed, or at its due time in open loop, whose lateness goes in `delay`) and sent,
+/// with what `around` does around each send. The messages sent, and why the loop ended
+/// early (a signal).
+#[inline(always)]
+fn send_stream<W: FirstFrame, A: Around>(
+    st: &Stream,
+    first: &W,
+    around: &mut A,
+    io: &mut Io,
+    s: &mut zmq::Socket,
+    m: &mut RawMsg,
+    delay: &mut LatencyHistogram,
 ) -> Result<(u64, Option<String>)> {
     let last = st.spec.count.saturating_sub(1);
     // Counts down to the next time-stamped message (no division on the hot path).
@@ -256,7 +295,7 @@ fn send_stream<W: FirstFrame>(
         if st.header {
             let (flags, stamp) = match st.interval_ns {
                 Some(iv) => {
-                    let due = st.start + (i as f64 * iv) as u64;
+                    let due = around.due(st.start, i, iv);
                     wait_until(due);
                     delay.record(now_ns() - due);
                     (FLAG_TIMESTAMP, due)
@@ -276,11 +315,11 @@ fn send_stream<W: FirstFrame>(
             };
             first.write(m, &h);
         } else if let Some(iv) = st.interval_ns {
-            let due = st.start + (i as f64 * iv) as u64;
+            let due = around.due(st.start, i, iv);
             wait_until(due);
             delay.record(now_ns() - due);
         }
-        match send_msg::<W>(st.shape, io, s, m, i) {
+        match around.send(s, |s| send_msg::<W>(st.shape, io, s, m, i)) {
             Ok(()) if stop => {
                 sent = i + 1;
                 cut_short = Some(super::sink::interrupted_after(sent, "messages sent"));
@@ -295,7 +334,7 @@ fn send_stream<W: FirstFrame>(
                 break;
             }
             Err(e) => {
-                return Err(wait.error(
+                return Err(st.wait.error(
                     e,
                     i,
                     " (sending blocked: the receiver stopped taking messages)".into(),
@@ -304,6 +343,44 @@ fn send_stream<W: FirstFrame>(
         }
     }
     Ok((sent, cut_short))
+}
+
+/// The end mark again, every `every` after the stream until the runner's stop (or the
+/// timeout): a PUB drops it while the reader's queue is full, and the reader ends on the
+/// first that gets through ([`around::RESEND_END_MS`]).
+#[cold]
+fn resend_end(
+    st: &Stream,
+    io: &mut Io,
+    s: &mut zmq::Socket,
+    m: &mut RawMsg,
+    ctl: &mut dyn Control,
+    every: Duration,
+) -> Result<()> {
+    let last = st.spec.count.saturating_sub(1);
+    let until = Instant::now() + st.spec.timeout();
+    while st.header && !crate::interrupt::interrupted() && Instant::now() < until {
+        std::thread::sleep(every);
+        if ctl.stop_requested() {
+            break;
+        }
+        // The socket reads its commands first: among them the reader's word that it made
+        // room.
+        s.get_events().map_err(zmq_err("reading ZMQ_EVENTS"))?;
+        m.reset_uninit(st.first_len)?;
+        let h = Header {
+            flags: FLAG_TIMESTAMP | FLAG_END,
+            stream_id: st.spec.stream_id,
+            sequence: last,
+            send_ns: now_ns(),
+        };
+        HeaderOnly.write(m, &h);
+        match send_one(st.shape, io, s, m, last) {
+            Ok(()) | Err(zmq::Error::EAGAIN) => {}
+            Err(e) => return Err(st.wait.error(e, st.spec.count, String::new())),
+        }
+    }
+    Ok(())
 }
 
 /// The due time of message `i` of a schedule that starts at `base`, `iv` ns apart.
