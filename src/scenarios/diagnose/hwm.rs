@@ -40,8 +40,9 @@ const PACE_PAUSE: Duration = Duration::from_millis(1);
 /// SO_SNDBUF and SO_RCVBUF of tcp and ipc sockets in the drop-or-block runs, bytes.
 const KERNEL_BUF: i32 = 4096;
 /// How often the publisher sends its end-of-stream mark again after the burst, until the
-/// receiver has it: a PUB drops it too while the receiver's queue is full.
-const END_AGAIN: Duration = Duration::from_millis(10);
+/// receiver has it: a PUB drops it too while the receiver's queue is full. The first goes
+/// this long after the burst, when a receiver that keeps up has long drained its queue.
+const END_AGAIN: Duration = Duration::from_millis(20);
 
 /// One burst through one pattern at one high-water mark.
 struct Burst {
