@@ -8,7 +8,9 @@
 //!
 //! PTMP's sender (check_send, check_sendrecv) is this role with a few of its own fields
 //! (`own`): a start delay, a hold before closing, and PTMP's trailer after the header
-//! (first.rs).
+//! (first.rs). `zmqperf diagnose`'s senders use others: messages due in batches, the time
+//! of the sends that found the socket full (around.rs), and the end mark sent again until
+//! the stop (end.rs, with the quit). Each is chosen before the loop.
 
 use super::control::Control;
 use super::shape::Shape;
@@ -17,7 +19,7 @@ use super::{
     RoleReport, SentFacts,
 };
 use crate::clock::now_ns;
-use crate::error::{zmq_err, Result};
+use crate::error::Result;
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::Waiting;
@@ -28,6 +30,7 @@ use first::{FirstFrame, HeaderOnly, Trailer};
 use std::time::{Duration, Instant};
 
 mod around;
+mod end;
 mod first;
 #[cfg(test)]
 mod tests;
@@ -100,9 +103,9 @@ pub(super) fn run(
     let end = now_ns();
     ctl.sent_with(rss.facts(start, end))?;
     if let Some(every) = around::resend_end(spec) {
-        resend_end(&stream, &mut io, s, &mut m, ctl, every)?;
+        end::resend_end(&stream, &mut io, s, &mut m, ctl, every)?;
     }
-    let peer_closed = quit(spec, o.watch.as_ref(), &o.sock, ctl)?;
+    let peer_closed = end::quit(spec, o.watch.as_ref(), &o.sock, ctl)?;
     // What the watch saw by the time a held socket closes (PTMP's sender says from it
     // whether a receiver was there).
     let sightings = (spec.quit == Quit::Hold)
@@ -345,44 +348,6 @@ fn send_stream<W: FirstFrame, A: Around>(
     Ok((sent, cut_short))
 }
 
-/// The end mark again, every `every` after the stream until the runner's stop (or the
-/// timeout): a PUB drops it while the reader's queue is full, and the reader ends on the
-/// first that gets through ([`around::RESEND_END_MS`]).
-#[cold]
-fn resend_end(
-    st: &Stream,
-    io: &mut Io,
-    s: &mut zmq::Socket,
-    m: &mut RawMsg,
-    ctl: &mut dyn Control,
-    every: Duration,
-) -> Result<()> {
-    let last = st.spec.count.saturating_sub(1);
-    let until = Instant::now() + st.spec.timeout();
-    while st.header && !crate::interrupt::interrupted() && Instant::now() < until {
-        std::thread::sleep(every);
-        if ctl.stop_requested() {
-            break;
-        }
-        // The socket reads its commands first: among them the reader's word that it made
-        // room.
-        s.get_events().map_err(zmq_err("reading ZMQ_EVENTS"))?;
-        m.reset_uninit(st.first_len)?;
-        let h = Header {
-            flags: FLAG_TIMESTAMP | FLAG_END,
-            stream_id: st.spec.stream_id,
-            sequence: last,
-            send_ns: now_ns(),
-        };
-        HeaderOnly.write(m, &h);
-        match send_one(st.shape, io, s, m, last) {
-            Ok(()) | Err(zmq::Error::EAGAIN) => {}
-            Err(e) => return Err(st.wait.error(e, st.spec.count, String::new())),
-        }
-    }
-    Ok(())
-}
-
 /// The due time of message `i` of a schedule that starts at `base`, `iv` ns apart.
 fn due_at(base: u64, i: u64, iv: f64) -> u64 {
     base + (i as f64 * iv) as u64
@@ -420,46 +385,6 @@ fn shape_of(spec: &NodeSpec) -> Option<Shape> {
     } else {
         None
     }
-}
-
-/// How the source ends once its last message has left (its spec's `quit`); whether every
-/// peer hung up, when it waited for that.
-fn quit(
-    spec: &NodeSpec,
-    watch: Option<&crate::net::PeerWatch>,
-    s: &zmq::Socket,
-    ctl: &mut dyn Control,
-) -> Result<Option<bool>> {
-    Ok(match spec.quit {
-        // Keep the connection up until the receivers have everything and hang up.
-        Quit::WaitForPeer => watch
-            .filter(|_| !crate::interrupt::interrupted())
-            .map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout())),
-        // Closing throws the queue away.
-        Quit::LingerZero => set_linger(s, 0)?,
-        // Terminating the context (when the node ends) waits for the queue, without bound.
-        Quit::DefaultLinger => set_linger(s, -1)?,
-        Quit::WaitForStop => {
-            let until = std::time::Instant::now() + spec.timeout();
-            while !ctl.stop_requested() && std::time::Instant::now() < until {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            set_linger(s, 0)?
-        }
-        // The hold runs in full even after a stop signal: it is how PTMP's sender closes
-        // (what its queue still holds reaches the receiver, the end mark with it).
-        Quit::Hold => {
-            let hold = Duration::from_millis(spec.own.get(HOLD_MS).copied().unwrap_or(0));
-            let until = Instant::now() + hold;
-            loop {
-                let left = until.saturating_duration_since(Instant::now());
-                if left.is_zero() || ctl.stop_requested() {
-                    break None;
-                }
-                std::thread::sleep(left.min(Duration::from_millis(10)));
-            }
-        }
-    })
 }
 
 /// Sends one message; a source whose [`FirstFrame`] retries sends it again after a
@@ -513,12 +438,6 @@ fn send_one(
         None => io.send(m, s, 0),
         Some(sh) => sh.send(s, m, seq, io),
     }
-}
-
-/// Sets the linger the socket closes with; no peer was watched.
-fn set_linger(s: &zmq::Socket, ms: i32) -> Result<Option<bool>> {
-    s.set_linger(ms).map_err(zmq_err("setting ZMQ_LINGER"))?;
-    Ok(None)
 }
 
 /// A source's own fields: its message shape; log lines need room for the header.
