@@ -77,3 +77,6 @@ impl NodeSpec {
         self.own.insert(TRACE_MAX.to_string(), max);
     }
 }
+
+#[cfg(test)]
+mod tests;
