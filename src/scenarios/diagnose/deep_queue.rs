@@ -20,6 +20,7 @@ use crate::header::Header;
 use crate::model::{Finding, Severity};
 use crate::net::probe::{self as net, SIZE};
 use crate::roles::{Quit, Role};
+use crate::stats::LossSummary;
 use crate::topology::SocketType;
 use crate::units::grouped;
 use crate::zmq;
@@ -218,8 +219,38 @@ impl Figures {
     }
 }
 
+/// The figures of a measured stream (`g`, with its ledger `loss`) in the finding.
+fn evidence(f: &mut FindingDraft, m: &Measured, g: &Figures, loss: &LossSummary) {
+    let (samples, n) = (&m.samples, m.n);
+    f.put("sent", n);
+    f.put_ledger("", loss);
+    f.put("sockets", "PUSH -> PULL, ZMQ_SNDHWM = ZMQ_RCVHWM = 0");
+    f.put("sender_msgs_per_s", g.send_rate.round());
+    f.put("consumer_msgs_per_s", g.take_rate.round());
+    f.put("latency_first_tenth_ms", g.first);
+    f.put("latency_last_tenth_ms", g.last);
+    f.put("latency_max_ms", g.max_ms);
+    f.put("depth_max", g.deepest.depth);
+    f.put("latency_at_depth_max_ms", ns_to_ms(g.deepest.latency_ns));
+    f.put("us_per_queued_message", round3(g.per_msg_us));
+    f.put("drain_after_sender_ms", g.drain_ms);
+    for q in [1usize, 2, 3, 4] {
+        let s = samples[(samples.len() * q / 4).min(samples.len() - 1)];
+        f.put(&format!("depth_at_{}pct", q * 25), s.depth);
+        f.put(
+            &format!("latency_at_{}pct_ms", q * 25),
+            ns_to_ms(s.latency_ns),
+        );
+    }
+}
+
 /// The finding of a measured stream.
 fn finding(t: Transport, m: &Measured) -> Finding {
+    let figures = Figures::of(m);
+    let (tally, n, duration) = (&m.tally, m.n, m.duration);
+    let mut f = FindingDraft::new(&format!("deep-queue/{t}"), Part::DeepQueue, t);
+    let loss = tally.summary(n);
+    evidence(&mut f, m, &figures, &loss);
     let Figures {
         first,
         last,
@@ -229,30 +260,7 @@ fn finding(t: Transport, m: &Measured) -> Finding {
         take_rate,
         drain_ms,
         max_ms,
-    } = Figures::of(m);
-    let (samples, tally, n, duration) = (&m.samples, &m.tally, m.n, m.duration);
-    let mut f = FindingDraft::new(&format!("deep-queue/{t}"), Part::DeepQueue, t);
-    let loss = tally.summary(n);
-    f.put("sent", n);
-    f.put_ledger("", &loss);
-    f.put("sockets", "PUSH -> PULL, ZMQ_SNDHWM = ZMQ_RCVHWM = 0");
-    f.put("sender_msgs_per_s", send_rate.round());
-    f.put("consumer_msgs_per_s", take_rate.round());
-    f.put("latency_first_tenth_ms", first);
-    f.put("latency_last_tenth_ms", last);
-    f.put("latency_max_ms", max_ms);
-    f.put("depth_max", deepest.depth);
-    f.put("latency_at_depth_max_ms", ns_to_ms(deepest.latency_ns));
-    f.put("us_per_queued_message", round3(per_msg_us));
-    f.put("drain_after_sender_ms", drain_ms);
-    for q in [1usize, 2, 3, 4] {
-        let s = samples[(samples.len() * q / 4).min(samples.len() - 1)];
-        f.put(&format!("depth_at_{}pct", q * 25), s.depth);
-        f.put(
-            &format!("latency_at_{}pct_ms", q * 25),
-            ns_to_ms(s.latency_ns),
-        );
-    }
+    } = figures;
     f.gaps = tally.gaps(n, m.origin);
     f.severity = if last > first * 10.0 {
         Severity::Warning

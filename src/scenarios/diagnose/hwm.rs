@@ -131,35 +131,8 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
     f.put_ledger(&format!("pub_hwm_{}_", hwms[0]), &first_loss);
     f.gaps = first.tally.gaps(first.sent, first.origin_ns);
 
-    let pub_words = list(
-        hwms.iter()
-            .zip(&pubs)
-            .map(|(h, p)| format!("{} at HWM {}", grouped(lost(p)), grouped(*h as u64)))
-            .collect(),
-    );
-    let push_lost: u64 = pushes.iter().map(lost).sum();
-    let push_words = list(
-        hwms.iter()
-            .zip(&pushes)
-            .map(|(h, q)| {
-                format!(
-                    "{} at HWM {}",
-                    ms(ns_to_ms(q.blocked_ns)),
-                    grouped(*h as u64)
-                )
-            })
-            .collect(),
-    );
-    let kernel = if t == Transport::Inproc {
-        String::new()
-    } else {
-        format!(
-            " The kernel's socket buffers were set to {} B (ZMQ_SNDBUF, ZMQ_RCVBUF) so that \
-             ZeroMQ's queues are what fill.",
-            grouped(KERNEL_BUF as u64)
-        )
-    };
     let holes = holes_words(&first_loss, &f.gaps);
+    let push_lost: u64 = pushes.iter().map(lost).sum();
     let pub_lost_total: u64 = pubs.iter().map(lost).sum();
     f.severity = if pub_lost_total > 0 || push_lost > 0 {
         Severity::Warning
@@ -174,19 +147,7 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
         grouped(pushes.iter().map(lost).max().unwrap_or(0)),
         ms(ns_to_ms(pushes[0].blocked_ns))
     );
-    f.observed = format!(
-        "A burst of {} of {SIZE} B, sent as fast as possible to a receiver that takes about \
-         {} msg/s ({PACE_BATCH} at a time, then 1 ms of work).{kernel} PUB dropped \
-         {pub_words}{holes}. PUSH {} and its sender waited instead: {push_words} in send calls \
-         that found the queue full.",
-        messages(n),
-        grouped(pushes[0].receiver_rate.round() as u64),
-        if push_lost == 0 {
-            format!("delivered all {} at every HWM", grouped(n))
-        } else {
-            format!("lost {}", grouped(push_lost))
-        },
-    );
+    f.observed = observed(t, n, hwms, &pubs, &pushes, &holes);
     f.cause = "A socket queues at most its high-water mark of messages per peer (ZMQ_SNDHWM on \
                the sender, ZMQ_RCVHWM on the receiver; one connection holds about both, plus the \
                kernel's buffers over tcp and ipc). When the queue is full, PUB (and XPUB, \
@@ -208,6 +169,59 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
     };
     f.triage(cause::HWM, pub_lost_total, pub_lost_total, cause::LOST, fix);
     Ok(f.finish())
+}
+
+/// What the bursts showed, in words: PUB's drops (and where `holes` were), PUSH's waits.
+fn observed(
+    t: Transport,
+    n: u64,
+    hwms: &[i32],
+    pubs: &[Burst],
+    pushes: &[Burst],
+    holes: &str,
+) -> String {
+    let lost = |b: &Burst| b.tally.summary(b.sent).lost;
+    let push_lost: u64 = pushes.iter().map(lost).sum();
+    let pub_words = list(
+        hwms.iter()
+            .zip(pubs)
+            .map(|(h, p)| format!("{} at HWM {}", grouped(lost(p)), grouped(*h as u64)))
+            .collect(),
+    );
+    let push_words = list(
+        hwms.iter()
+            .zip(pushes)
+            .map(|(h, q)| {
+                format!(
+                    "{} at HWM {}",
+                    ms(ns_to_ms(q.blocked_ns)),
+                    grouped(*h as u64)
+                )
+            })
+            .collect(),
+    );
+    let kernel = if t == Transport::Inproc {
+        String::new()
+    } else {
+        format!(
+            " The kernel's socket buffers were set to {} B (ZMQ_SNDBUF, ZMQ_RCVBUF) so that \
+             ZeroMQ's queues are what fill.",
+            grouped(KERNEL_BUF as u64)
+        )
+    };
+    format!(
+        "A burst of {} of {SIZE} B, sent as fast as possible to a receiver that takes about \
+         {} msg/s ({PACE_BATCH} at a time, then 1 ms of work).{kernel} PUB dropped \
+         {pub_words}{holes}. PUSH {} and its sender waited instead: {push_words} in send calls \
+         that found the queue full.",
+        messages(n),
+        grouped(pushes[0].receiver_rate.round() as u64),
+        if push_lost == 0 {
+            format!("delivered all {} at every HWM", grouped(n))
+        } else {
+            format!("lost {}", grouped(push_lost))
+        },
+    )
 }
 
 /// The figures of the bursts at every high-water mark, PUB beside PUSH.
