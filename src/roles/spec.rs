@@ -296,7 +296,7 @@ pub struct RoleReport {
     /// ended (on this thread only: a role run here, not sent over the control channel).
     #[serde(skip)]
     pub sightings: Option<crate::net::Sightings>,
-    /// Sink or slow sink asked to keep them ([`NodeSpec::trace_arrivals`]): every message
+    /// Slow sink asked to keep them ([`NodeSpec::trace_arrivals`]): every message
     /// it took, in the order they came, up to the most it was to keep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<Vec<Arrival>>,

@@ -26,9 +26,6 @@ pub(super) fn run(
     spec: &NodeSpec,
     ctl: &mut dyn Control,
 ) -> Result<RoleReport> {
-    if let Some(t) = trace::Trace::of(spec) {
-        return trace::run(ctx, spec, ctl, t, |_| {});
-    }
     run_with(ctx, spec, ctl, |_| {})
 }
 

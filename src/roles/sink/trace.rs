@@ -1,8 +1,9 @@
 //! A sink's record of every message it takes (sequence, flags, send stamp, and the clock
 //! when it had taken it), opt-in: the own field `trace_max` (the most kept, room made
-//! before the loop) asks for it; without it the sink's loop is the plain one. What
-//! `zmqperf diagnose` reads after the fact: the times around each hole, and how deep the
-//! queue was that each message joined.
+//! before the loop) asks a slow sink for it (slow_sink.rs runs its loop with the record
+//! in its work; the plain sink's run is left as it was, so it has no look at the field).
+//! What `zmqperf diagnose` reads after the fact: the times around each hole, and how deep
+//! the queue was that each message joined.
 
 use super::super::control::Control;
 use super::super::spec::Arrival;
@@ -71,7 +72,7 @@ pub(in crate::roles) fn run(
 }
 
 impl NodeSpec {
-    /// A sink (or slow sink) that keeps a record of the first `max` messages it takes:
+    /// A slow sink that keeps a record of the first `max` messages it takes:
     /// [`RoleReport::arrivals`].
     pub fn trace_arrivals(&mut self, max: u64) {
         self.own.insert(TRACE_MAX.to_string(), max);

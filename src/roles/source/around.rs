@@ -27,12 +27,14 @@ pub(super) trait Around {
     /// The due time of message `i` of a schedule that starts at `start`, `iv` ns apart.
     fn due(&self, start: u64, i: u64, iv: f64) -> u64;
 
-    /// Sends with `send`, measuring what this kind measures.
-    fn send(
-        &mut self,
-        s: &mut zmq::Socket,
-        send: impl FnOnce(&mut zmq::Socket) -> Result<(), zmq::Error>,
-    ) -> Result<(), zmq::Error>;
+    /// What this kind notes before a send, for [`Around::after`].
+    type Mark;
+
+    /// Before a send on `s`.
+    fn before(&mut self, s: &zmq::Socket) -> Self::Mark;
+
+    /// After the send: what it measures of it.
+    fn after(&mut self, mark: Self::Mark);
 
     /// The time spent in sends that found the socket full, ns, if this kind measures it.
     fn full_send_ns(&self) -> Option<u64> {
@@ -49,14 +51,13 @@ impl Around for Plain {
         super::due_at(start, i, iv)
     }
 
+    type Mark = ();
+
     #[inline(always)]
-    fn send(
-        &mut self,
-        s: &mut zmq::Socket,
-        send: impl FnOnce(&mut zmq::Socket) -> Result<(), zmq::Error>,
-    ) -> Result<(), zmq::Error> {
-        send(s)
-    }
+    fn before(&mut self, _s: &zmq::Socket) {}
+
+    #[inline(always)]
+    fn after(&mut self, _mark: ()) {}
 }
 
 /// Messages due `n` at a time: every message of a batch is due when its first is.
@@ -70,14 +71,13 @@ impl Around for Batched {
         super::due_at(start, i - i % self.n, iv)
     }
 
+    type Mark = ();
+
     #[inline(always)]
-    fn send(
-        &mut self,
-        s: &mut zmq::Socket,
-        send: impl FnOnce(&mut zmq::Socket) -> Result<(), zmq::Error>,
-    ) -> Result<(), zmq::Error> {
-        send(s)
-    }
+    fn before(&mut self, _s: &zmq::Socket) {}
+
+    #[inline(always)]
+    fn after(&mut self, _mark: ()) {}
 }
 
 /// The sends that find the socket full (no room for a message: ZMQ_EVENTS without POLLOUT)
@@ -93,20 +93,20 @@ impl Around for FullSends {
         super::due_at(start, i, iv)
     }
 
+    /// When the socket was full, the clock before the send.
+    type Mark = Option<u64>;
+
     #[inline]
-    fn send(
-        &mut self,
-        s: &mut zmq::Socket,
-        send: impl FnOnce(&mut zmq::Socket) -> Result<(), zmq::Error>,
-    ) -> Result<(), zmq::Error> {
+    fn before(&mut self, s: &zmq::Socket) -> Option<u64> {
         let full = s.get_events().is_ok_and(|e| !e.contains(zmq::POLLOUT));
-        if !full {
-            return send(s);
+        full.then(now_ns)
+    }
+
+    #[inline]
+    fn after(&mut self, mark: Option<u64>) {
+        if let Some(before) = mark {
+            self.blocked_ns += now_ns() - before;
         }
-        let before = now_ns();
-        let r = send(s);
-        self.blocked_ns += now_ns() - before;
-        r
     }
 
     fn full_send_ns(&self) -> Option<u64> {
@@ -114,20 +114,21 @@ impl Around for FullSends {
     }
 }
 
-/// How the loop of `spec` goes around its sends (its own fields).
-pub(super) enum Kind {
-    Plain,
+/// A loop other than the plain one, as a spec's own fields ask for it.
+pub(super) enum OptIn {
     Batched(u64),
     FullSends,
 }
 
-impl Kind {
-    /// The kind `spec`'s own fields ask for (plain when none does).
-    pub fn of(spec: &NodeSpec) -> Kind {
+impl OptIn {
+    /// The loop `spec`'s own fields ask for; None for the plain one. Out of line: the
+    /// lookups stay out of the function that holds the plain loops ([`super::send_all`]).
+    #[inline(never)]
+    pub fn of(spec: &NodeSpec) -> Option<OptIn> {
         match spec.own.get(BATCH) {
-            Some(&n) if n > 1 => Kind::Batched(n),
-            _ if spec.own.contains_key(TIME_FULL_SENDS) => Kind::FullSends,
-            _ => Kind::Plain,
+            Some(&n) if n > 1 => Some(OptIn::Batched(n)),
+            _ if spec.own.contains_key(TIME_FULL_SENDS) => Some(OptIn::FullSends),
+            _ => None,
         }
     }
 }

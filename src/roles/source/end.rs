@@ -13,11 +13,27 @@ use crate::roles::{Io, NodeSpec, Quit};
 use crate::zmq;
 use std::time::{Duration, Instant};
 
+/// The source's end after its stream: the end mark again when its spec asks for that,
+/// then its quit; whether every peer hung up, when it waited for that.
+pub(super) fn finish(
+    st: &Stream,
+    io: &mut Io,
+    s: &mut zmq::Socket,
+    m: &mut RawMsg,
+    watch: Option<&crate::net::PeerWatch>,
+    ctl: &mut dyn Control,
+) -> Result<Option<bool>> {
+    if let Some(every) = super::around::resend_end(st.spec) {
+        resend_end(st, io, s, m, ctl, every)?;
+    }
+    quit(st.spec, watch, s, ctl)
+}
+
 /// The end mark again, every `every` after the stream until the runner's stop (or the
 /// timeout): a PUB drops it while the reader's queue is full, and the reader ends on the
 /// first that gets through ([`super::around::RESEND_END_MS`]).
 #[cold]
-pub(super) fn resend_end(
+fn resend_end(
     st: &Stream,
     io: &mut Io,
     s: &mut zmq::Socket,
@@ -53,7 +69,7 @@ pub(super) fn resend_end(
 
 /// How the source ends once its last message has left (its spec's `quit`); whether every
 /// peer hung up, when it waited for that.
-pub(super) fn quit(
+fn quit(
     spec: &NodeSpec,
     watch: Option<&crate::net::PeerWatch>,
     s: &zmq::Socket,

@@ -25,7 +25,7 @@ use crate::msg::RawMsg;
 use crate::net::Waiting;
 use crate::stats::{LatencyHistogram, Throughput};
 use crate::zmq;
-use around::{Around, Batched, FullSends, Kind, Plain};
+use around::{Around, Batched, FullSends, OptIn, Plain};
 use first::{FirstFrame, HeaderOnly, Trailer};
 use std::time::{Duration, Instant};
 
@@ -102,10 +102,7 @@ pub(super) fn run(
     )?;
     let end = now_ns();
     ctl.sent_with(rss.facts(start, end))?;
-    if let Some(every) = around::resend_end(spec) {
-        end::resend_end(&stream, &mut io, s, &mut m, ctl, every)?;
-    }
-    let peer_closed = end::quit(spec, o.watch.as_ref(), &o.sock, ctl)?;
+    let peer_closed = end::finish(&stream, &mut io, s, &mut m, o.watch.as_ref(), ctl)?;
     // What the watch saw by the time a held socket closes (PTMP's sender says from it
     // whether a receiver was there).
     let sightings = (spec.quit == Quit::Hold)
@@ -237,7 +234,12 @@ impl<'a> Stream<'a> {
 
 /// The measured messages of a loop of the kind the spec asks for (its trailer, and what
 /// it does around each send): the messages sent, why the loop ended early (a signal), and
-/// the time spent in sends that found the socket full, when measured.
+/// the time spent in sends that found the socket full, when measured. The plain loops are
+/// here, in a function of their own rather than in `run`, and the opt-in ones in another:
+/// the loops' helpers (the header's encoding, the message calls) stay inlined into a
+/// small function however `run` grows (callgrind, dev build: inlined into `run` next to
+/// the opt-in features, the header's encoding no longer was).
+#[inline(never)]
 fn send_all(
     st: &Stream,
     trailer: Option<Trailer>,
@@ -246,23 +248,36 @@ fn send_all(
     m: &mut RawMsg,
     delay: &mut LatencyHistogram,
 ) -> Result<(u64, Option<String>, Option<u64>)> {
-    let ((sent, cut_short), full_send_ns) = match (trailer, Kind::of(st.spec)) {
-        (Some(t), _) => (send_stream(st, &t, &mut Plain, io, s, m, delay)?, None),
-        (None, Kind::Plain) => (
-            send_stream(st, &HeaderOnly, &mut Plain, io, s, m, delay)?,
-            None,
-        ),
-        (None, Kind::Batched(n)) => (
-            send_stream(st, &HeaderOnly, &mut Batched { n }, io, s, m, delay)?,
-            None,
-        ),
-        (None, Kind::FullSends) => {
-            let mut full = FullSends::default();
-            let r = send_stream(st, &HeaderOnly, &mut full, io, s, m, delay)?;
-            (r, full.full_send_ns())
-        }
+    let (sent, cut_short) = match (trailer, OptIn::of(st.spec)) {
+        (Some(t), _) => send_stream(st, &t, &mut Plain, io, s, m, delay)?,
+        (None, None) => send_stream(st, &HeaderOnly, &mut Plain, io, s, m, delay)?,
+        (None, Some(kind)) => return send_opted_in(kind, st, io, s, m, delay),
     };
-    Ok((sent, cut_short, full_send_ns))
+    Ok((sent, cut_short, None))
+}
+
+/// The loops of the kinds a spec opts in to (diagnose's senders), as [`send_all`].
+#[inline(never)]
+fn send_opted_in(
+    kind: OptIn,
+    st: &Stream,
+    io: &mut Io,
+    s: &mut zmq::Socket,
+    m: &mut RawMsg,
+    delay: &mut LatencyHistogram,
+) -> Result<(u64, Option<String>, Option<u64>)> {
+    Ok(match kind {
+        OptIn::Batched(n) => {
+            let mut batched = Batched { n };
+            let (sent, cut_short) = send_stream(st, &HeaderOnly, &mut batched, io, s, m, delay)?;
+            (sent, cut_short, None)
+        }
+        OptIn::FullSends => {
+            let mut full = FullSends::default();
+            let (sent, cut_short) = send_stream(st, &HeaderOnly, &mut full, io, s, m, delay)?;
+            (sent, cut_short, full.full_send_ns())
+        }
+    })
 }
 
 /// The measured messages: each filled (its header time-stamped every `every` messages at
@@ -322,7 +337,10 @@ fn send_stream<W: FirstFrame, A: Around>(
             wait_until(due);
             delay.record(now_ns() - due);
         }
-        match around.send(s, |s| send_msg::<W>(st.shape, io, s, m, i)) {
+        let mark = around.before(s);
+        let sent_one = send_msg::<W>(st.shape, io, s, m, i);
+        around.after(mark);
+        match sent_one {
             Ok(()) if stop => {
                 sent = i + 1;
                 cut_short = Some(super::sink::interrupted_after(sent, "messages sent"));

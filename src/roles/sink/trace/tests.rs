@@ -1,5 +1,5 @@
-//! Tests of the sink's record of what it took, in a plain sink and in a slow sink that
-//! pauses after every batch.
+//! Tests of the sink's record of what it took, kept by a slow sink (with or without a
+//! pause after every batch).
 
 use super::super::super::{run_node, SockPlan, TestRunner};
 use super::*;
@@ -48,8 +48,8 @@ fn take_20(role: Role, set: impl FnOnce(&mut NodeSpec)) -> (RoleReport, Vec<u64>
 }
 
 #[test]
-fn a_sink_keeps_a_record_of_what_it_took_up_to_its_most_and_none_unasked() {
-    let (r, stamps) = take_20(Role::Sink, |s| s.trace_arrivals(15));
+fn a_slow_sink_keeps_a_record_of_what_it_took_up_to_its_most_and_none_unasked() {
+    let (r, stamps) = take_20(Role::SlowSink, |s| s.trace_arrivals(15));
     let kept = r.arrivals.expect("a record");
     assert_eq!(kept.len(), 15);
     for (i, a) in kept.iter().enumerate() {
@@ -59,7 +59,7 @@ fn a_sink_keeps_a_record_of_what_it_took_up_to_its_most_and_none_unasked() {
     }
     assert!(kept.windows(2).all(|w| w[0].arrival_ns <= w[1].arrival_ns));
     assert_eq!(r.ledger.unwrap().summary(Some(20)).received, 20);
-    let (plain, _) = take_20(Role::Sink, |_| {});
+    let (plain, _) = take_20(Role::SlowSink, |_| {});
     assert!(plain.arrivals.is_none());
 }
 
