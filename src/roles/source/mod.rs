@@ -294,32 +294,37 @@ fn send_stream<W: FirstFrame, A: Around>(
     m: &mut RawMsg,
     delay: &mut LatencyHistogram,
 ) -> Result<(u64, Option<String>)> {
-    let last = st.spec.count.saturating_sub(1);
+    // The stream's settings in locals of the loop (kept in registers, not read again from
+    // the spec and the stream after each send).
+    let (count, stream_id, shape) = (st.spec.count, st.spec.stream_id, st.shape);
+    let (header, first_len, interval_ns) = (st.header, st.first_len, st.interval_ns);
+    let (start, every) = (st.start, st.every);
+    let last = count.saturating_sub(1);
     // Counts down to the next time-stamped message (no division on the hot path).
     let mut until_stamp = 0u64;
-    let mut sent = st.spec.count;
+    let mut sent = count;
     let mut cut_short = None;
-    for i in 0..st.spec.count {
+    for i in 0..count {
         // A signal that ends the run: what was sent so far is the report. With a header,
         // this message goes as the last (the end mark), so a receiver that drains knows the
         // stream's length; without one, the stream ends here.
         let stop = crate::interrupt::interrupted();
-        if stop && !(st.header && st.shape.is_none()) {
+        if stop && !(header && shape.is_none()) {
             sent = i;
             cut_short = Some(super::sink::interrupted_after(i, "messages sent"));
             break;
         }
-        m.reset_uninit(st.first_len)?;
-        if st.header {
-            let (flags, stamp) = match st.interval_ns {
+        m.reset_uninit(first_len)?;
+        if header {
+            let (flags, stamp) = match interval_ns {
                 Some(iv) => {
-                    let due = around.due(st.start, i, iv);
+                    let due = around.due(start, i, iv);
                     wait_until(due);
                     delay.record(now_ns() - due);
                     (FLAG_TIMESTAMP, due)
                 }
                 None if until_stamp == 0 || i == last || stop => {
-                    until_stamp = st.every;
+                    until_stamp = every;
                     (FLAG_TIMESTAMP, now_ns())
                 }
                 None => (0, 0),
@@ -327,18 +332,18 @@ fn send_stream<W: FirstFrame, A: Around>(
             until_stamp = until_stamp.wrapping_sub(1);
             let h = Header {
                 flags: flags | if i == last || stop { FLAG_END } else { 0 },
-                stream_id: st.spec.stream_id,
+                stream_id,
                 sequence: i,
                 send_ns: stamp,
             };
             first.write(m, &h);
-        } else if let Some(iv) = st.interval_ns {
-            let due = around.due(st.start, i, iv);
+        } else if let Some(iv) = interval_ns {
+            let due = around.due(start, i, iv);
             wait_until(due);
             delay.record(now_ns() - due);
         }
         let mark = around.before(s);
-        let sent_one = send_msg::<W>(st.shape, io, s, m, i);
+        let sent_one = send_msg::<W>(shape, io, s, m, i);
         around.after(mark);
         match sent_one {
             Ok(()) if stop => {
