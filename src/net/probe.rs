@@ -1,9 +1,8 @@
-//! The probe sockets of `zmqperf diagnose`'s experiments that still run their own loops
-//! (slow joiner, the high-water mark's drop or block, deep queue) and of its listener, and
-//! the options every experiment's sockets take (those on roles too): opened by the one
-//! opener ([`crate::net::open_socket`]) with linger 0 and on fresh loopback endpoints, and
-//! carrying measured messages (the measurement header with a sequence number and the send
-//! time).
+//! The probe sockets of `zmqperf diagnose`'s experiment that still runs its own loops
+//! (slow joiner) and of its listener, and the options every experiment's sockets take
+//! (those on roles too): opened by the one opener ([`crate::net::open_socket`]) with
+//! linger 0 and on fresh loopback endpoints, and carrying measured messages (the
+//! measurement header with a sequence number and the send time).
 
 use super::{apply_options, auto_endpoint, open_socket};
 use crate::clock::now_ns;
@@ -131,20 +130,6 @@ pub fn recv(s: &mut zmq::Socket, msg: &mut RawMsg) -> Result<Option<Header>> {
         )),
         Err(e) => Err(Error::Protocol(e.to_string())),
     }
-}
-
-/// A PULL bound to a fresh endpoint of `t` (receive timeout `rx_timeout`) and a PUSH
-/// connected to it (send timeout `tx_timeout`), both with the experiments' options and no
-/// high-water mark: the stream of the deep-queue and sender-stops experiments.
-pub fn push_pull(
-    ctx: &zmq::Context,
-    t: Transport,
-    rx_timeout: Duration,
-    tx_timeout: Duration,
-) -> Result<(zmq::Socket, zmq::Socket)> {
-    let (rx, ep) = bind(ctx, SocketType::Pull, t, rx_timeout, &options(Some(0)))?;
-    let tx = connect(ctx, SocketType::Push, &ep, tx_timeout, &options(Some(0)))?;
-    Ok((rx, tx))
 }
 
 /// What `zmqperf diagnose --connect|--bind` listens with.

@@ -11,18 +11,29 @@
 //! ([`NodeSpec::hold_until_stop`]): it has taken the connection and the subscription, and
 //! reads nothing more until told; that loop is a variant of its own, so the plain one does
 //! no extra work per message.
+//!
+//! Or it may pause instead, as a consumer that takes a batch and then works on it does
+//! ([`NodeSpec::pause_every`]: a sleep of `pause_us` after every `pause_every` messages),
+//! and keep a record of what it took ([`NodeSpec::trace_arrivals`], the sink's record);
+//! that loop too is a variant of its own.
 
 use super::control::Control;
 use super::fill::Place;
+use super::sink::trace::{self, Trace};
 use super::{NodeSpec, RoleReport};
 use crate::clock::now_ns;
 use crate::error::Result;
+use crate::msg::RawMsg;
 use crate::zmq;
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 /// The name of its own field, in the node and in its spec's `own`.
 const WORK_US: &str = "work_us";
+/// Its own field: it pauses after every this many messages...
+const PAUSE_EVERY: &str = "pause_every";
+/// ...for this many microseconds (a sleep).
+const PAUSE_US: &str = "pause_us";
 
 /// Its spec: a sink's, and the work per message.
 pub(super) fn fill(p: &Place, spec: &mut NodeSpec) -> Result<()> {
@@ -44,7 +55,82 @@ pub(super) fn run(
     if spec.holds_until_stop() {
         return run_holding(ctx, spec, ctl, work_ns);
     }
-    super::sink::run_with(ctx, spec, ctl, || work(work_ns))
+    let pause = Pause::of(spec);
+    let trace = Trace::of(spec);
+    if pause.is_some() || trace.is_some() {
+        return run_pausing(ctx, spec, ctl, work_ns, pause, trace);
+    }
+    super::sink::run_with(ctx, spec, ctl, |_| work(work_ns))
+}
+
+/// The loop of a slow sink that pauses after batches of messages, or keeps a record of
+/// them: the record first, then the work, then the pause.
+fn run_pausing(
+    ctx: &zmq::Context,
+    spec: &NodeSpec,
+    ctl: &mut dyn Control,
+    work_ns: u64,
+    pause: Option<Pause>,
+    trace: Option<Trace>,
+) -> Result<RoleReport> {
+    let mut pause = pause.unwrap_or(Pause::NEVER);
+    let after = move |_: &mut RawMsg| {
+        if work_ns > 0 {
+            work(work_ns);
+        }
+        pause.after_one();
+    };
+    match trace {
+        Some(t) => trace::run(ctx, spec, ctl, t, after),
+        None => super::sink::run_with(ctx, spec, ctl, after),
+    }
+}
+
+/// A pause after every batch of messages.
+#[derive(Debug, Clone, Copy)]
+struct Pause {
+    every: u64,
+    left: u64,
+    pause: Duration,
+}
+
+impl Pause {
+    /// No pause at all.
+    const NEVER: Pause = Pause {
+        every: u64::MAX,
+        left: u64::MAX,
+        pause: Duration::ZERO,
+    };
+
+    /// The pause `spec` asks for.
+    fn of(spec: &NodeSpec) -> Option<Pause> {
+        let every = spec.own.get(PAUSE_EVERY).copied().filter(|&n| n > 0)?;
+        Some(Pause {
+            every,
+            left: every,
+            pause: Duration::from_micros(spec.own.get(PAUSE_US).copied().unwrap_or(0)),
+        })
+    }
+
+    /// One more message taken: the pause when it ends a batch.
+    #[inline]
+    fn after_one(&mut self) {
+        self.left -= 1;
+        if self.left == 0 {
+            self.left = self.every;
+            std::thread::sleep(self.pause);
+        }
+    }
+}
+
+impl NodeSpec {
+    /// A slow sink that sleeps `pause` after every `every` messages it takes (a consumer
+    /// that takes a batch, then works on it).
+    pub fn pause_every(&mut self, every: u64, pause: Duration) {
+        self.own.insert(PAUSE_EVERY.to_string(), every);
+        self.own
+            .insert(PAUSE_US.to_string(), pause.as_micros() as u64);
+    }
 }
 
 /// The work on one message: a spin of `ns` on the clock.
@@ -71,7 +157,7 @@ fn run_holding(
         ctl: &ctl,
         offsets: Vec::new(),
     };
-    super::sink::run_with(ctx, spec, &mut shared, || {
+    super::sink::run_with(ctx, spec, &mut shared, |_| {
         if std::mem::take(&mut first) {
             let until = Instant::now() + longest;
             while !ctl.borrow_mut().stop_requested() && Instant::now() < until {

@@ -228,6 +228,10 @@ pub struct RoleReport {
     pub stream_latency: Vec<(u32, LatencyHistogram)>,
     /// Source in open loop: actual minus due send time.
     pub send_delay: Option<LatencyHistogram>,
+    /// Source asked to measure it ([`NodeSpec::time_full_sends`]): the time spent in send
+    /// calls that found the socket full, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_send_ns: Option<u64>,
     /// Source's admission rate.
     pub send: Option<Throughput>,
     /// Sink's delivered rate.
@@ -292,6 +296,23 @@ pub struct RoleReport {
     /// ended (on this thread only: a role run here, not sent over the control channel).
     #[serde(skip)]
     pub sightings: Option<crate::net::Sightings>,
+    /// Slow sink asked to keep them ([`NodeSpec::trace_arrivals`]): every message
+    /// it took, in the order they came, up to the most it was to keep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<Vec<Arrival>>,
+}
+
+/// One message a sink took, as its record keeps it ([`RoleReport::arrivals`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arrival {
+    /// Its sequence number.
+    pub sequence: u64,
+    /// Its header's flags (the end mark among them).
+    pub flags: u8,
+    /// The send time in its header, ns (0 when not time-stamped).
+    pub send_ns: u64,
+    /// The receiver's clock when it had taken it, ns.
+    pub arrival_ns: u64,
 }
 
 impl NodeSpec {

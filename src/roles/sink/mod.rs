@@ -21,23 +21,25 @@ mod end;
 pub mod ptmp;
 mod received;
 mod state;
+pub(super) mod trace;
 
 pub(super) fn run(
     ctx: &zmq::Context,
     spec: &NodeSpec,
     ctl: &mut dyn Control,
 ) -> Result<RoleReport> {
-    run_with(ctx, spec, ctl, || {})
+    run_with(ctx, spec, ctl, |_| {})
 }
 
-/// The sink's run, with `work` done after each message is taken (a slow consumer's work;
-/// a plain sink's is empty, and the compiler leaves nothing of it in the loop).
+/// The sink's run, with `work` done on each message after it is taken (a slow consumer's
+/// work, a record of it; a plain sink's is empty, and the compiler leaves nothing of it in
+/// the loop).
 #[inline]
 pub(super) fn run_with(
     ctx: &zmq::Context,
     spec: &NodeSpec,
     ctl: &mut dyn Control,
-    work: impl FnMut(),
+    work: impl FnMut(&mut RawMsg),
 ) -> Result<RoleReport> {
     // The socket's receive timeout: the slices of the sink's waits (state::patience).
     let mut opened = open_all(ctx, spec, ctl, slice_for(state::wait_slice(spec)))?;
@@ -101,7 +103,7 @@ fn receive<T: Taker, const ROUTED: bool>(
     s: &mut zmq::Socket,
     ctl: &mut dyn Control,
     wait: &Waiting,
-    mut work: impl FnMut(),
+    mut work: impl FnMut(&mut RawMsg),
 ) -> Result<()> {
     loop {
         // A signal that ends the run (a relaxed load per message: one instruction); the
@@ -122,7 +124,7 @@ fn receive<T: Taker, const ROUTED: bool>(
             }
         }
         let then = st.on_message::<ROUTED>(s, wait)?;
-        work();
+        work(&mut st.msg);
         if then == Then::End {
             return Ok(());
         }

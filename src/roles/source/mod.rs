@@ -8,7 +8,9 @@
 //!
 //! PTMP's sender (check_send, check_sendrecv) is this role with a few of its own fields
 //! (`own`): a start delay, a hold before closing, and PTMP's trailer after the header
-//! (first.rs).
+//! (first.rs). `zmqperf diagnose`'s senders use others: messages due in batches, the time
+//! of the sends that found the socket full (around.rs), and the end mark sent again until
+//! the stop (end.rs, with the quit). Each is chosen before the loop.
 
 use super::control::Control;
 use super::shape::Shape;
@@ -17,15 +19,18 @@ use super::{
     RoleReport, SentFacts,
 };
 use crate::clock::now_ns;
-use crate::error::{zmq_err, Result};
+use crate::error::Result;
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::Waiting;
 use crate::stats::{LatencyHistogram, Throughput};
 use crate::zmq;
+use around::{Around, Batched, FullSends, OptIn, Plain};
 use first::{FirstFrame, HeaderOnly, Trailer};
 use std::time::{Duration, Instant};
 
+mod around;
+mod end;
 mod first;
 #[cfg(test)]
 mod tests;
@@ -76,8 +81,8 @@ pub(super) fn run(
     let subscription_wait_ns = wait_subscriptions(spec, &mut io, s, &wait)?;
     let shape = shape_of(spec);
     let mut m = RawMsg::new();
-    let mut stream = Stream::of(spec, &shape);
-    let warm_start = warm_up(&stream, &mut io, s, &mut m, &wait)?;
+    let mut stream = Stream::of(spec, &shape, &wait);
+    let warm_start = warm_up(&stream, &mut io, s, &mut m)?;
     let mut delay = LatencyHistogram::new();
     let rss = RssAround::before();
     // The measured stream goes on with the warm-up's schedule: its first message is due one
@@ -87,13 +92,17 @@ pub(super) fn run(
         _ => now_ns(),
     };
     stream.start = start;
-    let (sent, cut_short) = match trailer(spec, opened_ns) {
-        Some(t) => send_stream(&stream, &t, &mut io, s, &mut m, &mut delay, &wait)?,
-        None => send_stream(&stream, &HeaderOnly, &mut io, s, &mut m, &mut delay, &wait)?,
-    };
+    let (sent, cut_short, full_send_ns) = send_all(
+        &stream,
+        trailer(spec, opened_ns),
+        &mut io,
+        s,
+        &mut m,
+        &mut delay,
+    )?;
     let end = now_ns();
     ctl.sent_with(rss.facts(start, end))?;
-    let peer_closed = quit(spec, o.watch.as_ref(), &o.sock, ctl)?;
+    let peer_closed = end::finish(&stream, &mut io, s, &mut m, o.watch.as_ref(), ctl)?;
     // What the watch saw by the time a held socket closes (PTMP's sender says from it
     // whether a receiver was there).
     let sightings = (spec.quit == Quit::Hold)
@@ -114,6 +123,7 @@ pub(super) fn run(
         usage: Some(node_usage(spec)),
         io_waits: io.waits(),
         sightings,
+        full_send_ns,
         ..Default::default()
     })
 }
@@ -121,13 +131,7 @@ pub(super) fn run(
 /// The warm-up messages, unmeasured; in open loop they keep the schedule too: sent at
 /// once, they would fill a PUB's queue and make it drop the first measured messages. The
 /// clock when the warm-up began (its schedule's base).
-fn warm_up(
-    st: &Stream,
-    io: &mut Io,
-    s: &mut zmq::Socket,
-    m: &mut RawMsg,
-    wait: &Waiting,
-) -> Result<u64> {
+fn warm_up(st: &Stream, io: &mut Io, s: &mut zmq::Socket, m: &mut RawMsg) -> Result<u64> {
     let warm_start = now_ns();
     for i in 0..st.spec.warmup {
         if let Some(iv) = st.interval_ns {
@@ -143,7 +147,7 @@ fn warm_up(
             };
             m.write_array(&h.to_bytes());
         }
-        send_one(st.shape, io, s, m, i).map_err(|e| wait.error(e, 0, String::new()))?;
+        send_one(st.shape, io, s, m, i).map_err(|e| st.wait.error(e, 0, String::new()))?;
     }
     Ok(warm_start)
 }
@@ -202,6 +206,8 @@ pub(crate) fn sleep_unless_stopped(d: Duration) {
 struct Stream<'a> {
     spec: &'a NodeSpec,
     shape: &'a Option<Shape>,
+    /// What a failed send says.
+    wait: &'a Waiting<'a>,
     header: bool,
     first_len: usize,
     interval_ns: Option<f64>,
@@ -210,11 +216,13 @@ struct Stream<'a> {
 }
 
 impl<'a> Stream<'a> {
-    /// The stream of `spec` in `shape`; its start is set when the warm-up is over.
-    fn of(spec: &'a NodeSpec, shape: &'a Option<Shape>) -> Self {
+    /// The stream of `spec` in `shape` (a failed send says `wait`); its start is set when
+    /// the warm-up is over.
+    fn of(spec: &'a NodeSpec, shape: &'a Option<Shape>, wait: &'a Waiting<'a>) -> Self {
         Stream {
             spec,
             shape,
+            wait,
             header: spec.size >= HEADER_LEN && spec.header != HeaderUse::Never,
             first_len: spec.frames.first().copied().unwrap_or(spec.size),
             interval_ns: spec.rate.map(|r| 1e9 / r),
@@ -224,45 +232,99 @@ impl<'a> Stream<'a> {
     }
 }
 
-/// The measured messages: each filled (its header time-stamped every `every` messages at
-/// full speed, or at its due time in open loop, whose lateness goes in `delay`) and sent.
-/// The messages sent, and why the loop ended early (a signal).
-#[inline(always)]
-fn send_stream<W: FirstFrame>(
+/// The measured messages of a loop of the kind the spec asks for (its trailer, and what
+/// it does around each send): the messages sent, why the loop ended early (a signal), and
+/// the time spent in sends that found the socket full, when measured. The plain loops are
+/// here, in a function of their own rather than in `run`, and the opt-in ones in another:
+/// the loops' helpers (the header's encoding, the message calls) stay inlined into a
+/// small function however `run` grows (callgrind, dev build: inlined into `run` next to
+/// the opt-in features, the header's encoding no longer was).
+#[inline(never)]
+fn send_all(
     st: &Stream,
-    first: &W,
+    trailer: Option<Trailer>,
     io: &mut Io,
     s: &mut zmq::Socket,
     m: &mut RawMsg,
     delay: &mut LatencyHistogram,
-    wait: &Waiting,
+) -> Result<(u64, Option<String>, Option<u64>)> {
+    let (sent, cut_short) = match (trailer, OptIn::of(st.spec)) {
+        (Some(t), _) => send_stream(st, &t, &mut Plain, io, s, m, delay)?,
+        (None, None) => send_stream(st, &HeaderOnly, &mut Plain, io, s, m, delay)?,
+        (None, Some(kind)) => return send_opted_in(kind, st, io, s, m, delay),
+    };
+    Ok((sent, cut_short, None))
+}
+
+/// The loops of the kinds a spec opts in to (diagnose's senders), as [`send_all`].
+#[inline(never)]
+fn send_opted_in(
+    kind: OptIn,
+    st: &Stream,
+    io: &mut Io,
+    s: &mut zmq::Socket,
+    m: &mut RawMsg,
+    delay: &mut LatencyHistogram,
+) -> Result<(u64, Option<String>, Option<u64>)> {
+    Ok(match kind {
+        OptIn::Batched(n) => {
+            let mut batched = Batched { n };
+            let (sent, cut_short) = send_stream(st, &HeaderOnly, &mut batched, io, s, m, delay)?;
+            (sent, cut_short, None)
+        }
+        OptIn::FullSends => {
+            let mut full = FullSends::default();
+            let (sent, cut_short) = send_stream(st, &HeaderOnly, &mut full, io, s, m, delay)?;
+            (sent, cut_short, full.full_send_ns())
+        }
+    })
+}
+
+/// The measured messages: each filled (its header time-stamped every `every` messages at
+/// full speed, or at its due time in open loop, whose lateness goes in `delay`) and sent,
+/// with what `around` does around each send. The messages sent, and why the loop ended
+/// early (a signal).
+#[inline(always)]
+fn send_stream<W: FirstFrame, A: Around>(
+    st: &Stream,
+    first: &W,
+    around: &mut A,
+    io: &mut Io,
+    s: &mut zmq::Socket,
+    m: &mut RawMsg,
+    delay: &mut LatencyHistogram,
 ) -> Result<(u64, Option<String>)> {
-    let last = st.spec.count.saturating_sub(1);
+    // The stream's settings in locals of the loop (kept in registers, not read again from
+    // the spec and the stream after each send).
+    let (count, stream_id, shape) = (st.spec.count, st.spec.stream_id, st.shape);
+    let (header, first_len, interval_ns) = (st.header, st.first_len, st.interval_ns);
+    let (start, every) = (st.start, st.every);
+    let last = count.saturating_sub(1);
     // Counts down to the next time-stamped message (no division on the hot path).
     let mut until_stamp = 0u64;
-    let mut sent = st.spec.count;
+    let mut sent = count;
     let mut cut_short = None;
-    for i in 0..st.spec.count {
+    for i in 0..count {
         // A signal that ends the run: what was sent so far is the report. With a header,
         // this message goes as the last (the end mark), so a receiver that drains knows the
         // stream's length; without one, the stream ends here.
         let stop = crate::interrupt::interrupted();
-        if stop && !(st.header && st.shape.is_none()) {
+        if stop && !(header && shape.is_none()) {
             sent = i;
             cut_short = Some(super::sink::interrupted_after(i, "messages sent"));
             break;
         }
-        m.reset_uninit(st.first_len)?;
-        if st.header {
-            let (flags, stamp) = match st.interval_ns {
+        m.reset_uninit(first_len)?;
+        if header {
+            let (flags, stamp) = match interval_ns {
                 Some(iv) => {
-                    let due = st.start + (i as f64 * iv) as u64;
+                    let due = around.due(start, i, iv);
                     wait_until(due);
                     delay.record(now_ns() - due);
                     (FLAG_TIMESTAMP, due)
                 }
                 None if until_stamp == 0 || i == last || stop => {
-                    until_stamp = st.every;
+                    until_stamp = every;
                     (FLAG_TIMESTAMP, now_ns())
                 }
                 None => (0, 0),
@@ -270,17 +332,20 @@ fn send_stream<W: FirstFrame>(
             until_stamp = until_stamp.wrapping_sub(1);
             let h = Header {
                 flags: flags | if i == last || stop { FLAG_END } else { 0 },
-                stream_id: st.spec.stream_id,
+                stream_id,
                 sequence: i,
                 send_ns: stamp,
             };
             first.write(m, &h);
-        } else if let Some(iv) = st.interval_ns {
-            let due = st.start + (i as f64 * iv) as u64;
+        } else if let Some(iv) = interval_ns {
+            let due = around.due(start, i, iv);
             wait_until(due);
             delay.record(now_ns() - due);
         }
-        match send_msg::<W>(st.shape, io, s, m, i) {
+        let mark = around.before(s);
+        let sent_one = send_msg::<W>(shape, io, s, m, i);
+        around.after(mark);
+        match sent_one {
             Ok(()) if stop => {
                 sent = i + 1;
                 cut_short = Some(super::sink::interrupted_after(sent, "messages sent"));
@@ -295,7 +360,7 @@ fn send_stream<W: FirstFrame>(
                 break;
             }
             Err(e) => {
-                return Err(wait.error(
+                return Err(st.wait.error(
                     e,
                     i,
                     " (sending blocked: the receiver stopped taking messages)".into(),
@@ -343,46 +408,6 @@ fn shape_of(spec: &NodeSpec) -> Option<Shape> {
     } else {
         None
     }
-}
-
-/// How the source ends once its last message has left (its spec's `quit`); whether every
-/// peer hung up, when it waited for that.
-fn quit(
-    spec: &NodeSpec,
-    watch: Option<&crate::net::PeerWatch>,
-    s: &zmq::Socket,
-    ctl: &mut dyn Control,
-) -> Result<Option<bool>> {
-    Ok(match spec.quit {
-        // Keep the connection up until the receivers have everything and hang up.
-        Quit::WaitForPeer => watch
-            .filter(|_| !crate::interrupt::interrupted())
-            .map(|w| w.wait_gone_n(spec.peers.max(1), spec.timeout())),
-        // Closing throws the queue away.
-        Quit::LingerZero => set_linger(s, 0)?,
-        // Terminating the context (when the node ends) waits for the queue, without bound.
-        Quit::DefaultLinger => set_linger(s, -1)?,
-        Quit::WaitForStop => {
-            let until = std::time::Instant::now() + spec.timeout();
-            while !ctl.stop_requested() && std::time::Instant::now() < until {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            set_linger(s, 0)?
-        }
-        // The hold runs in full even after a stop signal: it is how PTMP's sender closes
-        // (what its queue still holds reaches the receiver, the end mark with it).
-        Quit::Hold => {
-            let hold = Duration::from_millis(spec.own.get(HOLD_MS).copied().unwrap_or(0));
-            let until = Instant::now() + hold;
-            loop {
-                let left = until.saturating_duration_since(Instant::now());
-                if left.is_zero() || ctl.stop_requested() {
-                    break None;
-                }
-                std::thread::sleep(left.min(Duration::from_millis(10)));
-            }
-        }
-    })
 }
 
 /// Sends one message; a source whose [`FirstFrame`] retries sends it again after a
@@ -436,12 +461,6 @@ fn send_one(
         None => io.send(m, s, 0),
         Some(sh) => sh.send(s, m, seq, io),
     }
-}
-
-/// Sets the linger the socket closes with; no peer was watched.
-fn set_linger(s: &zmq::Socket, ms: i32) -> Result<Option<bool>> {
-    s.set_linger(ms).map_err(zmq_err("setting ZMQ_LINGER"))?;
-    Ok(None)
 }
 
 /// A source's own fields: its message shape; log lines need room for the header.

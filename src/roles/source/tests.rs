@@ -1,6 +1,8 @@
-//! Tests of the source role: the paced warm-up and the wait for a due time.
+//! Tests of the source role: the paced warm-up and the wait for a due time, and the
+//! opt-in loops of diagnose's senders (batches, timed full sends, the end mark again).
 
 use super::*;
+use crate::header::HEADER_LEN;
 use crate::roles::{SockPlan, TestRunner};
 use crate::topology::{Role, SocketType};
 use std::sync::mpsc;
@@ -56,4 +58,144 @@ fn a_wait_never_ends_before_its_time() {
         wait_until(due);
         assert!(now_ns() >= due, "wait {i} ended early");
     }
+}
+
+/// A control whose stop the test sets: the role's first endpoint goes back on a channel.
+struct StopFlag {
+    endpoint: mpsc::Sender<String>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Control for StopFlag {
+    fn ready(&mut self, endpoints: &[String]) -> Result<()> {
+        self.endpoint.send(endpoints[0].clone()).unwrap();
+        Ok(())
+    }
+    fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
+        Ok(())
+    }
+    fn stop_requested(&mut self) -> bool {
+        self.stop.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
+/// A source of `count` messages of 64 B on a `kind` socket bound to `endpoint`.
+fn source_spec(kind: SocketType, endpoint: &str, count: u64) -> NodeSpec {
+    let plan = SockPlan {
+        kind,
+        bind: vec![endpoint.into()],
+        connect: Vec::new(),
+        options: crate::topology::SocketOptions {
+            sndhwm: Some(1),
+            ..Default::default()
+        },
+    };
+    let mut spec = NodeSpec::single("src", Role::Source, plan, Duration::from_secs(5));
+    spec.size = 64;
+    spec.count = count;
+    spec
+}
+
+/// The header of a message received on `s`.
+fn next_header(s: &zmq::Socket) -> Header {
+    let b = s.recv_bytes(0).expect("a message arrives");
+    Header::decode(&b[..HEADER_LEN]).unwrap().unwrap()
+}
+
+#[test]
+fn a_batched_source_stamps_each_batch_with_one_due_time() {
+    let ctx = zmq::Context::new();
+    let mut spec = source_spec(SocketType::Push, "tcp://127.0.0.1:*", 60);
+    spec.sockets[0].options.sndhwm = None;
+    spec.rate = Some(20_000.0);
+    spec.send_in_batches(20);
+    spec.quit = Quit::DefaultLinger;
+    let (tx, rx) = mpsc::channel();
+    let c2 = ctx.clone();
+    let h = std::thread::spawn(move || run(&c2, &spec, &mut TestRunner::new(tx, true)));
+    let ep = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    let pull = ctx.socket(zmq::PULL).unwrap();
+    pull.set_linger(0).unwrap();
+    pull.set_rcvtimeo(5000).unwrap();
+    pull.connect(&ep).unwrap();
+    let stamps: Vec<u64> = (0..60).map(|_| next_header(&pull).send_ns).collect();
+    h.join().unwrap().unwrap();
+    // 20 messages due together every millisecond (20,000 a second).
+    for (b, batch) in stamps.chunks(20).enumerate() {
+        assert!(batch.iter().all(|&s| s == batch[0]), "batch {b}: {batch:?}");
+        assert_eq!(batch[0] - stamps[0], b as u64 * 1_000_000, "batch {b}");
+    }
+}
+
+#[test]
+fn a_source_timing_its_full_sends_reports_the_wait_and_a_plain_one_does_not() {
+    for timed in [true, false] {
+        let ctx = zmq::Context::new();
+        let ep = format!("inproc://full-sends-{timed}");
+        let mut spec = source_spec(SocketType::Push, &ep, 50);
+        spec.quit = Quit::DefaultLinger;
+        if timed {
+            spec.time_full_sends();
+        }
+        let (tx, rx) = mpsc::channel();
+        let c2 = ctx.clone();
+        let h = std::thread::spawn(move || run(&c2, &spec, &mut TestRunner::new(tx, true)));
+        rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        let pull = ctx.socket(zmq::PULL).unwrap();
+        pull.set_linger(0).unwrap();
+        pull.set_rcvhwm(1).unwrap();
+        pull.set_rcvtimeo(5000).unwrap();
+        pull.connect(&ep).unwrap();
+        // A reader of one message a millisecond: the queue (two messages) is full at once.
+        for _ in 0..50 {
+            next_header(&pull);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let r = h.join().unwrap().unwrap();
+        match r.full_send_ns {
+            Some(ns) => assert!(timed && ns >= 20_000_000, "{ns} ns waited"),
+            None => assert!(!timed, "a timed source reported nothing"),
+        }
+    }
+}
+
+#[test]
+fn a_pub_sends_its_end_mark_again_until_the_reader_has_it() {
+    let ctx = zmq::Context::new();
+    let ep = "inproc://resend-end";
+    let mut spec = source_spec(SocketType::Xpub, ep, 200);
+    spec.subscriptions = 1;
+    spec.resend_end_every(Duration::from_millis(5));
+    spec.quit = Quit::WaitForStop;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let mut ctl = StopFlag {
+        endpoint: tx,
+        stop: stop.clone(),
+    };
+    let c2 = ctx.clone();
+    let h = std::thread::spawn(move || run(&c2, &spec, &mut ctl));
+    rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    let sub = ctx.socket(zmq::SUB).unwrap();
+    sub.set_linger(0).unwrap();
+    sub.set_rcvhwm(1).unwrap();
+    sub.set_rcvtimeo(5000).unwrap();
+    sub.set_subscribe(b"").unwrap();
+    sub.connect(ep).unwrap();
+    // The burst leaves while nothing reads: the queue holds two, the rest is dropped, the
+    // end mark with it.
+    std::thread::sleep(Duration::from_millis(100));
+    let mut got = 0;
+    let end = loop {
+        let h = next_header(&sub);
+        got += 1;
+        if h.flags & FLAG_END != 0 {
+            break h;
+        }
+    };
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    let r = h.join().unwrap().unwrap();
+    assert_eq!(end.sequence, 199);
+    assert!(got < 200, "nothing was dropped: {got} arrived");
+    assert_eq!(r.send.unwrap().messages, 200);
 }

@@ -2,28 +2,29 @@
 //! matter, falls further behind with every message, and every message waits for all those
 //! queued ahead of it.
 //!
-//! A PUSH sender sends at a fixed rate (a batch every millisecond) for a fixed time to a
-//! PULL consumer that takes fewer per millisecond; both high-water marks are 0 (no limit).
-//! For every message the sender notes the queue depth it joined (messages sent before it
-//! that the consumer had not yet taken, the consumer's count shared through an atomic,
-//! since both are threads of this process) and the consumer its latency (send time to
-//! receipt, one clock): by Little's law the latency is that depth / the consumer's rate.
+//! A PUSH sender (a source role in open loop, its messages due a batch every millisecond)
+//! sends for a fixed time to a PULL consumer (a slow sink that takes a batch, then works
+//! for a millisecond) that takes fewer per millisecond; both high-water marks are 0 (no
+//! limit). The consumer keeps a record of every message (its send stamp and when it was
+//! taken, one clock): each message's latency is the one minus the other, and the queue
+//! depth it joined is the messages sent before it that had not arrived by its send stamp.
+//! By Little's law the latency is that depth / the consumer's rate.
 
+use super::nodes;
+use super::sender;
 use super::stream::Tally;
 use super::{cause, messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
-use crate::clock::now_ns;
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
-use crate::header::FLAG_END;
+use crate::header::Header;
 use crate::model::{Finding, Severity};
-use crate::msg::RawMsg;
 use crate::net::probe::{self as net, SIZE};
+use crate::roles::{Quit, Role};
+use crate::stats::LossSummary;
+use crate::topology::SocketType;
 use crate::units::grouped;
 use crate::zmq;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The sender sends this many messages every millisecond...
 const SEND_BATCH: u64 = 20;
@@ -115,66 +116,36 @@ pub(super) fn run(cfg: &Config, t: Transport) -> Result<Finding> {
 fn measure(cfg: &Config, t: Transport, duration: Duration) -> Result<Measured> {
     let n = SEND_BATCH * duration.as_millis() as u64;
     let ctx = zmq::Context::new();
-    let (mut rx, mut tx) = net::push_pull(&ctx, t, Duration::from_millis(50), cfg.timeout)?;
-    let taken = Arc::new(AtomicU64::new(0));
-    let taken_seen = taken.clone();
-    let sender = thread::spawn(move || -> Result<(u64, u64, Vec<u64>, zmq::Socket)> {
-        let mut depths = Vec::with_capacity(n as usize);
-        let origin = now_ns();
-        let mut seq = 0;
-        while seq < n {
-            let due = origin + seq / SEND_BATCH * 1_000_000;
-            let now = now_ns();
-            if due > now {
-                thread::sleep(Duration::from_nanos(due - now));
-            }
-            for _ in 0..SEND_BATCH.min(n - seq) {
-                let flags = if seq + 1 == n { FLAG_END } else { 0 };
-                depths.push(seq.saturating_sub(taken_seen.load(Ordering::Acquire)));
-                net::send(&mut tx, SIZE, seq, flags, 0)?.map_err(|e| Error::Zmq {
-                    op: "sending".into(),
-                    source: e,
-                })?;
-                seq += 1;
-            }
-        }
-        let end = now_ns();
-        // The consumer is still reading: the socket stays open until it is done.
-        Ok((origin, end, depths, tx))
-    });
-    let deadline = Instant::now() + duration * 4 + cfg.timeout;
-    let mut tally = Tally::new();
-    let mut msg = RawMsg::new();
-    // Latency by sequence number (u64::MAX: never arrived).
-    let mut latency = vec![u64::MAX; n as usize];
-    let mut count = 0u64;
-    while Instant::now() < deadline {
-        let Some(h) = net::recv(&mut rx, &mut msg)? else {
-            continue;
-        };
-        let now = now_ns();
-        count += 1;
-        taken.store(count, Ordering::Release);
-        if let Some(slot) = latency.get_mut(h.sequence as usize) {
-            *slot = now.saturating_sub(h.send_ns);
-        }
-        if tally.record(&h, now) {
-            break;
-        }
-        if count.is_multiple_of(TAKE_BATCH) {
-            thread::sleep(Duration::from_millis(1));
-        }
-    }
-    let (origin, send_end, depths, tx) = sender
-        .join()
-        .map_err(|_| Error::Internal("the sending thread panicked".into()))??;
-    drop(tx);
-    let samples: Vec<Sample> = depths
-        .iter()
-        .zip(&latency)
-        .filter(|(_, &l)| l != u64::MAX)
-        .map(|(&depth, &latency_ns)| Sample { depth, latency_ns })
-        .collect();
+    let mut rx = nodes::receiver(
+        Role::SlowSink,
+        SocketType::Pull,
+        t,
+        net::options(Some(0)),
+        (n, SIZE),
+        cfg.timeout,
+    );
+    rx.pause_every(TAKE_BATCH, Duration::from_millis(1));
+    rx.trace_arrivals(n);
+    let (taken, sent) = nodes::receive_from(&ctx, &rx, |ep| {
+        // The consumer is still reading when the last message has left: the socket stays
+        // open until it is done.
+        let mut tx = sender::spec(
+            ep,
+            SocketType::Push,
+            n,
+            SIZE,
+            0,
+            Quit::WaitForStop,
+            cfg.timeout,
+        );
+        tx.sockets[0].options = net::options(Some(0));
+        tx.rate = Some(SEND_BATCH as f64 * 1000.0);
+        tx.send_in_batches(SEND_BATCH);
+        tx
+    })?;
+    let send = sent.send.unwrap_or_default();
+    let arrivals = nodes::arrivals(&taken);
+    let samples = samples(&arrivals);
     if samples.len() < 10 {
         return Err(Error::Protocol(format!(
             "only {} of {} messages arrived",
@@ -185,11 +156,32 @@ fn measure(cfg: &Config, t: Transport, duration: Duration) -> Result<Measured> {
     Ok(Measured {
         n,
         duration,
-        origin,
-        send_end,
-        tally,
+        origin: send.start_ns,
+        send_end: send.end_ns,
+        tally: nodes::tally(&arrivals),
         samples,
     })
+}
+
+/// The messages that arrived, in sequence order, from the consumer's record (in the order
+/// they came, each with when it was taken): each waited from its send stamp to its arrival,
+/// and joined a queue of the messages sent before it that had not arrived by its send
+/// stamp.
+fn samples(arrivals: &[(Header, u64)]) -> Vec<Sample> {
+    // One consumer's clock, read in turn: the arrival times never go down.
+    let times: Vec<u64> = arrivals.iter().map(|(_, at)| *at).collect();
+    let mut by_seq: Vec<&(Header, u64)> = arrivals.iter().collect();
+    by_seq.sort_by_key(|(h, _)| h.sequence);
+    by_seq
+        .into_iter()
+        .map(|(h, at)| {
+            let taken = times.partition_point(|&t| t <= h.send_ns) as u64;
+            Sample {
+                depth: h.sequence.saturating_sub(taken),
+                latency_ns: at.saturating_sub(h.send_ns),
+            }
+        })
+        .collect()
 }
 
 impl Figures {
@@ -227,8 +219,38 @@ impl Figures {
     }
 }
 
+/// The figures of a measured stream (`g`, with its ledger `loss`) in the finding.
+fn evidence(f: &mut FindingDraft, m: &Measured, g: &Figures, loss: &LossSummary) {
+    let (samples, n) = (&m.samples, m.n);
+    f.put("sent", n);
+    f.put_ledger("", loss);
+    f.put("sockets", "PUSH -> PULL, ZMQ_SNDHWM = ZMQ_RCVHWM = 0");
+    f.put("sender_msgs_per_s", g.send_rate.round());
+    f.put("consumer_msgs_per_s", g.take_rate.round());
+    f.put("latency_first_tenth_ms", g.first);
+    f.put("latency_last_tenth_ms", g.last);
+    f.put("latency_max_ms", g.max_ms);
+    f.put("depth_max", g.deepest.depth);
+    f.put("latency_at_depth_max_ms", ns_to_ms(g.deepest.latency_ns));
+    f.put("us_per_queued_message", round3(g.per_msg_us));
+    f.put("drain_after_sender_ms", g.drain_ms);
+    for q in [1usize, 2, 3, 4] {
+        let s = samples[(samples.len() * q / 4).min(samples.len() - 1)];
+        f.put(&format!("depth_at_{}pct", q * 25), s.depth);
+        f.put(
+            &format!("latency_at_{}pct_ms", q * 25),
+            ns_to_ms(s.latency_ns),
+        );
+    }
+}
+
 /// The finding of a measured stream.
 fn finding(t: Transport, m: &Measured) -> Finding {
+    let figures = Figures::of(m);
+    let (tally, n, duration) = (&m.tally, m.n, m.duration);
+    let mut f = FindingDraft::new(&format!("deep-queue/{t}"), Part::DeepQueue, t);
+    let loss = tally.summary(n);
+    evidence(&mut f, m, &figures, &loss);
     let Figures {
         first,
         last,
@@ -238,30 +260,7 @@ fn finding(t: Transport, m: &Measured) -> Finding {
         take_rate,
         drain_ms,
         max_ms,
-    } = Figures::of(m);
-    let (samples, tally, n, duration) = (&m.samples, &m.tally, m.n, m.duration);
-    let mut f = FindingDraft::new(&format!("deep-queue/{t}"), Part::DeepQueue, t);
-    let loss = tally.summary(n);
-    f.put("sent", n);
-    f.put_ledger("", &loss);
-    f.put("sockets", "PUSH -> PULL, ZMQ_SNDHWM = ZMQ_RCVHWM = 0");
-    f.put("sender_msgs_per_s", send_rate.round());
-    f.put("consumer_msgs_per_s", take_rate.round());
-    f.put("latency_first_tenth_ms", first);
-    f.put("latency_last_tenth_ms", last);
-    f.put("latency_max_ms", max_ms);
-    f.put("depth_max", deepest.depth);
-    f.put("latency_at_depth_max_ms", ns_to_ms(deepest.latency_ns));
-    f.put("us_per_queued_message", round3(per_msg_us));
-    f.put("drain_after_sender_ms", drain_ms);
-    for q in [1usize, 2, 3, 4] {
-        let s = samples[(samples.len() * q / 4).min(samples.len() - 1)];
-        f.put(&format!("depth_at_{}pct", q * 25), s.depth);
-        f.put(
-            &format!("latency_at_{}pct_ms", q * 25),
-            ns_to_ms(s.latency_ns),
-        );
-    }
+    } = figures;
     f.gaps = tally.gaps(n, m.origin);
     f.severity = if last > first * 10.0 {
         Severity::Warning

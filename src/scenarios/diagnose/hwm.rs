@@ -4,10 +4,12 @@
 //! works for 1 ms, once through PUB/SUB and once through PUSH/PULL, for a range of
 //! high-water marks (both sides set alike). The publisher is an XPUB that waits for the
 //! subscription (no slow joiner) and then drops like a PUB; its end-of-stream mark is sent
-//! once the receiver has drained its queue, so that the mark arrives and every hole lies
-//! inside the stream.
+//! again until the receiver has it, so that the mark arrives and every hole lies inside
+//! the stream.
 //! Over tcp and ipc the kernel's socket buffers are made small, so the high-water mark,
-//! not the kernel, is what fills.
+//! not the kernel, is what fills. Both are roles: the sender a source (which times its
+//! sends that found the queue full), the receiver a slow sink that pauses after each
+//! batch and keeps a record of what it took, from which the finding's figures come.
 //!
 //! Memory: a sender process (the source role) publishes at full speed to a subscriber that
 //! reads nothing until it is done (a slow sink role that holds after its first message until
@@ -18,21 +20,17 @@ use super::nodes;
 use super::sender::{self, figure, Sender};
 use super::stream::Tally;
 use super::{cause, messages, ms, ns_to_ms, round3, Config, FindingDraft, Part};
-use crate::clock::now_ns;
 use crate::endpoint::Transport;
-use crate::error::{zmq_err, Error, Result};
-use crate::header::FLAG_END;
+use crate::error::Result;
 use crate::model::{Finding, Severity, TimedGap};
-use crate::msg::RawMsg;
 use crate::net::probe::{self as net, SIZE};
 use crate::roles::{Quit, Role};
 use crate::stats::LossSummary;
 use crate::topology::SocketType;
 use crate::units::grouped;
 use crate::zmq;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
-use std::thread;
 use std::time::{Duration, Instant};
 
 /// The slow receiver takes this many messages...
@@ -41,6 +39,10 @@ const PACE_BATCH: u64 = 20;
 const PACE_PAUSE: Duration = Duration::from_millis(1);
 /// SO_SNDBUF and SO_RCVBUF of tcp and ipc sockets in the drop-or-block runs, bytes.
 const KERNEL_BUF: i32 = 4096;
+/// How often the publisher sends its end-of-stream mark again after the burst, until the
+/// receiver has it: a PUB drops it too while the receiver's queue is full. The first goes
+/// this long after the burst, when a receiver that keeps up has long drained its queue.
+const END_AGAIN: Duration = Duration::from_millis(20);
 
 /// One burst through one pattern at one high-water mark.
 struct Burst {
@@ -54,148 +56,57 @@ struct Burst {
     receiver_rate: f64,
 }
 
+/// A burst of `n` messages and the end-of-stream mark over `t`, through PUB/SUB (an XPUB
+/// that waits for the subscription, then drops like a PUB, and sends its end mark again
+/// until it gets through) or PUSH/PULL (its sends that found the queue full timed), with
+/// both high-water marks `hwm`, to a receiver that takes [`PACE_BATCH`] messages and then
+/// works for [`PACE_PAUSE`], keeping a record of what it took.
 fn burst(cfg: &Config, t: Transport, pubsub: bool, hwm: i32, n: u64) -> Result<Burst> {
     let ctx = zmq::Context::new();
     let opts = net::with_small_kernel_buffers(net::options(Some(hwm)), t, KERNEL_BUF);
-    let (rx, ep) = net::bind(
-        &ctx,
-        if pubsub {
-            SocketType::Sub
-        } else {
-            SocketType::Pull
-        },
-        t,
-        Duration::from_millis(50),
-        &opts,
-    )?;
-    let timeout = cfg.timeout;
-    let last_seen = Arc::new(AtomicU64::new(now_ns()));
-    let got_end = Arc::new(AtomicBool::new(false));
-    let (seen, ended) = (last_seen.clone(), got_end.clone());
-    let receiver = thread::spawn(move || paced_receive(rx, timeout, &seen, &ended));
-    let mut tx = net::connect(
-        &ctx,
-        if pubsub {
-            SocketType::Xpub
-        } else {
-            SocketType::Push
-        },
-        &ep,
-        cfg.timeout,
-        &opts,
-    )?;
-    if pubsub {
-        tx.recv_bytes(0).map_err(|e| Error::Zmq {
-            op: "waiting for the subscription".into(),
-            source: e,
-        })?;
-    }
-    let send_err = |e| Error::Zmq {
-        op: "sending the burst".into(),
-        source: e,
-    };
-    let origin_ns = now_ns();
-    let mut blocked_ns = 0u64;
-    for seq in 0..n {
-        let full = !pubsub
-            && !tx
-                .get_events()
-                .map_err(zmq_err("reading ZMQ_EVENTS"))?
-                .contains(zmq::POLLOUT);
-        let before = if full { now_ns() } else { 0 };
-        net::send(&mut tx, SIZE, seq, 0, 0)?.map_err(send_err)?;
-        if full {
-            blocked_ns += now_ns() - before;
-        }
-    }
-    if pubsub {
-        end_after_drain(&mut tx, n, &last_seen, &got_end, cfg.timeout)?;
+    let (rx_kind, tx_kind) = if pubsub {
+        (SocketType::Sub, SocketType::Xpub)
     } else {
-        net::send(&mut tx, SIZE, n, FLAG_END, 0)?.map_err(send_err)?;
-    }
-    let (tally, receiver_rate) = receiver
-        .join()
-        .map_err(|_| Error::Internal("the receiving thread panicked".into()))??;
-    Ok(Burst {
-        sent: n + 1,
-        tally,
-        origin_ns,
-        blocked_ns,
-        receiver_rate,
-    })
-}
-
-/// The slow receiver: takes [`PACE_BATCH`] messages, then works for [`PACE_PAUSE`], until
-/// the end-of-stream mark or `timeout`; notes when each message arrived (`seen`) and the
-/// mark (`ended`) for the sender. With its rate while it was busy, msg/s.
-fn paced_receive(
-    mut rx: zmq::Socket,
-    timeout: Duration,
-    seen: &AtomicU64,
-    ended: &AtomicBool,
-) -> Result<(Tally, f64)> {
-    let deadline = Instant::now() + timeout;
-    let mut tally = Tally::new();
-    let mut msg = RawMsg::new();
-    let mut taken = 0u64;
-    while Instant::now() < deadline {
-        let Some(h) = net::recv(&mut rx, &mut msg)? else {
-            continue;
-        };
-        taken += 1;
-        seen.store(now_ns(), Ordering::Release);
-        if tally.record_now(&h) {
-            ended.store(true, Ordering::Release);
-            break;
+        (SocketType::Pull, SocketType::Push)
+    };
+    let sent = n + 1;
+    let mut rx = nodes::receiver(
+        Role::SlowSink,
+        rx_kind,
+        t,
+        opts.clone(),
+        (sent, SIZE),
+        cfg.timeout,
+    );
+    rx.pause_every(PACE_BATCH, PACE_PAUSE);
+    rx.trace_arrivals(sent);
+    let (taken, source) = nodes::receive_from(&ctx, &rx, |ep| {
+        let mut tx = sender::spec(ep, tx_kind, sent, SIZE, hwm, Quit::WaitForStop, cfg.timeout);
+        tx.sockets[0].options = opts.clone();
+        if pubsub {
+            tx.resend_end_every(END_AGAIN);
+        } else {
+            tx.time_full_sends();
         }
-        if taken.is_multiple_of(PACE_BATCH) {
-            thread::sleep(PACE_PAUSE);
-        }
-    }
+        tx
+    })?;
+    let arrivals = nodes::arrivals(&taken);
+    let tally = nodes::tally(&arrivals);
     let span = tally
         .last_ns()
         .saturating_sub(tally.first_ns().unwrap_or(0));
-    let rate = if span > 0 {
-        taken.saturating_sub(1) as f64 * 1e9 / span as f64
+    let receiver_rate = if span > 0 {
+        (arrivals.len() as u64).saturating_sub(1) as f64 * 1e9 / span as f64
     } else {
         0.0
     };
-    Ok((tally, rate))
-}
-
-/// Sends the end-of-stream mark of a PUB stream so that it arrives: a PUB stops writing to
-/// a full queue until it hears that the reader made room, and drops everything meanwhile,
-/// the mark included. So wait until the receiver has gone quiet (its queue is empty), let
-/// the socket handle its commands, send the mark, and send it again if it is not seen.
-fn end_after_drain(
-    tx: &mut zmq::Socket,
-    seq: u64,
-    last_seen: &AtomicU64,
-    got_end: &AtomicBool,
-    timeout: Duration,
-) -> Result<()> {
-    let give_up = Instant::now() + timeout;
-    let quiet_ns = 20_000_000;
-    while Instant::now() < give_up {
-        while now_ns().saturating_sub(last_seen.load(Ordering::Acquire)) < quiet_ns
-            && Instant::now() < give_up
-        {
-            thread::sleep(Duration::from_millis(2));
-        }
-        tx.get_events().map_err(zmq_err("reading ZMQ_EVENTS"))?;
-        net::send(tx, SIZE, seq, FLAG_END, 0)?.map_err(|e| Error::Zmq {
-            op: "sending the end-of-stream mark".into(),
-            source: e,
-        })?;
-        let sent = Instant::now();
-        while sent.elapsed() < Duration::from_millis(100) {
-            if got_end.load(Ordering::Acquire) {
-                return Ok(());
-            }
-            thread::sleep(Duration::from_millis(1));
-        }
-    }
-    Ok(())
+    Ok(Burst {
+        sent,
+        tally,
+        origin_ns: source.send.map_or(0, |s| s.start_ns),
+        blocked_ns: source.full_send_ns.unwrap_or(0),
+        receiver_rate,
+    })
 }
 
 /// PUB drops, PUSH blocks: bursts over `t` at each high-water mark.
@@ -220,35 +131,8 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
     f.put_ledger(&format!("pub_hwm_{}_", hwms[0]), &first_loss);
     f.gaps = first.tally.gaps(first.sent, first.origin_ns);
 
-    let pub_words = list(
-        hwms.iter()
-            .zip(&pubs)
-            .map(|(h, p)| format!("{} at HWM {}", grouped(lost(p)), grouped(*h as u64)))
-            .collect(),
-    );
-    let push_lost: u64 = pushes.iter().map(lost).sum();
-    let push_words = list(
-        hwms.iter()
-            .zip(&pushes)
-            .map(|(h, q)| {
-                format!(
-                    "{} at HWM {}",
-                    ms(ns_to_ms(q.blocked_ns)),
-                    grouped(*h as u64)
-                )
-            })
-            .collect(),
-    );
-    let kernel = if t == Transport::Inproc {
-        String::new()
-    } else {
-        format!(
-            " The kernel's socket buffers were set to {} B (ZMQ_SNDBUF, ZMQ_RCVBUF) so that \
-             ZeroMQ's queues are what fill.",
-            grouped(KERNEL_BUF as u64)
-        )
-    };
     let holes = holes_words(&first_loss, &f.gaps);
+    let push_lost: u64 = pushes.iter().map(lost).sum();
     let pub_lost_total: u64 = pubs.iter().map(lost).sum();
     f.severity = if pub_lost_total > 0 || push_lost > 0 {
         Severity::Warning
@@ -263,19 +147,7 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
         grouped(pushes.iter().map(lost).max().unwrap_or(0)),
         ms(ns_to_ms(pushes[0].blocked_ns))
     );
-    f.observed = format!(
-        "A burst of {} of {SIZE} B, sent as fast as possible to a receiver that takes about \
-         {} msg/s ({PACE_BATCH} at a time, then 1 ms of work).{kernel} PUB dropped \
-         {pub_words}{holes}. PUSH {} and its sender waited instead: {push_words} in send calls \
-         that found the queue full.",
-        messages(n),
-        grouped(pushes[0].receiver_rate.round() as u64),
-        if push_lost == 0 {
-            format!("delivered all {} at every HWM", grouped(n))
-        } else {
-            format!("lost {}", grouped(push_lost))
-        },
-    );
+    f.observed = observed(t, n, hwms, &pubs, &pushes, &holes);
     f.cause = "A socket queues at most its high-water mark of messages per peer (ZMQ_SNDHWM on \
                the sender, ZMQ_RCVHWM on the receiver; one connection holds about both, plus the \
                kernel's buffers over tcp and ipc). When the queue is full, PUB (and XPUB, \
@@ -297,6 +169,59 @@ pub(super) fn drop_or_block(cfg: &Config, t: Transport) -> Result<Finding> {
     };
     f.triage(cause::HWM, pub_lost_total, pub_lost_total, cause::LOST, fix);
     Ok(f.finish())
+}
+
+/// What the bursts showed, in words: PUB's drops (and where `holes` were), PUSH's waits.
+fn observed(
+    t: Transport,
+    n: u64,
+    hwms: &[i32],
+    pubs: &[Burst],
+    pushes: &[Burst],
+    holes: &str,
+) -> String {
+    let lost = |b: &Burst| b.tally.summary(b.sent).lost;
+    let push_lost: u64 = pushes.iter().map(lost).sum();
+    let pub_words = list(
+        hwms.iter()
+            .zip(pubs)
+            .map(|(h, p)| format!("{} at HWM {}", grouped(lost(p)), grouped(*h as u64)))
+            .collect(),
+    );
+    let push_words = list(
+        hwms.iter()
+            .zip(pushes)
+            .map(|(h, q)| {
+                format!(
+                    "{} at HWM {}",
+                    ms(ns_to_ms(q.blocked_ns)),
+                    grouped(*h as u64)
+                )
+            })
+            .collect(),
+    );
+    let kernel = if t == Transport::Inproc {
+        String::new()
+    } else {
+        format!(
+            " The kernel's socket buffers were set to {} B (ZMQ_SNDBUF, ZMQ_RCVBUF) so that \
+             ZeroMQ's queues are what fill.",
+            grouped(KERNEL_BUF as u64)
+        )
+    };
+    format!(
+        "A burst of {} of {SIZE} B, sent as fast as possible to a receiver that takes about \
+         {} msg/s ({PACE_BATCH} at a time, then 1 ms of work).{kernel} PUB dropped \
+         {pub_words}{holes}. PUSH {} and its sender waited instead: {push_words} in send calls \
+         that found the queue full.",
+        messages(n),
+        grouped(pushes[0].receiver_rate.round() as u64),
+        if push_lost == 0 {
+            format!("delivered all {} at every HWM", grouped(n))
+        } else {
+            format!("lost {}", grouped(push_lost))
+        },
+    )
 }
 
 /// The figures of the bursts at every high-water mark, PUB beside PUSH.

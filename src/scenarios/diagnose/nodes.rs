@@ -1,13 +1,16 @@
 //! The experiments' nodes: the specs of the roles an experiment runs (a receiver bound to a
 //! fresh loopback endpoint, the sender of [`super::sender::spec`]), the control of a role run
-//! on one of the experiment's threads, and the holes of a role's ledger as a finding shows
-//! them (with the times around them, after the sender's first send).
+//! on one of the experiment's threads, a receiver and its sender run as a pair, and what
+//! their reports say: the holes of a role's ledger as a finding shows them (with the times
+//! around them, after the sender's first send), and a receiver's record of what it took.
 
+use super::stream::Tally;
 use crate::endpoint::Transport;
 use crate::error::{Error, Result};
+use crate::header::Header;
 use crate::model::TimedGap;
-use crate::net::auto_endpoint;
-use crate::roles::{Control, NodeSpec, Role, RoleReport, SockPlan};
+use crate::net::{auto_endpoint, connect_endpoint};
+use crate::roles::{self, Control, NodeSpec, Role, RoleReport, SockPlan};
 use crate::stats::{GapPosition, LossSummary, Throughput};
 use crate::topology::{SocketOptions, SocketType};
 use crate::zmq;
@@ -139,6 +142,60 @@ pub(super) fn start_receiver(
 
 /// The thread of a receiving node.
 pub(super) type Receiver = std::thread::JoinHandle<Result<RoleReport>>;
+
+/// The receiving node `rx` run on this thread, and the source that `source` makes (given
+/// the endpoint to connect to, once `rx` has bound it) on a thread of its own, stopped when
+/// the receiver has ended: what the receiver and the source reported.
+pub(super) fn receive_from(
+    ctx: &zmq::Context,
+    rx: &NodeSpec,
+    source: impl FnOnce(&str) -> NodeSpec,
+) -> Result<(RoleReport, RoleReport)> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut make = Some(source);
+    let mut sender = None;
+    let taken = roles::run_here(ctx, rx, |endpoints| {
+        if let Some(make) = make.take() {
+            let spec = make(&connect_endpoint(&endpoints[0]));
+            let (ctx, mut ctl) = (ctx.clone(), Driven::new(stop.clone()));
+            sender = Some(std::thread::spawn(move || {
+                roles::run_node(&ctx, &spec, &mut ctl)
+            }));
+        }
+    });
+    stop.store(true, Ordering::Release);
+    let sent = sender.map(|h| joined(h, "sending")).transpose()?;
+    let taken = taken?;
+    let sent = sent.ok_or_else(|| Error::Internal("the sender never started".into()))?;
+    Ok((taken, sent))
+}
+
+/// What a receiver kept a record of ([`NodeSpec::trace_arrivals`]), in the order it came:
+/// each message's header (sequence, flags, send stamp) and when it was taken, ns.
+pub(super) fn arrivals(r: &RoleReport) -> Vec<(Header, u64)> {
+    r.arrivals
+        .iter()
+        .flatten()
+        .map(|a| {
+            let h = Header {
+                flags: a.flags,
+                stream_id: 0,
+                sequence: a.sequence,
+                send_ns: a.send_ns,
+            };
+            (h, a.arrival_ns)
+        })
+        .collect()
+}
+
+/// The tally of what a receiver kept a record of, as if it had kept the tally itself.
+pub(super) fn tally(arrivals: &[(Header, u64)]) -> Tally {
+    let mut t = Tally::new();
+    for (h, at) in arrivals {
+        t.record(h, *at);
+    }
+    t
+}
 
 /// What a receiving role took: its delivered span (first and last arrival) and its ledger
 /// of a stream of `expected` messages.
