@@ -92,6 +92,8 @@ trait Taker {
     fn on_wait(&mut self, next: Next, wait: &Waiting) -> Result<Then>;
     /// A stop signal ended the loop.
     fn interrupted(&mut self);
+    /// The message just taken (its last frame read), for the loop's `work`.
+    fn taken(&mut self) -> &mut RawMsg;
     /// The error of a receive that failed other than by a timeout.
     fn recv_failed(&self, e: zmq::Error, wait: &Waiting) -> Error;
 }
@@ -124,7 +126,7 @@ fn receive<T: Taker, const ROUTED: bool>(
             }
         }
         let then = st.on_message::<ROUTED>(s, wait)?;
-        work(&mut st.msg);
+        work(st.taken());
         if then == Then::End {
             return Ok(());
         }

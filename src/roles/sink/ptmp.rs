@@ -86,7 +86,7 @@ pub fn take(
             unit: "messages",
             watch,
         };
-        super::receive::<_, false>(&mut st, sock, &mut Unsupervised, &wait, || {})?;
+        super::receive::<_, false>(&mut st, sock, &mut Unsupervised, &wait, |_| {})?;
     }
     let mut r = st.r;
     if let (Some(w), Some(d)) = (watch, r.disconnected.as_mut()) {
@@ -225,6 +225,10 @@ impl<A: FnMut(u64, u64), W: FnMut(&WaitStatus)> Taker for PtmpState<'_, A, W> {
 
     fn interrupted(&mut self) {
         self.r.ended = Ended::Interrupted;
+    }
+
+    fn taken(&mut self) -> &mut RawMsg {
+        &mut self.msg
     }
 
     fn recv_failed(&self, e: zmq::Error, _wait: &Waiting) -> Error {

@@ -401,6 +401,11 @@ impl Taker for SinkState<'_> {
         SinkState::interrupted(self)
     }
 
+    #[inline(always)]
+    fn taken(&mut self) -> &mut RawMsg {
+        &mut self.msg
+    }
+
     #[cold]
     fn recv_failed(&self, e: zmq::Error, wait: &Waiting) -> Error {
         wait.error(e, self.received, String::new())
