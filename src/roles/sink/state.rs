@@ -192,7 +192,7 @@ impl<'a> SinkState<'a> {
     /// A message arrived (its first frame in `id` on a ROUTER (`ROUTED`, the same as
     /// `self.routed`), else in `msg`): the rest of its frames are read, it is checked and
     /// recorded, and the sink ends once everything it expects has come.
-    #[inline]
+    #[inline(always)]
     pub fn on_message<const ROUTED: bool>(
         &mut self,
         s: &mut zmq::Socket,
