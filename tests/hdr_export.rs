@@ -5,35 +5,15 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// The pinned package: HdrHistogram's Python port.
 const PACKAGE: &str = "hdrhistogram==0.10.8";
 
-/// The venv's python with the package, made once (seconds to minutes from PyPI); the test
-/// fails with pip's words when it cannot be installed.
+/// The venv's python with the package (made once, seconds to minutes from PyPI).
 fn python() -> PathBuf {
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hdrhistogram-venv");
-    let py = venv.join("bin/python");
-    let ready = venv.join("installed");
-    if ready.exists() {
-        return py;
-    }
-    let mut mk = Command::new("python3");
-    mk.arg("-m").arg("venv").arg(&venv);
-    let o = run(mk, 120);
-    assert_eq!(
-        o.code,
-        Some(0),
-        "python3 -m venv failed (Debian: python3-venv): {o:?}"
-    );
-    let mut pip = Command::new(venv.join("bin/pip"));
-    pip.args(["install", "-q", "--disable-pip-version-check", PACKAGE]);
-    let o = run(pip, 600);
-    assert_eq!(o.code, Some(0), "pip install {PACKAGE} failed: {o:?}");
-    std::fs::write(&ready, PACKAGE).unwrap();
-    py
+    pip_venv("hdrhistogram-venv", PACKAGE).join("bin/python")
 }
 
 /// Every histogram of a run's JSON (an object with `hdr` and `count`), by its path.

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{run, with_watchdog, zp, Proc};
+use common::{pip_venv, run, with_watchdog, zp, Proc};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -14,33 +14,8 @@ use std::sync::OnceLock;
 fn kubernetes_validate() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kubernetes-validate-venv");
-        let bin = venv.join("bin/kubernetes-validate");
-        if bin.exists() {
-            return bin;
-        }
-        let mut mk = Command::new("python3");
-        mk.arg("-m").arg("venv").arg(&venv);
-        let o = run(mk, 120);
-        assert_eq!(
-            o.code,
-            Some(0),
-            "python3 -m venv {} failed (Debian: python3-venv): {o:?}",
-            venv.display()
-        );
-        let mut pip = Command::new(venv.join("bin/pip"));
-        pip.args([
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "kubernetes-validate",
-        ]);
-        let o = run(pip, 600);
-        assert_eq!(
-            o.code,
-            Some(0),
-            "pip install kubernetes-validate failed: {o:?}"
-        );
+        let bin = pip_venv("kubernetes-validate-venv", "kubernetes-validate")
+            .join("bin/kubernetes-validate");
         assert!(bin.exists(), "pip installed no {}", bin.display());
         bin
     })

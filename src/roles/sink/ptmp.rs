@@ -7,7 +7,7 @@
 //! it with the figures of what came before. The front-end sees every arrival (its sequence
 //! and time, for PTMP's gap lines) and every wait through its observers.
 
-use super::super::control::Control;
+use super::super::control::Here;
 use super::super::{Io, Next, Patience};
 use super::state::Then;
 use super::Taker;
@@ -86,7 +86,12 @@ pub fn take(
             unit: "messages",
             watch,
         };
-        super::receive::<_, false>(&mut st, sock, &mut Unsupervised, &wait, |_| {})?;
+        // Nobody supervises it: nothing to announce, no start to wait for, no stop but a
+        // signal.
+        let mut alone = Here {
+            on_ready: |_: &[String]| {},
+        };
+        super::receive::<_, false>(&mut st, sock, &mut alone, &wait, |_| {})?;
     }
     let mut r = st.r;
     if let (Some(w), Some(d)) = (watch, r.disconnected.as_mut()) {
@@ -250,24 +255,6 @@ fn decode(msg: &mut RawMsg, arrivals: u64) -> std::result::Result<Header, String
             msg.len()
         )),
         Err(e) => Err(format!("message #{arrivals}: {e}")),
-    }
-}
-
-/// The control of a receiver nobody supervises: nothing to announce, no start to wait
-/// for, no stop but a signal.
-struct Unsupervised;
-
-impl Control for Unsupervised {
-    fn ready(&mut self, _endpoints: &[String]) -> Result<()> {
-        Ok(())
-    }
-
-    fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
-        Ok(())
-    }
-
-    fn stop_requested(&mut self) -> bool {
-        false
     }
 }
 
