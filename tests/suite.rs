@@ -797,3 +797,37 @@ fn lossy_pubsub_is_measured_beside_the_lossless_case() {
         }
     });
 }
+
+/// The README's workload example is a file that runs: its case and its sweep (1 + 2 x 2 x
+/// 2 cases), each three times, every one complete.
+#[test]
+fn the_readme_workload_example_runs() {
+    with_watchdog(300, || {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        assert!(readme.contains("zmqperf run examples/workloads/workload.toml"));
+        let mut c = zp(&[
+            "run",
+            "examples/workloads/workload.toml",
+            "--no-history",
+            "--format",
+            "json",
+        ]);
+        c.current_dir(env!("CARGO_MANIFEST_DIR"));
+        let o = run(c, 240);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        let cases = v["cases"].as_array().unwrap();
+        assert_eq!(
+            cases.len(),
+            9,
+            "{:?}",
+            cases.iter().map(|c| &c["id"]).collect::<Vec<_>>()
+        );
+        for c in cases {
+            assert!(c["error"].is_null(), "{}: {}", c["id"], c["error"]);
+            assert_eq!(c["repetitions"].as_array().unwrap().len(), 3, "{}", c["id"]);
+        }
+        assert_eq!(v["status"], "complete");
+    });
+}
