@@ -686,3 +686,54 @@ fn a_publisher_that_waited_a_second_is_not_called_a_fast_quit() {
         );
     });
 }
+
+/// Seed 004's table has CPU (110%) and RSS beside the rates: check_send and check_recv say
+/// what their process used, as a share of one core, peak RSS and VIRT, in the text and the
+/// JSON.
+#[test]
+fn check_send_and_check_recv_report_cpu_rss_and_virt() {
+    with_watchdog(ATTEMPTS as u64 * T, || {
+        let (r, s) = seed(
+            &[
+                "check_recv",
+                "2000",
+                "PULL",
+                "bind",
+                "ipc://junk.txt",
+                "5000",
+                "--json",
+            ],
+            &[
+                "check_send",
+                "2000",
+                "PUSH",
+                "connect",
+                "ipc://junk.txt",
+                "0",
+                "500",
+            ],
+        );
+        assert_eq!((r.code, s.code), (Some(0), Some(0)), "{r:?}\n{s:?}");
+        let line = s
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("check_send: CPU "))
+            .unwrap_or_else(|| panic!("no resources line in:\n{}", s.stdout));
+        assert!(
+            line.contains("% of a core") && line.contains("peak RSS") && line.contains("VIRT"),
+            "{line}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let u = &v["resources"];
+        let rss = u["peak_rss_kib"].as_u64().unwrap();
+        let virt = u["peak_virt_kib"].as_u64().unwrap();
+        assert!(rss > 1024 && virt >= rss, "{u}");
+        let pct = u["cpu_core_pct"].as_f64().unwrap();
+        let wall = u["wall_s"].as_f64().unwrap();
+        let cpu_ms = u["cpu_user_ms"].as_f64().unwrap() + u["cpu_sys_ms"].as_f64().unwrap();
+        assert!(
+            wall > 0.0 && (pct - cpu_ms / 10.0 / wall).abs() < 1e-6,
+            "{u}"
+        );
+    });
+}

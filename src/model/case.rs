@@ -41,6 +41,24 @@ pub struct RoleUsage {
     pub peak_rss_kib: u64,
 }
 
+/// What a whole process used: CPU time as a share of one core over its run, and its peak
+/// memory, resident (RSS) and virtual (VIRT), as `top` shows them.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct ProcessUsage {
+    /// User CPU time, ms.
+    pub cpu_user_ms: f64,
+    /// System CPU time, ms.
+    pub cpu_sys_ms: f64,
+    /// How long the process had run, s.
+    pub wall_s: f64,
+    /// (user + system) / wall, % of one core (above 100 when more than one core worked).
+    pub cpu_core_pct: f64,
+    /// Peak resident memory, KiB.
+    pub peak_rss_kib: u64,
+    /// Peak virtual memory, KiB.
+    pub peak_virt_kib: u64,
+}
+
 /// One repetition of a case.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Repetition {

@@ -18,7 +18,9 @@ mod status;
 mod tests;
 
 pub use crate::stats::Estimate;
-pub use case::{CaseResult, CaseSummary, Floor, Kind, LoopMode, Repetition, RoleUsage};
+pub use case::{
+    CaseResult, CaseSummary, Floor, Kind, LoopMode, ProcessUsage, Repetition, RoleUsage,
+};
 pub use environment::{Environment, HostEnvironment, HostNic, NetworkInterface};
 pub use finding::{Finding, Measure, Severity, TimedGap, Triage};
 pub use graph::{is_receiving_role, is_sending_role, EdgeResult, NodeResult};

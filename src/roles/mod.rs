@@ -42,7 +42,7 @@ pub use source::{
     opened_ns, quit_delay_ms, HOLD_MS, OPENED_TRAILER, START_DELAY_MS, TRAILER_END, TRAILER_QUIT_MS,
 };
 pub use spec::{EchoMode, HeaderUse, NodeSpec, Quit, RoleReport, SentFacts, SockPlan};
-pub use usage::{legacy_role_name, set_own_process, usage};
+pub use usage::{legacy_role_name, process_usage, set_own_process, usage};
 pub(crate) use usage::{node_usage, placement, rss_kib};
 pub(crate) use wait::{slice_for, wait_until, Next, Patience};
 

@@ -61,6 +61,38 @@ pub fn usage(role: &str, placement: &str) -> RoleUsage {
     }
 }
 
+/// What this whole process has used so far, `wall` being how long it has run.
+pub fn process_usage(wall: std::time::Duration) -> crate::model::ProcessUsage {
+    // SAFETY: getrusage fills the struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    let (user, sys) = (ms(ru.ru_utime), ms(ru.ru_stime));
+    let wall_s = wall.as_secs_f64();
+    crate::model::ProcessUsage {
+        cpu_user_ms: user,
+        cpu_sys_ms: sys,
+        wall_s,
+        cpu_core_pct: if wall_s > 0.0 {
+            (user + sys) / 10.0 / wall_s
+        } else {
+            0.0
+        },
+        peak_rss_kib: status_kib("VmHWM:"),
+        peak_virt_kib: status_kib("VmPeak:"),
+    }
+}
+
+/// A field of /proc/self/status in KiB (0 where it cannot be read).
+fn status_kib(name: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// This node's usage now.
 pub(crate) fn node_usage(spec: &NodeSpec) -> RoleUsage {
     usage(&legacy_role_name(spec.role), placement())

@@ -118,6 +118,8 @@ pub struct RecvResult {
     /// The stream broke the protocol part-way; the figures are of what came before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_error: Option<String>,
+    /// What check_recv's process used: CPU as a share of one core, peak RSS and VIRT.
+    pub resources: crate::model::ProcessUsage,
 }
 
 impl RecvResult {
@@ -137,6 +139,7 @@ pub fn check_recv(
     on_wait: &mut dyn FnMut(&WaitStatus),
 ) -> Result<RecvResult> {
     debug_assert!(RECEIVING.contains(&cfg.kind));
+    let began = std::time::Instant::now();
     let mut s = open_receiver(
         ctx,
         cfg.kind,
@@ -222,6 +225,7 @@ pub fn check_recv(
         sender_disconnected: r.disconnected,
         causes,
         protocol_error: r.protocol_error.clone(),
+        resources: crate::roles::process_usage(began.elapsed()),
     })
 }
 

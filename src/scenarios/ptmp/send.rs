@@ -7,6 +7,7 @@
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
 use crate::header::HEADER_LEN;
+use crate::model::ProcessUsage;
 use crate::roles::{
     run_here, NodeSpec, Quit, HOLD_MS, OPENED_TRAILER, START_DELAY_MS, TRAILER_QUIT_MS,
 };
@@ -106,6 +107,8 @@ pub struct SendResult {
     pub sent: u64,
     /// A stop signal (Ctrl-C, SIGTERM, SIGHUP) ended the sending or a delay early.
     pub interrupted: bool,
+    /// What check_send's process used: CPU as a share of one core, peak RSS and VIRT.
+    pub resources: ProcessUsage,
     /// Connections made (tcp and ipc; None for inproc): one without a handshake is a
     /// receiver that was there when check_send closed first (not in the JSON).
     #[serde(skip)]
@@ -189,6 +192,7 @@ pub fn check_send(
     cfg: &SendConfig,
     on_ready: impl FnOnce(&str),
 ) -> Result<SendResult> {
+    let began = std::time::Instant::now();
     if cfg.size < HEADER_LEN {
         return Err(Error::invalid(
             "--size",
@@ -260,6 +264,7 @@ pub fn check_send(
         send,
         peers_seen: seen.map(|w| w.handshakes),
         interrupted: crate::interrupt::interrupted(),
+        resources: crate::roles::process_usage(began.elapsed()),
         connections_seen: seen.map(|w| w.connections),
         refusals_seen: seen.map(|w| w.retries),
     })
@@ -290,6 +295,7 @@ mod tests {
             refusals_seen: Some(1),
             sent: 100,
             interrupted: false,
+            resources: crate::roles::process_usage(std::time::Duration::from_secs(1)),
         }
     }
 
