@@ -64,16 +64,28 @@ impl<F: FnMut(&[String])> Control for Here<F> {
 }
 
 /// The runner's side for a role on a test's thread: its first endpoint goes back on a
-/// channel, the start is at once, and every look for the runner's stop sees `stop`.
+/// channel, the start is at once, and every look for the runner's stop sees `stop` (which
+/// the test may set while the role runs).
 #[cfg(test)]
 pub(crate) struct TestRunner {
     pub endpoint: std::sync::mpsc::Sender<String>,
-    pub stop: bool,
+    pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 #[cfg(test)]
 impl TestRunner {
     pub fn new(endpoint: std::sync::mpsc::Sender<String>, stop: bool) -> Self {
+        Self::with_flag(
+            endpoint,
+            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(stop)),
+        )
+    }
+
+    /// The same, its stop the test's flag.
+    pub fn with_flag(
+        endpoint: std::sync::mpsc::Sender<String>,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Self {
         TestRunner { endpoint, stop }
     }
 }
@@ -88,6 +100,6 @@ impl Control for TestRunner {
         Ok(())
     }
     fn stop_requested(&mut self) -> bool {
-        self.stop
+        self.stop.load(std::sync::atomic::Ordering::Acquire)
     }
 }

@@ -60,25 +60,6 @@ fn a_wait_never_ends_before_its_time() {
     }
 }
 
-/// A control whose stop the test sets: the role's first endpoint goes back on a channel.
-struct StopFlag {
-    endpoint: mpsc::Sender<String>,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Control for StopFlag {
-    fn ready(&mut self, endpoints: &[String]) -> Result<()> {
-        self.endpoint.send(endpoints[0].clone()).unwrap();
-        Ok(())
-    }
-    fn wait_start(&mut self, _timeout: Duration) -> Result<()> {
-        Ok(())
-    }
-    fn stop_requested(&mut self) -> bool {
-        self.stop.load(std::sync::atomic::Ordering::Acquire)
-    }
-}
-
 /// A source of `count` messages of 64 B on a `kind` socket bound to `endpoint`.
 fn source_spec(kind: SocketType, endpoint: &str, count: u64) -> NodeSpec {
     let plan = SockPlan {
@@ -169,10 +150,7 @@ fn a_pub_sends_its_end_mark_again_until_the_reader_has_it() {
     spec.quit = Quit::WaitForStop;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
-    let mut ctl = StopFlag {
-        endpoint: tx,
-        stop: stop.clone(),
-    };
+    let mut ctl = TestRunner::with_flag(tx, stop.clone());
     let c2 = ctx.clone();
     let h = std::thread::spawn(move || run(&c2, &spec, &mut ctl));
     rx.recv_timeout(Duration::from_secs(5)).unwrap();
