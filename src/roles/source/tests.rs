@@ -8,6 +8,30 @@ use crate::topology::{Role, SocketType};
 use std::sync::mpsc;
 use std::time::Duration;
 
+/// Runs `spec` (a source) on a thread under a runner that has already said stop; returns
+/// the thread and the source's first bound endpoint.
+fn started(
+    ctx: &zmq::Context,
+    spec: NodeSpec,
+) -> (std::thread::JoinHandle<Result<RoleReport>>, String) {
+    let (tx, rx) = mpsc::channel();
+    let c2 = ctx.clone();
+    let h = std::thread::spawn(move || run(&c2, &spec, &mut TestRunner::new(tx, true)));
+    (h, rx.recv_timeout(Duration::from_secs(5)).unwrap())
+}
+
+/// A PULL connected to `ep` (linger 0, receive timeout 5 s, and `rcvhwm` if given).
+fn reader(ctx: &zmq::Context, ep: &str, rcvhwm: Option<i32>) -> zmq::Socket {
+    let pull = ctx.socket(zmq::PULL).unwrap();
+    pull.set_linger(0).unwrap();
+    if let Some(h) = rcvhwm {
+        pull.set_rcvhwm(h).unwrap();
+    }
+    pull.set_rcvtimeo(5000).unwrap();
+    pull.connect(ep).unwrap();
+    pull
+}
+
 #[test]
 fn a_paced_source_keeps_its_schedule_through_the_warm_up() {
     let ctx = zmq::Context::new();
@@ -23,15 +47,9 @@ fn a_paced_source_keeps_its_schedule_through_the_warm_up() {
     spec.warmup = 200;
     spec.rate = Some(1000.0);
     spec.quit = Quit::LingerZero;
-    let (tx, rx) = mpsc::channel();
-    let c2 = ctx.clone();
     let t0 = now_ns();
-    let h = std::thread::spawn(move || run(&c2, &spec, &mut TestRunner::new(tx, true)));
-    let ep = rx.recv_timeout(Duration::from_secs(5)).unwrap();
-    let pull = ctx.socket(zmq::PULL).unwrap();
-    pull.set_linger(0).unwrap();
-    pull.set_rcvtimeo(5000).unwrap();
-    pull.connect(&ep).unwrap();
+    let (h, ep) = started(&ctx, spec);
+    let pull = reader(&ctx, &ep, None);
     for _ in 0..220 {
         pull.recv_bytes(0).expect("every message arrives");
     }
@@ -91,14 +109,8 @@ fn a_batched_source_stamps_each_batch_with_one_due_time() {
     spec.rate = Some(20_000.0);
     spec.send_in_batches(20);
     spec.quit = Quit::DefaultLinger;
-    let (tx, rx) = mpsc::channel();
-    let c2 = ctx.clone();
-    let h = std::thread::spawn(move || run(&c2, &spec, &mut TestRunner::new(tx, true)));
-    let ep = rx.recv_timeout(Duration::from_secs(5)).unwrap();
-    let pull = ctx.socket(zmq::PULL).unwrap();
-    pull.set_linger(0).unwrap();
-    pull.set_rcvtimeo(5000).unwrap();
-    pull.connect(&ep).unwrap();
+    let (h, ep) = started(&ctx, spec);
+    let pull = reader(&ctx, &ep, None);
     let stamps: Vec<u64> = (0..60).map(|_| next_header(&pull).send_ns).collect();
     h.join().unwrap().unwrap();
     // 20 messages due together every millisecond (20,000 a second).
@@ -118,15 +130,8 @@ fn a_source_timing_its_full_sends_reports_the_wait_and_a_plain_one_does_not() {
         if timed {
             spec.time_full_sends();
         }
-        let (tx, rx) = mpsc::channel();
-        let c2 = ctx.clone();
-        let h = std::thread::spawn(move || run(&c2, &spec, &mut TestRunner::new(tx, true)));
-        rx.recv_timeout(Duration::from_secs(5)).unwrap();
-        let pull = ctx.socket(zmq::PULL).unwrap();
-        pull.set_linger(0).unwrap();
-        pull.set_rcvhwm(1).unwrap();
-        pull.set_rcvtimeo(5000).unwrap();
-        pull.connect(&ep).unwrap();
+        let (h, _) = started(&ctx, spec);
+        let pull = reader(&ctx, &ep, Some(1));
         // A reader of one message a millisecond: the queue (two messages) is full at once.
         for _ in 0..50 {
             next_header(&pull);
