@@ -22,6 +22,41 @@ fn json(o: &Output) -> Value {
     serde_json::from_str(o.stdout.trim()).unwrap()
 }
 
+/// zmqperf's local_thr measuring libzmq's remote_thr: its JSON, with `distinct` the messages
+/// measured. libzmq's sender can lose the tail of its stream when it exits on a busy machine
+/// (its linger does not wait for the bytes still in its engine: libzmq issues #1922, #4660;
+/// seen here with both C tools as well, a few runs in 60 under load), so a stream short by
+/// at most a queue's worth (the sender's HWM of 1000 and its 8 KiB batch) is accepted when
+/// local_thr says so as it must: exit 17 and `cut_short` naming what arrived.
+fn measured_from_c(ep: &str, size: &str, count: u64, extra: &[&str]) -> Value {
+    let n = count.to_string();
+    let mut args = vec!["local_thr", ep, size, &n, "--json", "--timeout", "5s"];
+    args.extend_from_slice(extra);
+    let l = Proc::spawn(zp(&args), T);
+    let mut c = vec![ep, size, &n];
+    c.extend(extra.iter().filter(|a| !a.starts_with('-')));
+    ok(&run(c_tool("remote_thr", &c), T));
+    let l = l.finish();
+    let v: Value = serde_json::from_str(l.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {l:?}"));
+    let distinct = v["distinct"].as_u64().unwrap();
+    if l.code == Some(17) {
+        assert!(distinct < count && distinct + 1200 >= count, "{l:?}");
+        let said = v["cut_short"].as_str().unwrap();
+        assert!(
+            said.contains(&format!("after {distinct} of {count}")),
+            "{said}"
+        );
+        eprintln!(
+            "{ep}: libzmq's remote_thr lost the last {} messages at exit",
+            count - distinct
+        );
+    } else {
+        ok(&l);
+        assert_eq!(distinct, count, "{l:?}");
+    }
+    v
+}
+
 #[test]
 fn zmqperf_local_lat_serves_c_remote_lat() {
     for ep in endpoints() {
@@ -59,10 +94,7 @@ fn c_local_lat_serves_zmqperf_remote_lat() {
 #[test]
 fn zmqperf_local_thr_measures_c_remote_thr() {
     for ep in endpoints() {
-        let l = Proc::spawn(zp(&["local_thr", &ep, "64", "100000", "--json"]), T);
-        let r = run(c_tool("remote_thr", &[&ep, "64", "100000"]), T);
-        ok(&r);
-        let l = json(&l.finish());
+        let l = measured_from_c(&ep, "64", 100_000, &[]);
         assert_eq!(l["message_count"], 100_000, "{ep}");
         assert_eq!(l["message_size"], 64);
         assert_eq!(l["header"], false);
@@ -102,11 +134,9 @@ fn both_report_the_same_figures_on_the_same_run() {
     // zmqperf's receiver and libzmq's formula: the printed msg/s is count / elapsed(us) x 10^6,
     // the Mb/s line is msg/s x size x 8 / 10^6, exactly as local_thr.cpp computes them.
     let ep = free_tcp_endpoint();
-    let l = Proc::spawn(zp(&["local_thr", &ep, "1024", "20000", "--json"]), T);
-    ok(&run(c_tool("remote_thr", &[&ep, "1024", "20000"]), T));
-    let v = json(&l.finish());
+    let v = measured_from_c(&ep, "1024", 20_000, &[]);
     let elapsed_us = (v["elapsed_ns"].as_u64().unwrap() / 1000).max(1);
-    let want = (20_000f64 / elapsed_us as f64 * 1e6) as u64;
+    let want = (v["distinct"].as_u64().unwrap() as f64 / elapsed_us as f64 * 1e6) as u64;
     assert_eq!(v["mean_throughput_msgs"].as_u64().unwrap(), want);
 }
 
@@ -125,21 +155,7 @@ fn curve_pairs_with_the_c_tools_both_ways() {
     assert_eq!(r["send"]["messages"], 20_000);
 
     let ep = free_tcp_endpoint();
-    let l = Proc::spawn(
-        zp(&[
-            "local_thr",
-            &ep,
-            "64",
-            "20000",
-            "--security",
-            "curve",
-            "--json",
-        ]),
-        T,
-    );
-    let r = run(c_tool("remote_thr", &[&ep, "64", "20000", "1"]), T);
-    ok(&r);
-    let l = json(&l.finish());
+    let l = measured_from_c(&ep, "64", 20_000, &["1"]);
     assert_eq!(l["security"], "curve");
     assert_eq!(l["message_count"], 20_000);
     assert!(l["mean_throughput_msgs"].as_u64().unwrap() > 0);
