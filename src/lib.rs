@@ -27,6 +27,7 @@ pub mod runner;
 pub mod scenarios;
 pub mod stats;
 pub mod store;
+pub mod term;
 pub mod topology;
 pub mod transport;
 pub mod units;

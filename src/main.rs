@@ -47,7 +47,7 @@ fn guard_closed_stdout() {
         fd == 1 || (fd >= 0 && libc::dup2(fd, 1) == 1 && libc::close(fd) == 0)
     };
     if !ok {
-        eprintln!("zmqperf: error: standard output is closed (>&-): give the output somewhere to go (> FILE, or > /dev/null to throw it away)");
+        zmqperf::errln!("zmqperf: error: standard output is closed (>&-): give the output somewhere to go (> FILE, or > /dev/null to throw it away)");
         std::process::exit(11);
     }
 }
@@ -75,11 +75,11 @@ fn on_stdout_failure(info: &std::panic::PanicHookInfo) -> bool {
         None => String::new(),
     };
     if closed {
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: error: standard output is closed (started with >&-), so the output was not printed; give it somewhere to go (> FILE, or -o FILE where the command has it){recorded}"
         );
     } else {
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: error: writing to standard output failed: {why}; free some space or send the output to a file (> FILE, or -o FILE where the command has it){recorded}"
         );
     }
@@ -142,7 +142,7 @@ fn choose_libzmq() {
             std::env::set_var(LIBZMQ_ENV, inherited);
         }
         Err(e) => {
-            eprintln!("zmqperf: error: {e}");
+            zmqperf::errln!("zmqperf: error: {e}");
             std::process::exit(3);
         }
     }
@@ -198,12 +198,25 @@ fn refuse_negative(e: clap::Error) -> clap::Error {
         let arg = std::env::args()
             .find(|a| a.starts_with(arg.as_str()))
             .unwrap_or_else(|| arg.clone());
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: error: invalid value '{arg}': negative; counts, sizes, rates, durations and high-water marks are 0 or more"
         );
         std::process::exit(3);
     }
     e
+}
+
+/// The value of `--width N` (or `--width=N`) among the arguments, if one is given.
+fn width_asked() -> Option<usize> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().enumerate().find_map(|(i, a)| {
+        let v = match a.strip_prefix("--width") {
+            Some("") => args.get(i + 1)?.as_str(),
+            Some(rest) => rest.strip_prefix('=')?,
+            None => return None,
+        };
+        v.parse().ok()
+    })
 }
 
 fn main() {
@@ -221,8 +234,14 @@ fn main() {
     guard_closed_stdout();
     choose_libzmq();
     let long_version: &'static str = Box::leak(version_text().into_boxed_str());
-    let args = cli::Cli::command()
+    // `--width` is read before the parse so that the help is laid out for it too.
+    let mut command = cli::Cli::command()
         .long_version(long_version)
+        .after_long_help(cli::root_long_help());
+    if let Some(w) = width_asked() {
+        command = command.term_width(w.max(zmqperf::term::NARROWEST));
+    }
+    let args = command
         .try_get_matches()
         .and_then(|m| cli::Cli::from_arg_matches(&m))
         .unwrap_or_else(|e| refuse_negative(e).exit());
@@ -232,7 +251,7 @@ fn main() {
     if let Err(e) = result {
         // Each error's message already names its cause; the chain adds nothing.
         // Values quoted from the user's files (names, endpoints) cannot act on the terminal.
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: error: {}",
             zmqperf::report::terminal_safe(&e.to_string())
         );

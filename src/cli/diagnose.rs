@@ -19,21 +19,27 @@ mod live;
 /// Examples shown by `zmqperf diagnose --help`.
 pub const EXAMPLES: &str = "\
 Examples:
-  zmqperf diagnose                               # every experiment over tcp, ipc, inproc (~10 s)
-  zmqperf diagnose --quick                       # smaller experiments (~5 s)
+  # every experiment over tcp, ipc, inproc (~10 s)
+  zmqperf diagnose
+  # smaller experiments (~5 s)
+  zmqperf diagnose --quick
   zmqperf diagnose --only slow-joiner,hwm --transports tcp
-  zmqperf diagnose --json > findings.json        # the run, findings included, as JSON
+  # the run, findings included, as JSON
+  zmqperf diagnose --json > findings.json
   zmqperf diagnose --quick --format html -o diagnose.html
   zmqperf report last --format html -o diagnose.html
 
 Experiments: slow-joiner, hwm, fast-quit, sender-stops, deep-queue (see docs/diagnose.md).
 
 Listening to a live stream someone else sends (Ctrl-C ends it early and still reports):
-  zmqperf diagnose --connect tcp://10.0.0.5:5556 --type SUB                  # a zmqperf stream, 10 s
+  # a zmqperf stream, 10 s
+  zmqperf diagnose --connect tcp://10.0.0.5:5556 --type SUB
   zmqperf diagnose --bind tcp://*:5557 --type PULL --count 1M --expect 1M
-  zmqperf diagnose --connect tcp://10.0.0.5:5556 --type SUB --subscribe quotes. \\
-      --seq frame=1,offset=4,width=4,endian=big --stream-id frame=1,offset=0,width=4
-  zmqperf diagnose --connect ipc:///tmp/log.sock --type SUB --seq frame=0,text --duration 1m";
+  zmqperf diagnose --connect tcp://10.0.0.5:5556 --type SUB \\
+      --subscribe quotes. --seq frame=1,offset=4,width=4,endian=big \\
+      --stream-id frame=1,offset=0,width=4
+  zmqperf diagnose --connect ipc:///tmp/log.sock --type SUB \\
+      --seq frame=0,text --duration 1m";
 
 /// The shortest `--timeout` accepted.
 const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
@@ -239,7 +245,7 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
     let cfg = config(a)?;
     let (steps, notes) = diagnose::plan(&cfg);
     for n in &notes {
-        eprintln!("zmqperf: note: {n}");
+        zmqperf::errln!("zmqperf: note: {n}");
     }
     if steps.is_empty() {
         return Err(Error::invalid(

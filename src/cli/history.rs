@@ -87,6 +87,9 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     } = args;
     super::output::check_output(output.as_deref(), Some(&db.path()))?;
     let deliver = |text: &str| super::output::deliver(output.as_deref(), text, Some(&db.path()));
+    let fit = |text: String| {
+        super::output::fitted(zmqperf::report::Format::Table, output.as_deref(), text)
+    };
     let threshold = fail_above
         .as_deref()
         .map(zmqperf::compare::parse_percent)
@@ -97,9 +100,9 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         let runs = selectors
             .map(|s| store.load_run(s))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        return deliver(&zmqperf::report::terminal_safe(
+        return deliver(&fit(zmqperf::report::terminal_safe(
             &zmqperf::report::compare::format_by_host(&runs),
-        ));
+        )));
     }
     let run_b = run_b
         .as_deref()
@@ -110,9 +113,9 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     if format == "json" {
         deliver(&zmqperf::report::compare::comparison_json(&c))?;
     } else {
-        deliver(&zmqperf::report::terminal_safe(
+        deliver(&fit(zmqperf::report::terminal_safe(
             &zmqperf::report::compare::format_comparison(&c),
-        ))?;
+        )))?;
     }
     // The comparison's last line (or `reasons`) says why; the error names the runs.
     let (x, y) = (&a.run_id, &b.run_id);

@@ -39,7 +39,7 @@ pub fn run(a: &ImportArgs) -> Result<()> {
         .imported
         .as_ref()
         .expect("an imported run has its mark");
-    println!(
+    zmqperf::outln!(
         "imported run {} (from {}, started {}, {} case{}{}) as {} in {}",
         imported.original_run_id,
         if imported.from_host.is_empty() {
@@ -58,9 +58,10 @@ pub fn run(a: &ImportArgs) -> Result<()> {
         local.run_id,
         store.path().display()
     );
-    println!(
+    zmqperf::outln!(
         "see it with `zmqperf show {}`; compare it with `zmqperf compare {} RUN`",
-        local.run_id, local.run_id
+        local.run_id,
+        local.run_id
     );
     Ok(())
 }

@@ -11,7 +11,8 @@ use zmqperf::error::{Error, Result};
 pub const COMPLETIONS_EXAMPLES: &str = "\
 Examples:
   zmqperf completions bash > ~/.local/share/bash-completion/completions/zmqperf
-  zmqperf completions zsh > ~/.zfunc/_zmqperf      # with fpath+=~/.zfunc in ~/.zshrc
+  # with fpath+=~/.zfunc in ~/.zshrc
+  zmqperf completions zsh > ~/.zfunc/_zmqperf
   zmqperf completions fish > ~/.config/fish/completions/zmqperf.fish";
 
 pub const MAN_EXAMPLES: &str = "\

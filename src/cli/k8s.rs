@@ -42,7 +42,7 @@ pub struct ManifestArgs {
 
 const MANIFEST_EXAMPLES: &str = "\
 Examples:
-  zmqperf k8s manifest --replicas 3 --image registry.example/zmqperf:0.1.0 -o k8s/
+  zmqperf k8s manifest --replicas 3 --image registry.example/zmqperf:0.1 -o k8s/
   kubectl apply -f k8s/zmqperf.yaml
   kubectl rollout status statefulset/zmqperf
   zmqperf run topology.toml --hosts k8s/zmqperf-hosts.toml
@@ -71,7 +71,7 @@ fn manifest(a: &ManifestArgs) -> Result<()> {
         }
         None => {
             print!("{}", m.yaml());
-            eprintln!(
+            zmqperf::errln!(
                 "zmqperf: the hosts file for these pods: zmqperf k8s manifest ... -o DIR writes it beside the manifests"
             );
         }

@@ -12,8 +12,10 @@ use zmqperf::scenarios::matrix::{self, Shape, PATTERNS};
 
 pub const EXAMPLES: &str = "\
 Examples:
-  zmqperf matrix --quick                        # tcp, 64 B, 3 passes: about 2 minutes
-  zmqperf matrix                                # tcp and ipc, 64 B and 1 KiB, 5 passes
+  # tcp, 64 B, 3 passes: about 2 minutes
+  zmqperf matrix --quick
+  # tcp and ipc, 64 B and 1 KiB, 5 passes
+  zmqperf matrix
   zmqperf matrix --impl c,ffi-rzmq,zmqperf --patterns reqrep --repetitions 5
   zmqperf matrix --quick --format html -o matrix.html
 
@@ -191,7 +193,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
     for _ in 0..shape.passes {
         plan.extend(one_pass.iter().cloned());
     }
-    eprintln!(
+    zmqperf::errln!(
         "{}",
         zmqperf::report::matrix::plan_line(
             impls.len(),
@@ -222,11 +224,11 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
         Some(path) => {
             zmqperf::report::file::write_output("-o", path, text.as_bytes(), Some(&a.db.path()))?
         }
-        None => print!("{text}"),
+        None => print!("{}", zmqperf::term::fit(&text)),
     }
     recorded?;
     session.announce()?;
-    eprintln!("{}", zmqperf::report::matrix::summary_line(&m));
+    zmqperf::errln!("{}", zmqperf::report::matrix::summary_line(&m));
     if run.status == RunStatus::Interrupted {
         return Err(Error::Interrupted(
             "the matrix so far is printed above".into(),

@@ -32,11 +32,29 @@ Examples (two terminals, as with libzmq's perf tools):
   zmqperf inproc_lat 64 100000 --json
 
 Exit codes: 0 ok, 2 usage, 3 bad value, 4 bad endpoint, 5 address in use,
-6 no peer within --timeout (or a peer that sent nothing), 7 peer stopped part-way
-(or a receiver that never hung up), 8 message of wrong size, 9 protocol error
-(a wrong pairing, a failed handshake, a corrupted reply), 10 ZeroMQ error, 11 I/O
-error, 12 messages lost, 17 stream cut short (the figures are printed first for
-both). Every code of every command: docs/commands.md.";
+6 no peer within --timeout (or a peer that sent nothing), 7 peer stopped
+part-way (or a receiver that never hung up), 8 message of wrong size, 9 protocol
+error (a wrong pairing, a failed handshake, a corrupted reply), 10 ZeroMQ error,
+11 I/O error, 12 messages lost, 17 stream cut short (the figures are printed
+first for both). Every code of every command: docs/commands.md.";
+
+/// The end of `zmqperf --help`: the examples, then the global options explained once.
+pub fn root_long_help() -> String {
+    format!(
+        "{EXAMPLES}
+
+Global options (every command takes them):
+  --libzmq bundled|system|PATH
+      The libzmq to measure, for every role of the run: `bundled` (the libzmq 4.3.5
+      built into zmqperf, the default), `system` (the distribution's libzmq.so.5, e.g.
+      Debian's libzmq5) or the path of a libzmq shared library. Also ZMQPERF_LIBZMQ
+      (docs/libzmq.md).
+  --width N
+      Lay text out for N columns (40 at least): tables give way column by column and
+      other lines wrap between words. Default: $COLUMNS, else the terminal's width, else
+      120 (files and pipes)."
+    )
+}
 
 /// zmqperf: how fast, how reliable, and why messages were lost.
 #[derive(Parser)]
@@ -44,14 +62,17 @@ both). Every code of every command: docs/commands.md.";
 pub struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
-    /// The libzmq to measure, for every role (also ZMQPERF_LIBZMQ; `zmqperf --help`).
+    /// libzmq to measure: bundled (the default), system or a PATH (see `zmqperf --help`).
     #[arg(
         long,
         global = true,
         value_name = "bundled|system|PATH",
-        long_help = "The libzmq to measure, for every role of the run: `bundled` (the libzmq 4.3.5 built into zmqperf, the default), `system` (the distribution's libzmq.so.5, e.g. Debian's libzmq5) or the path of a libzmq shared library. Also ZMQPERF_LIBZMQ. The same for every command (docs/libzmq.md)."
+        help_heading = "Global options"
     )]
     libzmq: Option<String>,
+    /// Lay text out for N columns (default: $COLUMNS, else the terminal's, else 120).
+    #[arg(long, global = true, value_name = "N", help_heading = "Global options")]
+    width: Option<usize>,
 }
 
 #[derive(Subcommand)]
@@ -60,13 +81,28 @@ enum Cmd {
     #[command(name = "local_lat", alias = "local-lat", after_help = EXAMPLES)]
     LocalLat(compat::LocalLat),
     /// Measuring side of the latency pair: connects a REQ socket and times round trips.
-    #[command(name = "remote_lat", alias = "remote-lat", after_help = EXAMPLES)]
+    #[command(
+        name = "remote_lat",
+        alias = "remote-lat",
+        after_help = EXAMPLES,
+        override_usage = "zmqperf remote_lat <CONNECT_TO> <MESSAGE_SIZE> <ROUNDTRIP_COUNT>\n       [OPTIONS]"
+    )]
     RemoteLat(compat::RemoteLat),
     /// Receiving side of the throughput pair: binds PULL (or SUB) and measures msg/s.
-    #[command(name = "local_thr", alias = "local-thr", after_help = EXAMPLES)]
+    #[command(
+        name = "local_thr",
+        alias = "local-thr",
+        after_help = EXAMPLES,
+        override_usage = "zmqperf local_thr <BIND_TO> <MESSAGE_SIZE> <MESSAGE_COUNT>\n       [ENABLE_CURVE] [OPTIONS]"
+    )]
     LocalThr(compat::LocalThr),
     /// Sending side of the throughput pair: connects PUSH (or PUB) and sends.
-    #[command(name = "remote_thr", alias = "remote-thr", after_help = EXAMPLES)]
+    #[command(
+        name = "remote_thr",
+        alias = "remote-thr",
+        after_help = EXAMPLES,
+        override_usage = "zmqperf remote_thr <CONNECT_TO> <MESSAGE_SIZE> <MESSAGE_COUNT>\n       [ENABLE_CURVE] [OPTIONS]"
+    )]
     RemoteThr(compat::RemoteThr),
     /// Latency within one process: REQ and REP on two threads over inproc://.
     #[command(name = "inproc_lat", alias = "inproc-lat", after_help = EXAMPLES)]
@@ -75,10 +111,20 @@ enum Cmd {
     #[command(name = "inproc_thr", alias = "inproc-thr", after_help = EXAMPLES)]
     InprocThr(compat::InprocThr),
     /// PTMP's sender: COUNT TYPE(PAIR|PUB|PUSH) bind|connect ADDR [START_DELAY_MS] [QUIT_DELAY_MS].
-    #[command(name = "check_send", alias = "check-send", after_help = ptmp::EXAMPLES)]
+    #[command(
+        name = "check_send",
+        alias = "check-send",
+        after_help = ptmp::EXAMPLES,
+        override_usage = "zmqperf check_send <COUNT> <TYPE> <bind|connect> <ADDR>\n       [START_DELAY_MS] [QUIT_DELAY_MS] [OPTIONS]"
+    )]
     CheckSend(ptmp::CheckSend),
     /// PTMP's receiver: COUNT TYPE(PAIR|SUB|PULL) bind|connect ADDR [TIMEOUT]; gap lines, ledger, cause.
-    #[command(name = "check_recv", alias = "check-recv", after_help = ptmp::EXAMPLES)]
+    #[command(
+        name = "check_recv",
+        alias = "check-recv",
+        after_help = ptmp::EXAMPLES,
+        override_usage = "zmqperf check_recv <COUNT> <TYPE> <bind|connect> <ADDR> [TIMEOUT]\n       [OPTIONS]"
+    )]
     CheckRecv(ptmp::CheckRecv),
     /// PTMP's pattern test in one process: N bind|connect pubsub|pipe|pushpull ADDR.
     #[command(name = "check_sendrecv", alias = "check-sendrecv", after_help = ptmp::EXAMPLES)]
@@ -210,11 +256,14 @@ fn topology_check(path: &str) -> Result<()> {
     for v in &variants {
         let g = check(path, &v.topology)?;
         if !v.label.is_empty() {
-            println!("variant {}", v.label);
+            zmqperf::outln!("variant {}", v.label);
         }
-        print!("{}", zmqperf::report::checked::checked_topology(&g));
+        print!(
+            "{}",
+            zmqperf::term::fit(&zmqperf::report::checked::checked_topology(&g))
+        );
     }
-    println!(
+    zmqperf::outln!(
         "{path}: ok ({} variant{})",
         variants.len(),
         if variants.len() == 1 { "" } else { "s" }
@@ -224,18 +273,25 @@ fn topology_check(path: &str) -> Result<()> {
 
 const RUN_EXAMPLES: &str = "\
 Examples:
-  zmqperf run                                  # default suite, about a minute
-  zmqperf run --quick                          # a few seconds
-  zmqperf run --full                           # sizes 2 B .. 64 KiB
+  # default suite, about a minute
+  zmqperf run
+  # a few seconds
+  zmqperf run --quick
+  # sizes 2 B .. 64 KiB
+  zmqperf run --full
   zmqperf run --patterns reqrep,pushpull --transports tcp --sizes 64,1KiB,64KiB
-  zmqperf run --patterns pushpull --rate 10000,100000    # open loop
-  zmqperf run workload.toml                    # cases and sweeps from a file
-  zmqperf run my-graph.json                    # a topology file (nodes and sockets, docs/topology.md)
+  # open loop
+  zmqperf run --patterns pushpull --rate 10000,100000
+  # cases and sweeps from a file
+  zmqperf run workload.toml
+  # a topology file (nodes and sockets, docs/topology.md)
+  zmqperf run my-graph.json
   zmqperf run topologies/fanout.toml --transports ipc";
 
 /// Runs the parsed command line, returning the exit code of a command that succeeded
 /// (0) or found what it was asked to flag.
 pub fn run(cli: Cli) -> Result<()> {
+    zmqperf::term::set_width(cli.width);
     let command = || std::env::args().collect::<Vec<_>>().join(" ");
     match &cli.cmd {
         Cmd::Node { spec } => {
@@ -253,7 +309,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Cmd::K8s(c) => k8s::run(c),
         Cmd::Idle => std::process::exit(zmqperf::k8s::idle(|| {
-            eprintln!("zmqperf {}: idle until SIGTERM", zmqperf::VERSION)
+            zmqperf::errln!("zmqperf {}: idle until SIGTERM", zmqperf::VERSION)
         })),
         Cmd::CheckSendrecv(a) => {
             compat::json_on_failure("check_sendrecv", a.json, ptmp::check_sendrecv(a))

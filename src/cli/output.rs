@@ -75,6 +75,7 @@ impl OutArgs {
     ) -> Result<()> {
         let format = zmqperf::report::Format::parse(&self.format)?;
         let text = zmqperf::report::render(run, format);
+        let text = fitted(format, self.output.as_deref(), text);
         deliver(self.output.as_deref(), &text, db)
     }
 }
@@ -127,7 +128,7 @@ pub(crate) fn deliver(
     match output {
         Some(path) => {
             if let Err(e) = zmqperf::report::file::write_output("-o", path, text.as_bytes(), db) {
-                eprintln!(
+                zmqperf::errln!(
                     "zmqperf: could not write the report to {path} ({e}); it follows on standard output"
                 );
                 print!("{text}");
@@ -182,9 +183,29 @@ impl PrintArgs {
         check_output(self.output.as_deref(), db)
     }
 
-    /// Writes `text` to stdout or `-o`.
+    /// Writes `text` to stdout or `-o` (a table on stdout fitted to the width).
     pub fn print(&self, text: &str, db: Option<&std::path::Path>) -> Result<()> {
-        deliver(self.output.as_deref(), text, db)
+        let format = match (&self.format, self.json) {
+            (_, true) => zmqperf::report::Format::Json,
+            (Some(f), false) => zmqperf::report::Format::parse(f)?,
+            (None, false) => zmqperf::report::Format::Table,
+        };
+        let text = fitted(format, self.output.as_deref(), text.to_string());
+        deliver(self.output.as_deref(), &text, db)
+    }
+}
+
+/// `text` fitted to the width ([`zmqperf::term::fit`]) when it is a table for standard
+/// output; other formats and files as they are.
+pub(crate) fn fitted(
+    format: zmqperf::report::Format,
+    output: Option<&str>,
+    text: String,
+) -> String {
+    if format == zmqperf::report::Format::Table && output.is_none() {
+        zmqperf::term::fit(&text)
+    } else {
+        text
     }
 }
 
@@ -202,14 +223,14 @@ fn writable(p: &std::path::Path) -> bool {
 /// `zmqperf::runner::notice`).
 pub fn say(notice: &Notice) {
     match notice {
-        Notice::CaseKept { case_id, error } => eprintln!(
+        Notice::CaseKept { case_id, error } => zmqperf::errln!(
             "\nzmqperf: cannot record case {case_id} now ({error}); it and the cases after it are kept and written at the end of the run"
         ),
         Notice::Waiting {
             error,
             cases,
             patience,
-        } => eprintln!(
+        } => zmqperf::errln!(
             "zmqperf: {error}; retrying for up to {} s to record {cases} case(s) and the end of the run",
             patience.as_secs()
         ),
@@ -226,7 +247,7 @@ pub fn say(notice: &Notice) {
             } else {
                 path.display().to_string()
             };
-            eprintln!(
+            zmqperf::errln!(
                 "zmqperf: run {run_id} recorded in {where_} (zmqperf show {run_id}; zmqperf report {run_id} --format html -o report.html)"
             );
         }
@@ -234,19 +255,19 @@ pub fn say(notice: &Notice) {
             case_id,
             implementation,
             why,
-        } => eprintln!("zmqperf: {case_id} is run without {implementation}: {why}"),
-        Notice::LeftOutOfHostPairs { case_id, transport } => eprintln!(
+        } => zmqperf::errln!("zmqperf: {case_id} is run without {implementation}: {why}"),
+        Notice::LeftOutOfHostPairs { case_id, transport } => zmqperf::errln!(
             "zmqperf: {case_id} is left out of --host-pairs: {transport} cannot cross hosts (use --transports tcp)"
         ),
-        Notice::Shipping { host, bytes } => eprintln!(
+        Notice::Shipping { host, bytes } => zmqperf::errln!(
             "shipping zmqperf ({:.1} MB) to host {host} ...",
             *bytes as f64 / 1e6
         ),
-        Notice::Shipped { host, remote, took } => eprintln!(
+        Notice::Shipped { host, remote, took } => zmqperf::errln!(
             "shipped zmqperf to host {host}: {remote} ({:.1} s)",
             took.as_secs_f64()
         ),
-        Notice::ShippingUnstripped { exe } => eprintln!(
+        Notice::ShippingUnstripped { exe } => zmqperf::errln!(
             "zmqperf: neither strip nor objcopy (binutils) is on PATH: shipping {} with its debug information",
             exe.display()
         ),
@@ -255,7 +276,7 @@ pub fn say(notice: &Notice) {
                 .iter()
                 .map(|(name, at)| format!("{name} (stopped at {at} s)"))
                 .collect();
-            eprintln!(
+            zmqperf::errln!(
                 "zmqperf: the stream ended {} s ago; still waiting for {}",
                 since.as_secs(),
                 late.join(", ")
@@ -264,7 +285,7 @@ pub fn say(notice: &Notice) {
         Notice::IgnoredLine {
             line,
             versions: (v1, v),
-        } => eprintln!(
+        } => zmqperf::errln!(
             "zmqperf node: ignored a line from the runner that is not a control message of versions {v1} to {v}: {line}"
         ),
     }

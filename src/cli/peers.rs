@@ -26,8 +26,10 @@ pub enum PeersCmd {
 
 const SETUP_EXAMPLES: &str = "\
 Examples:
-  zmqperf peers setup                 # all peers (a few minutes on a fresh machine)
-  zmqperf peers setup pyzmq node      # two of them
+  # all peers (a few minutes on a fresh machine)
+  zmqperf peers setup
+  # two of them
+  zmqperf peers setup pyzmq node
   ZMQPERF_PEERS_CACHE=/tmp/peers zmqperf peers setup c
 
 Each peer's steps are in peers/<name>/peer.toml; their output is kept in
@@ -42,26 +44,29 @@ pub fn run(cmd: &PeersCmd) -> Result<()> {
 }
 
 fn setup(names: &[String]) -> Result<()> {
-    eprintln!(
+    zmqperf::errln!(
         "zmqperf: setting up peers in {} (ZMQPERF_PEERS_CACHE to change)",
         peers::cache_root().display()
     );
-    let outcomes = peers::setup(names, &mut |line| eprintln!("  {line}"))?;
+    let outcomes = peers::setup(names, &mut |line| zmqperf::errln!("  {line}"))?;
     let mut failed = Vec::new();
     for o in &outcomes {
         match &o.result {
-            Ok(r) => println!(
+            Ok(r) => zmqperf::outln!(
                 "{:<10} ready   {} ({}) in {:.1} s",
-                o.name, r.binding, r.engine, o.seconds
+                o.name,
+                r.binding,
+                r.engine,
+                o.seconds
             ),
             Err(why) => {
-                println!("{:<10} FAILED  after {:.1} s: {why}", o.name, o.seconds);
+                zmqperf::outln!("{:<10} FAILED  after {:.1} s: {why}", o.name, o.seconds);
                 failed.push(o.name.clone());
             }
         }
     }
     let total: f64 = outcomes.iter().map(|o| o.seconds).sum();
-    println!(
+    zmqperf::outln!(
         "{} of {} peers ready, {:.1} s in all",
         outcomes.len() - failed.len(),
         outcomes.len(),
@@ -94,7 +99,7 @@ fn list(json: bool) -> Result<()> {
                 "roles": m.roles,
                 "sockets": m.sockets,
             });
-            println!("{v}");
+            zmqperf::outln!("{v}");
         }
         return Ok(());
     }
@@ -138,8 +143,8 @@ fn list(json: bool) -> Result<()> {
             line.push_str(&format!("{:<w$}  ", r[c]));
         }
         line.push_str(&r[4]);
-        println!("{line}");
+        zmqperf::outln!("{line}");
     }
-    println!("cache: {}", peers::cache_root().display());
+    zmqperf::outln!("cache: {}", peers::cache_root().display());
     Ok(())
 }

@@ -16,14 +16,19 @@ use zmqperf::zmq;
 pub(super) const EXAMPLES: &str = "\
 Examples (PTMP's README, with zmqperf in place of ./build/test/; two shells):
   zmqperf check_recv 10 SUB bind ipc://junk.txt
-  zmqperf check_send 10000 PUB connect ipc://junk.txt 0        # slow joiner: the start is lost
-  zmqperf check_send 10000 PUB connect ipc://junk.txt 1        # 1 ms start delay: seq 0 arrives
+  # slow joiner: the start is lost
+  zmqperf check_send 10000 PUB connect ipc://junk.txt 0
+  # 1 ms start delay: seq 0 arrives
+  zmqperf check_send 10000 PUB connect ipc://junk.txt 1
 
   zmqperf check_recv 10000 PAIR bind ipc://junk.txt
-  zmqperf check_send 10000 PAIR connect ipc://junk.txt         # fast quit: the end is lost
-  zmqperf check_send 10000 PAIR connect ipc://junk.txt 0 1000  # 1 s quit delay: all arrive
+  # fast quit: the end is lost
+  zmqperf check_send 10000 PAIR connect ipc://junk.txt
+  # 1 s quit delay: all arrive
+  zmqperf check_send 10000 PAIR connect ipc://junk.txt 0 1000
 
-  zmqperf check_sendrecv 1000000 bind pubsub inproc://sendrecv # both ends in one process
+  # both ends in one process
+  zmqperf check_sendrecv 1000000 bind pubsub inproc://sendrecv
 
 check_recv prints PTMP's gap lines (i - seq = diff : t s) for the first message and where
 diff changes, then the ledger; it ends after TIMEOUT ms without a message (10 s by
@@ -155,7 +160,7 @@ pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
         println!("{}", json(&r));
         super::compat::result_printed();
     } else {
-        print!("{}", text::send_text(&r));
+        print!("{}", zmqperf::term::fit(&text::send_text(&r)));
     }
     if r.interrupted {
         return Err(Error::Interrupted(format!(
@@ -226,7 +231,7 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
         max_size: parse_size("--max-size", &a.max_size)?,
     };
     if forever {
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: note: TIMEOUT -1 (PTMP's wait for ever) is taken as {}: zmqperf always ends",
             fmt_duration(timeout)
         );
@@ -259,7 +264,7 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
         let _ = writeln!(out, "{}", json(&r));
         super::compat::result_printed();
     } else {
-        let _ = write!(out, "{}", text::recv_text(&r));
+        let _ = write!(out, "{}", zmqperf::term::fit(&text::recv_text(&r)));
     }
     out.flush().map_err(|e| Error::Io {
         op: "writing to standard output".into(),
@@ -324,7 +329,7 @@ fn recv_outcome(
         });
     }
     if r.ended == Ended::EndMark && r.received < cfg.count {
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: note: the sender's stream had {} messages, fewer than COUNT {}: all of them arrived",
             grouped(l.expected),
             grouped(cfg.count)
@@ -357,7 +362,7 @@ pub(super) fn check_sendrecv(a: &CheckSendrecv) -> Result<()> {
         println!("{}", json(&r));
         super::compat::result_printed();
     } else {
-        print!("{}", text::sendrecv_text(&r));
+        print!("{}", zmqperf::term::fit(&text::sendrecv_text(&r)));
     }
     if r.ended == Ended::Interrupted {
         return Err(Error::Interrupted(

@@ -135,7 +135,7 @@ fn interleave(
     for round in 0..rounds {
         let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
         for i in order {
-            eprintln!(
+            zmqperf::errln!(
                 "round {}/{rounds}: {} ({})",
                 round + 1,
                 ["A", "B"][i],
@@ -187,7 +187,7 @@ pub fn run(a: &RunArgs, other: &str, command: String) -> Result<()> {
     let b_line = probe(&exe, other)?;
     let a_line = probe(&exe, &a_lib)?;
     let rounds = a.repetitions.unwrap_or(if a.quick { 2 } else { 3 }).max(2);
-    eprintln!("A: {a_line}\nB: {b_line}\n{rounds} rounds, each one repetition of every case on A and on B, alternating which goes first");
+    zmqperf::errln!("A: {a_line}\nB: {b_line}\n{rounds} rounds, each one repetition of every case on A and on B, alternating which goes first");
     let dir = std::env::temp_dir().join(format!("zmqperf-vs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| Error::Io {
         op: format!("creating {}", dir.display()),
@@ -208,11 +208,14 @@ pub fn run(a: &RunArgs, other: &str, command: String) -> Result<()> {
         store.save_run(&ra)?;
         store.save_run(&rb)?;
     }
-    print!("{}", ratios(&ra, &rb));
+    print!("{}", zmqperf::term::fit(&ratios(&ra, &rb)));
     if !a.no_history {
-        println!(
+        zmqperf::outln!(
             "\nrecorded: A = {}, B = {} (zmqperf compare {} {})",
-            ra.run_id, rb.run_id, ra.run_id, rb.run_id
+            ra.run_id,
+            rb.run_id,
+            ra.run_id,
+            rb.run_id
         );
     }
     Ok(())

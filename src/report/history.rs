@@ -1,6 +1,6 @@
 //! The text of `zmqperf history`: one line per run, most recent first.
 
-use super::text_table::{table, truncate};
+use super::text_table::{table_within, truncate};
 use crate::store::RunListing;
 
 /// Longest command line shown in full.
@@ -54,8 +54,11 @@ pub fn format_history(runs: &[RunListing]) -> String {
             truncate(&r.command, COMMAND_WIDTH),
         ]);
     }
+    // Narrower than it: the command gives way first, then the host, then the start time
+    // (the run id begins with it).
+    let give = [(5, 24), (4, 12), (1, 0), (5, 12), (4, 0)];
     // Commands and host names come from other people's machines (imported runs).
-    crate::report::terminal_safe(&table(&rows, &[]))
+    crate::report::terminal_safe(&table_within(&rows, &[], crate::term::width(), &give))
 }
 
 #[cfg(test)]

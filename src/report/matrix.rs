@@ -101,8 +101,13 @@ fn direction(m: &Matrix, g: &Grid) -> String {
     }
 }
 
-/// A grid's cell texts (client-major, n x n) as aligned text rows.
+/// A grid's cell texts (client-major, n x n) as aligned text rows, the server columns in
+/// blocks as wide as the width allows ([`crate::term::width`]), each block with the clients.
 fn text_grid(m: &Matrix, texts: &[String]) -> String {
+    text_grid_in(m, texts, crate::term::width())
+}
+
+fn text_grid_in(m: &Matrix, texts: &[String], room: usize) -> String {
     let names: Vec<&str> = m.impls.iter().map(|i| i.name.as_str()).collect();
     let n = names.len();
     let first = names.iter().map(|s| s.len()).max().unwrap_or(6).max(15);
@@ -113,18 +118,35 @@ fn text_grid(m: &Matrix, texts: &[String]) -> String {
             *w = (*w).max(texts[a * n + k].len());
         }
     }
-    let mut out = String::new();
-    let _ = write!(out, "  {:<first$}", "client \\ server");
+    let mut blocks: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut start = 0;
+    let mut used = 2 + first;
     for (k, w) in widths.iter().enumerate() {
-        let _ = write!(out, " | {:>w$}", names[k]);
+        if k > start && used + 3 + w > room {
+            blocks.push(start..k);
+            start = k;
+            used = 2 + first;
+        }
+        used += 3 + w;
     }
-    out.push('\n');
-    for (a, name) in names.iter().enumerate() {
-        let _ = write!(out, "  {name:<first$}");
-        for (k, w) in widths.iter().enumerate() {
-            let _ = write!(out, " | {:>w$}", texts[a * n + k]);
+    blocks.push(start..n);
+    let mut out = String::new();
+    for (b, block) in blocks.into_iter().enumerate() {
+        if b > 0 {
+            out.push('\n');
+        }
+        let _ = write!(out, "  {:<first$}", "client \\ server");
+        for k in block.clone() {
+            let _ = write!(out, " | {:>w$}", names[k], w = widths[k]);
         }
         out.push('\n');
+        for (a, name) in names.iter().enumerate() {
+            let _ = write!(out, "  {name:<first$}");
+            for k in block.clone() {
+                let _ = write!(out, " | {:>w$}", texts[a * n + k], w = widths[k]);
+            }
+            out.push('\n');
+        }
     }
     out
 }
@@ -413,5 +435,45 @@ mod tests {
         assert!(t.contains("1.25 (1 pass: no interval)"), "{t}");
         assert!(t.contains("1.00 (1.0e-3-4.00)"), "{t}");
         assert!(t.contains("0.90 (0.80-1.10)"), "{t}");
+    }
+
+    #[test]
+    fn a_wide_grid_is_cut_into_blocks_of_servers_that_fit() {
+        let names = [
+            "zmqperf", "c", "ffi-rzmq", "jeromq", "node", "pyzmq", "zmq4-go",
+        ];
+        let impls = names
+            .iter()
+            .map(|n| Impl {
+                name: n.to_string(),
+                label: n.to_string(),
+                ready: true,
+                transports: vec!["tcp".into()],
+            })
+            .collect();
+        let m = Matrix {
+            run_id: "r".into(),
+            impls,
+            grids: vec![],
+            passes: 2,
+            baseline: "c".into(),
+        };
+        let texts: Vec<String> = (0..names.len() * names.len())
+            .map(|i| format!("1.{i:02} (0.50-2.00)"))
+            .collect();
+        let t = text_grid_in(&m, &texts, 80);
+        assert!(t.lines().all(|l| l.len() <= 80), "{t}");
+        // Every cell is there once, and every client heads a row of each block.
+        for x in &texts {
+            assert_eq!(t.matches(x.as_str()).count(), 1, "{x} in {t}");
+        }
+        let blocks = t.matches("client \\ server").count();
+        assert!(blocks >= 2, "{t}");
+        assert_eq!(
+            t.lines().filter(|l| l.starts_with("  jeromq ")).count(),
+            blocks
+        );
+        // Wide enough: one block.
+        assert_eq!(text_grid_in(&m, &texts, 400).matches("client").count(), 1);
     }
 }

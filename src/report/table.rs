@@ -1,5 +1,5 @@
-//! The terminal report: plain text (no colours), lines kept within 120 characters where
-//! the content allows. The environment first, then the findings of `zmqperf diagnose`, then
+//! The terminal report: plain text (no colours), lines kept within the width of
+//! [`crate::term`] (80 columns and up; 120 for files). The environment first, then the findings of `zmqperf diagnose`, then
 //! one table per group of cases with the message sizes as columns, the edges and nodes of
 //! the topologies worth a closer look, then warnings, failed cases, delivery and resource
 //! use.
@@ -12,8 +12,6 @@ use std::fmt::Write;
 /// Renders a run as plain text for a terminal.
 pub struct Table;
 
-/// Lines are kept within this width where the content allows.
-pub const WIDTH: usize = 120;
 const INDENT: &str = "  ";
 
 fn width(s: &str) -> usize {
@@ -25,14 +23,25 @@ fn heading(out: &mut String, title: &str, rule: char) {
     let _ = writeln!(out, "{}", rule.to_string().repeat(width(title)));
 }
 
-/// Words of `text` in lines of at most `WIDTH` characters, the first starting with
-/// `first`, the others with as many spaces. A word longer than a line stays whole.
+/// The width lines are kept within ([`crate::term::width`]).
+fn room() -> usize {
+    crate::term::width()
+}
+
+/// Words of `text` in lines of at most [`room`] characters, the first starting with
+/// `first`, the others with as many spaces (or four, when `first` takes more than half the
+/// line). A word longer than a line stays whole here (the printer cuts it).
 fn wrap(out: &mut String, first: &str, text: &str) {
-    let pad = " ".repeat(width(first));
+    let max = room();
+    let pad = " ".repeat(if width(first) > max / 2 {
+        4
+    } else {
+        width(first)
+    });
     let mut line = first.to_string();
     let mut empty = true;
     for word in text.split_whitespace() {
-        if !empty && width(&line) + 1 + width(word) > WIDTH {
+        if !empty && width(&line) + 1 + width(word) > max {
             let _ = writeln!(out, "{line}");
             line = pad.clone();
             empty = true;
@@ -46,7 +55,7 @@ fn wrap(out: &mut String, first: &str, text: &str) {
     let _ = writeln!(out, "{line}");
 }
 
-/// A grid in blocks of as many columns as fit in `WIDTH`, each with its header.
+/// A grid in blocks of as many columns as fit in [`room`], each with its header.
 fn grid(out: &mut String, g: &Grid) {
     let _ = writeln!(out, "{}", g.title);
     let rows = g.labelled_rows();
@@ -66,7 +75,7 @@ fn grid(out: &mut String, g: &Grid) {
                 .unwrap_or(0)
         })
         .collect();
-    let room = (WIDTH - INDENT.len()) as f64;
+    let room = room().saturating_sub(INDENT.len()) as f64;
     for (b, block) in g
         .blocks(room, 3.0, |s| width(s) as f64)
         .into_iter()
@@ -132,12 +141,12 @@ fn plain_table<R: AsRef<[String]>>(out: &mut String, heads: &[&str], rows: &[R],
 }
 
 /// A table whose first column is the case id (empty on the rows after the first of a case,
-/// if the caller likes). When it would be wider than `WIDTH`, the case id moves out of the
+/// if the caller likes). When it would be wider than [`room`], the case id moves out of the
 /// rows onto a line of its own above them, and the rows are indented under it.
 fn case_table<R: AsRef<[String]>>(out: &mut String, heads: &[&str], rows: &[R], left: usize) {
     let mut whole = String::new();
     plain_table(&mut whole, heads, rows, left);
-    if whole.lines().all(|l| width(l) <= WIDTH) {
+    if whole.lines().all(|l| width(l) <= room()) {
         out.push_str(&whole);
         return;
     }

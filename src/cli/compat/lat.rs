@@ -88,7 +88,7 @@ fn remote_lat_here(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
     };
     let r = compat::remote_lat(ctx, &cfg)?;
     if cfg.instrumented && !r.header && cfg.size >= zmqperf::header::HEADER_LEN {
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: warning: the echo side's first reply did not carry the request's bytes back (an echo that answers with bytes of its own): the replies were timed but not checked",
         );
     }
@@ -99,7 +99,7 @@ fn remote_lat_here(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
         || out::latency_detail(&r),
     );
     if let Some(note) = first_wait_note(&r) {
-        eprintln!("zmqperf: note: {note}");
+        zmqperf::errln!("zmqperf: note: {note}");
     }
     cut_short_after_print(&r)
 }

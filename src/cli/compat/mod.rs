@@ -119,9 +119,9 @@ pub(super) fn print(
         println!("{}", json());
         result_printed();
     } else {
-        print!("{lines}");
+        print!("{}", zmqperf::term::fit(&lines));
         if c.detail {
-            print!("{}", detail());
+            print!("{}", zmqperf::term::fit(&detail()));
         }
     }
 }
@@ -173,7 +173,7 @@ pub(super) fn with_network(json: String, endpoint: &str) -> String {
 /// say so on stderr (the compatible lines stay libzmq's).
 pub(super) fn caveat_if_short(elapsed_ns: u64) {
     if elapsed_ns < 1_000_000 {
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: warning: the messages took only {:.1} us to arrive, too short for a rate to mean much; send more of them (a larger <message-count>)",
             elapsed_ns as f64 / 1000.0
         );
@@ -182,7 +182,7 @@ pub(super) fn caveat_if_short(elapsed_ns: u64) {
 
 pub(super) fn announce(command: &str, requested: &Endpoint, bound: &str) {
     if requested.is_wildcard() {
-        eprintln!("zmqperf: {command} listening on {bound}");
+        zmqperf::errln!("zmqperf: {command} listening on {bound}");
     }
 }
 

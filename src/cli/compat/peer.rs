@@ -102,7 +102,7 @@ pub(super) fn with_peer(
                 Err(_) => {
                     if let Some(e) = peer.failed_early() {
                         // This side waits for a peer that will never come: end here.
-                        eprintln!("zmqperf: error: {e}");
+                        zmqperf::errln!("zmqperf: error: {e}");
                         std::process::exit(e.exit_code());
                     }
                 }
@@ -113,7 +113,7 @@ pub(super) fn with_peer(
     r?;
     let out = out?;
     if !out.trim().is_empty() {
-        println!(
+        zmqperf::outln!(
             "--- {} on host {name}:",
             words.first().map_or("", |w| w.as_str())
         );

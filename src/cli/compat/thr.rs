@@ -68,7 +68,7 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
     let r = compat::local_thr(ctx, &cfg, |b| announce("local_thr", &ep, b))?;
     caveat_if_short(r.elapsed_ns);
     if r.arrivals != r.distinct {
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: warning: {} messages arrived: {} distinct and {} duplicates (the throughput counts each message once; the sender or a device between sent some twice)",
             r.arrivals,
             r.distinct,
@@ -111,7 +111,7 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
         });
     }
     if let Some(n) = r.stream_length {
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: note: the sender's stream had {} messages, fewer than <message-count> {}: all of them arrived",
             zmqperf::units::grouped(n),
             zmqperf::units::grouped(cfg.count)

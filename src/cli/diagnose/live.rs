@@ -160,7 +160,7 @@ struct ListenProgress {
 impl ListenObserver for ListenProgress {
     fn opened(&mut self, endpoint: &str) {
         // The endpoint last, so scripts (and the tests) can read the port chosen for `*`.
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: {} for up to {} (Ctrl-C ends it early and still reports), listening on {endpoint}",
             self.what,
             zmqperf::error::fmt_duration(self.duration)

@@ -12,14 +12,17 @@ const DEFAULT_HOST: &str = "tcp://127.0.0.1:2002";
 pub const PUB_EXAMPLES: &str = "\
 Examples (two terminals, as with the Node harness):
   zmqperf sub-cluster -c 8 -n 100
-  zmqperf pub -t 1000 -n 1 -p 10 --subs 800     # waits for all 800, then 1 msg/s for 10 s
+  # waits for all 800, then 1 msg/s for 10 s
+  zmqperf pub -t 1000 -n 1 -p 10 --subs 800
 
-  zmqperf pub -t 0 -n 100000 -p 1 -h ipc:///tmp/fan.sock   # as fast as possible";
+  # as fast as possible
+  zmqperf pub -t 0 -n 100000 -p 1 -h ipc:///tmp/fan.sock";
 
 /// Examples shown by `zmqperf sub-cluster --help`.
 pub const SUB_EXAMPLES: &str = "\
 Examples:
-  zmqperf sub-cluster -c 8 -n 1000                       # 8,000 subscribers on tcp://127.0.0.1:2002
+  # 8,000 subscribers on tcp://127.0.0.1:2002
+  zmqperf sub-cluster -c 8 -n 1000
   zmqperf sub-cluster -c 2 -n 100 -h ipc:///tmp/fan.sock --json
 
 It ends when every subscriber has the publisher's last message (or after --idle without
@@ -29,13 +32,18 @@ were lost, 6 when nothing arrived within --timeout.";
 /// Examples shown by `zmqperf fanout --help`.
 pub const FANOUT_EXAMPLES: &str = "\
 Examples:
-  zmqperf fanout -c 8 -s 1000 -t 1000 -n 1 -p 10              # 8,000 subscribers, 1 msg/s, tcp
+  # 8,000 subscribers, 1 msg/s, tcp
+  zmqperf fanout -c 8 -s 1000 -t 1000 -n 1 -p 10
   zmqperf fanout -c 8 -s 1000 -t 1000 -n 1 -p 10 --transport ipc
-  zmqperf fanout -c 8 -s 100 -t 1000 -n 100 -p 10             # 800 subscribers, 100 msg/s
-  zmqperf fanout -c 1 -s 3 -t 0 -n 1000000 -p 1               # PUB/SUB throughput, 3 subscribers
-  zmqperf fanout -c 8 -s 1000 -t 1000 -n 1 -p 10 --floor      # and the raw-socket floor beside it
-  zmqperf fanout -c 2 -s 50 -t 10 -n 10 -p 20 --impl zmqperf,node --repetitions 3
-                                        # Node's subscribers against zmqperf's, side by side
+  # 800 subscribers, 100 msg/s
+  zmqperf fanout -c 8 -s 100 -t 1000 -n 100 -p 10
+  # PUB/SUB throughput, 3 subscribers
+  zmqperf fanout -c 1 -s 3 -t 0 -n 1000000 -p 1
+  # and the raw-socket floor beside it
+  zmqperf fanout -c 8 -s 1000 -t 1000 -n 1 -p 10 --floor
+  # Node's subscribers against zmqperf's, side by side
+  zmqperf fanout -c 2 -s 50 -t 10 -n 10 -p 20 \\
+      --impl zmqperf,node --repetitions 3
 
 Exit codes: 3 bad value (also: too many subscribers for the open-file limit), 4 bad
 endpoint, 12 messages lost (the report is printed first), 16 subscribers missing.";

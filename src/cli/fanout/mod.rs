@@ -19,7 +19,7 @@ use zmqperf::parse::{parse_duration, parse_hwm};
 use zmqperf::scenarios::fanout::{self, ClusterConfig, FanoutConfig, FanoutReport};
 
 fn note(line: String) {
-    eprintln!("zmqperf: {line}");
+    zmqperf::errln!("zmqperf: {line}");
 }
 
 /// A fan-out report as a run of one case: what the history keeps, and what `--format`
@@ -73,7 +73,7 @@ fn emit(
         ));
     }
     if r.lossy && r.delivery.lost > 0 && r.failure().is_none() {
-        eprintln!(
+        zmqperf::errln!(
             "zmqperf: note: --lossy: {} of {} messages were dropped, as measured above (exit 0: loss is what --lossy measures; without it a loss is exit 12). Likely cause: {}",
             zmqperf::units::grouped(r.delivery.lost),
             zmqperf::units::grouped(r.delivery.expected),
