@@ -169,28 +169,62 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn csv_has_one_row_per_case_and_quotes_properly() {
+fn csv_has_one_row_per_case_and_per_edge_and_quotes_properly() {
     let run = sample_run();
     let rows = parse_csv(&render(&run, Format::Csv));
-    assert_eq!(rows.len(), run.cases.len() + 1);
+    let edges: usize = run.cases.iter().map(|c| c.edges.len()).sum();
+    assert!(edges > 0, "the sample has a topology case with edges");
+    assert_eq!(rows.len(), 1 + run.cases.len() + edges);
     assert_eq!(rows[0], zmqperf::report::csv::COLUMNS);
     let col = |name: &str| rows[0].iter().position(|h| h == name).expect(name);
-    for (row, case) in rows[1..].iter().zip(&run.cases) {
+    for row in &rows[1..] {
         assert_eq!(row.len(), rows[0].len(), "{row:?}");
+        assert_eq!(row[col("run_id")], run.run_id);
+        assert_eq!(row[col("host")], run.environment.hostname);
+        assert_eq!(row[col("started")], run.started_at);
+    }
+    let cases: Vec<&Vec<String>> = rows[1..]
+        .iter()
+        .filter(|r| r[col("row")] == "case")
+        .collect();
+    assert_eq!(cases.len(), run.cases.len());
+    for (row, case) in cases.iter().zip(&run.cases) {
         assert_eq!(row[col("id")], case.id);
+        assert_eq!(row[col("edge")], "");
         assert_eq!(row[col("warnings")], case.warnings.join("; "));
         assert_eq!(row[col("error")], case.error.clone().unwrap_or_default());
         if let Some(e) = case.summary.latency_us {
-            assert_eq!(
-                row[col("latency_us_median")].parse::<f64>().unwrap(),
-                e.median
-            );
+            // To the nanosecond: three decimals of a microsecond.
+            let got = &row[col("latency_us_median")];
+            assert_eq!(got.split('.').nth(1).map(str::len), Some(3), "{got}");
+            assert!((got.parse::<f64>().unwrap() - e.median).abs() <= 0.0005);
+        }
+        if let Some(e) = case.summary.msgs_per_sec {
+            let got = &row[col("msgs_per_sec_median")];
+            assert!(!got.contains('.'), "a whole rate: {got}");
+            assert!((got.parse::<f64>().unwrap() - e.median).abs() <= 0.5);
         }
     }
-    let pubsub = &rows[7];
+    // Each edge follows its case, named from -> to, with its own ledger.
+    let topo = run.cases.iter().find(|c| !c.edges.is_empty()).unwrap();
+    let mine: Vec<&Vec<String>> = rows[1..]
+        .iter()
+        .filter(|r| r[col("row")] == "edge" && r[col("id")] == topo.id)
+        .collect();
+    assert_eq!(mine.len(), topo.edges.len());
+    for (row, e) in mine.iter().zip(&topo.edges) {
+        assert_eq!(row[col("edge")], format!("{} -> {}", e.from, e.to));
+        let lost = e
+            .loss
+            .as_ref()
+            .map(|l| l.lost.to_string())
+            .unwrap_or_default();
+        assert_eq!(row[col("lost")], lost);
+    }
+    let pubsub = cases[6];
     assert_eq!(pubsub[col("lost")], "2047");
     assert!(pubsub[col("warnings")].contains("\"slow joiner\""));
-    let open = &rows[8];
+    let open = cases[7];
     assert_eq!(open[col("rate")], "10000");
     assert_eq!(open[col("loop_mode")], "open");
 }

@@ -1,24 +1,34 @@
-//! The CSV report: one row per case with its summary figures, for spreadsheets and scripts.
-//! Every row says where its case ran: `hosts` (one host, or `a->b` from the sending nodes'
-//! hosts to the receiving nodes') and `node_hosts` (each node with its host), so rows of
-//! runs from several machines can be put in one sheet.
+//! The CSV report: one row per case with its summary figures, then one row per edge of the
+//! case (`row` says which: `case` or `edge`), for spreadsheets and scripts. Every row says
+//! which run it is of (`run_id`), where it was made (`host`, the run's machine) and when
+//! (`started`, the run's start, UTC), and where its case ran: `hosts` (one host, or `a->b`
+//! from the sending nodes' hosts to the receiving nodes') and `node_hosts` (each node with
+//! its host), so rows of many runs and machines can be put in one sheet.
 //!
 //! RFC 4180 quoting: a field holding a comma, a double quote or a line break is put in
-//! double quotes, with inner quotes doubled. Lines end in `\n`. Missing values are empty;
-//! numbers are written in full precision. A text field that a spreadsheet would take for a
+//! double quotes, with inner quotes doubled. Lines end in `\n`. Missing values are empty.
+//! Numbers are rounded to what they can tell: times in microseconds to the nanosecond (3
+//! decimals), CPU milliseconds to the microsecond, Mbit/s to 3 decimals, message rates and
+//! counts whole. A text field that a spreadsheet would take for a
 //! formula (it begins with `=`, `+`, `-`, `@`, a tab or a carriage return, and is not a
 //! number) gets a leading `'`, so opening the file runs nothing.
 
 use super::layout::{self, kind_name, loop_name};
 use super::Reporter;
-use crate::model::{CaseResult, Estimate, RunResult, METRICS};
+use crate::model::{CaseResult, EdgeResult, Estimate, Metric, RunResult, METRICS};
+use crate::stats::LossSummary;
 
 /// Renders a run as CSV.
 pub struct Csv;
 
-/// The columns before the figures: what the case is.
-const CASE_COLUMNS: [&str; 8] = [
+/// The columns before the figures: which run, and what the case (or edge) is.
+const CASE_COLUMNS: [&str; 13] = [
+    "run_id",
+    "host",
+    "started",
+    "row",
     "id",
+    "edge",
     "kind",
     "pattern",
     "transport",
@@ -45,10 +55,10 @@ const REST_COLUMNS: [&str; 11] = [
 
 /// The header row: the case's columns, each figure's columns from the metric table
 /// ([`METRICS`]: the median alone, or with its 95% interval), then the rest.
-pub const COLUMNS: [&str; 29] = columns();
+pub const COLUMNS: [&str; 34] = columns();
 
-const fn columns() -> [&'static str; 29] {
-    let mut out = [""; 29];
+const fn columns() -> [&'static str; 34] {
+    let mut out = [""; 34];
     let mut k = 0;
     let mut i = 0;
     while i < CASE_COLUMNS.len() {
@@ -88,20 +98,27 @@ pub fn field(s: &str) -> String {
     }
 }
 
-fn num(v: f64) -> String {
+/// `v` with `decimals` decimals (none: a whole number); empty when it is not finite.
+fn num(v: f64, decimals: usize) -> String {
     if v.is_finite() {
-        v.to_string()
+        format!("{v:.decimals$}")
     } else {
         String::new()
     }
 }
 
-fn opt(v: Option<f64>) -> String {
-    v.map(num).unwrap_or_default()
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map(|v| num(v, decimals)).unwrap_or_default()
 }
 
-fn median(e: &Option<Estimate>) -> String {
-    opt(e.map(|e| e.median))
+/// The decimals a figure of `unit` is written with: whole rates and counts, 3 for times in
+/// microseconds (a nanosecond) and everything else.
+fn decimals(unit: &str, whole: bool) -> usize {
+    if whole || unit == "msg/s" {
+        0
+    } else {
+        3
+    }
 }
 
 /// CPU time (user + system, ms) of everything the case ran, over all its repetitions, and
@@ -140,36 +157,76 @@ fn figures(c: &CaseResult) -> impl Iterator<Item = String> + '_ {
     // One-way figures from clocks that differ are left empty (the warnings say why).
     let hidden = layout::hides_latency(c);
     METRICS.iter().flat_map(move |m| {
-        let e = (m.of)(&c.summary).filter(|_| !(hidden && m.one_way));
+        let e: Option<Estimate> = (m.of)(&c.summary).filter(|_| !(hidden && m.one_way));
+        let d = decimals(m.unit, m.whole);
         let all = [
-            median(&e),
-            opt(e.map(|e| e.ci_low)),
-            opt(e.map(|e| e.ci_high)),
+            opt(e.map(|e| e.median), d),
+            opt(e.map(|e| e.ci_low), d),
+            opt(e.map(|e| e.ci_high), d),
         ];
         all.into_iter().take(m.csv.len())
     })
+}
+
+/// The columns every row of a case starts with: the run, then the case.
+fn lead(run: &RunResult, c: &CaseResult, row: &str, edge: &str) -> Vec<String> {
+    vec![
+        run.run_id.clone(),
+        run.environment.hostname.clone(),
+        run.started_at.clone(),
+        row.to_string(),
+        c.id.clone(),
+        edge.to_string(),
+        kind_name(c.kind).to_string(),
+        c.pattern.clone(),
+        c.transport.to_string(),
+        c.message_size.to_string(),
+        c.count.to_string(),
+        opt(c.rate, 0),
+        loop_name(c.loop_mode).to_string(),
+    ]
+}
+
+/// An edge's row: its stream's figures where the case's columns have them (mean and p99
+/// latency, delivered msg/s, its ledger), the rest empty.
+fn edge_row(run: &RunResult, c: &CaseResult, e: &EdgeResult) -> Vec<String> {
+    let mut row = lead(run, c, "edge", &format!("{} -> {}", e.from, e.to));
+    let lat = e
+        .latency
+        .as_ref()
+        .filter(|l| l.count > 0 && !layout::edge_hides_latency(e));
+    for m in METRICS.iter() {
+        let v = match m.metric {
+            Metric::LatencyUs => lat.map(|l| l.mean_ns / 1000.0),
+            Metric::P50Us => lat.map(|l| l.p50_ns as f64 / 1000.0),
+            Metric::P99Us => lat.map(|l| l.p99_ns as f64 / 1000.0),
+            Metric::MsgsPerSec => e.msgs_per_sec,
+            _ => None,
+        };
+        let d = decimals(m.unit, m.whole);
+        row.extend((0..m.csv.len()).map(|k| if k == 0 { opt(v, d) } else { String::new() }));
+    }
+    let ledger = |f: fn(&LossSummary) -> u64| e.loss.as_ref().map(|l| f(l).to_string());
+    row.extend([
+        ledger(|l| l.lost).unwrap_or_default(),
+        ledger(|l| l.duplicated).unwrap_or_default(),
+        ledger(|l| l.reordered).unwrap_or_default(),
+    ]);
+    row.extend(std::iter::repeat_n(String::new(), 8));
+    row
 }
 
 fn row(run: &RunResult, c: &CaseResult) -> Vec<String> {
     let s = &c.summary;
     let ran = !c.repetitions.is_empty();
     let count_if_ran = |n: u64| if ran { n.to_string() } else { String::new() };
-    let mut row = vec![
-        c.id.clone(),
-        kind_name(c.kind).to_string(),
-        c.pattern.clone(),
-        c.transport.to_string(),
-        c.message_size.to_string(),
-        c.count.to_string(),
-        opt(c.rate),
-        loop_name(c.loop_mode).to_string(),
-    ];
+    let mut row = lead(run, c, "case", "");
     row.extend(figures(c));
     row.extend([
         count_if_ran(s.lost),
         count_if_ran(s.duplicated),
         count_if_ran(s.reordered),
-        opt(c.floor.as_ref().map(|f| f.latency_us)),
+        opt(c.floor.as_ref().map(|f| f.latency_us), 3),
         c.warnings
             .iter()
             .cloned()
@@ -178,7 +235,7 @@ fn row(run: &RunResult, c: &CaseResult) -> Vec<String> {
             .join("; "),
         c.error.clone().unwrap_or_default(),
         c.repetitions.len().to_string(),
-        opt(resources(c).map(|r| r.0)),
+        opt(resources(c).map(|r| r.0), 3),
         resources(c).map(|r| r.1.to_string()).unwrap_or_default(),
         c.host_path(&run.environment.hostname),
         node_hosts(run, c),
@@ -190,10 +247,17 @@ impl Reporter for Csv {
     fn render(&self, run: &RunResult) -> String {
         let mut out = COLUMNS.join(",");
         out.push('\n');
-        for c in &run.cases {
-            let fields: Vec<String> = row(run, c).iter().map(|f| field(f)).collect();
+        let mut line = |row: Vec<String>| {
+            debug_assert_eq!(row.len(), COLUMNS.len());
+            let fields: Vec<String> = row.iter().map(|f| field(f)).collect();
             out.push_str(&fields.join(","));
             out.push('\n');
+        };
+        for c in &run.cases {
+            line(row(run, c));
+            for e in &c.edges {
+                line(edge_row(run, c, e));
+            }
         }
         out
     }
