@@ -250,6 +250,8 @@ pub struct Progress<'a> {
     eta: Eta,
     current: usize,
     case_started: Instant,
+    /// Whether a busy machine was said on stderr already.
+    busy_said: bool,
     live: Live,
     label: String,
     /// When the last line was written (not live: a log gets a line per repetition done
@@ -267,6 +269,7 @@ impl<'a> Progress<'a> {
         Progress {
             eta: Eta::new(plan.iter().map(CaseSpec::planned).collect()),
             current: 0,
+            busy_said: false,
             case_started: Instant::now(),
             live: Live::on_stderr(),
             label: String::new(),
@@ -325,8 +328,15 @@ impl Observer for Progress<'_> {
             let l = format!("{}  FAILED: {e}", self.label);
             self.live.log(&l);
         }
-        for w in result.warnings.iter().filter(|w| w.starts_with(BUSY)) {
-            self.live.log(&format!("{}  {w}", self.label));
+        // The first busy machine is said as it happens; the others are in the report.
+        if let Some(w) = result.warnings.iter().find(|w| w.starts_with(BUSY)) {
+            if !self.busy_said {
+                self.busy_said = true;
+                self.live.log(&format!(
+                    "{}  {w} (the report names it for every case)",
+                    self.label
+                ));
+            }
         }
         (self.on_case)(result);
     }

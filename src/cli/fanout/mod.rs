@@ -313,7 +313,12 @@ fn one_run(cfg: &FanoutConfig, a: &FanoutArgs, ipc_file: Option<std::path::PathB
     let live = Live::on_stderr();
     let notes = live_notes(&live);
     let planned = fanout::planned(cfg);
-    live.set("fanout".into(), Some(planned_end(planned, 1)));
+    let what = format!(
+        "fanout: {} subscribers in {} processes",
+        cfg.processes * cfg.subs_per_process,
+        cfg.processes
+    );
+    live.set(what, Some(planned_end(planned, 1)));
     let r = fanout::fanout(cfg, notes.clone());
     if let Some(p) = ipc_file {
         let _ = std::fs::remove_file(p);
