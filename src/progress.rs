@@ -168,3 +168,395 @@ impl Default for StatusLine {
         Self::new()
     }
 }
+
+/// What a piece of work (a case, a step) is planned to take, s: the part its schedule
+/// fixes (paced messages: count / rate; a publisher's ticks) and a guess for the rest
+/// (an unpaced stream's time per message, the set-up of each repetition), which the time
+/// work took so far corrects.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Planned {
+    /// Seconds the schedule fixes.
+    pub fixed_s: f64,
+    /// Seconds guessed.
+    pub guess_s: f64,
+}
+
+impl Planned {
+    /// Adds `other` (work done one after the other).
+    pub fn then(self, other: Planned) -> Planned {
+        Planned {
+            fixed_s: self.fixed_s + other.fixed_s,
+            guess_s: self.guess_s + other.guess_s,
+        }
+    }
+
+    /// `times` repetitions of it.
+    pub fn times(self, times: u32) -> Planned {
+        Planned {
+            fixed_s: self.fixed_s * times as f64,
+            guess_s: self.guess_s * times as f64,
+        }
+    }
+}
+
+/// The time left of a list of planned pieces of work done in order: the rest of the
+/// current one and all those after it. The guessed parts are scaled by how the guesses
+/// of the pieces done compared with their time (what they took beyond their fixed part).
+#[derive(Debug, Clone)]
+pub struct Eta {
+    planned: Vec<Planned>,
+    current: usize,
+    guessed: f64,
+    guessed_took: f64,
+}
+
+impl Eta {
+    /// The plan, in the order it runs.
+    pub fn new(planned: Vec<Planned>) -> Self {
+        Eta {
+            planned,
+            current: 0,
+            guessed: 0.0,
+            guessed_took: 0.0,
+        }
+    }
+
+    /// Seconds the whole plan is planned to take (guesses unscaled).
+    pub fn total_s(&self) -> f64 {
+        self.planned.iter().map(|p| p.fixed_s + p.guess_s).sum()
+    }
+
+    /// Piece `index` started.
+    pub fn started(&mut self, index: usize) {
+        self.current = index;
+    }
+
+    /// Piece `index` ended after `took_s`.
+    pub fn done(&mut self, index: usize, took_s: f64) {
+        if let Some(p) = self.planned.get(index) {
+            self.guessed += p.guess_s;
+            self.guessed_took += (took_s - p.fixed_s).max(0.0);
+        }
+        self.current = index + 1;
+    }
+
+    /// How the guesses compare with what the pieces done took (1 before any is done).
+    fn scale(&self) -> f64 {
+        if self.guessed > 0.01 {
+            (self.guessed_took / self.guessed).clamp(0.1, 50.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// Seconds left, the current piece having run for `in_current_s`.
+    pub fn left_s(&self, in_current_s: f64) -> f64 {
+        let k = self.scale();
+        let time = |p: &Planned| p.fixed_s + k * p.guess_s;
+        let rest: f64 = self.planned.iter().skip(self.current + 1).map(time).sum();
+        let now = self
+            .planned
+            .get(self.current)
+            .map_or(0.0, |p| (time(p) - in_current_s).max(0.0));
+        rest + now
+    }
+}
+
+/// `ETA 12 s` (or `ETA 3 min 20 s`) for `left_s` seconds left.
+pub fn eta_text(left_s: f64) -> String {
+    let s = left_s.max(0.0).round() as u64;
+    if s >= 60 {
+        format!("ETA {} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("ETA {s} s")
+    }
+}
+
+/// Whether progress lines are shown: only when stderr is a terminal (a person watches);
+/// a pipe, a file or a CI log gets none of them.
+pub fn on_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// A status line on stderr kept up to date by a thread of its own (every 250 ms), on a
+/// terminal only: its text, and the time left until a planned end, counting down. Lines
+/// that stay (notes, failures) go through it so they do not garble the status line; they
+/// are written whether or not stderr is a terminal. Cloning gives another handle on the
+/// same line; the line is cleared when the last handle goes.
+#[derive(Clone)]
+pub struct Live {
+    shared: std::sync::Arc<LiveShared>,
+}
+
+struct LiveShared {
+    state: std::sync::Mutex<LiveState>,
+    wake: std::sync::Condvar,
+    thread: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+struct LiveState {
+    line: StatusLine,
+    text: String,
+    ends_at: Option<std::time::Instant>,
+    stop: bool,
+}
+
+/// How often the live line is redrawn.
+pub const LIVE_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+impl Live {
+    /// A live line when stderr is a terminal, a silent one otherwise.
+    pub fn on_stderr() -> Self {
+        Self::new(on_terminal())
+    }
+
+    /// A live line (`live`: redrawn on stderr, which is a terminal) or a silent one.
+    pub fn new(live: bool) -> Self {
+        let shared = std::sync::Arc::new(LiveShared {
+            state: std::sync::Mutex::new(LiveState {
+                line: StatusLine::live(live),
+                text: String::new(),
+                ends_at: None,
+                stop: !live,
+            }),
+            wake: std::sync::Condvar::new(),
+            thread: std::sync::Mutex::new(None),
+        });
+        if live {
+            let s = shared.clone();
+            let t = std::thread::Builder::new()
+                .name("progress".into())
+                .spawn(move || redraw_loop(&s))
+                .ok();
+            *shared.thread.lock().unwrap_or_else(|e| e.into_inner()) = t;
+        }
+        Live { shared }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, LiveState> {
+        self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the line is shown (stderr is a terminal).
+    pub fn is_live(&self) -> bool {
+        self.state().line.is_live()
+    }
+
+    /// Shows `text`, with the time left until `ends_at` after it (nothing when not live).
+    pub fn set(&self, text: String, ends_at: Option<std::time::Instant>) {
+        let mut st = self.state();
+        if !st.line.is_live() {
+            return;
+        }
+        st.text = text;
+        st.ends_at = ends_at;
+        draw(&mut st);
+    }
+
+    /// Writes `text` as a line that stays, live or not.
+    pub fn log(&self, text: &str) {
+        let mut st = self.state();
+        st.line.keep(text);
+        if st.line.is_live() && !st.text.is_empty() {
+            draw(&mut st);
+        }
+    }
+
+    /// Stops redrawing and clears the line.
+    pub fn finish(&self) {
+        {
+            let mut st = self.state();
+            st.stop = true;
+            st.text.clear();
+            st.line.clear_shown();
+        }
+        self.shared.wake.notify_all();
+        let t = self
+            .shared
+            .thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(t) = t {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        // The redraw thread holds one handle of its own.
+        if std::sync::Arc::strong_count(&self.shared) <= 2 {
+            self.finish();
+        }
+    }
+}
+
+/// The text of the live line: its text and the time left (or how far past the plan).
+fn live_text(text: &str, ends_at: Option<std::time::Instant>, now: std::time::Instant) -> String {
+    match ends_at {
+        None => text.to_string(),
+        Some(end) if end >= now => format!("{text}  {}", eta_text((end - now).as_secs_f64())),
+        Some(end) => format!(
+            "{text}  {:.0} s past the planned end",
+            (now - end).as_secs_f64()
+        ),
+    }
+}
+
+fn draw(st: &mut LiveState) {
+    if st.text.is_empty() {
+        return;
+    }
+    let t = live_text(&st.text, st.ends_at, std::time::Instant::now());
+    st.line.show(&t);
+}
+
+fn redraw_loop(s: &LiveShared) {
+    let mut st = s.state.lock().unwrap_or_else(|e| e.into_inner());
+    while !st.stop {
+        st = match s.wake.wait_timeout(st, LIVE_EVERY) {
+            Ok((g, _)) => g,
+            Err(e) => e.into_inner().0,
+        };
+        if !st.stop {
+            draw(&mut st);
+        }
+    }
+}
+
+/// Counts planned cases on a terminal as a plan is made (`planning: 4000 cases so far`),
+/// after half a second and then at most every [`LIVE_EVERY`]; silent elsewhere.
+pub struct Planning {
+    line: Option<StatusLine>,
+    start: std::time::Instant,
+    last: std::time::Instant,
+    count: usize,
+}
+
+impl Planning {
+    /// A counter shown when stderr is a terminal.
+    pub fn on_stderr() -> Self {
+        Self::new(on_terminal())
+    }
+
+    /// A counter shown (`live`) or silent.
+    pub fn new(live: bool) -> Self {
+        let now = std::time::Instant::now();
+        Planning {
+            line: live.then(|| StatusLine::live(true)),
+            start: now,
+            last: now,
+            count: 0,
+        }
+    }
+
+    /// One more case planned.
+    pub fn planned(&mut self, cases: usize) {
+        self.count = cases;
+        let Some(line) = &mut self.line else { return };
+        if !cases.is_multiple_of(64) {
+            return;
+        }
+        let now = std::time::Instant::now();
+        if now - self.start < std::time::Duration::from_millis(500) || now - self.last < LIVE_EVERY
+        {
+            return;
+        }
+        self.last = now;
+        line.show(&format!("planning: {cases} cases so far"));
+    }
+
+    /// The plan is made: says how many cases it has when the counter was shown.
+    pub fn done(&mut self) {
+        if let Some(line) = &mut self.line {
+            if line.is_shown() {
+                line.keep(&format!("planned {} cases", self.count));
+            }
+        }
+        self.line = None;
+    }
+}
+
+impl Drop for Planning {
+    fn drop(&mut self) {
+        if let Some(line) = &mut self.line {
+            line.clear_shown();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn p(fixed_s: f64, guess_s: f64) -> Planned {
+        Planned { fixed_s, guess_s }
+    }
+
+    #[test]
+    fn the_eta_counts_paced_time_whole_and_scales_the_guesses() {
+        // A paced case of 2 s x 3 repetitions, and two unpaced ones guessed at 0.5 s.
+        let mut eta = Eta::new(vec![p(6.0, 0.3), p(0.0, 0.5), p(0.0, 0.5)]);
+        assert!((eta.total_s() - 7.3).abs() < 1e-9);
+        eta.started(0);
+        assert!((eta.left_s(0.0) - 7.3).abs() < 1e-9);
+        assert!((eta.left_s(4.0) - 3.3).abs() < 1e-9, "{}", eta.left_s(4.0));
+        // Past its plan, the current case counts for nothing more, never less than 0.
+        assert!((eta.left_s(9.0) - 1.0).abs() < 1e-9);
+        // It took 6.6 s: its guessed 0.3 s took 0.6 s, so the other guesses double.
+        eta.done(0, 6.6);
+        eta.started(1);
+        assert!((eta.left_s(0.0) - 2.0).abs() < 1e-9, "{}", eta.left_s(0.0));
+        eta.done(1, 1.0);
+        eta.started(2);
+        assert!((eta.left_s(0.5) - 0.5).abs() < 1e-9, "{}", eta.left_s(0.5));
+        eta.done(2, 1.0);
+        assert_eq!(eta.left_s(0.0), 0.0);
+    }
+
+    #[test]
+    fn a_fixed_part_that_ran_long_does_not_shrink_the_guesses_below_a_tenth() {
+        let mut eta = Eta::new(vec![p(2.0, 1.0), p(0.0, 1.0)]);
+        eta.done(0, 1.0);
+        assert!((eta.left_s(0.0) - 0.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_eta_reads_in_seconds_then_minutes() {
+        assert_eq!(eta_text(3.4), "ETA 3 s");
+        assert_eq!(eta_text(-1.0), "ETA 0 s");
+        assert_eq!(eta_text(99.0), "ETA 1 min 39 s");
+        let now = Instant::now();
+        assert_eq!(
+            live_text("[1/2] x", Some(now + Duration::from_secs(5)), now),
+            "[1/2] x  ETA 5 s"
+        );
+        assert_eq!(
+            live_text("[1/2] x", Some(now), now + Duration::from_secs(4)),
+            "[1/2] x  4 s past the planned end"
+        );
+    }
+
+    #[test]
+    fn off_a_terminal_the_live_line_and_the_planning_counter_stay_quiet() {
+        let live = Live::new(false);
+        assert!(!live.is_live());
+        live.set("[1/1] case".into(), Some(Instant::now()));
+        assert!(
+            !live.state().line.is_shown(),
+            "nothing shown off a terminal"
+        );
+        assert!(
+            live.shared.thread.lock().unwrap().is_none(),
+            "no redraw thread"
+        );
+        let mut planning = Planning::new(false);
+        for i in 0..10_000 {
+            planning.planned(i);
+        }
+        assert!(planning.line.is_none());
+        planning.done();
+    }
+}

@@ -10,7 +10,7 @@ use std::time::Instant;
 use zmqperf::error::{Error, Result};
 use zmqperf::model::{Finding, RunStatus};
 use zmqperf::parse::parse_duration;
-use zmqperf::progress::StatusLine;
+use zmqperf::progress::{Eta, Live, Planned};
 use zmqperf::runner;
 use zmqperf::scenarios::diagnose::{self, Config, Experiment, Observer, Step};
 
@@ -208,21 +208,45 @@ fn config(a: &DiagnoseArgs) -> Result<Config> {
     Ok(cfg)
 }
 
-/// Progress on stderr, and each finding to the history as soon as it is made.
+/// Progress on stderr, and each finding to the history as soon as it is made. On a
+/// terminal a live line: the step and, once a step is done, the time left at the pace of
+/// the steps done so far; elsewhere a line per step.
 struct Progress<'a> {
-    line: StatusLine,
+    live: Live,
+    eta: Option<Eta>,
+    step_started: Instant,
     on_finding: Box<dyn FnMut(&Finding) + 'a>,
 }
 
 impl Observer for Progress<'_> {
     fn started(&mut self, index: usize, total: usize, step: &Step) {
+        let now = Instant::now();
+        let eta = self.eta.get_or_insert_with(|| {
+            // Steps differ, and nothing says by how much: each counts the same.
+            let one = Planned {
+                fixed_s: 0.0,
+                guess_s: 1.0,
+            };
+            Eta::new(vec![one; total])
+        });
+        if index > 0 {
+            eta.done(index - 1, (now - self.step_started).as_secs_f64());
+        }
+        eta.started(index);
+        self.step_started = now;
         let line = format!(
             "[{}/{total}] {} over {}",
             index + 1,
             step.part.label(),
             step.transport
         );
-        self.line.show(&line);
+        if self.live.is_live() {
+            let end =
+                (index > 0).then(|| now + std::time::Duration::from_secs_f64(eta.left_s(0.0)));
+            self.live.set(line, end);
+        } else {
+            self.live.log(&line);
+        }
     }
 
     fn finding(&mut self, finding: &Finding) {
@@ -232,7 +256,7 @@ impl Observer for Progress<'_> {
 
 impl Drop for Progress<'_> {
     fn drop(&mut self) {
-        self.line.clear();
+        self.live.finish();
     }
 }
 
@@ -261,7 +285,9 @@ pub fn run(a: &DiagnoseArgs, command: String) -> Result<()> {
     let mut store_error = None;
     {
         let mut progress = Progress {
-            line: StatusLine::new(),
+            live: Live::on_stderr(),
+            eta: None,
+            step_started: Instant::now(),
             on_finding: Box::new(|f: &Finding| {
                 if let Err(e) = session.finding(f) {
                     store_error.get_or_insert(e);

@@ -8,7 +8,8 @@ use zmqperf::error::{Error, Result};
 use zmqperf::model::{CaseResult, RunStatus, Workload};
 use zmqperf::net::security::Mechanism;
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
-use zmqperf::progress::StatusLine;
+use zmqperf::progress::{Eta, Live};
+use zmqperf::runner::busy::WARNING as BUSY;
 use zmqperf::runner::plan::{self, Scope, Selection};
 use zmqperf::runner::{self, CaseSpec, Observer, Settings};
 use zmqperf::topology::builtin;
@@ -240,24 +241,18 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
     Ok((plan, None, settings))
 }
 
-/// Estimated seconds a case takes, from the time of the ones done so far per unit.
-fn weight(c: &CaseSpec) -> f64 {
-    let per = if c.is_latency() { 60e-6 } else { 1e-6 } * (1.0 + c.size as f64 / 8192.0);
-    let base = if c.transport == zmqperf::endpoint::Transport::Inproc {
-        0.01
-    } else {
-        0.06
-    };
-    c.repetitions as f64 * (base + (c.count + c.warmup) as f64 * per)
-}
-
-/// Prints progress on stderr and hands each finished case to `on_case`.
+/// Prints progress on stderr and hands each finished case to `on_case`. On a terminal, a
+/// line redrawn four times a second: the case, the repetition and the time left from the
+/// plan ([`CaseSpec::planned`]: paced cases at count / rate, guesses corrected by the cases
+/// done). Elsewhere (a log) a line per case, the repetitions done every [`LOG_EVERY`],
+/// and failures; no time left.
 pub struct Progress<'a> {
-    plan_weights: Vec<f64>,
-    started: Instant,
-    done_weight: f64,
+    eta: Eta,
     current: usize,
-    line: StatusLine,
+    case_started: Instant,
+    /// Whether a busy machine was said on stderr already.
+    busy_said: bool,
+    live: Live,
     label: String,
     /// When the last line was written (not live: a log gets a line per repetition done
     /// at most every [`LOG_EVERY`]).
@@ -272,32 +267,30 @@ impl<'a> Progress<'a> {
     /// Watches a plan.
     pub fn new(plan: &[CaseSpec], on_case: impl FnMut(&CaseResult) + 'a) -> Self {
         Progress {
-            plan_weights: plan.iter().map(weight).collect(),
-            started: Instant::now(),
-            done_weight: 0.0,
+            eta: Eta::new(plan.iter().map(CaseSpec::planned).collect()),
             current: 0,
-            line: StatusLine::new(),
+            busy_said: false,
+            case_started: Instant::now(),
+            live: Live::on_stderr(),
             label: String::new(),
             last_line: Instant::now(),
             on_case: Box::new(on_case),
         }
     }
 
-    fn eta(&self) -> String {
-        let total: f64 = self.plan_weights.iter().sum();
-        let spent = self.started.elapsed().as_secs_f64();
-        let left = if self.done_weight > 0.0 {
-            spent / self.done_weight * (total - self.done_weight)
-        } else {
-            total - self.done_weight
-        };
-        format!("ETA {:.0} s", left.max(0.0))
+    /// Shows `text` with the time the plan has left.
+    fn show(&mut self, text: String) {
+        let left = self.eta.left_s(self.case_started.elapsed().as_secs_f64());
+        let end = Instant::now() + std::time::Duration::from_secs_f64(left);
+        self.live.set(text, Some(end));
     }
 }
 
 impl Observer for Progress<'_> {
     fn case_started(&mut self, index: usize, total: usize, spec: &CaseSpec) {
+        self.eta.started(index);
         self.current = index;
+        self.case_started = Instant::now();
         let rate = spec
             .rate
             .map(|r| format!(" at {r:.0} msg/s"))
@@ -310,27 +303,40 @@ impl Observer for Progress<'_> {
             spec.transport,
             spec.size
         );
-        let l = format!("{}  {}", self.label, self.eta());
-        self.line.show(&l);
+        if self.live.is_live() {
+            self.show(self.label.clone());
+        } else {
+            self.live.log(&self.label);
+        }
         self.last_line = Instant::now();
     }
 
     fn repetition(&mut self, rep: u32, of: u32) {
-        if self.line.is_live() {
-            let l = format!("{} rep {rep}/{of}  {}", self.label, self.eta());
-            self.line.show(&l);
+        if self.live.is_live() {
+            self.show(format!("{} rep {rep}/{of}", self.label));
         } else if rep > 1 && self.last_line.elapsed() >= LOG_EVERY {
             self.last_line = Instant::now();
             let l = format!("{}  {} of {of} repetitions done", self.label, rep - 1);
-            self.line.show(&l);
+            self.live.log(&l);
         }
     }
 
     fn case_done(&mut self, result: &CaseResult) {
-        self.done_weight += self.plan_weights.get(self.current).copied().unwrap_or(0.0);
+        self.eta
+            .done(self.current, self.case_started.elapsed().as_secs_f64());
         if let Some(e) = &result.error {
             let l = format!("{}  FAILED: {e}", self.label);
-            self.line.keep(&l);
+            self.live.log(&l);
+        }
+        // The first busy machine is said as it happens; the others are in the report.
+        if let Some(w) = result.warnings.iter().find(|w| w.starts_with(BUSY)) {
+            if !self.busy_said {
+                self.busy_said = true;
+                self.live.log(&format!(
+                    "{}  {w} (the report names it for every case)",
+                    self.label
+                ));
+            }
         }
         (self.on_case)(result);
     }
@@ -338,7 +344,7 @@ impl Observer for Progress<'_> {
 
 impl Drop for Progress<'_> {
     fn drop(&mut self) {
-        self.line.clear();
+        self.live.finish();
     }
 }
 

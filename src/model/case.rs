@@ -39,6 +39,16 @@ pub struct RoleUsage {
     pub cpu_sys_ms: f64,
     /// Peak resident memory, KiB (of the process; for threads, of the whole runner).
     pub peak_rss_kib: u64,
+    /// Peak virtual memory (VmPeak), KiB, of the same process (0 in older runs).
+    #[serde(default)]
+    pub peak_virt_kib: u64,
+    /// How long the role ran from the start barrier to its report, ms (0 where unknown:
+    /// older runs, peers in other languages).
+    #[serde(default)]
+    pub run_ms: f64,
+    /// CPU time (user + system) it used over `run_ms`, ms.
+    #[serde(default)]
+    pub run_cpu_ms: f64,
 }
 
 /// What a whole process used: CPU time as a share of one core over its run, and its peak
@@ -172,6 +182,36 @@ pub struct CaseResult {
     /// high-water mark, wait for subscribers, wait at the end); absent in older runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender: Option<crate::stats::SenderFacts>,
+    /// The runner's machine around the case: the load average before and after, and the
+    /// other processes that used more than a tenth of a core during it (absent in older
+    /// runs and in cases not run by the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineLoad>,
+}
+
+/// Whether the runner's machine was idle around a case.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct MachineLoad {
+    /// /proc/loadavg before the case: runnable processes averaged over 1, 5 and 15 min.
+    pub load_before: [f64; 3],
+    /// /proc/loadavg after the case.
+    pub load_after: [f64; 3],
+    /// The other processes (not zmqperf's own, not its children) that used more than a
+    /// tenth of a core over the case, busiest first; not empty: the machine was busy, and
+    /// the case has a warning that names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub busy: Vec<BusyProcess>,
+}
+
+/// A process that worked beside a case.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BusyProcess {
+    /// Its pid.
+    pub pid: u32,
+    /// Its command name (/proc/PID/comm).
+    pub command: String,
+    /// Its CPU time over the case's wall time, % of one core.
+    pub core_pct: f64,
 }
 
 impl CaseResult {

@@ -20,6 +20,17 @@ pub struct NodeResult {
     pub cpu_ms: f64,
     /// Largest peak resident memory of a replica's process, KiB.
     pub peak_rss_kib: u64,
+    /// Largest peak virtual memory (VIRT) of a replica's process, KiB (absent in older
+    /// runs and for peers that do not say).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub peak_virt_kib: u64,
+    /// CPU as a share of one core while the node ran, %, as `top` shows it: the CPU time
+    /// of all its replicas from the start barrier to their reports, over the longest
+    /// replica's time, summed over repetitions (3 replicas each busy: 300). A node on
+    /// a thread counts its thread, one in a process the whole process (with libzmq's I/O
+    /// thread). Absent where unknown (older runs, peers in other languages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_core_pct: Option<f64>,
     /// Sources: admission rate, msg/s (all replicas, median over repetitions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_msgs_per_sec: Option<f64>,
@@ -84,6 +95,10 @@ pub struct EdgeResult {
     /// Latency end to end on this edge (across proxies), merged over repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<LatencySummary>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// The role named `role` in a result, as the topology's descriptors know it.

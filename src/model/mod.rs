@@ -19,7 +19,8 @@ mod tests;
 
 pub use crate::stats::Estimate;
 pub use case::{
-    CaseResult, CaseSummary, Floor, Kind, LoopMode, ProcessUsage, Repetition, RoleUsage,
+    BusyProcess, CaseResult, CaseSummary, Floor, Kind, LoopMode, MachineLoad, ProcessUsage,
+    Repetition, RoleUsage,
 };
 pub use environment::{Environment, HostEnvironment, HostNic, NetworkInterface};
 pub use finding::{Finding, Measure, Severity, TimedGap, Triage};

@@ -26,16 +26,27 @@ fn text_shows_hosts_host_pairs_and_node_hosts() {
     // The nodes with their hosts: the cases ran on two hosts each.
     let nodes =
         &text[text.find("Nodes\n-----").expect("node table")..text.find("Resources").unwrap()];
-    // (Too wide with the case id in front: it heads the rows of its case.)
-    assert!(nodes.contains("    node  host  role  placement"), "{nodes}");
+    // Each node with its host, its share of a core and its memory resident/virtual
+    // (whether the case id is in front or heads its rows depends on the width).
+    assert!(
+        nodes.contains("node  host  role  placement  %CPU"),
+        "{nodes}"
+    );
+    assert!(
+        nodes.contains("ping  a     ping  process      32         9.0/152"),
+        "{nodes}"
+    );
+    assert!(
+        nodes.contains("echo  b     echo  process      30"),
+        "{nodes}"
+    );
+    // And the nodes' shares per host, with the host's cores.
     assert!(
         nodes.contains(
-            "  latency/reqrep[a->b]/tcp/64\n    ping  a     ping  process      320.70\
-             "
+            "- latency/reqrep[a->c]/tcp/64: a 32% of one core (2 cores), c 30% of one core (4 cores)"
         ),
         "{nodes}"
     );
-    assert!(nodes.contains("    echo  b     echo  process"), "{nodes}");
     // A case on one host has nothing to say about its nodes here.
     assert!(!nodes.contains("reqrep[a->a]"), "{nodes}");
 }

@@ -247,6 +247,7 @@ mod tests {
                 nodes: Vec::new(),
                 edges: Vec::new(),
                 sender: None,
+                machine: None,
             });
         }
         for f in Format::ALL {

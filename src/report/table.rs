@@ -198,8 +198,9 @@ fn topology(out: &mut String, run: &RunResult) {
         wrap(
             out,
             "",
-            "Each node with its replicas, over all repetitions: CPU time (user + system), \
-             largest peak memory of a replica, rates sent and delivered (medians over the \
+            "Each node with its replicas, over all repetitions: CPU as % of one core while \
+             it ran (all replicas: 3 busy replicas make 300), largest peak memory of a \
+             replica (resident/virtual), rates sent and delivered (medians over the \
              repetitions) and messages forwarded.",
         );
         case_table(
@@ -208,6 +209,13 @@ fn topology(out: &mut String, run: &RunResult) {
             &nodes,
             layout::node_text_columns(run),
         );
+        let per_host = layout::host_cpu(run);
+        if !per_host.is_empty() {
+            let _ = writeln!(out, "CPU per host (the nodes' shares added):");
+            for (id, text) in per_host {
+                wrap(out, "- ", &format!("{id}: {text}"));
+            }
+        }
         let cut = layout::cut_short(run);
         if !cut.is_empty() {
             let _ = writeln!(out, "Cut short (the end of a stream never came):");

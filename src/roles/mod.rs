@@ -73,6 +73,8 @@ pub fn fill_spec(p: &fill::Place, spec: &mut NodeSpec) -> Result<()> {
 pub fn run_node(ctx: &zmq::Context, spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> {
     // A signal that ends the run wakes this thread out of a blocking ZeroMQ call.
     let _woken = crate::interrupt::WokenOnStop::register();
+    usage::clear_start();
+    let ctl = &mut Marked(ctl);
     match spec.role {
         Role::Ping => ping::run(ctx, spec, ctl),
         Role::Echo => echo::run(ctx, spec, ctl),
@@ -81,5 +83,33 @@ pub fn run_node(ctx: &zmq::Context, spec: &NodeSpec, ctl: &mut dyn Control) -> R
         Role::SlowSink => slow_sink::run(ctx, spec, ctl),
         Role::Proxy => proxy::run(ctx, spec, ctl),
         Role::Swarm => swarm::run(spec, ctl),
+    }
+}
+
+/// A role's control that marks when the role passed the start barrier, so its usage can
+/// say what share of a core it used while it ran.
+struct Marked<'a>(&'a mut dyn Control);
+
+impl Control for Marked<'_> {
+    fn ready(&mut self, endpoints: &[String]) -> Result<()> {
+        self.0.ready(endpoints)
+    }
+
+    fn wait_start(&mut self, timeout: std::time::Duration) -> Result<()> {
+        self.0.wait_start(timeout)?;
+        usage::mark_start();
+        Ok(())
+    }
+
+    fn sent_with(&mut self, facts: SentFacts) -> Result<()> {
+        self.0.sent_with(facts)
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        self.0.stop_requested()
+    }
+
+    fn send_offsets(&self) -> &[(u32, i64)] {
+        self.0.send_offsets()
     }
 }

@@ -41,8 +41,9 @@ pub(crate) fn placement() -> &'static str {
     }
 }
 
-/// CPU time of the calling thread (or process) and the process's peak RSS.
-pub fn usage(role: &str, placement: &str) -> RoleUsage {
+/// User and system CPU time of the calling thread (`placement` "thread") or of the whole
+/// process, ms.
+fn cpu_ms(placement: &str) -> (f64, f64) {
     let who = if placement == "thread" {
         libc::RUSAGE_THREAD
     } else {
@@ -52,13 +53,40 @@ pub fn usage(role: &str, placement: &str) -> RoleUsage {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(who, &mut ru) };
     let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    (ms(ru.ru_utime), ms(ru.ru_stime))
+}
+
+/// CPU time of the calling thread (or process) and the process's peak RSS and VIRT.
+pub fn usage(role: &str, placement: &str) -> RoleUsage {
+    let (user, sys) = cpu_ms(placement);
     RoleUsage {
         role: role.to_string(),
         placement: placement.to_string(),
-        cpu_user_ms: ms(ru.ru_utime),
-        cpu_sys_ms: ms(ru.ru_stime),
+        cpu_user_ms: user,
+        cpu_sys_ms: sys,
         peak_rss_kib: peak_rss_kib(),
+        peak_virt_kib: status_kib("VmPeak:"),
+        run_ms: 0.0,
+        run_cpu_ms: 0.0,
     }
+}
+
+thread_local! {
+    /// When this thread's role passed the start barrier, and its CPU time then (ms).
+    static STARTED: std::cell::Cell<Option<(std::time::Instant, f64)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Notes that the role on this thread passed the start barrier: from here its run is
+/// timed ([`RoleUsage::run_ms`], [`RoleUsage::run_cpu_ms`]).
+pub(crate) fn mark_start() {
+    let (user, sys) = cpu_ms(placement());
+    STARTED.with(|s| s.set(Some((std::time::Instant::now(), user + sys))));
+}
+
+/// Forgets the mark of a role run earlier on this thread.
+pub(crate) fn clear_start() {
+    STARTED.with(|s| s.set(None));
 }
 
 /// What this whole process has used so far, `wall` being how long it has run.
@@ -93,9 +121,14 @@ fn status_kib(name: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// This node's usage now.
+/// This node's usage now, with its run since the start barrier timed.
 pub(crate) fn node_usage(spec: &NodeSpec) -> RoleUsage {
-    usage(&legacy_role_name(spec.role), placement())
+    let mut u = usage(&legacy_role_name(spec.role), placement());
+    if let Some((at, cpu)) = STARTED.with(|s| s.get()) {
+        u.run_ms = at.elapsed().as_secs_f64() * 1000.0;
+        u.run_cpu_ms = (u.cpu_user_ms + u.cpu_sys_ms - cpu).max(0.0);
+    }
+    u
 }
 
 /// The names results have always used for the roles (client, server, sender, receiver).

@@ -4,6 +4,7 @@
 use super::hosts;
 use crate::endpoint::Transport;
 use crate::model::{CaseResult, Kind};
+use crate::progress::Planned;
 use crate::topology::{Latency, StreamPart, Topology};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -109,6 +110,58 @@ impl CaseSpec {
             .any(|n| n.role.info().latency == Latency::RoundTrip)
     }
 
+    /// What the case is planned to take ([`Planned`]): per repetition, the longest of
+    /// its paced sources ((warm-up + count) / rate), ticking publishers (interval x
+    /// ticks, and their wait for subscribers) and slow sinks (count x work) is fixed; an
+    /// unpaced stream or round trips get a guess of their time per message (60 us a
+    /// round trip, 1 us a message, more for large ones), and every repetition a set-up
+    /// guess (10 ms inproc, 60 ms else: sockets, processes).
+    pub fn planned(&self) -> Planned {
+        let count_of = |n: &crate::topology::Node| {
+            crate::topology::value_u64(&n.count, "count", crate::parse::parse_count)
+                .ok()
+                .flatten()
+                .unwrap_or(self.count)
+        };
+        let mut fixed = 0.0f64;
+        let mut unpaced = self.is_latency();
+        for n in &self.topology.nodes {
+            if let Some(t) = &n.ticks {
+                let ticks = (t.passes + t.warmup) as f64;
+                fixed = fixed.max(t.interval_ms * ticks / 1e3 + t.wait_ms as f64 / 1e3);
+                continue;
+            }
+            if let Some(w) = n.work_us {
+                fixed = fixed.max((count_of(n) + self.warmup) as f64 * w as f64 / 1e6);
+            }
+            if n.role.info().stream != StreamPart::Sends {
+                continue;
+            }
+            match n.rate.or(self.rate) {
+                Some(r) if r > 0.0 => {
+                    fixed = fixed.max((count_of(n) + self.warmup) as f64 / r);
+                }
+                _ => unpaced = true,
+            }
+        }
+        let base = if self.transport == Transport::Inproc {
+            0.01
+        } else {
+            0.06
+        };
+        let per = if self.is_latency() { 60e-6 } else { 1e-6 } * (1.0 + self.size as f64 / 8192.0);
+        let guess = if unpaced {
+            base + (self.count + self.warmup) as f64 * per
+        } else {
+            base
+        };
+        Planned {
+            fixed_s: fixed,
+            guess_s: guess,
+        }
+        .times(self.repetitions)
+    }
+
     /// Latency or throughput.
     pub fn kind(&self) -> Kind {
         if self.is_latency() {
@@ -134,4 +187,54 @@ pub struct Settings {
     pub floor: bool,
     /// The hosts nodes may be placed on (`--hosts FILE`); a topology may add its own.
     pub hosts: hosts::Hosts,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::builtin;
+
+    fn case(pattern: &str, count: u64, rate: Option<f64>, reps: u32) -> CaseSpec {
+        crate::runner::plan::builtin_case(
+            builtin::parse_name(pattern).unwrap(),
+            Transport::Tcp,
+            64,
+            count,
+            count / 10,
+            reps,
+            rate,
+        )
+    }
+
+    #[test]
+    fn a_paced_case_is_planned_at_its_count_over_its_rate() {
+        // 20,000 messages and 2,000 of warm-up at 10,000 msg/s: 2.2 s a repetition.
+        let p = case("pushpull", 20_000, Some(10_000.0), 3).planned();
+        assert!((p.fixed_s - 6.6).abs() < 1e-9, "{p:?}");
+        assert!((p.guess_s - 0.18).abs() < 1e-9, "set-up only: {p:?}");
+    }
+
+    #[test]
+    fn unpaced_cases_are_guessed_per_message() {
+        let thr = case("pushpull", 1_000_000, None, 2).planned();
+        assert_eq!(thr.fixed_s, 0.0);
+        let per_rep = 0.06 + 1_100_000.0 * 1e-6 * (1.0 + 64.0 / 8192.0);
+        assert!((thr.guess_s - 2.0 * per_rep).abs() < 1e-9, "{thr:?}");
+        let lat = case("reqrep", 10_000, None, 1).planned();
+        assert!(lat.guess_s > 0.6 && lat.fixed_s == 0.0, "{lat:?}");
+    }
+
+    #[test]
+    fn a_plan_of_paced_and_unpaced_cases_adds_up() {
+        let plan = [
+            case("pushpull", 20_000, Some(10_000.0), 1),
+            case("pushpull", 100_000, None, 1),
+        ];
+        let total = plan
+            .iter()
+            .fold(Planned::default(), |t, c| t.then(c.planned()));
+        assert!((total.fixed_s - 2.2).abs() < 1e-9, "{total:?}");
+        let eta = crate::progress::Eta::new(plan.iter().map(CaseSpec::planned).collect());
+        assert!((eta.left_s(0.0) - (total.fixed_s + total.guess_s)).abs() < 1e-9);
+    }
 }

@@ -293,6 +293,8 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
         .map(|(i, n)| {
             let mut cpu = 0.0;
             let mut rss = 0;
+            let mut virt = 0;
+            let (mut run_cpu, mut run_ms) = (0.0, 0.0);
             let mut placement = String::new();
             let mut hosts: Vec<String> = Vec::new();
             let mut send_rates = Vec::new();
@@ -306,6 +308,7 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
             for rep in reps {
                 let mut send: Option<Throughput> = None;
                 let mut recv: Option<Throughput> = None;
+                let mut longest: f64 = 0.0;
                 for (r, rr) in rep.iter().filter(|(r, _)| r.node == i) {
                     let h = r
                         .host
@@ -318,6 +321,9 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                     if let Some(u) = &rr.usage {
                         cpu += u.cpu_user_ms + u.cpu_sys_ms;
                         rss = rss.max(u.peak_rss_kib);
+                        virt = virt.max(u.peak_virt_kib);
+                        run_cpu += u.run_cpu_ms;
+                        longest = longest.max(u.run_ms);
                         placement = u.placement.clone();
                     }
                     if let Some(t) = &rr.send {
@@ -349,6 +355,7 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                         placement = "remote".to_string();
                     }
                 }
+                run_ms += longest;
                 send_rates.extend(send.map(|t| t.msgs_per_sec()));
                 recv_rates.extend(recv.map(|t| t.msgs_per_sec()));
             }
@@ -359,6 +366,8 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                 placement,
                 cpu_ms: cpu,
                 peak_rss_kib: rss,
+                peak_virt_kib: virt,
+                cpu_core_pct: (run_ms > 0.0).then(|| run_cpu / run_ms * 100.0),
                 send_msgs_per_sec: median(send_rates),
                 delivered_msgs_per_sec: median(recv_rates),
                 forwarded,

@@ -4,6 +4,7 @@
 //! merges nodes and edges, and summarises with medians, confidence intervals and warnings.
 //! A node that dies or hangs fails its case with the reason; the suite goes on.
 
+pub mod busy;
 mod case;
 pub mod control;
 pub mod engine;
@@ -180,6 +181,7 @@ pub fn check_peers(plan: &[CaseSpec]) -> crate::error::Result<()> {
 /// Runs one case: its repetitions, the raw-socket floor, the summary and the warnings.
 pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) -> CaseResult {
     let started = Instant::now();
+    let machine = busy::Watch::start();
     let mut reps = Vec::new();
     let mut edge_reps = Vec::new();
     let mut node_reps = Vec::new();
@@ -259,6 +261,9 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         warnings.extend(g.warnings.iter().cloned());
     }
     warnings.extend(clock_notes(&edges));
+    let wall_s = started.elapsed().as_secs_f64();
+    let machine = machine.end();
+    warnings.extend(busy::warning(&machine.busy));
     CaseResult {
         id: spec.id(),
         kind: spec.kind(),
@@ -279,9 +284,10 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         warnings,
         error,
         incomplete,
-        wall_s: started.elapsed().as_secs_f64(),
+        wall_s,
         nodes,
         edges,
         sender: Some(sender_facts(&spec.topology)),
+        machine: Some(machine),
     }
 }

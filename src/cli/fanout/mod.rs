@@ -16,10 +16,23 @@ use std::time::Duration;
 use zmqperf::endpoint::{Endpoint, Side, Transport};
 use zmqperf::error::{Error, Result};
 use zmqperf::parse::{parse_duration, parse_hwm};
+use zmqperf::progress::Live;
 use zmqperf::scenarios::fanout::{self, ClusterConfig, FanoutConfig, FanoutReport};
 
 fn note(line: String) {
     zmqperf::errln!("zmqperf: {line}");
+}
+
+/// The notes of a fan-out run, written through the live progress line.
+fn live_notes(live: &Live) -> fanout::Note {
+    let live = live.clone();
+    Arc::new(move |l: String| live.log(&format!("zmqperf: fanout: {l}")))
+}
+
+/// When `runs` fan-out runs planned as `planned` end, from now.
+fn planned_end(planned: zmqperf::progress::Planned, runs: u32) -> std::time::Instant {
+    let p = planned.times(runs);
+    std::time::Instant::now() + Duration::from_secs_f64(p.fixed_s + p.guess_s)
 }
 
 /// A fan-out report as a run of one case: what the history keeps, and what `--format`
@@ -297,7 +310,15 @@ fn implementations(a: &FanoutArgs) -> Result<Vec<String>> {
 /// socket file of a made-up ipc endpoint removed once the run is over.
 fn one_run(cfg: &FanoutConfig, a: &FanoutArgs, ipc_file: Option<std::path::PathBuf>) -> Result<()> {
     let started = std::time::Instant::now();
-    let notes: fanout::Note = Arc::new(|l: String| note(format!("fanout: {l}")));
+    let live = Live::on_stderr();
+    let notes = live_notes(&live);
+    let planned = fanout::planned(cfg);
+    let what = format!(
+        "fanout: {} subscribers in {} processes",
+        cfg.processes * cfg.subs_per_process,
+        cfg.processes
+    );
+    live.set(what, Some(planned_end(planned, 1)));
     let r = fanout::fanout(cfg, notes.clone());
     if let Some(p) = ipc_file {
         let _ = std::fs::remove_file(p);
@@ -307,11 +328,16 @@ fn one_run(cfg: &FanoutConfig, a: &FanoutArgs, ipc_file: Option<std::path::PathB
     // report is still printed and recorded, and the exit code is the floor's.
     let mut floor_failed = None;
     if a.floor {
+        live.set(
+            "fanout: the raw-socket floor".into(),
+            Some(planned_end(planned, 1)),
+        );
         match fanout::floor(cfg, &r, notes) {
             Ok(f) => r.floor = Some(f),
             Err(e) => floor_failed = Some(e),
         }
     }
+    live.finish();
     let run = as_run(&r, started.elapsed().as_secs_f64());
     let recorded = record(&a.db, a.no_history, &run);
     let printed = emit(&r, &run, &a.print, &a.db);
@@ -334,18 +360,23 @@ fn one_run(cfg: &FanoutConfig, a: &FanoutArgs, ipc_file: Option<std::path::PathB
 fn side_by_side(cfg: &FanoutConfig, impls: &[String], a: &FanoutArgs) -> Result<()> {
     let mut sbs = zmqperf::report::fanout::SideBySide::new(impls, a.rounds);
     let mut lost = None;
+    let live = Live::on_stderr();
+    let planned = fanout::planned(cfg);
+    let runs = a.rounds as usize * impls.len();
     for round in 0..a.rounds {
         for (k, name) in impls.iter().enumerate() {
             let mut c = cfg.clone();
             c.implementation = (name != zmqperf::peers::CORE).then(|| name.clone());
-            note(format!(
+            let what = format!(
                 "fanout: round {} of {}: subscribers played by {name}",
                 round + 1,
                 a.rounds
-            ));
+            );
+            live.log(&format!("zmqperf: {what}"));
+            let left = runs - (round as usize * impls.len() + k);
+            live.set(what, Some(planned_end(planned, left as u32)));
             let started = std::time::Instant::now();
-            let notes: fanout::Note = Arc::new(|l: String| note(format!("fanout: {l}")));
-            let r = fanout::fanout(&c, notes)?;
+            let r = fanout::fanout(&c, live_notes(&live))?;
             record(
                 &a.db,
                 a.no_history,
@@ -357,6 +388,7 @@ fn side_by_side(cfg: &FanoutConfig, impls: &[String], a: &FanoutArgs) -> Result<
             sbs.add(k, r);
         }
     }
+    live.finish();
     let text = match a
         .print
         .chosen("fanout with --impl of several or --repetitions", false)?

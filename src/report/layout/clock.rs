@@ -108,6 +108,7 @@ mod tests {
             nodes: Vec::new(),
             edges: Vec::new(),
             sender: None,
+            machine: None,
         }
     }
 

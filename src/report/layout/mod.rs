@@ -22,6 +22,6 @@ pub use hosts::{host_environments, host_pairs, HOST_PAIRS_NOTE};
 pub use run::{environment, failures, resources, warnings, RESOURCE_HEADS};
 pub use security::{security_cost, SECURITY_HEADS};
 pub use topology::{
-    cut_short, edge_lossy, edges, lists_edges, lists_nodes, node_heads, node_text_columns, nodes,
-    streams, EDGE_HEADS, STREAM_HEADS,
+    cut_short, edge_lossy, edges, host_cpu, lists_edges, lists_nodes, node_heads,
+    node_text_columns, nodes, streams, EDGE_HEADS, STREAM_HEADS,
 };

@@ -98,31 +98,44 @@ pub fn failures(run: &RunResult) -> Vec<(&str, &str)> {
 }
 
 /// Heads of the resource table.
-pub const RESOURCE_HEADS: [&str; 6] = [
+pub const RESOURCE_HEADS: [&str; 7] = [
     "case",
     "role",
     "placement",
     "user CPU (ms)",
     "sys CPU (ms)",
-    "peak RSS (MiB)",
+    "%CPU",
+    "RSS/VIRT (MiB)",
 ];
 
-/// CPU time and peak memory of each role in each case's last repetition; the case id is
-/// written on the first of its rows only.
-pub fn resources(run: &RunResult) -> Vec<[String; 6]> {
+/// CPU time, CPU as % of one core from the start to the report (`-` where not recorded)
+/// and peak memory, resident/virtual, of each role in each case's last repetition; the
+/// case id is written on the first of its rows only.
+pub fn resources(run: &RunResult) -> Vec<[String; 7]> {
     let mut out = Vec::new();
     for c in &run.cases {
         let Some(last) = c.repetitions.last() else {
             continue;
         };
         for (i, r) in last.roles.iter().enumerate() {
+            let pct = if r.run_ms > 0.0 {
+                format!("{:.0}", r.run_cpu_ms / r.run_ms * 100.0)
+            } else {
+                "-".to_string()
+            };
+            let virt = if r.peak_virt_kib > 0 {
+                format!("{:.0}", r.peak_virt_kib as f64 / 1024.0)
+            } else {
+                "-".to_string()
+            };
             out.push([
                 if i == 0 { c.id.clone() } else { String::new() },
                 r.role.clone(),
                 r.placement.clone(),
                 format!("{:.1}", r.cpu_user_ms),
                 format!("{:.1}", r.cpu_sys_ms),
-                format!("{:.1}", r.peak_rss_kib as f64 / 1024.0),
+                pct,
+                format!("{:.1}/{virt}", r.peak_rss_kib as f64 / 1024.0),
             ]);
         }
     }

@@ -76,8 +76,8 @@ pub const NODE_HEADS: [&str; 9] = [
     "node",
     "role",
     "placement",
-    "CPU (ms)",
-    "peak RSS (MiB)",
+    "%CPU",
+    "RSS/VIRT (MiB)",
     "send msg/s",
     "delivered msg/s",
     "forwarded",
@@ -113,7 +113,8 @@ pub fn node_text_columns(run: &RunResult) -> usize {
 }
 
 /// One row per node of each case that lists its nodes: case id, name (with replicas),
-/// its host when the run spans hosts, role, placement, CPU time, peak memory, the rates it
+/// its host when the run spans hosts, role, placement, CPU as % of one core, peak memory
+/// (RSS/VIRT), the rates it
 /// sent and received, and what it forwarded. The cells match [`node_heads`].
 pub fn nodes(run: &RunResult) -> Vec<Vec<String>> {
     let multi = run.is_multi_host();
@@ -129,8 +130,8 @@ pub fn nodes(run: &RunResult) -> Vec<Vec<String>> {
                 } else {
                     n.placement.clone()
                 },
-                units::value(n.cpu_ms),
-                format!("{:.1}", n.peak_rss_kib as f64 / 1024.0),
+                or_dash(n.cpu_core_pct.map(|p| format!("{p:.0}"))),
+                rss_virt(n),
                 or_dash(n.send_msgs_per_sec.map(units::grouped_f)),
                 or_dash(n.delivered_msgs_per_sec.map(units::grouped_f)),
                 or_dash(n.forwarded.map(grouped)),
@@ -140,6 +141,57 @@ pub fn nodes(run: &RunResult) -> Vec<Vec<String>> {
             }
             out.push(row);
         }
+    }
+    out
+}
+
+/// A node's peak memory, resident and virtual, MiB: `9.1/152` (`9.1/-` where VIRT is
+/// unknown).
+fn rss_virt(n: &NodeResult) -> String {
+    let mib = |k: u64| format!("{:.1}", k as f64 / 1024.0);
+    let virt = if n.peak_virt_kib > 0 {
+        format!("{:.0}", n.peak_virt_kib as f64 / 1024.0)
+    } else {
+        "-".to_string()
+    };
+    format!("{}/{virt}", mib(n.peak_rss_kib))
+}
+
+/// What each case's nodes used per host, as a share of one core (the sum of the nodes'
+/// shares there), with the host's cores when known: `(case id, "b-01 112% of 4 cores,
+/// b-02 95%")`, for the cases of the node table whose nodes say their share.
+pub fn host_cpu(run: &RunResult) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for c in run.cases.iter().filter(|c| lists_nodes(c)) {
+        let mut by: Vec<(&str, f64)> = Vec::new();
+        for n in &c.nodes {
+            let Some(p) = n.cpu_core_pct else { continue };
+            let h = run.node_host(n);
+            match by.iter_mut().find(|(x, _)| *x == h) {
+                Some((_, t)) => *t += p,
+                None => by.push((h, p)),
+            }
+        }
+        if by.is_empty() {
+            continue;
+        }
+        let cores = |h: &str| {
+            run.environment
+                .hosts
+                .iter()
+                .find(|e| e.name == h)
+                .map(|e| e.cores)
+                .or((h == run.environment.hostname).then_some(run.environment.cores))
+                .filter(|c| *c > 0)
+        };
+        let parts: Vec<String> = by
+            .iter()
+            .map(|(h, p)| match cores(h) {
+                Some(k) => format!("{h} {p:.0}% of one core ({k} cores)"),
+                None => format!("{h} {p:.0}% of one core"),
+            })
+            .collect();
+        out.push((c.id.clone(), parts.join(", ")));
     }
     out
 }

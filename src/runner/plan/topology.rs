@@ -22,6 +22,7 @@ fn json_text(v: &serde_json::Value) -> String {
 pub(super) fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Result<Vec<CaseSpec>> {
     let mut plan = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let mut counter = crate::progress::Planning::on_stderr();
     for v in topo_load::load(path, text)? {
         // Every mistake is found before any socket opens.
         crate::topology::check::check(path, &v.topology)?;
@@ -78,11 +79,13 @@ pub(super) fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Res
                     // (a set: a sweep of 10,000 variants must not compare every pair).
                     if seen.insert(case.id()) {
                         plan.push(case);
+                        counter.planned(plan.len());
                     }
                 }
             }
         }
     }
+    counter.done();
     Ok(plan)
 }
 

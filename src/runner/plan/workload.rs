@@ -257,6 +257,7 @@ fn listed_cases(path: &str, parsed: &FileWorkload) -> Result<Vec<CaseSpec>> {
 /// Every combination of each `[[sweep]]`'s lists, added to `plan`; an error names the
 /// element of the list at fault.
 fn swept_cases(path: &str, parsed: &FileWorkload, plan: &mut Vec<CaseSpec>) -> Result<()> {
+    let mut counter = crate::progress::Planning::on_stderr();
     for (i, s) in parsed.sweeps.iter().enumerate() {
         let rates: Vec<Option<f64>> = if s.rates.is_empty() {
             vec![None]
@@ -297,10 +298,12 @@ fn swept_cases(path: &str, parsed: &FileWorkload, plan: &mut Vec<CaseSpec>) -> R
                             other => other,
                         })?;
                         plan.push(spec);
+                        counter.planned(plan.len());
                     }
                 }
             }
         }
     }
+    counter.done();
     Ok(())
 }

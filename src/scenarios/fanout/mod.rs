@@ -244,6 +244,20 @@ pub fn fanout(cfg: &FanoutConfig, note: Note) -> Result<FanoutReport> {
     run_once(cfg, &cfg.publisher, false, &note)
 }
 
+/// What a fan-out run is planned to take: the publisher's ticks (interval x (warm-up +
+/// passes)) fixed; the start of the processes and the deliveries (guessed at 200,000 a
+/// second) guessed.
+pub fn planned(cfg: &FanoutConfig) -> crate::progress::Planned {
+    let p = &cfg.publisher;
+    let ticks = p.passes.saturating_add(p.warmup);
+    let subscribers = cfg.processes as u64 * cfg.subs_per_process as u64;
+    let deliveries = p.per_tick.saturating_mul(ticks).saturating_mul(subscribers);
+    crate::progress::Planned {
+        fixed_s: p.interval.as_secs_f64() * ticks as f64,
+        guess_s: 0.5 + deliveries as f64 / 200_000.0,
+    }
+}
+
 /// The raw-socket floor of the fan-out `cfg` whose libzmq run reported `zmq`: the same
 /// subscribers, ticks, size and warm-up over plain stream sockets (TCP on a free port of
 /// the same host for tcp://, a fresh Unix socket file in the temp folder for ipc://),

@@ -56,6 +56,7 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
         nodes,
         edges,
         sender: Some(r.sender_facts()),
+        machine: None,
     }
 }
 

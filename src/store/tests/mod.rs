@@ -78,6 +78,9 @@ fn case(size: usize, error: Option<&str>) -> CaseResult {
             cpu_user_ms: 120.5,
             cpu_sys_ms: 30.25,
             peak_rss_kib: 8_192,
+            peak_virt_kib: 0,
+            run_ms: 0.0,
+            run_cpu_ms: 0.0,
         }],
     };
     CaseResult {
@@ -111,6 +114,7 @@ fn case(size: usize, error: Option<&str>) -> CaseResult {
         nodes: Vec::new(),
         edges: Vec::new(),
         sender: None,
+        machine: None,
     }
 }
 

@@ -52,6 +52,7 @@ pub(super) fn latency_case(size: usize, lat: Estimate) -> CaseResult {
         nodes: Vec::new(),
         edges: Vec::new(),
         sender: None,
+        machine: None,
     }
 }
 
