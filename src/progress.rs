@@ -118,16 +118,20 @@ impl StatusLine {
     /// Shows `text`: over the line on a terminal (no newline), else as a line of its own.
     pub fn show(&mut self, text: &str) {
         if self.live {
-            eprint!("{ERASE}{text}");
+            // One line that rewrites itself: cut to the width, never wrapped.
+            let max = crate::term::width().saturating_sub(1);
+            let cut: String = text.chars().take(max).collect();
+            eprint!("{ERASE}{cut}");
             let _ = std::io::stderr().flush();
         } else {
-            eprintln!("{text}");
+            eprintln!("{}", crate::term::fit(text));
         }
         self.shown = true;
     }
 
     /// Writes `text` as a line that stays (over the status line on a terminal).
     pub fn keep(&mut self, text: &str) {
+        let text = crate::term::fit(text);
         if self.live {
             eprintln!("{ERASE}{text}");
         } else {
