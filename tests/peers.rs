@@ -283,8 +283,8 @@ fn every_peer_plays_every_pair_against_zmqperf() {
     with_watchdog(45 * 60, || {
         let peers = repo_peers();
         assert!(
-            peers.len() >= 8,
-            "expected the eight peers of docs/peers.md, found {}",
+            peers.len() >= 9,
+            "expected the nine peers of docs/peers.md, found {}",
             peers.len()
         );
         let missing: Vec<String> = peers
