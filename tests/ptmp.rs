@@ -511,12 +511,15 @@ fn no_sender_ends_after_the_timeout() {
     });
 }
 
-/// The number after the first `word` in `out` (`recv 1,234 of ...` -> 1234 for "recv").
+/// The number after `word` at the start of the first line of `out` that starts with it
+/// (`recv 1,234 of ...` -> 1234 for "recv"; PTMP's summary line, `I: ... recv COUNT ...`,
+/// is not that line).
 fn figure_after(out: &str, word: &str) -> u64 {
-    let at = out
-        .find(word)
-        .unwrap_or_else(|| panic!("no '{word}' in {out}"));
-    out[at + word.len()..]
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(word))
+        .unwrap_or_else(|| panic!("no line starting '{word}' in {out}"));
+    line[word.len()..]
         .trim_start()
         .split(|c: char| !(c.is_ascii_digit() || c == ','))
         .next()
