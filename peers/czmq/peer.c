@@ -167,6 +167,12 @@ typedef struct {
     double rate; /* 0: as fast as possible */
     uint32_t stream_id, subscriptions;
     int ends_itself, delimiter;
+    /* Typed frames: every frame's size (the first holds the header, then the type id). */
+    size_t nframes, *frames;
+    uint32_t type_id;
+    /* Log lines: the level of line i is levels[i % nlevels] (the topic frame). */
+    size_t nlevels;
+    const char **levels;
 } spec_t;
 
 static const cJSON *field(const cJSON *obj, const char *key, int required)
@@ -227,6 +233,32 @@ static spec_t parse_spec(const char *text)
     s.expect = num(root, "expect", 0, 0);
     s.subscriptions = (uint32_t)num(root, "subscriptions", 0, 0);
     s.delimiter = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "delimiter"));
+    const cJSON *frames = cJSON_GetObjectItemCaseSensitive(root, "frames"), *f;
+    s.nframes = cJSON_IsArray(frames) ? (size_t)cJSON_GetArraySize(frames) : 0;
+    s.frames = calloc(s.nframes + 1, sizeof *s.frames);
+    size_t k = 0;
+    cJSON_ArrayForEach(f, frames)
+    {
+        if (!cJSON_IsNumber(f) || f->valuedouble < 0)
+            fail(EXIT_SPEC, "bad node spec: field 'frames' must list sizes >= 0");
+        s.frames[k++] = (size_t)f->valuedouble;
+    }
+    if (s.nframes && s.frames[0] < HDR_LEN + 4)
+        fail(EXIT_SPEC, "bad node spec: the first of 'frames' holds the header and the type id: %d bytes or more",
+             HDR_LEN + 4);
+    s.type_id = (uint32_t)num(root, "type_id", 0, 0);
+    const cJSON *levels = cJSON_GetObjectItemCaseSensitive(root, "log_levels");
+    s.nlevels = cJSON_IsArray(levels) ? (size_t)cJSON_GetArraySize(levels) : 0;
+    s.levels = calloc(s.nlevels + 1, sizeof *s.levels);
+    k = 0;
+    cJSON_ArrayForEach(f, levels)
+    {
+        if (!cJSON_IsString(f))
+            fail(EXIT_SPEC, "bad node spec: field 'log_levels' must list strings");
+        s.levels[k++] = f->valuestring;
+    }
+    if (s.nlevels && s.size < HDR_LEN)
+        fail(EXIT_SPEC, "bad node spec: a log line carries the %d-byte header: size %d or more", HDR_LEN, HDR_LEN);
     return s; /* root lives as long as the process: the strings point into it */
 }
 
@@ -449,6 +481,50 @@ static zframe_t *headed_frame(size_t size, uint8_t flags, uint32_t stream, uint6
     return f;
 }
 
+/* Message `seq` of a source with typed frames or log lines, its header written as given.
+ * Typed: the first frame is the header then the type id (little-endian), then zeroed
+ * payload frames. Log: the level as the topic frame, then the line (the header, then text,
+ * filled with dots to `size`), as a ZeroMQ logger writes it. */
+static zmsg_t *shaped_msg(const spec_t *s, uint8_t flags, uint64_t seq, uint64_t stamp)
+{
+    zmsg_t *msg = zmsg_new();
+    if (s->nframes) {
+        zframe_t *first = headed_frame(s->frames[0], flags, s->stream_id, seq, stamp);
+        byte *p = zframe_data(first);
+        for (int b = 0; b < 4; b++)
+            p[HDR_LEN + b] = (byte)(s->type_id >> (8 * b));
+        zmsg_append(msg, &first);
+        for (size_t k = 1; k < s->nframes; k++) {
+            zframe_t *part = zframe_new(NULL, s->frames[k]);
+            memset(zframe_data(part), 0, s->frames[k]);
+            zmsg_append(msg, &part);
+        }
+        return msg;
+    }
+    const char *level = s->levels[seq % s->nlevels];
+    zmsg_addstr(msg, level);
+    zframe_t *line = headed_frame(s->size, flags, s->stream_id, seq, stamp);
+    char text[256];
+    int n = snprintf(text, sizeof text, " %s %s: line %" PRIu64 " of the log, written by the czmq peer ", level,
+                     s->name, seq);
+    size_t room = s->size - HDR_LEN, len = (size_t)n < room ? (size_t)n : room;
+    memcpy(zframe_data(line) + HDR_LEN, text, len);
+    memset(zframe_data(line) + HDR_LEN + len, '.', room - len);
+    zmsg_append(msg, &line);
+    return msg;
+}
+
+/* Sends message `seq`: one zframe, or the shape's zmsg. 0 when it went. */
+static int send_one(const spec_t *s, zsock_t *sock, uint8_t flags, uint64_t seq, uint64_t stamp)
+{
+    if (s->nframes || s->nlevels) {
+        zmsg_t *msg = shaped_msg(s, flags, seq, stamp);
+        return zmsg_send(&msg, sock);
+    }
+    zframe_t *f = headed_frame(s->size, flags, s->stream_id, seq, stamp);
+    return zframe_send(&f, sock, 0);
+}
+
 /* ---------- source ---------- */
 
 static void run_source(const spec_t *s, zsock_t *sock, int type)
@@ -474,8 +550,7 @@ static void run_source(const spec_t *s, zsock_t *sock, int type)
     }
     size_t size = s->size;
     for (uint64_t i = 0; i < s->warmup; i++) {
-        zframe_t *f = headed_frame(size, HDR_WARMUP, s->stream_id, i, 0);
-        if (zframe_send(&f, sock, 0) != 0)
+        if (send_one(s, sock, HDR_WARMUP, i, 0) != 0)
             fail(EXIT_TIMEOUT, "warm-up message %" PRIu64 " not taken within %" PRIu64 " ms by %s", i,
                  s->timeout_ms, peer_name(s));
     }
@@ -503,8 +578,7 @@ static void run_source(const spec_t *s, zsock_t *sock, int type)
             flags |= HDR_TIMESTAMP;
             stamp = now_ns();
         }
-        zframe_t *f = headed_frame(size, flags, s->stream_id, i, stamp);
-        if (zframe_send(&f, sock, 0) != 0)
+        if (send_one(s, sock, flags, i, stamp) != 0)
             fail(EXIT_TIMEOUT, "message %" PRIu64 " not taken within %" PRIu64 " ms by %s", i, s->timeout_ms,
                  peer_name(s));
     }
@@ -530,6 +604,7 @@ typedef struct {
 
 typedef struct {
     uint32_t id;
+    uint64_t want; /* the lines a log stream should bring through the filter */
     int ended;
     run_t *runs;
     size_t n, cap;
@@ -572,6 +647,73 @@ static void ledger_record(stream_t *st, uint64_t seq)
     st->runs[st->n++] = (run_t){seq, 1, now_ns()};
 }
 
+/* Which log lines pass a SUB's prefixes: before[i] lines of a cycle pass among its first
+ * i; a line's rank among the passing ones is the sequence its ledger keeps. */
+static uint64_t *g_before;
+
+static void log_filter(const spec_t *s)
+{
+    const cJSON *subs = cJSON_GetObjectItemCaseSensitive(s->options, "subscribe");
+    int np = cJSON_IsArray(subs) ? cJSON_GetArraySize(subs) : 0;
+    g_before = calloc(s->nlevels + 1, sizeof *g_before);
+    for (size_t i = 0; i < s->nlevels; i++) {
+        int pass = np == 0;
+        for (int k = 0; k < np && !pass; k++) {
+            const cJSON *p = cJSON_GetArrayItem(subs, k);
+            const char *prefix = cJSON_IsString(p) ? p->valuestring : "";
+            pass = strncmp(s->levels[i], prefix, strlen(prefix)) == 0;
+        }
+        g_before[i + 1] = g_before[i] + (uint64_t)pass;
+    }
+}
+
+static int log_passes(const spec_t *s, uint64_t seq)
+{
+    size_t i = seq % s->nlevels;
+    return g_before[i + 1] > g_before[i];
+}
+
+static uint64_t log_rank(const spec_t *s, uint64_t seq)
+{
+    return seq / s->nlevels * g_before[s->nlevels] + g_before[seq % s->nlevels];
+}
+
+/* A message of typed frames or a log line: the frame with the header (the first, or the
+ * line), its level copied into `level`. Its frames and type id are checked. NULL when the
+ * slice ran out. */
+static zframe_t *recv_shaped(const spec_t *s, zsock_t *sock, int type, uint64_t nth, char *level, size_t cap)
+{
+    zmsg_t *msg = zmsg_recv(sock);
+    if (!msg)
+        return NULL;
+    if (type == ZMQ_ROUTER)
+        zframe_destroy(&(zframe_t *){zmsg_pop(msg)});
+    if (s->nlevels) {
+        zframe_t *lv = zmsg_pop(msg);
+        size_t n = lv ? zframe_size(lv) : 0;
+        n = n < cap - 1 ? n : cap - 1;
+        memcpy(level, lv ? zframe_data(lv) : (byte *)"", n);
+        level[n] = 0;
+        zframe_destroy(&lv);
+        zframe_t *line = zmsg_pop(msg);
+        zmsg_destroy(&msg);
+        if (!line)
+            fail(EXIT_PROTOCOL, "protocol error: message %" PRIu64 ": a log level without its line", nth);
+        return line;
+    }
+    size_t got = zmsg_size(msg);
+    zframe_t *first = zmsg_pop(msg);
+    zmsg_destroy(&msg);
+    if (got != s->nframes)
+        fail(EXIT_PROTOCOL, "protocol error: message %" PRIu64 ": %zu frames, %zu sent", nth, got, s->nframes);
+    if (zframe_size(first) >= HDR_LEN + 4) {
+        uint32_t id = (uint32_t)hdr_get_le(zframe_data(first) + HDR_LEN, 4);
+        if (id != s->type_id)
+            fail(EXIT_PROTOCOL, "protocol error: message %" PRIu64 ": type id %u, %u sent", nth, id, s->type_id);
+    }
+    return first;
+}
+
 /* One message's payload frame, or NULL when the slice ran out. A single frame is a zframe;
  * several (a ROUTER's envelope, a DEALER's delimiter) a zmsg, whose identity and empty
  * frames are dropped: the payload is the first other frame. */
@@ -602,13 +744,21 @@ static void run_sink(const spec_t *s, zsock_t *sock, int type)
     int expected = cJSON_GetArraySize(s->streams);
     const cJSON *pair;
     cJSON_ArrayForEach(pair, s->streams)
-    stream_of((uint32_t)cJSON_GetArrayItem(pair, 0)->valuedouble);
+    {
+        stream_t *st = stream_of((uint32_t)cJSON_GetArrayItem(pair, 0)->valuedouble);
+        st->want = (uint64_t)cJSON_GetArrayItem(pair, 1)->valuedouble;
+    }
+    int shaped = s->nframes || s->nlevels;
+    char level[64] = "";
+    if (s->nlevels)
+        log_filter(s);
     wait_for_start(s->timeout_ms);
     uint64_t received = 0, bytes = 0, start = 0, last_read = 0, idle_ms = 0, plain = 0;
     int ends = 0, headed = 0;
     char cut_short[256] = "";
     for (;;) {
-        zframe_t *f = recv_payload(sock, type);
+        zframe_t *f = shaped ? recv_shaped(s, sock, type, received + plain + 1, level, sizeof level)
+                             : recv_payload(sock, type);
         if (!f) {
             if (zmq_errno() != EAGAIN)
                 fail(EXIT_PROTOCOL, "receive failed: %s", zmq_strerror(zmq_errno()));
@@ -661,10 +811,30 @@ static void run_sink(const spec_t *s, zsock_t *sock, int type)
         received++;
         bytes += len;
         stream_t *st = stream_of(h.stream_id);
-        ledger_record(st, h.sequence);
+        uint64_t seq = h.sequence;
+        if (s->nlevels) {
+            /* A log line: the level it was written with, through the filter; its rank among
+             * the lines that pass is the sequence kept. */
+            const char *want = s->levels[h.sequence % s->nlevels];
+            if (strcmp(level, want) != 0)
+                fail(EXIT_PROTOCOL, "protocol error: line %" PRIu64 " of stream %u came with level '%s', but it was written as %s",
+                     h.sequence, h.stream_id, level, want);
+            if (!log_passes(s, h.sequence))
+                fail(EXIT_PROTOCOL, "protocol error: line %" PRIu64 " (%s) of stream %u came through a filter that should have stopped it",
+                     h.sequence, want, h.stream_id);
+            seq = log_rank(s, h.sequence);
+        }
+        ledger_record(st, seq);
         if (h.flags & HDR_TIMESTAMP)
             hist_record(&st->latency, now > h.send_ns ? now - h.send_ns : 0);
-        if ((h.flags & HDR_END) && !st->ended) {
+        if (s->nlevels) {
+            /* A filtered stream ends at the last line the filter lets through. */
+            if (!st->ended && st->want == seq + 1) {
+                st->ended = 1;
+                if (s->ends_itself && expected && ++ends >= expected)
+                    break;
+            }
+        } else if ((h.flags & HDR_END) && !st->ended) {
             st->ended = 1;
             if (s->ends_itself && expected && ++ends >= expected)
                 break;
