@@ -51,7 +51,7 @@ pub(crate) fn node_peer(
                 &at,
                 name,
                 format!(
-                    "peer {} does not play {what}: its manifest has no shapes = [\"{shape}\"] (the czmq peer plays them; docs/peers.md); play this node with that peer or zmqperf's own core (leave out impl)",
+                    "peer {} does not play {what}: its manifest has no shapes = [\"{shape}\"] (the c and czmq peers play them; docs/peers.md); play this node with that peer or zmqperf's own core (leave out impl)",
                     m.name
                 ),
             ));
