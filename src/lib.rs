@@ -21,6 +21,7 @@ pub mod net;
 pub mod parse;
 pub mod peers;
 pub mod progress;
+pub mod ptmp_wire;
 pub mod report;
 pub mod roles;
 pub mod runner;

@@ -192,7 +192,8 @@ fn a_peer_that_lacks_something_is_named_with_what_it_lacks() {
             "{}",
             o.stderr
         );
-        // Typed frames are never given to a peer; inproc cannot reach one.
+        // Typed frames are given only to a peer whose manifest lists them; inproc cannot
+        // reach one.
         let dir = peers.parent().unwrap();
         let frames = MIXED.replace(
             "impl = \"self\"",
@@ -202,7 +203,9 @@ fn a_peer_that_lacks_something_is_named_with_what_it_lacks() {
         let o = run_in(&peers, &cache, &["run", &file, "--no-history"], 60);
         assert_eq!(o.code, Some(3), "{o:?}");
         assert!(
-            o.stderr.contains("a peer is not given typed frames"),
+            o.stderr
+                .contains("peer selfpeer does not play typed frames (message)")
+                && o.stderr.contains("shapes = [\"typed\"]"),
             "{}",
             o.stderr
         );
@@ -283,8 +286,8 @@ fn every_peer_plays_every_pair_against_zmqperf() {
     with_watchdog(45 * 60, || {
         let peers = repo_peers();
         assert!(
-            peers.len() >= 8,
-            "expected the eight peers of docs/peers.md, found {}",
+            peers.len() >= 9,
+            "expected the nine peers of docs/peers.md, found {}",
             peers.len()
         );
         let missing: Vec<String> = peers
@@ -467,5 +470,122 @@ fn the_matrix_shows_every_pair_with_its_ratio_to_the_baseline() {
             "an interop grid and a heat map per grid"
         );
         assert_eq!(page.matches("class=\"ok\"").count(), 12);
+    });
+}
+
+/// A source and a sink of one shape (`shape`: the source's `message` or `log` line), one
+/// side played by `peer`: the edge's messages and loss.
+fn shaped_case(
+    dir: &Path,
+    peer: &str,
+    name: &str,
+    peer_side: usize,
+    shape: &str,
+    sub: &str,
+) -> Value {
+    let imp = |side: usize| {
+        if side == peer_side {
+            format!("impl = \"{peer}\"\n")
+        } else {
+            String::new()
+        }
+    };
+    let (sink_kind, source_kind, rate) = if shape.starts_with("log") && !sub.is_empty() {
+        ("SUB", "PUB", "rate = 20000\n")
+    } else {
+        ("PULL", "PUSH", "")
+    };
+    let text = format!(
+        r#"
+[params]
+transport = "tcp"
+count = 3000
+size = 128
+warmup = 5
+
+[[nodes]]
+name = "rx"
+role = "sink"
+{}socket = {{ type = "{sink_kind}", bind = ["auto"]{sub} }}
+
+[[nodes]]
+name = "tx"
+role = "source"
+{}{rate}{shape}
+socket = {{ type = "{source_kind}", connect = ["rx"] }}
+"#,
+        imp(1),
+        imp(0)
+    );
+    let file = write(dir, &format!("{peer}-{name}.toml"), &text);
+    let o = run(
+        zp(&[
+            "run",
+            &file,
+            "--no-history",
+            "--format",
+            "json",
+            "--repetitions",
+            "1",
+            "--timeout",
+            "10s",
+        ]),
+        120,
+    );
+    assert_eq!(o.code, Some(0), "{peer} {name}: {o:?}");
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    let case = &v["cases"][0];
+    let foreign = case["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["placement"] == "foreign")
+        .count();
+    assert_eq!(
+        foreign, 1,
+        "{peer} {name}: one node played by the peer: {case}"
+    );
+    case["edges"][0].clone()
+}
+
+/// The peers whose manifests list `shapes` (c and czmq) play typed frames and log lines
+/// against zmqperf's own nodes, each side in turn: 3-frame typed messages arrive whole
+/// with their type id, and log lines through a SUB that takes only ERROR arrive as exactly
+/// the 150 ERROR lines of 3,000 (1 in 20), checked by level and rank. (A peer without
+/// `shapes` is refused such a node: the self-peer test above.)
+#[test]
+fn the_c_and_czmq_peers_play_typed_frames_and_log_lines() {
+    with_watchdog(10 * 60, || {
+        let dir = scratch("shapes");
+        for peer in ["c", "czmq"] {
+            let p = repo_peers()
+                .into_iter()
+                .find(|p| p["name"] == peer)
+                .unwrap_or_else(|| panic!("peers/{peer}"));
+            if p["ready"] != true {
+                let o = run(zp(&["peers", "setup", peer]), 5 * 60);
+                assert_eq!(o.code, Some(0), "peers setup {peer}: {o:?}");
+            }
+            let typed = "message = { type_id = 7, frames = [64, 32, 16] }";
+            for side in [0, 1] {
+                let e = shaped_case(&dir, peer, &format!("typed-{side}"), side, typed, "");
+                assert_eq!(e["messages"], 3000, "{peer} typed, side {side}: {e}");
+                assert_eq!(e["loss"]["lost"], 0, "{peer} typed, side {side}: {e}");
+                let e = shaped_case(
+                    &dir,
+                    peer,
+                    &format!("log-{side}"),
+                    side,
+                    "log = {}",
+                    ", subscribe = [\"ERROR\"]",
+                );
+                assert_eq!(e["messages"], 150, "{peer} log lines, side {side}: {e}");
+                assert_eq!(
+                    e["loss"]["expected"], 150,
+                    "{peer} log lines, side {side}: {e}"
+                );
+                assert_eq!(e["loss"]["lost"], 0, "{peer} log lines, side {side}: {e}");
+            }
+        }
     });
 }

@@ -511,12 +511,15 @@ fn no_sender_ends_after_the_timeout() {
     });
 }
 
-/// The number after the first `word` in `out` (`recv 1,234 of ...` -> 1234 for "recv").
+/// The number after `word` at the start of the first line of `out` that starts with it
+/// (`recv 1,234 of ...` -> 1234 for "recv"; PTMP's summary line, `I: ... recv COUNT ...`,
+/// is not that line).
 fn figure_after(out: &str, word: &str) -> u64 {
-    let at = out
-        .find(word)
-        .unwrap_or_else(|| panic!("no '{word}' in {out}"));
-    out[at + word.len()..]
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(word))
+        .unwrap_or_else(|| panic!("no line starting '{word}' in {out}"));
+    line[word.len()..]
         .trim_start()
         .split(|c: char| !(c.is_ascii_digit() || c == ','))
         .next()
@@ -735,5 +738,218 @@ fn check_send_and_check_recv_report_cpu_rss_and_virt() {
             wall > 0.0 && (pct - cpu_ms / 10.0 / wall).abs() < 1e-6,
             "{u}"
         );
+    });
+}
+
+/// pyzmq and protobuf for the PTMP peer written in Python below.
+const PTMP_PY_PACKAGES: &str = "pyzmq==27.3.0 protobuf==5.29.3";
+
+/// A PTMP sender and reader in Python: pyzmq for the sockets, the `protobuf` package for
+/// the TPSet, its class built at run time from a descriptor of PTMP's ptmp.proto (fields
+/// and numbers as there), so nothing is shared with zmqperf's own encoder.
+/// `send EP N HOLES`: PUSH connects to EP and sends counts 0..N-1 but HOLES (comma
+/// separated), each as PTMP's TPSender does (a 4-byte int 0, then the TPSet), then closes
+/// with a linger that lets them all go. `recv EP N`: PULL binds EP and reads N messages
+/// (each wait bounded), printing one JSON line with what each held.
+const PTMP_PY: &str = r#"
+import json, struct, sys, time
+import zmq
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+F = descriptor_pb2.FieldDescriptorProto
+fdp = descriptor_pb2.FileDescriptorProto(name="ptmp.proto", package="ptmp.data", syntax="proto2")
+tp = fdp.message_type.add(name="TrigPrim")
+for name, num, typ, lab in [("channel", 1, F.TYPE_UINT32, F.LABEL_REQUIRED),
+                            ("tstart", 2, F.TYPE_UINT64, F.LABEL_REQUIRED),
+                            ("tspan", 3, F.TYPE_UINT32, F.LABEL_OPTIONAL),
+                            ("adcsum", 4, F.TYPE_UINT32, F.LABEL_OPTIONAL),
+                            ("adcpeak", 5, F.TYPE_UINT32, F.LABEL_OPTIONAL),
+                            ("flags", 6, F.TYPE_UINT32, F.LABEL_OPTIONAL)]:
+    tp.field.add(name=name, number=num, type=typ, label=lab)
+ts = fdp.message_type.add(name="TPSet")
+for name, num, typ, lab in [("count", 1, F.TYPE_UINT32, F.LABEL_REQUIRED),
+                            ("detid", 2, F.TYPE_UINT32, F.LABEL_REQUIRED),
+                            ("created", 3, F.TYPE_INT64, F.LABEL_REQUIRED),
+                            ("tstart", 4, F.TYPE_UINT64, F.LABEL_REQUIRED),
+                            ("tspan", 5, F.TYPE_UINT32, F.LABEL_OPTIONAL),
+                            ("chanbeg", 6, F.TYPE_UINT32, F.LABEL_OPTIONAL),
+                            ("chanend", 7, F.TYPE_UINT32, F.LABEL_OPTIONAL),
+                            ("totaladc", 8, F.TYPE_UINT32, F.LABEL_OPTIONAL)]:
+    ts.field.add(name=name, number=num, type=typ, label=lab)
+ts.field.add(name="tps", number=9, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED,
+             type_name=".ptmp.data.TrigPrim")
+pool = descriptor_pool.DescriptorPool()
+pool.Add(fdp)
+TPSet = message_factory.GetMessageClass(pool.FindMessageTypeByName("ptmp.data.TPSet"))
+
+mode, ep, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ctx = zmq.Context()
+if mode == "send":
+    holes = {int(h) for h in sys.argv[4].split(",") if h}
+    s = ctx.socket(zmq.PUSH)
+    s.setsockopt(zmq.LINGER, 10000)
+    s.setsockopt(zmq.SNDTIMEO, 10000)
+    s.connect(ep)
+    for count in range(n):
+        if count in holes:
+            continue
+        now = int(time.time() * 1e6)
+        tps = TPSet(count=count, detid=4, created=now, tstart=now * 50)
+        tps.tps.add(channel=count % 7, tstart=now * 50, adcsum=100 + count)
+        s.send_multipart([struct.pack("<i", 0), tps.SerializeToString()])
+    s.close()
+    ctx.term()
+else:
+    s = ctx.socket(zmq.PULL)
+    s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.RCVTIMEO, 10000)
+    s.bind(ep)
+    out = []
+    for _ in range(n):
+        frames = s.recv_multipart()
+        tps = TPSet()
+        tps.ParseFromString(frames[-1])
+        out.append({"frames": len(frames), "type_len": len(frames[0]),
+                    "type": struct.unpack("<i", frames[0])[0] if len(frames[0]) == 4 else None,
+                    "count": tps.count, "detid": tps.detid, "created": tps.created,
+                    "tstart": tps.tstart, "initialized": tps.IsInitialized()})
+    print(json.dumps({"messages": out, "now": int(time.time() * 1e6)}))
+    s.close()
+    ctx.term()
+"#;
+
+/// The venv's python with pyzmq and protobuf, and the script written into `dir`.
+fn ptmp_python(dir: &Path) -> (PathBuf, PathBuf) {
+    let py = pip_venv("ptmp-py-venv", PTMP_PY_PACKAGES).join("bin/python");
+    let script = dir.join("ptmp_peer.py");
+    std::fs::write(&script, PTMP_PY).expect("writing the script");
+    (py, script)
+}
+
+/// A PTMP sender (Python: pyzmq + protobuf) with holes at 5, 6, 7 and 20 of 0..49, read
+/// by `zmqperf check_recv`: the format is told from the first message, the gap lines are
+/// exactly PTMP's, PTMP's summary line counts the 4 missed, the ledger places them in the
+/// middle (exit 12), and the JSON says the wire was PTMP's.
+#[test]
+fn check_recv_reads_a_ptmp_sender_with_exact_gap_lines() {
+    with_watchdog(700, || {
+        let dir = temp_dir();
+        let (py, script) = ptmp_python(&dir);
+        // 46 messages are sent: COUNT reached ends it as soon as the last is in.
+        let recv = |json: bool| {
+            let mut a = vec!["check_recv", "46", "PULL", "bind", "ipc://junk.txt", "5000"];
+            if json {
+                a.push("--json");
+            }
+            let r = Proc::spawn(in_dir(&dir, &a), T);
+            wait_bound(&dir);
+            let mut send = Command::new(&py);
+            send.current_dir(&dir)
+                .arg(&script)
+                .args(["send", "ipc://junk.txt", "50", "5,6,7,20"]);
+            let s = run(send, T);
+            assert_eq!(s.code, Some(0), "the Python sender: {s:?}");
+            let r = r.finish();
+            let _ = std::fs::remove_file(dir.join("junk.txt"));
+            r
+        };
+        let r = recv(false);
+        println!("check_recv: exit {:?}\n{}{}", r.code, r.stdout, r.stderr);
+        assert_eq!(r.code, Some(12), "4 lost: {r:?}");
+        let lines: Vec<(u64, u64, i64)> = gap_lines(&r.stdout)
+            .into_iter()
+            .map(|(i, s, d, _)| (i, s, d))
+            .collect();
+        assert_eq!(lines, [(0, 0, 0), (5, 8, -3), (17, 21, -4)], "{}", r.stdout);
+        let summary = r
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("I: ") && l.contains(" recv 46 in "))
+            .unwrap_or_else(|| panic!("no PTMP summary line:\n{}", r.stdout));
+        assert!(summary.ends_with(" kHz, missed 4"), "{summary}");
+        assert!(r.stdout.contains("PTMP's TPSet messages"), "{}", r.stdout);
+        assert_eq!(ledger(&r.stdout, "received"), 46);
+        assert_eq!(ledger(&r.stdout, "in the middle"), 4);
+        assert_eq!(ledger(&r.stdout, "at the start"), 0);
+        let r = recv(true);
+        assert_eq!(r.code, Some(12), "{r:?}");
+        let v: Value = serde_json::from_str(r.stdout.trim()).expect("JSON");
+        assert_eq!(v["wire"], "ptmp", "{v}");
+        assert_eq!(v["ptmp_summary"]["missed"], 4, "{v}");
+        assert_eq!(v["loss"]["lost_in_middle"], 4, "{v}");
+        let errors = schema_errors(&schema_validator("ptmp-result.schema.json"), &v);
+        assert!(errors.is_empty(), "{errors:#?}\n{v}");
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
+/// `zmqperf check_send --wire ptmp` read by the Python reader: every message is PTMP's
+/// two frames (a 4-byte type 0, a TPSet with every required field), the counts are
+/// 0..N-1 in order, detid is the stream id check_send reports, and created is the wall
+/// clock (us) with tstart in PTMP's 50 MHz ticks.
+#[test]
+fn check_send_speaks_ptmp_to_a_ptmp_reader() {
+    with_watchdog(700, || {
+        let dir = temp_dir();
+        let (py, script) = ptmp_python(&dir);
+        const N: u64 = 2000;
+        let mut read = Command::new(&py);
+        read.current_dir(&dir)
+            .arg(&script)
+            .args(["recv", "ipc://junk.txt", &N.to_string()]);
+        let reader = Proc::spawn(read, T);
+        wait_bound(&dir);
+        let n = N.to_string();
+        let s = run(
+            in_dir(
+                &dir,
+                &[
+                    "check_send",
+                    &n,
+                    "PUSH",
+                    "connect",
+                    "ipc://junk.txt",
+                    "0",
+                    "1000",
+                    "--wire",
+                    "ptmp",
+                    "--json",
+                ],
+            ),
+            T,
+        );
+        let r = reader.finish();
+        assert_eq!(s.code, Some(0), "check_send: {s:?}");
+        assert_eq!(r.code, Some(0), "the Python reader: {r:?}");
+        let sent: Value = serde_json::from_str(s.stdout.trim()).expect("check_send's JSON");
+        assert_eq!(sent["wire"], "ptmp", "{sent}");
+        let errors = schema_errors(&schema_validator("ptmp-result.schema.json"), &sent);
+        assert!(errors.is_empty(), "{errors:#?}\n{sent}");
+        let got: Value = serde_json::from_str(r.stdout.trim()).expect("the reader's JSON");
+        let msgs = got["messages"].as_array().expect("messages");
+        assert_eq!(msgs.len() as u64, N);
+        let now = got["now"].as_i64().unwrap();
+        for (i, m) in msgs.iter().enumerate() {
+            assert_eq!(m["frames"], 2, "message {i}: {m}");
+            assert_eq!(m["type_len"], 4, "message {i}: {m}");
+            assert_eq!(m["type"], 0, "message {i}: {m}");
+            assert_eq!(m["count"], i as u64, "message {i}: {m}");
+            assert_eq!(
+                m["initialized"], true,
+                "message {i}: every required field: {m}"
+            );
+            assert_eq!(m["detid"], sent["stream_id"], "message {i}: {m}");
+            let created = m["created"].as_i64().unwrap();
+            assert!(
+                created <= now && now - created < 60_000_000,
+                "message {i}: created {created} us, the reader's clock {now} us"
+            );
+            assert_eq!(
+                m["tstart"].as_i64().unwrap(),
+                created * 50,
+                "message {i}: {m}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     });
 }

@@ -189,6 +189,12 @@ typedef struct {
     uint32_t stream_id, subscriptions;
     int ends_itself, delimiter;
     cJSON *streams;
+    /* Typed frames: every frame's size (the first holds the header, then the type id). */
+    size_t nframes, *frames;
+    uint32_t type_id;
+    /* Log lines: the level of line i is levels[i % nlevels] (the topic frame). */
+    size_t nlevels;
+    const char **levels;
 } spec_t;
 
 static const cJSON *field(const cJSON *obj, const char *key, int required)
@@ -249,6 +255,32 @@ static spec_t parse_spec(const char *text)
     s.expect = num(root, "expect", 0, 0);
     s.subscriptions = (uint32_t)num(root, "subscriptions", 0, 0);
     s.delimiter = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "delimiter"));
+    const cJSON *frames = cJSON_GetObjectItemCaseSensitive(root, "frames"), *f;
+    s.nframes = cJSON_IsArray(frames) ? (size_t)cJSON_GetArraySize(frames) : 0;
+    s.frames = calloc(s.nframes + 1, sizeof *s.frames);
+    size_t k = 0;
+    cJSON_ArrayForEach(f, frames)
+    {
+        if (!cJSON_IsNumber(f) || f->valuedouble < 0)
+            fail(EXIT_SPEC, "bad node spec: field 'frames' must list sizes >= 0");
+        s.frames[k++] = (size_t)f->valuedouble;
+    }
+    if (s.nframes && s.frames[0] < HDR_LEN + 4)
+        fail(EXIT_SPEC, "bad node spec: the first of 'frames' holds the header and the type id: %d bytes or more",
+             HDR_LEN + 4);
+    s.type_id = (uint32_t)num(root, "type_id", 0, 0);
+    const cJSON *levels = cJSON_GetObjectItemCaseSensitive(root, "log_levels");
+    s.nlevels = cJSON_IsArray(levels) ? (size_t)cJSON_GetArraySize(levels) : 0;
+    s.levels = calloc(s.nlevels + 1, sizeof *s.levels);
+    k = 0;
+    cJSON_ArrayForEach(f, levels)
+    {
+        if (!cJSON_IsString(f))
+            fail(EXIT_SPEC, "bad node spec: field 'log_levels' must list strings");
+        s.levels[k++] = f->valuestring;
+    }
+    if (s.nlevels && s.size < HDR_LEN)
+        fail(EXIT_SPEC, "bad node spec: a log line carries the %d-byte header: size %d or more", HDR_LEN, HDR_LEN);
     return s; /* root stays alive for the process's life: the strings point into it */
 }
 
@@ -472,6 +504,69 @@ static void send_report(cJSON *report, const char *role)
     emit(line);
 }
 
+/* ---------- typed frames and log lines ---------- */
+
+/* Sends message `seq` of a source with typed frames (the first frame the header then the
+ * type id, little-endian, then zeroed payload frames) or log lines (the level as the topic
+ * frame, then the line: the header, then text filled with dots to `size`). -1 when a send
+ * failed. */
+static int send_shaped(const spec_t *s, void *sock, uint8_t flags, uint64_t seq, uint64_t stamp)
+{
+    zmq_msg_t m;
+    size_t first = s->nframes ? s->frames[0] : s->size;
+    if (s->nlevels) {
+        const char *level = s->levels[seq % s->nlevels];
+        if (zmq_send(sock, level, strlen(level), ZMQ_SNDMORE) < 0)
+            return -1;
+    }
+    zmq_msg_init_size(&m, first);
+    uint8_t *p = zmq_msg_data(&m);
+    hdr_encode(p, flags, s->stream_id, seq, stamp);
+    memset(p + HDR_LEN, 0, first - HDR_LEN);
+    if (s->nframes) {
+        for (int b = 0; b < 4; b++)
+            p[HDR_LEN + b] = (uint8_t)(s->type_id >> (8 * b));
+    } else {
+        const char *level = s->levels[seq % s->nlevels];
+        char text[256];
+        int n = snprintf(text, sizeof text, " %s %s: line %" PRIu64 " of the log, written by the c peer ", level,
+                         s->name, seq);
+        size_t room = first - HDR_LEN, len = (size_t)n < room ? (size_t)n : room;
+        memcpy(p + HDR_LEN, text, len);
+        memset(p + HDR_LEN + len, '.', room - len);
+    }
+    int more = s->nframes > 1 ? ZMQ_SNDMORE : 0;
+    if (zmq_msg_send(&m, sock, more) < 0)
+        return -1;
+    for (size_t k = 1; k < s->nframes; k++) {
+        zmq_msg_init_size(&m, s->frames[k]);
+        memset(zmq_msg_data(&m), 0, s->frames[k]);
+        if (zmq_msg_send(&m, sock, k + 1 < s->nframes ? ZMQ_SNDMORE : 0) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Which log lines pass a SUB's prefixes: before[i] lines of a cycle pass among its first
+ * i; a line's rank among the passing ones is the sequence its ledger keeps. */
+static uint64_t *g_before;
+
+static void log_filter(const spec_t *s)
+{
+    const cJSON *subs = cJSON_GetObjectItemCaseSensitive(s->options, "subscribe");
+    int np = cJSON_IsArray(subs) ? cJSON_GetArraySize(subs) : 0;
+    g_before = calloc(s->nlevels + 1, sizeof *g_before);
+    for (size_t i = 0; i < s->nlevels; i++) {
+        int pass = np == 0;
+        for (int k = 0; k < np && !pass; k++) {
+            const cJSON *p = cJSON_GetArrayItem(subs, k);
+            const char *prefix = cJSON_IsString(p) ? p->valuestring : "";
+            pass = strncmp(s->levels[i], prefix, strlen(prefix)) == 0;
+        }
+        g_before[i + 1] = g_before[i] + (uint64_t)pass;
+    }
+}
+
 /* ---------- source ---------- */
 
 static void run_source(const spec_t *s, void *ctx, void *sock, int type)
@@ -501,7 +596,14 @@ static void run_source(const spec_t *s, void *ctx, void *sock, int type)
     size_t size = s->size;
     int headed = size >= HDR_LEN;
     zmq_msg_t msg;
+    int shaped = s->nframes || s->nlevels;
     for (uint64_t i = 0; i < s->warmup; i++) {
+        if (shaped) {
+            if (send_shaped(s, sock, HDR_WARMUP, i, 0) < 0)
+                fail(EXIT_TIMEOUT, "warm-up message %" PRIu64 " not taken within %" PRIu64 " ms by %s", i,
+                     s->timeout_ms, peer_name(s));
+            continue;
+        }
         zmq_msg_init_size(&msg, size);
         uint8_t *p = zmq_msg_data(&msg);
         if (headed) {
@@ -538,6 +640,12 @@ static void run_source(const spec_t *s, void *ctx, void *sock, int type)
             flags |= HDR_TIMESTAMP;
             stamp = now_ns();
         }
+        if (shaped) {
+            if (send_shaped(s, sock, flags, i, stamp) < 0)
+                fail(EXIT_TIMEOUT, "message %" PRIu64 " not taken within %" PRIu64 " ms by %s", i, s->timeout_ms,
+                     peer_name(s));
+            continue;
+        }
         zmq_msg_init_size(&msg, size);
         uint8_t *p = zmq_msg_data(&msg);
         if (headed) {
@@ -573,6 +681,7 @@ typedef struct {
 
 typedef struct {
     uint32_t id;
+    uint64_t want; /* the lines a log stream should bring through the filter */
     int ended;
     run_t *runs;
     size_t n, cap;
@@ -634,12 +743,59 @@ static int recv_payload(void *sock, int type, zmq_msg_t *msg, zmq_msg_t *rest)
     return 0;
 }
 
+/* Receives a message of typed frames or a log line into `msg` (the frame with the header:
+ * the first, or the line), the level copied into `level`; its frame count and type id are
+ * checked. 0, or -1 when the slice ran out. */
+static int recv_shaped(const spec_t *s, void *sock, int type, zmq_msg_t *msg, zmq_msg_t *rest, uint64_t nth,
+                       char *level, size_t cap)
+{
+    if (zmq_msg_recv(msg, sock, 0) < 0) {
+        if (zmq_errno() == EAGAIN)
+            return -1;
+        fail(EXIT_PROTOCOL, "receive failed: %s", zmq_strerror(zmq_errno()));
+    }
+    if (type == ZMQ_ROUTER && zmq_msg_more(msg))
+        zmq_msg_recv(msg, sock, 0);
+    if (s->nlevels) {
+        size_t n = zmq_msg_size(msg) < cap - 1 ? zmq_msg_size(msg) : cap - 1;
+        memcpy(level, zmq_msg_data(msg), n);
+        level[n] = 0;
+        if (!zmq_msg_more(msg))
+            fail(EXIT_PROTOCOL, "protocol error: message %" PRIu64 ": a log level without its line", nth);
+        zmq_msg_recv(msg, sock, 0);
+    }
+    size_t frames = 1;
+    for (int more = zmq_msg_more(msg); more; more = zmq_msg_more(rest)) {
+        zmq_msg_recv(rest, sock, 0);
+        frames++;
+    }
+    if (s->nframes) {
+        if (frames != s->nframes)
+            fail(EXIT_PROTOCOL, "protocol error: message %" PRIu64 ": %zu frames, %zu sent", nth, frames,
+                 s->nframes);
+        if (zmq_msg_size(msg) >= HDR_LEN + 4) {
+            uint32_t id = (uint32_t)hdr_get_le((uint8_t *)zmq_msg_data(msg) + HDR_LEN, 4);
+            if (id != s->type_id)
+                fail(EXIT_PROTOCOL, "protocol error: message %" PRIu64 ": type id %u, %u sent", nth, id,
+                     s->type_id);
+        }
+    }
+    return 0;
+}
+
 static void run_sink(const spec_t *s, void *sock, int type)
 {
     int expected = cJSON_GetArraySize(s->streams);
     const cJSON *pair;
     cJSON_ArrayForEach(pair, s->streams)
-    stream_of((uint32_t)cJSON_GetArrayItem(pair, 0)->valuedouble);
+    {
+        stream_t *st = stream_of((uint32_t)cJSON_GetArrayItem(pair, 0)->valuedouble);
+        st->want = (uint64_t)cJSON_GetArrayItem(pair, 1)->valuedouble;
+    }
+    int shaped = s->nframes || s->nlevels;
+    char level[64] = "";
+    if (s->nlevels)
+        log_filter(s);
     wait_for_start(s->timeout_ms);
     zmq_msg_t msg, spare;
     zmq_msg_init(&msg);
@@ -648,7 +804,8 @@ static void run_sink(const spec_t *s, void *sock, int type)
     int ends = 0, headed = 0;
     char cut_short[256] = "";
     for (;;) {
-        if (recv_payload(sock, type, &msg, &spare) < 0) {
+        if ((shaped ? recv_shaped(s, sock, type, &msg, &spare, received + plain + 1, level, sizeof level)
+                    : recv_payload(sock, type, &msg, &spare)) < 0) {
             idle_ms += SLICE_MS;
             if (atomic_load(&g_stopped)) {
                 /* stopped: what was queued is drained until DRAIN_MS pass without a message */
@@ -700,10 +857,33 @@ static void run_sink(const spec_t *s, void *sock, int type)
         received++;
         bytes += len;
         stream_t *st = stream_of(h.stream_id);
-        ledger_record(st, h.sequence);
+        uint64_t seq = h.sequence;
+        if (s->nlevels) {
+            /* A log line: the level it was written with, through the filter; its rank among
+             * the lines that pass is the sequence kept. */
+            size_t i = h.sequence % s->nlevels;
+            if (strcmp(level, s->levels[i]) != 0)
+                fail(EXIT_PROTOCOL,
+                     "protocol error: line %" PRIu64 " of stream %u came with level '%s', but it was written as %s",
+                     h.sequence, h.stream_id, level, s->levels[i]);
+            if (g_before[i + 1] == g_before[i])
+                fail(EXIT_PROTOCOL,
+                     "protocol error: line %" PRIu64 " (%s) of stream %u came through a filter that should have stopped it",
+                     h.sequence, s->levels[i], h.stream_id);
+            seq = h.sequence / s->nlevels * g_before[s->nlevels] + g_before[i];
+        }
+        ledger_record(st, seq);
         if (h.flags & HDR_TIMESTAMP)
             hist_record(&st->latency, now > h.send_ns ? now - h.send_ns : 0);
-        if ((h.flags & HDR_END) && !st->ended) {
+        if (s->nlevels) {
+            /* A filtered stream ends at the last line the filter lets through. */
+            if (!st->ended && st->want == seq + 1) {
+                st->ended = 1;
+                ends++;
+                if (s->ends_itself && expected && ends >= expected)
+                    break;
+            }
+        } else if ((h.flags & HDR_END) && !st->ended) {
             st->ended = 1;
             ends++;
             if (s->ends_itself && expected && ends >= expected)

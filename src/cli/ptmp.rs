@@ -8,6 +8,7 @@ use zmqperf::endpoint::Side;
 use zmqperf::error::{fmt_duration, Error, Result};
 use zmqperf::parse::{parse_count, parse_duration, parse_size};
 use zmqperf::progress::StatusLine;
+use zmqperf::ptmp_wire::Wire;
 use zmqperf::report::{compat::json, ptmp as text};
 use zmqperf::scenarios::ptmp::{self, Ended, GapLine, WaitStatus, RECEIVING, SENDING};
 use zmqperf::units::grouped;
@@ -30,12 +31,16 @@ Examples (PTMP's README, with zmqperf in place of ./build/test/; two shells):
   # both ends in one process
   zmqperf check_sendrecv 1000000 bind pubsub inproc://sendrecv
 
+  zmqperf check_send 10000 PUSH connect ipc://junk.txt 0 1000 --wire ptmp  # PTMP's messages
+
 check_recv prints PTMP's gap lines (i - seq = diff : t s) for the first message and where
-diff changes, then the ledger; it ends after TIMEOUT ms without a message (10 s by
-default) where PTMP's receiver hung. Sockets have czmq's linger 0, as PTMP's.
+diff changes, PTMP's summary line (recv COUNT in T s or R kHz, missed M), then the ledger;
+it ends after TIMEOUT ms without a message (10 s by default) where PTMP's receiver hung.
+It reads zmqperf's header or PTMP's own messages (a type frame, then a TPSet whose count
+is the sequence), told from the first message. Sockets have czmq's linger 0, as PTMP's.
 Exit codes: 0 all arrived, 2 usage, 3 bad value, 4 bad endpoint, 5 address in use,
 6 nothing arrived within TIMEOUT, 7 a send blocked past --timeout, 9 a wrong pairing or
-a message without zmqperf's header, 12 messages lost, 17 stream cut short (the sender
+a message in neither format (or not the first's), 12 messages lost, 17 stream cut short (the sender
 stopped or quit before its last message arrived). See docs/ptmp.md.";
 
 #[derive(Args)]
@@ -64,6 +69,11 @@ pub(super) struct CheckSend {
     /// Longest a send may block (a PAIR or PUSH with no receiver taking messages).
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     timeout: String,
+    /// The message format: zmqperf (the measurement header, with check_send's trailer) or
+    /// ptmp (PTMP's messages: a 4-byte type 0, then a TPSet whose count is the sequence;
+    /// what PTMP's own check_recv reads; --size does not apply).
+    #[arg(long, default_value = "zmqperf", value_name = "zmqperf|ptmp")]
+    wire: String,
     /// Print one JSON object (schema/ptmp-result.schema.json) instead of the lines.
     #[arg(long)]
     pub(super) json: bool,
@@ -152,6 +162,13 @@ pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
         size: parse_size("--size", &a.size)?,
         timeout: parse_duration("--timeout", &a.timeout)?,
         stream_id: std::process::id(),
+        wire: Wire::parse(&a.wire).ok_or_else(|| {
+            Error::invalid(
+                "--wire",
+                &a.wire,
+                "write zmqperf (the measurement header) or ptmp (PTMP's TPSet messages)",
+            )
+        })?,
     };
     let r = ptmp::check_send(ctx, &cfg, |b| {
         super::compat::announce("check_send", &cfg.endpoint, b)

@@ -58,6 +58,10 @@ pub struct Manifest {
     pub roles: Vec<Role>,
     /// Socket types it opens.
     pub sockets: Vec<String>,
+    /// Message shapes it plays beyond one frame: `typed` (typed frames, a node's
+    /// `message`) and `log` (log lines, a node's `log`); none by default.
+    #[serde(default)]
+    pub shapes: Vec<String>,
     /// Whether it reaches ipc endpoints in Linux's abstract namespace (`ipc://@name`);
     /// when not, the runner gives the case ipc paths in the file system.
     #[serde(default = "yes")]
@@ -176,9 +180,19 @@ fn load(path: &Path) -> Result<Manifest> {
             format!("{e}; see docs/peers.md for its fields"),
         )
     })?;
+    if let Some(bad) = m.shapes.iter().find(|s| !SHAPES.contains(&s.as_str())) {
+        return Err(Error::invalid(
+            &format!("{}: shapes", path.display()),
+            bad,
+            format!("a shape is one of {}", SHAPES.join(", ")),
+        ));
+    }
     m.dir = path.parent().expect("a file has a folder").to_path_buf();
     Ok(m)
 }
+
+/// The message shapes a peer's manifest may list: typed frames and log lines.
+pub const SHAPES: [&str; 2] = ["typed", "log"];
 
 /// The peer called `name` (or one of its aliases).
 pub fn get(name: &str) -> Result<Manifest> {
@@ -408,6 +422,7 @@ mod tests {
             transports: vec!["tcp".into()],
             roles: vec![Role::Source],
             sockets: vec!["PUSH".into()],
+            shapes: vec![],
             abstract_ipc: true,
             dir: PathBuf::from("/p/x"),
         };

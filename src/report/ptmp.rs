@@ -2,7 +2,7 @@
 //! line in PTMP's shape, then zmqperf's ledger and rates.
 
 use crate::error::fmt_duration;
-use crate::scenarios::ptmp::{Ended, GapLine, RecvResult, SendRecvResult, SendResult};
+use crate::scenarios::ptmp::{Ended, GapLine, PtmpSummary, RecvResult, SendRecvResult, SendResult};
 use crate::stats::{LossSummary, Throughput};
 use crate::units::grouped;
 use std::time::Duration;
@@ -97,12 +97,16 @@ pub fn send_text(r: &SendResult) -> String {
     };
     format!(
         "send {} in {secs:.3} s or {khz:.1} kHz\n\
-         check_send: {} {} {}, {} messages of {} B at {} msg/s (admission), start delay {} ms, quit delay {} ms, linger {} ms (czmq's default: what is still queued at close is dropped)\n",
+         check_send: {} {} {}, {} {}messages of {} B at {} msg/s (admission), start delay {} ms, quit delay {} ms, linger {} ms (czmq's default: what is still queued at close is dropped)\n",
         r.sent,
         r.socket.socket_type.name(),
         r.socket.side,
         r.socket.endpoint,
         grouped(r.sent),
+        match r.wire {
+            crate::ptmp_wire::Wire::Ptmp => "PTMP ",
+            crate::ptmp_wire::Wire::Zmqperf => "",
+        },
         r.message_size,
         grouped(r.send.msgs_per_sec().round() as u64),
         r.start_delay_ms,
@@ -126,7 +130,40 @@ pub fn resources_line(command: &str, u: &crate::model::ProcessUsage) -> String {
     )
 }
 
-/// check_recv's lines after the gap lines.
+/// PTMP's check_recv's last line, as czmq's `zsys_info` prints it: `I: `, the local time
+/// as `%y-%m-%d %H:%M:%S`, then `recv COUNT in T s or R kHz, missed M` (PTMP's words and
+/// figures, for the scripts that parse them).
+pub fn ptmp_summary_line(p: &PtmpSummary) -> String {
+    format!(
+        "I: {} recv {} in {:.3} s or {:.1} kHz, missed {}\n",
+        czmq_time(p.at_unix_s),
+        p.count,
+        p.elapsed_s,
+        p.khz,
+        p.missed
+    )
+}
+
+/// `at` (seconds since the Unix epoch) in local time as czmq's log prefix shows it.
+fn czmq_time(at: i64) -> String {
+    let t: libc::time_t = at as libc::time_t;
+    // SAFETY: localtime_r writes only the tm it is given; a zeroed tm is a valid value.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return "00-00-00 00:00:00".into();
+    }
+    format!(
+        "{:02}-{:02}-{:02} {:02}:{:02}:{:02}",
+        tm.tm_year.rem_euclid(100),
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}
+
+/// check_recv's lines after the gap lines: PTMP's summary line, then zmqperf's.
 pub fn recv_text(r: &RecvResult) -> String {
     let how = match r.ended {
         Ended::Count => "COUNT reached".to_string(),
@@ -152,11 +189,16 @@ pub fn recv_text(r: &RecvResult) -> String {
             crate::interrupt::interrupted_by()
         ),
     };
-    let mut t = format!(
-        "recv {} of {}: {how}\n",
+    let mut t = ptmp_summary_line(&r.ptmp_summary);
+    t.push_str(&format!(
+        "recv {} of {}: {how}{}\n",
         grouped(r.received),
-        grouped(r.socket.count)
-    );
+        grouped(r.socket.count),
+        match r.wire {
+            Some(crate::ptmp_wire::Wire::Ptmp) => " (PTMP's TPSet messages: count is the sequence)",
+            _ => "",
+        }
+    ));
     match r.first_after_ns {
         Some(first) => t.push_str(&format!(
             "rate: {} from the first message to the last (the first arrived {} after the start)\n",
@@ -227,6 +269,26 @@ mod tests {
             ledger_line(&l),
             "ledger: received 10,000, lost 1,807 (at the start 1,797, in the middle 10, at the end 0), duplicates 2, reordered 1\n"
         );
+    }
+
+    #[test]
+    fn ptmps_summary_line_has_its_words_and_figures() {
+        let p = PtmpSummary {
+            count: 10_000,
+            elapsed_s: 0.512_34,
+            khz: 19.518,
+            missed: 514,
+            at_unix_s: 0,
+        };
+        let line = ptmp_summary_line(&p);
+        let (prefix, rest) = line.split_at(21);
+        assert_eq!(rest, "recv 10000 in 0.512 s or 19.5 kHz, missed 514\n");
+        // "I: yy-mm-dd HH:MM:SS ": the epoch in whatever zone the test runs.
+        assert!(
+            prefix.starts_with("I: 70-01-01 ") || prefix.starts_with("I: 69-12-31 "),
+            "{prefix}"
+        );
+        assert_eq!(prefix.len(), 21);
     }
 
     #[test]

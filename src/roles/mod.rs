@@ -39,7 +39,8 @@ pub use control::{Control, END_DRAIN, STOP_POLL};
 pub(crate) use io::Io;
 pub(crate) use open::{open_all, Opened};
 pub use source::{
-    opened_ns, quit_delay_ms, HOLD_MS, OPENED_TRAILER, START_DELAY_MS, TRAILER_END, TRAILER_QUIT_MS,
+    opened_ns, quit_delay_ms, HOLD_MS, OPENED_TRAILER, PTMP_WIRE, START_DELAY_MS, TRAILER_END,
+    TRAILER_QUIT_MS,
 };
 pub use spec::{EchoMode, HeaderUse, NodeSpec, Quit, RoleReport, SentFacts, SockPlan};
 pub use usage::{legacy_role_name, process_usage, set_own_process, usage};

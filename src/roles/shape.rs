@@ -84,6 +84,10 @@ pub(crate) enum Shape {
     /// Log lines: the level of line i is `levels[i % n]`, sent as the topic frame; the
     /// line (header, then text) is the message the loop fills.
     Log { levels: Vec<String>, writer: String },
+    /// PTMP's messages (check_send --wire ptmp): the type frame, then a TPSet whose
+    /// `count` is the sequence, `detid` the stream id, `created` the wall clock (us) and
+    /// `tstart` that in data-clock ticks. No zmqperf header.
+    Ptmp { detid: u32 },
 }
 
 impl Shape {
@@ -107,6 +111,16 @@ impl Shape {
                     io.send(&mut f, s, if last { 0 } else { zmq::SNDMORE })?;
                 }
                 Ok(())
+            }
+            Shape::Ptmp { detid } => {
+                let mut t = RawMsg::copy_of(&crate::ptmp_wire::type_frame())
+                    .map_err(|_| zmq::Error::ENOMEM)?;
+                io.send(&mut t, s, zmq::SNDMORE)?;
+                let mut b = [0u8; crate::ptmp_wire::MAX_ENCODED];
+                let n = crate::ptmp_wire::tpset_of(seq, *detid).encode(&mut b);
+                m.reset_uninit(n).map_err(|_| zmq::Error::ENOMEM)?;
+                m.write_prefix(&b[..n]);
+                io.send(m, s, 0)
             }
             Shape::Log { levels, writer } => {
                 let level = &levels[(seq % levels.len() as u64) as usize];

@@ -34,11 +34,28 @@ pub(crate) fn node_peer(
         ))
     };
     let socks = n.all_sockets();
-    if n.message.is_some() {
-        return refuse("typed frames (message)");
-    }
-    if n.log.is_some() {
-        return refuse("log lines (log)");
+    // Typed frames and log lines: only to a peer whose manifest lists them (`shapes`); a
+    // sink in a topology whose sources send them may be fed them (through proxies too).
+    let sink = n.role == crate::topology::Role::Sink;
+    let fed = |f: fn(&crate::topology::Node) -> bool| f(n) || (sink && t.nodes.iter().any(f));
+    for (used, shape, what) in [
+        (
+            fed(|x| x.message.is_some()),
+            "typed",
+            "typed frames (message)",
+        ),
+        (fed(|x| x.log.is_some()), "log", "log lines (log)"),
+    ] {
+        if used && !m.shapes.iter().any(|s| s == shape) {
+            return Err(Error::invalid(
+                &at,
+                name,
+                format!(
+                    "peer {} does not play {what}: its manifest has no shapes = [\"{shape}\"] (the c and czmq peers play them; docs/peers.md); play this node with that peer or zmqperf's own core (leave out impl)",
+                    m.name
+                ),
+            ));
+        }
     }
     if n.stream.is_some() {
         return refuse("streams with an end-of-transmission channel (stream)");

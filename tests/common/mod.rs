@@ -304,9 +304,9 @@ pub fn fails_within(secs: u64, args: &[&str], code: i32, needle: &str) {
     assert!(!o.stderr.contains("panicked"), "{args:?}: {}", o.stderr);
 }
 
-/// A Python venv under target/ named `name` with `package` installed from PyPI (once: a
-/// marker file says it is done); fails with python's or pip's words when it cannot be made
-/// (Debian: python3-venv). Returns the venv's folder.
+/// A Python venv under target/ named `name` with `package` (one or more, space-separated)
+/// installed from PyPI (once: a marker file says it is done); fails with python's or pip's
+/// words when it cannot be made (Debian: python3-venv). Returns the venv's folder.
 pub fn pip_venv(name: &str, package: &str) -> PathBuf {
     let venv = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let ready = venv.join("zmqperf-installed");
@@ -323,7 +323,9 @@ pub fn pip_venv(name: &str, package: &str) -> PathBuf {
         venv.display()
     );
     let mut pip = Command::new(venv.join("bin/pip"));
-    pip.args(["install", "-q", "--disable-pip-version-check", package]);
+    // `package` may name several, separated by spaces.
+    pip.args(["install", "-q", "--disable-pip-version-check"])
+        .args(package.split_whitespace());
     let o = run(pip, 600);
     assert_eq!(o.code, Some(0), "pip install {package} failed: {o:?}");
     std::fs::write(&ready, package).unwrap();

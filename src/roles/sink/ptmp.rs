@@ -13,9 +13,10 @@ use super::state::Then;
 use super::Taker;
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
-use crate::header::{Header, FLAG_END};
+use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP};
 use crate::msg::RawMsg;
 use crate::net::{PeerWatch, Waiting};
+use crate::ptmp_wire::{self, Wire};
 use crate::roles::{opened_ns, quit_delay_ms, TRAILER_END};
 use crate::topology::IoMode;
 use crate::zmq;
@@ -72,6 +73,7 @@ pub fn take(
         io: Io::new(IoMode::Blocking, limits.timeout),
         msg: RawMsg::new(),
         part: RawMsg::new(),
+        extra: RawMsg::new(),
         streams_seen: 0,
         r: Received::starting(now_ns(), watch.is_some()),
         on_arrival,
@@ -110,6 +112,7 @@ struct PtmpState<'a, A, W> {
     io: Io,
     msg: RawMsg,
     part: RawMsg,
+    extra: RawMsg,
     streams_seen: usize,
     r: Received,
     on_arrival: A,
@@ -128,6 +131,53 @@ impl<A: FnMut(u64, u64), W: FnMut(&WaitStatus)> PtmpState<'_, A, W> {
             self.r.ended = Ended::Count;
         }
         done
+    }
+
+    /// Reads the frames after the first: the second into `part` (PTMP's TPSet), any
+    /// further ones read and dropped. The message's frame count.
+    fn rest_of_message(&mut self, s: &mut zmq::Socket) -> usize {
+        if !self.msg.more() {
+            return 1;
+        }
+        if self.part.recv(s, 0).is_err() {
+            return 1;
+        }
+        let mut frames = 2;
+        let mut more = self.part.more();
+        while more && self.extra.recv(s, 0).is_ok() {
+            frames += 1;
+            more = self.extra.more();
+        }
+        frames
+    }
+
+    /// The sequence (and what else the message says) of a message of `frames` frames, in
+    /// the stream's format; the first message tells the format: zmqperf's measurement
+    /// header, or PTMP's type and TPSet. Why it breaks the protocol otherwise.
+    fn header(&mut self, frames: usize) -> std::result::Result<Header, String> {
+        let n = self.r.arrivals;
+        match self.r.wire {
+            Some(Wire::Zmqperf) => decode(&mut self.msg, n),
+            Some(Wire::Ptmp) => ptmp_header(&mut self.msg, &mut self.part, frames).map_err(|why| {
+                format!(
+                    "message #{n} is not PTMP's TPSet message, as the stream's first was: {why}"
+                )
+            }),
+            None => match Header::decode(self.msg.prefix(TRAILER_END)) {
+                Ok(Some(h)) => {
+                    self.r.wire = Some(Wire::Zmqperf);
+                    Ok(h)
+                }
+                Err(e) => Err(format!("message #{n}: {e}")),
+                Ok(None) => match ptmp_header(&mut self.msg, &mut self.part, frames) {
+                    Ok(h) => {
+                        self.r.wire = Some(Wire::Ptmp);
+                        Ok(h)
+                    }
+                    Err(why) => Err(neither(&mut self.msg, &mut self.part, frames, &why)),
+                },
+            },
+        }
     }
 
     /// Whether the sender has left, as far as the watch has seen.
@@ -154,22 +204,22 @@ impl<A: FnMut(u64, u64), W: FnMut(&WaitStatus)> Taker for PtmpState<'_, A, W> {
         _wait: &Waiting,
     ) -> Result<Then> {
         let now = now_ns();
-        if self.msg.more() {
-            // Further frames of a multi-frame message are read and not counted.
-            while self.part.recv(s, 0).is_ok() && self.part.more() {}
-        }
-        let r = &mut self.r;
-        let h = match decode(&mut self.msg, r.arrivals) {
+        let frames = self.rest_of_message(s);
+        let h = match self.header(frames) {
             Ok(h) => h,
             Err(why) => {
-                r.protocol_error = Some(why);
+                self.r.protocol_error = Some(why);
                 return Ok(Then::End);
             }
         };
-        if r.arrivals == 0 && h.has_timestamp() {
+        let r = &mut self.r;
+        if r.arrivals == 0 && h.has_timestamp() && r.wire == Some(Wire::Zmqperf) {
             let trailer = self.msg.prefix(TRAILER_END);
             r.first_sent = opened_ns(trailer).map(|o| (h.send_ns, o));
             r.quit_delay_ms = quit_delay_ms(trailer);
+        }
+        if frames > 1 && r.wire == Some(Wire::Ptmp) {
+            r.payload_bytes += self.part.len() as u64;
         }
         r.arrivals += 1;
         r.payload_bytes += self.msg.len() as u64;
@@ -250,12 +300,48 @@ fn decode(msg: &mut RawMsg, arrivals: u64) -> std::result::Result<Header, String
     match Header::decode(msg.prefix(TRAILER_END)) {
         Ok(Some(h)) => Ok(h),
         Ok(None) => Err(format!(
-            "message #{} ({} B) carries no zmqperf measurement header: check_recv reads the sequence numbers that zmqperf check_send writes (PTMP's own check_send sends TPSet messages without one)",
+            "message #{} ({} B) carries no zmqperf measurement header, where the stream's first message had one: check_recv reads one format per stream, told from its first message (zmqperf check_send's header, or PTMP's TPSet messages)",
             arrivals,
             msg.len()
         )),
         Err(e) => Err(format!("message #{arrivals}: {e}")),
     }
+}
+
+/// A PTMP message's TPSet as the header check_recv's ledger reads: `count` is the
+/// sequence, `detid` the stream, `created` (wall clock, us) the send time, whose
+/// differences give the sender's pace (no one-way time is taken from it).
+fn ptmp_header(
+    first: &mut RawMsg,
+    second: &mut RawMsg,
+    frames: usize,
+) -> std::result::Result<Header, String> {
+    let second = if frames >= 2 { second.bytes() } else { &[] };
+    let set = ptmp_wire::decode_message(frames, first.bytes(), second)?;
+    let created = set.created_us.filter(|&c| c > 0);
+    Ok(Header {
+        flags: if created.is_some() { FLAG_TIMESTAMP } else { 0 },
+        stream_id: set.detid.unwrap_or(0),
+        sequence: u64::from(set.count),
+        send_ns: created.map_or(0, |c| (c as u64).saturating_mul(1000)),
+    })
+}
+
+/// The error of a first message in neither format, naming what was seen.
+fn neither(first: &mut RawMsg, second: &mut RawMsg, frames: usize, why_not_ptmp: &str) -> String {
+    let mut sizes = vec![format!("{} B", first.len())];
+    if frames >= 2 {
+        sizes.push(format!("{} B", second.len()));
+    }
+    if frames > 2 {
+        sizes.push("...".into());
+    }
+    format!(
+        "message #0 is neither zmqperf's nor PTMP's: {frames} frame{} ({}), the first starting {}; it has no zmqperf measurement header (which starts with \"ZP\"), and it is not PTMP's TPSet message: {why_not_ptmp}. Point check_recv at zmqperf check_send (either --wire) or a PTMP sender",
+        if frames == 1 { "" } else { "s" },
+        sizes.join(", "),
+        if first.is_empty() { "empty".to_string() } else { ptmp_wire::hex_start(first.bytes()) }
+    )
 }
 
 #[cfg(test)]

@@ -43,6 +43,8 @@ pub struct Received {
     pub first_sent: Option<(u64, u64)>,
     /// The sender's QUIT_DELAY_MS, from check_send's trailer in the first message.
     pub quit_delay_ms: Option<u64>,
+    /// The stream's message format, told from its first message (None: nothing read).
+    pub wire: Option<crate::ptmp_wire::Wire>,
 }
 
 impl Received {
@@ -64,6 +66,7 @@ impl Received {
             sightings: None,
             first_sent: None,
             quit_delay_ms: None,
+            wire: None,
         }
     }
 

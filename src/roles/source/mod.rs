@@ -48,6 +48,9 @@ pub const HOLD_MS: &str = "hold_ms";
 pub const OPENED_TRAILER: &str = "opened_trailer";
 /// The source's own field: QUIT_DELAY_MS, written in the trailer's second part.
 pub const TRAILER_QUIT_MS: &str = "trailer_quit_ms";
+/// The source's own field: present, every message is PTMP's (the type frame, then a
+/// TPSet whose count is the sequence) in place of the header (check_send --wire ptmp).
+pub const PTMP_WIRE: &str = "ptmp_wire";
 
 pub(super) fn run(
     ctx: &zmq::Context,
@@ -395,7 +398,11 @@ fn wait_subscriptions(
 
 /// Typed frames or log lines: the loop fills the header frame, the shape sends the rest.
 fn shape_of(spec: &NodeSpec) -> Option<Shape> {
-    if !spec.frames.is_empty() {
+    if spec.own.contains_key(PTMP_WIRE) {
+        Some(Shape::Ptmp {
+            detid: spec.stream_id,
+        })
+    } else if !spec.frames.is_empty() {
         Some(Shape::Typed {
             type_id: spec.type_id.to_le_bytes(),
             rest: spec.frames[1..].to_vec(),

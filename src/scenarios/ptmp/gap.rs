@@ -59,6 +59,30 @@ impl GapTracker {
     }
 }
 
+/// PTMP's own count of missed messages, for its summary line (`recv COUNT in T s or R
+/// kHz, missed M`): for each message, how far its count jumped past the previous one's
+/// next, when it jumped forward; the previous starts at 0 (so a stream starting at 5
+/// counts 4). Duplicates, reordering and a lost end count nothing: the ledger has those.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Missed {
+    last: i64,
+    /// Missed so far.
+    pub total: u64,
+}
+
+impl Missed {
+    /// Notes the next message received, `seq`.
+    #[inline]
+    pub fn next(&mut self, seq: u64) {
+        let seq = seq.min(i64::MAX as u64) as i64;
+        let here = seq - self.last - 1;
+        if here > 0 {
+            self.total += here as u64;
+        }
+        self.last = seq;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +115,19 @@ mod tests {
         let lines: Vec<_> = (0..100).filter_map(|s| loud.next(s, s * 1000)).collect();
         assert_eq!(lines.len(), 100);
         assert_eq!(gap_line(&lines[99]), "99 - 99 = 0 : 9.9e-05s");
+    }
+
+    #[test]
+    fn missed_is_counted_as_ptmp_counts_it() {
+        let mut m = Missed::default();
+        for s in [0, 1, 2, 5, 6, 9, 9, 8, 10] {
+            m.next(s);
+        }
+        // 2 -> 5 and 6 -> 9: 4; the duplicate 9 and the late 8 add nothing; 8 -> 10 adds
+        // 1 (PTMP compares with the message before, not with the highest seen).
+        assert_eq!(m.total, 5);
+        let mut m = Missed::default();
+        m.next(1797);
+        assert_eq!(m.total, 1796, "PTMP's previous count starts at 0");
     }
 }

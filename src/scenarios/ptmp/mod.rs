@@ -14,8 +14,11 @@ mod send;
 mod sendrecv;
 
 pub use cause::{causes, one_line, Cause};
+pub use gap::Missed;
 pub use gap::{GapLine, GapTracker};
-pub use recv::{check_recv, Ended, RecvConfig, RecvResult, WaitStatus, GAP_LINES_KEPT};
+pub use recv::{
+    check_recv, Ended, PtmpSummary, RecvConfig, RecvResult, WaitStatus, GAP_LINES_KEPT,
+};
 pub use send::{check_send, unseen_receiver, CheckSocket, SendConfig, SendResult};
 pub use sendrecv::{check_sendrecv, SendRecvConfig, SendRecvResult};
 

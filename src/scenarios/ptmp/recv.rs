@@ -5,12 +5,13 @@
 //! stopped, its cause and fix.
 
 use super::cause::{recv_cause, Cause};
-use super::gap::{GapLine, GapTracker};
+use super::gap::{GapLine, GapTracker, Missed};
 use super::send::CheckSocket;
 use super::{open_receiver, RECEIVING};
 use crate::endpoint::{Endpoint, Side};
 use crate::error::{Error, Result};
 use crate::net::Waiting;
+use crate::ptmp_wire::Wire;
 use crate::roles::ptmp::{take, Limits};
 pub use crate::roles::ptmp::{Ended, WaitStatus};
 use crate::roles::Opened;
@@ -81,6 +82,23 @@ pub(crate) fn mid_handshake_hint(
     )
 }
 
+/// The figures of PTMP's check_recv's last line, `recv COUNT in T s or R kHz, missed M`
+/// (czmq's `zsys_info`), computed as PTMP computes them.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PtmpSummary {
+    /// COUNT (PTMP prints the count asked for, not the count received).
+    pub count: u64,
+    /// Seconds from the receiver's start to its end (the timeout's wait included).
+    pub elapsed_s: f64,
+    /// 0.001 x COUNT / elapsed_s.
+    pub khz: f64,
+    /// PTMP's missed: the forward jumps of the counts (see `gap::Missed`).
+    pub missed: u64,
+    /// When the line was due, seconds since the Unix epoch (czmq's log prefix shows it in
+    /// local time).
+    pub at_unix_s: i64,
+}
+
 /// What check_recv received.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecvResult {
@@ -89,6 +107,11 @@ pub struct RecvResult {
     pub socket: CheckSocket,
     /// The longest wait for a message, ms.
     pub timeout_ms: u64,
+    /// The stream's message format, told from its first message: zmqperf's measurement
+    /// header or PTMP's TPSet messages (null: nothing arrived).
+    pub wire: Option<Wire>,
+    /// PTMP's check_recv's summary line's figures.
+    pub ptmp_summary: PtmpSummary,
     /// Why receiving stopped: count, end_mark or timeout.
     pub ended: Ended,
     /// Messages received, duplicates included.
@@ -152,6 +175,7 @@ pub fn check_recv(
     // PTMP's gap lines, from each arrival's sequence number: all printed, the first
     // GAP_LINES_KEPT kept for the JSON.
     let mut gaps = GapTracker::new(cfg.verbose);
+    let mut missed = Missed::default();
     let (mut gap_lines, mut gap_lines_total) = (Vec::new(), 0u64);
     let limits = Limits {
         count: Some(cfg.count),
@@ -159,6 +183,7 @@ pub fn check_recv(
         sender_done: None,
     };
     let on_arrival = |seq, at_ns| {
+        missed.next(seq);
         if let Some(line) = gaps.next(seq, at_ns) {
             on_line(&line);
             gap_lines_total += 1;
@@ -168,6 +193,18 @@ pub fn check_recv(
         }
     };
     let mut r = take(&mut s.sock, s.watch.as_ref(), limits, on_arrival, on_wait)?;
+    let elapsed_s = crate::clock::now_ns().saturating_sub(r.start_ns) as f64 / 1e9;
+    let ptmp_summary = PtmpSummary {
+        count: cfg.count,
+        elapsed_s,
+        khz: if elapsed_s > 0.0 {
+            0.001 * cfg.count as f64 / elapsed_s
+        } else {
+            0.0
+        },
+        missed: missed.total,
+        at_unix_s: crate::ptmp_wire::now_us() / 1_000_000,
+    };
     let came_and_went = r
         .sightings
         .as_ref()
@@ -212,6 +249,8 @@ pub fn check_recv(
             cfg.count,
         ),
         timeout_ms: cfg.timeout.as_millis() as u64,
+        wire: r.wire,
+        ptmp_summary,
         ended: r.ended,
         received: r.arrivals,
         first_after_ns: r.first_ns.map(|f| f - r.start_ns),

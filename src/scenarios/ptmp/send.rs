@@ -8,8 +8,10 @@ use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
 use crate::header::HEADER_LEN;
 use crate::model::ProcessUsage;
+use crate::ptmp_wire::{self, Wire};
 use crate::roles::{
-    run_here, NodeSpec, Quit, HOLD_MS, OPENED_TRAILER, START_DELAY_MS, TRAILER_QUIT_MS,
+    run_here, HeaderUse, NodeSpec, Quit, HOLD_MS, OPENED_TRAILER, PTMP_WIRE, START_DELAY_MS,
+    TRAILER_QUIT_MS,
 };
 use crate::stats::Throughput;
 use crate::topology::{Role, SocketType};
@@ -38,8 +40,10 @@ pub struct SendConfig {
     /// Longest a send may block (PAIR and PUSH block at the high-water mark or without a
     /// peer; PTMP's sender would wait for ever).
     pub timeout: Duration,
-    /// The stream id written in every header.
+    /// The stream id written in every header (PTMP's TPSet: its detid).
     pub stream_id: u32,
+    /// The message format: zmqperf's header (with the trailer), or PTMP's messages.
+    pub wire: Wire,
 }
 
 /// What check_send and check_recv report first: the command, its socket, and COUNT.
@@ -86,9 +90,13 @@ pub struct SendResult {
     /// "check_send", its socket and COUNT (the messages to send), first in the JSON.
     #[serde(flatten)]
     pub socket: CheckSocket,
-    /// Bytes per message.
+    /// The message format sent: zmqperf (the measurement header) or ptmp (PTMP's type
+    /// frame and TPSet).
+    pub wire: Wire,
+    /// Bytes per message (PTMP's: both frames of the first message; later ones may be a
+    /// byte longer as their varints grow).
     pub message_size: usize,
-    /// The stream id in the headers.
+    /// The stream id in the headers (PTMP's: the TPSet's detid).
     pub stream_id: u32,
     /// START_DELAY_MS.
     pub start_delay_ms: u64,
@@ -193,7 +201,17 @@ pub fn check_send(
     on_ready: impl FnOnce(&str),
 ) -> Result<SendResult> {
     let began = std::time::Instant::now();
-    if cfg.size < HEADER_LEN {
+    if cfg.wire == Wire::Ptmp && cfg.count > u64::from(u32::MAX) + 1 {
+        return Err(Error::invalid(
+            "<COUNT>",
+            &cfg.count.to_string(),
+            format!(
+                "PTMP's TPSet count is a uint32: with --wire ptmp give at most {}",
+                u64::from(u32::MAX) + 1
+            ),
+        ));
+    }
+    if cfg.wire == Wire::Zmqperf && cfg.size < HEADER_LEN {
         return Err(Error::invalid(
             "--size",
             &cfg.size.to_string(),
@@ -212,8 +230,23 @@ pub fn check_send(
     spec.own
         .insert(START_DELAY_MS.into(), cfg.start_delay.as_millis() as u64);
     spec.own.insert(HOLD_MS.into(), quit_ms);
-    spec.own
-        .insert(TRAILER_QUIT_MS.into(), quit_ms.min(u32::MAX.into()));
+    let message_size = match cfg.wire {
+        Wire::Zmqperf => {
+            spec.own
+                .insert(TRAILER_QUIT_MS.into(), quit_ms.min(u32::MAX.into()));
+            cfg.size
+        }
+        Wire::Ptmp => {
+            // PTMP's messages in place of the header and its trailer.
+            spec.own.remove(OPENED_TRAILER);
+            spec.own.insert(PTMP_WIRE.into(), 1);
+            spec.header = HeaderUse::Never;
+            let mut b = [0u8; ptmp_wire::MAX_ENCODED];
+            let n = ptmp_wire::tpset_of(0, cfg.stream_id).encode(&mut b);
+            spec.size = 4 + n;
+            spec.size
+        }
+    };
     let mut endpoint = String::new();
     let mut on_ready = Some(on_ready);
     let r = run_here(ctx, &spec, |b| {
@@ -255,7 +288,8 @@ pub fn check_send(
             endpoint,
             cfg.count,
         ),
-        message_size: cfg.size,
+        wire: cfg.wire,
+        message_size,
         stream_id: cfg.stream_id,
         start_delay_ms: cfg.start_delay.as_millis() as u64,
         quit_delay_ms: quit_ms,
@@ -284,6 +318,7 @@ mod tests {
                 side: "connect",
                 count: 100,
             },
+            wire: Wire::Zmqperf,
             message_size: 1 << 20,
             stream_id: 1,
             start_delay_ms: 0,

@@ -1,0 +1,1008 @@
+/* zmqperf peer on CZMQ, the high-level C binding (zsock, zframe, zmsg) that PTMP and Ruby's
+ * rbczmq are built on: plays one node (source, sink, ping, echo) of a topology for
+ * zmqperf's runner, as docs/peers.md describes. Every message goes through CZMQ's own
+ * objects, as a CZMQ program's would: a zframe_t per single-frame message sent or received,
+ * a zmsg_t where there are several frames (a ROUTER's envelope, an echo's request), the
+ * socket a zsock_t with CZMQ's option setters. Its figures beside the c peer's (libzmq's
+ * C API on the same Debian libzmq5) are CZMQ's own cost.
+ *
+ *   peer '<node spec as JSON>'   control lines on stdin/stdout
+ *   peer --version               {"binding": ..., "engine": ...}
+ */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <czmq.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+/* The measurement header, shared with the c peer (peers/c stays beside this folder). */
+#include "../c/header.h"
+
+#define SLICE_MS 100 /* a receive gives up this often to look at the runner's stop */
+#define DRAIN_MS 1000 /* after the stop, a sink ends once this long passes without a message */
+
+enum exit_code { EXIT_SPEC = 2, EXIT_UNSUPPORTED = 3, EXIT_TIMEOUT = 4, EXIT_PROTOCOL = 9 };
+
+/* ---------- control lines ---------- */
+
+static void emit(cJSON *line)
+{
+    char *text = cJSON_PrintUnformatted(line);
+    fputs(text, stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+    free(text);
+    cJSON_Delete(line);
+}
+
+static cJSON *control_line(const char *type)
+{
+    cJSON *line = cJSON_CreateObject();
+    cJSON_AddStringToObject(line, "type", type);
+    cJSON_AddNumberToObject(line, "v", 1);
+    return line;
+}
+
+static void fail(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+static void fail(int code, const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "peer czmq: %s\n", message);
+    cJSON *line = control_line("error");
+    cJSON_AddStringToObject(line, "message", message);
+    cJSON_AddNumberToObject(line, "exit_code", code);
+    emit(line);
+    _exit(code); /* not exit(): CZMQ's atexit would wait on sockets still open */
+}
+
+static void add_u64(cJSON *obj, const char *key, uint64_t v)
+{
+    char digits[24];
+    snprintf(digits, sizeof digits, "%" PRIu64, v);
+    cJSON_AddRawToObject(obj, key, digits);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---------- the runner's lines on stdin, on a thread of their own ---------- */
+
+static atomic_int g_started, g_stopped, g_not_start;
+
+static void *read_control(void *unused)
+{
+    (void)unused;
+    char line[4096];
+    while (fgets(line, sizeof line, stdin)) {
+        cJSON *msg = cJSON_Parse(line);
+        const cJSON *type = msg ? cJSON_GetObjectItemCaseSensitive(msg, "type") : NULL;
+        const char *t = cJSON_IsString(type) ? type->valuestring : "";
+        if (strcmp(t, "start") == 0)
+            atomic_store(&g_started, 1);
+        else if (strcmp(t, "stop") == 0)
+            atomic_store(&g_stopped, 1);
+        else if (!atomic_load(&g_started))
+            atomic_store(&g_not_start, 1);
+        cJSON_Delete(msg);
+    }
+    atomic_store(&g_stopped, 1); /* the end of stdin is a stop */
+    return NULL;
+}
+
+static void wait_for_start(uint64_t timeout_ms)
+{
+    uint64_t deadline = now_ns() + timeout_ms * 1000000u;
+    while (!atomic_load(&g_started)) {
+        if (atomic_load(&g_not_start))
+            fail(EXIT_PROTOCOL, "protocol error: expected start");
+        if (atomic_load(&g_stopped) || now_ns() > deadline)
+            fail(EXIT_PROTOCOL, "protocol error: no start signal from the runner");
+        zclock_sleep(1);
+    }
+}
+
+static void wait_for_stop(uint64_t timeout_ms)
+{
+    uint64_t deadline = now_ns() + timeout_ms * 1000000u;
+    while (!atomic_load(&g_stopped) && now_ns() < deadline)
+        zclock_sleep(1);
+}
+
+/* ---------- compact histogram: values kept to 3 significant digits ---------- */
+
+#define HIST_DECADES 18
+typedef struct {
+    uint64_t *counts; /* [decade * 1000 + mantissa] */
+} hist_t;
+
+static void hist_init(hist_t *h) { h->counts = calloc(HIST_DECADES * 1000, sizeof(uint64_t)); }
+
+static inline void hist_record(hist_t *h, uint64_t v)
+{
+    unsigned e = 0;
+    for (; v >= 1000; e++)
+        v /= 10;
+    h->counts[e * 1000 + v]++;
+}
+
+static cJSON *hist_json(const hist_t *h)
+{
+    cJSON *obj = cJSON_CreateObject();
+    cJSON *buckets = cJSON_AddArrayToObject(obj, "buckets");
+    uint64_t scale = 1;
+    for (int e = 0; e < HIST_DECADES; e++, scale *= 10)
+        for (int m = 0; m < 1000; m++) {
+            uint64_t c = h->counts[e * 1000 + m];
+            if (!c)
+                continue;
+            char pair[64];
+            snprintf(pair, sizeof pair, "[%" PRIu64 ",%" PRIu64 "]", (uint64_t)m * scale, c);
+            cJSON_AddItemToArray(buckets, cJSON_CreateRaw(pair));
+        }
+    return obj;
+}
+
+/* ---------- the node spec ---------- */
+
+typedef struct {
+    const char *name, *role, *kind;
+    cJSON *bind, *connect, *options, *streams;
+    uint64_t size, count, warmup, stamp_every, timeout_ms, expect;
+    double rate; /* 0: as fast as possible */
+    uint32_t stream_id, subscriptions;
+    int ends_itself, delimiter;
+    /* Typed frames: every frame's size (the first holds the header, then the type id). */
+    size_t nframes, *frames;
+    uint32_t type_id;
+    /* Log lines: the level of line i is levels[i % nlevels] (the topic frame). */
+    size_t nlevels;
+    const char **levels;
+} spec_t;
+
+static const cJSON *field(const cJSON *obj, const char *key, int required)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (required && !item)
+        fail(EXIT_SPEC, "bad node spec: field '%s' is missing", key);
+    return item;
+}
+
+static uint64_t num(const cJSON *obj, const char *key, int required, uint64_t dflt)
+{
+    const cJSON *item = field(obj, key, required);
+    if (!item || cJSON_IsNull(item))
+        return dflt;
+    if (!cJSON_IsNumber(item) || item->valuedouble < 0)
+        fail(EXIT_SPEC, "bad node spec: field '%s' must be a number >= 0", key);
+    return (uint64_t)item->valuedouble;
+}
+
+static const char *str(const cJSON *obj, const char *key)
+{
+    const cJSON *item = field(obj, key, 1);
+    if (!cJSON_IsString(item))
+        fail(EXIT_SPEC, "bad node spec: field '%s' must be a string", key);
+    return item->valuestring;
+}
+
+static spec_t parse_spec(const char *text)
+{
+    spec_t s = {0};
+    cJSON *root = cJSON_Parse(text);
+    if (!cJSON_IsObject(root))
+        fail(EXIT_SPEC, "bad node spec: not a JSON object (give the node spec as the one argument)");
+    s.name = str(root, "name");
+    s.role = str(root, "role");
+    const cJSON *sockets = field(root, "sockets", 1);
+    if (cJSON_GetArraySize(sockets) != 1)
+        fail(EXIT_UNSUPPORTED, "node %s: the czmq peer plays one socket, not %d", s.name,
+             cJSON_GetArraySize(sockets));
+    cJSON *sock = cJSON_GetArrayItem(sockets, 0);
+    s.kind = str(sock, "kind");
+    s.bind = cJSON_GetObjectItemCaseSensitive(sock, "bind");
+    s.connect = cJSON_GetObjectItemCaseSensitive(sock, "connect");
+    s.options = cJSON_GetObjectItemCaseSensitive(sock, "options");
+    s.size = num(root, "size", 1, 0);
+    s.count = num(root, "count", 1, 0);
+    s.warmup = num(root, "warmup", 1, 0);
+    s.stamp_every = num(root, "stamp_every", 1, 1);
+    if (s.stamp_every == 0)
+        s.stamp_every = 1;
+    s.timeout_ms = num(root, "timeout_ms", 1, 10000);
+    const cJSON *rate = field(root, "rate", 1);
+    s.rate = cJSON_IsNumber(rate) ? rate->valuedouble : 0;
+    s.stream_id = (uint32_t)num(root, "stream_id", 0, 0);
+    s.streams = cJSON_GetObjectItemCaseSensitive(root, "streams");
+    s.ends_itself = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "ends_itself"));
+    s.expect = num(root, "expect", 0, 0);
+    s.subscriptions = (uint32_t)num(root, "subscriptions", 0, 0);
+    s.delimiter = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "delimiter"));
+    const cJSON *frames = cJSON_GetObjectItemCaseSensitive(root, "frames"), *f;
+    s.nframes = cJSON_IsArray(frames) ? (size_t)cJSON_GetArraySize(frames) : 0;
+    s.frames = calloc(s.nframes + 1, sizeof *s.frames);
+    size_t k = 0;
+    cJSON_ArrayForEach(f, frames)
+    {
+        if (!cJSON_IsNumber(f) || f->valuedouble < 0)
+            fail(EXIT_SPEC, "bad node spec: field 'frames' must list sizes >= 0");
+        s.frames[k++] = (size_t)f->valuedouble;
+    }
+    if (s.nframes && s.frames[0] < HDR_LEN + 4)
+        fail(EXIT_SPEC, "bad node spec: the first of 'frames' holds the header and the type id: %d bytes or more",
+             HDR_LEN + 4);
+    s.type_id = (uint32_t)num(root, "type_id", 0, 0);
+    const cJSON *levels = cJSON_GetObjectItemCaseSensitive(root, "log_levels");
+    s.nlevels = cJSON_IsArray(levels) ? (size_t)cJSON_GetArraySize(levels) : 0;
+    s.levels = calloc(s.nlevels + 1, sizeof *s.levels);
+    k = 0;
+    cJSON_ArrayForEach(f, levels)
+    {
+        if (!cJSON_IsString(f))
+            fail(EXIT_SPEC, "bad node spec: field 'log_levels' must list strings");
+        s.levels[k++] = f->valuestring;
+    }
+    if (s.nlevels && s.size < HDR_LEN)
+        fail(EXIT_SPEC, "bad node spec: a log line carries the %d-byte header: size %d or more", HDR_LEN, HDR_LEN);
+    return s; /* root lives as long as the process: the strings point into it */
+}
+
+/* ---------- the socket ---------- */
+
+static const struct {
+    const char *name;
+    int type;
+} KINDS[] = {{"PAIR", ZMQ_PAIR},     {"PUB", ZMQ_PUB},   {"SUB", ZMQ_SUB},       {"XPUB", ZMQ_XPUB},
+             {"XSUB", ZMQ_XSUB},     {"REQ", ZMQ_REQ},   {"REP", ZMQ_REP},       {"DEALER", ZMQ_DEALER},
+             {"ROUTER", ZMQ_ROUTER}, {"PUSH", ZMQ_PUSH}, {"PULL", ZMQ_PULL}};
+
+static int plays(const char *role, const char *kind)
+{
+    static const char *table[][7] = {
+        {"source", "PUB", "XPUB", "PUSH", "PAIR", "DEALER", NULL},
+        {"sink", "SUB", "XSUB", "PULL", "PAIR", "DEALER", "ROUTER"},
+        {"ping", "REQ", "DEALER", "PAIR", NULL},
+        {"echo", "REP", "ROUTER", "DEALER", "PAIR", NULL},
+    };
+    for (size_t r = 0; r < sizeof table / sizeof table[0]; r++) {
+        if (strcmp(table[r][0], role) != 0)
+            continue;
+        for (int k = 1; k < 7 && table[r][k]; k++)
+            if (strcmp(table[r][k], kind) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* The integer options, each through CZMQ's own setter. */
+static const struct {
+    const char *name;
+    void (*set)(void *, int);
+} INT_OPTIONS[] = {{"sndhwm", zsock_set_sndhwm},
+                   {"rcvhwm", zsock_set_rcvhwm},
+                   {"linger", zsock_set_linger},
+                   {"sndbuf", zsock_set_sndbuf},
+                   {"rcvbuf", zsock_set_rcvbuf},
+                   {"immediate", zsock_set_immediate},
+                   {"conflate", zsock_set_conflate},
+                   {"xpub_verbose", zsock_set_xpub_verbose},
+                   {"xpub_nodrop", zsock_set_xpub_nodrop},
+                   {"router_mandatory", zsock_set_router_mandatory},
+                   {"tcp_keepalive", zsock_set_tcp_keepalive}};
+
+static void apply_options(const spec_t *s, zsock_t *sock, int type)
+{
+    const cJSON *opt;
+    cJSON_ArrayForEach(opt, s->options)
+    {
+        if (cJSON_IsNull(opt) || strcmp(opt->string, "subscribe") == 0)
+            continue;
+        if (strcmp(opt->string, "routing_id") == 0) {
+            if (!cJSON_IsString(opt))
+                fail(EXIT_SPEC, "bad node spec: option routing_id must be a string");
+            zsock_set_identity(sock, opt->valuestring); /* CZMQ's name for ZMQ_ROUTING_ID */
+            continue;
+        }
+        size_t i = 0, n = sizeof INT_OPTIONS / sizeof INT_OPTIONS[0];
+        while (i < n && strcmp(INT_OPTIONS[i].name, opt->string))
+            i++;
+        if (i == n)
+            fail(EXIT_UNSUPPORTED,
+                 "node %s: the czmq peer does not play socket option '%s' (remove it or play the node with zmqperf)",
+                 s->name, opt->string);
+        INT_OPTIONS[i].set(sock, cJSON_IsBool(opt) ? cJSON_IsTrue(opt) : (int)opt->valuedouble);
+    }
+    if (type != ZMQ_SUB && type != ZMQ_XSUB)
+        return;
+    /* Its prefixes; none, or an empty list, is everything. */
+    const cJSON *subs = cJSON_GetObjectItemCaseSensitive(s->options, "subscribe");
+    int n = cJSON_IsArray(subs) ? cJSON_GetArraySize(subs) : 0;
+    for (int i = 0; i < (n ? n : 1); i++) {
+        const cJSON *p = n ? cJSON_GetArrayItem(subs, i) : NULL;
+        const char *prefix = cJSON_IsString(p) ? p->valuestring : "";
+        if (type == ZMQ_SUB) {
+            zsock_set_subscribe(sock, prefix);
+            continue;
+        }
+        size_t len = strlen(prefix);
+        zframe_t *sub = zframe_new(NULL, len + 1);
+        zframe_data(sub)[0] = 1;
+        memcpy(zframe_data(sub) + 1, prefix, len);
+        if (zframe_send(&sub, sock, 0) != 0)
+            fail(EXIT_UNSUPPORTED, "XSUB cannot send its subscription: %s", zmq_strerror(zmq_errno()));
+    }
+}
+
+static char g_bound[1024]; /* the first endpoint bound (a wildcard port made real) */
+
+static const char *peer_name(const spec_t *s)
+{
+    const cJSON *ep = cJSON_GetArrayItem(s->connect, 0);
+    if (!ep && g_bound[0])
+        return g_bound;
+    if (!ep)
+        ep = cJSON_GetArrayItem(s->bind, 0);
+    return cJSON_IsString(ep) ? ep->valuestring : "(no endpoint)";
+}
+
+/* Opens the node's zsock, binds and connects it, then writes `ready`. */
+static zsock_t *open_socket(const spec_t *s, int *type_out)
+{
+    int type = -1;
+    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
+        if (strcmp(KINDS[i].name, s->kind) == 0)
+            type = KINDS[i].type;
+    if (type < 0)
+        fail(EXIT_SPEC, "bad node spec: unknown socket type '%s'", s->kind);
+    if (!plays(s->role, s->kind))
+        fail(EXIT_UNSUPPORTED, "node %s: the czmq peer does not play role '%s' on a %s socket", s->name,
+             s->role, s->kind);
+    /* A source that must see its subscribers first opens its PUB as an XPUB. */
+    int subscribing = strcmp(s->role, "source") == 0 && s->subscriptions > 0 &&
+                      (type == ZMQ_PUB || type == ZMQ_XPUB);
+    if (subscribing)
+        type = ZMQ_XPUB;
+    zsock_t *sock = zsock_new(type);
+    if (!sock)
+        fail(EXIT_UNSUPPORTED, "cannot open a %s socket: %s", s->kind, zmq_strerror(zmq_errno()));
+    zsock_set_linger(sock, 0);
+    if (subscribing)
+        zsock_set_xpub_verbose(sock, 1);
+    zsock_set_rcvtimeo(sock, SLICE_MS);
+    zsock_set_sndtimeo(sock, (int)s->timeout_ms);
+    apply_options(s, sock, subscribing ? ZMQ_PUB : type);
+
+    cJSON *ready = control_line("ready");
+    cJSON *endpoints = cJSON_AddArrayToObject(ready, "endpoints");
+    const cJSON *ep;
+    cJSON_ArrayForEach(ep, s->bind)
+    {
+        if (!cJSON_IsString(ep) || zsock_bind(sock, "%s", ep->valuestring) < 0)
+            fail(EXIT_UNSUPPORTED, "node %s cannot bind %s: %s", s->name,
+                 cJSON_IsString(ep) ? ep->valuestring : "(not a string)", zmq_strerror(zmq_errno()));
+        char *real = zsock_last_endpoint(sock);
+        if (!g_bound[0])
+            snprintf(g_bound, sizeof g_bound, "%s", real);
+        cJSON_AddItemToArray(endpoints, cJSON_CreateString(real));
+        zstr_free(&real);
+    }
+    cJSON_ArrayForEach(ep, s->connect)
+    {
+        if (!cJSON_IsString(ep) || zsock_connect(sock, "%s", ep->valuestring) != 0)
+            fail(EXIT_UNSUPPORTED, "node %s cannot connect to %s: %s", s->name,
+                 cJSON_IsString(ep) ? ep->valuestring : "(not a string)", zmq_strerror(zmq_errno()));
+    }
+    emit(ready);
+    *type_out = type;
+    return sock;
+}
+
+/* ---------- usage and the report ---------- */
+
+static cJSON *usage_json(const char *role)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    cJSON *u = cJSON_CreateObject();
+    cJSON_AddStringToObject(u, "role", role);
+    cJSON_AddStringToObject(u, "placement", "foreign");
+    cJSON_AddNumberToObject(u, "cpu_user_ms", ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3);
+    cJSON_AddNumberToObject(u, "cpu_sys_ms", ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
+    uint64_t hwm = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %" SCNu64, &hwm) == 1)
+            break;
+    if (f)
+        fclose(f);
+    add_u64(u, "peak_rss_kib", hwm);
+    return u;
+}
+
+static cJSON *span_json(uint64_t messages, uint64_t bytes, uint64_t start_ns, uint64_t end_ns)
+{
+    cJSON *t = cJSON_CreateObject();
+    add_u64(t, "messages", messages);
+    add_u64(t, "payload_bytes", bytes);
+    add_u64(t, "start_ns", start_ns);
+    add_u64(t, "end_ns", end_ns);
+    return t;
+}
+
+static cJSON *new_report(void)
+{
+    cJSON *r = cJSON_CreateObject();
+    const char *keys[] = {"latency", "send_delay", "send", "delivered", "ledger"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cJSON_AddNullToObject(r, keys[i]);
+    return r;
+}
+
+static void set(cJSON *report, const char *key, cJSON *value)
+{
+    cJSON_ReplaceItemInObjectCaseSensitive(report, key, value);
+}
+
+static void send_report(cJSON *report, const char *role)
+{
+    cJSON_AddItemToObject(report, "usage", usage_json(role));
+    cJSON *line = control_line("report");
+    cJSON_AddItemToObject(line, "report", report);
+    emit(line);
+}
+
+/* A frame of `size` bytes: the header (when it fits) and zeros. */
+static zframe_t *headed_frame(size_t size, uint8_t flags, uint32_t stream, uint64_t seq, uint64_t stamp)
+{
+    zframe_t *f = zframe_new(NULL, size);
+    byte *p = zframe_data(f);
+    if (size >= HDR_LEN) {
+        hdr_encode(p, flags, stream, seq, stamp);
+        memset(p + HDR_LEN, 0, size - HDR_LEN);
+    } else {
+        memset(p, 0, size);
+    }
+    return f;
+}
+
+/* Message `seq` of a source with typed frames or log lines, its header written as given.
+ * Typed: the first frame is the header then the type id (little-endian), then zeroed
+ * payload frames. Log: the level as the topic frame, then the line (the header, then text,
+ * filled with dots to `size`), as a ZeroMQ logger writes it. */
+static zmsg_t *shaped_msg(const spec_t *s, uint8_t flags, uint64_t seq, uint64_t stamp)
+{
+    zmsg_t *msg = zmsg_new();
+    if (s->nframes) {
+        zframe_t *first = headed_frame(s->frames[0], flags, s->stream_id, seq, stamp);
+        byte *p = zframe_data(first);
+        for (int b = 0; b < 4; b++)
+            p[HDR_LEN + b] = (byte)(s->type_id >> (8 * b));
+        zmsg_append(msg, &first);
+        for (size_t k = 1; k < s->nframes; k++) {
+            zframe_t *part = zframe_new(NULL, s->frames[k]);
+            memset(zframe_data(part), 0, s->frames[k]);
+            zmsg_append(msg, &part);
+        }
+        return msg;
+    }
+    const char *level = s->levels[seq % s->nlevels];
+    zmsg_addstr(msg, level);
+    zframe_t *line = headed_frame(s->size, flags, s->stream_id, seq, stamp);
+    char text[256];
+    int n = snprintf(text, sizeof text, " %s %s: line %" PRIu64 " of the log, written by the czmq peer ", level,
+                     s->name, seq);
+    size_t room = s->size - HDR_LEN, len = (size_t)n < room ? (size_t)n : room;
+    memcpy(zframe_data(line) + HDR_LEN, text, len);
+    memset(zframe_data(line) + HDR_LEN + len, '.', room - len);
+    zmsg_append(msg, &line);
+    return msg;
+}
+
+/* Sends message `seq`: one zframe, or the shape's zmsg. 0 when it went. */
+static int send_one(const spec_t *s, zsock_t *sock, uint8_t flags, uint64_t seq, uint64_t stamp)
+{
+    if (s->nframes || s->nlevels) {
+        zmsg_t *msg = shaped_msg(s, flags, seq, stamp);
+        return zmsg_send(&msg, sock);
+    }
+    zframe_t *f = headed_frame(s->size, flags, s->stream_id, seq, stamp);
+    return zframe_send(&f, sock, 0);
+}
+
+/* ---------- source ---------- */
+
+static void run_source(const spec_t *s, zsock_t *sock, int type)
+{
+    cJSON *report = new_report();
+    wait_for_start(s->timeout_ms);
+    if (type == ZMQ_XPUB && s->subscriptions > 0) {
+        uint64_t t0 = now_ns(), waited = 0;
+        uint32_t seen = 0;
+        while (seen < s->subscriptions) {
+            zframe_t *sub = zframe_recv(sock);
+            if (!sub) {
+                if ((waited += SLICE_MS) >= s->timeout_ms)
+                    fail(EXIT_TIMEOUT, "saw %u of %u subscriptions within %" PRIu64 " ms on %s", seen,
+                         s->subscriptions, s->timeout_ms, peer_name(s));
+                continue;
+            }
+            if (zframe_size(sub) > 0 && zframe_data(sub)[0] == 1)
+                seen++;
+            zframe_destroy(&sub);
+        }
+        add_u64(report, "subscription_wait_ns", now_ns() - t0);
+    }
+    size_t size = s->size;
+    for (uint64_t i = 0; i < s->warmup; i++) {
+        if (send_one(s, sock, HDR_WARMUP, i, 0) != 0)
+            fail(EXIT_TIMEOUT, "warm-up message %" PRIu64 " not taken within %" PRIu64 " ms by %s", i,
+                 s->timeout_ms, peer_name(s));
+    }
+    hist_t delay;
+    if (s->rate > 0)
+        hist_init(&delay);
+    double interval = s->rate > 0 ? 1e9 / s->rate : 0;
+    uint64_t first = now_ns();
+    for (uint64_t i = 0; i < s->count; i++) {
+        uint8_t flags = 0;
+        uint64_t stamp = 0;
+        if (s->rate > 0) {
+            uint64_t due = first + (uint64_t)(i * interval);
+            struct timespec at = {(time_t)(due / 1000000000u), (long)(due % 1000000000u)};
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR) {
+            }
+            uint64_t now = now_ns();
+            hist_record(&delay, now > due ? now - due : 0);
+            flags = HDR_TIMESTAMP;
+            stamp = due;
+        }
+        if (i + 1 == s->count)
+            flags |= HDR_END;
+        if (!stamp && (i % s->stamp_every == 0 || i + 1 == s->count)) {
+            flags |= HDR_TIMESTAMP;
+            stamp = now_ns();
+        }
+        if (send_one(s, sock, flags, i, stamp) != 0)
+            fail(EXIT_TIMEOUT, "message %" PRIu64 " not taken within %" PRIu64 " ms by %s", i, s->timeout_ms,
+                 peer_name(s));
+    }
+    uint64_t last = now_ns();
+    cJSON *sent = control_line("sent");
+    add_u64(sent, "first_send_ns", first);
+    add_u64(sent, "last_send_ns", last);
+    emit(sent);
+    set(report, "send", span_json(s->count, s->count * size, first, last));
+    if (s->rate > 0)
+        set(report, "send_delay", hist_json(&delay));
+    wait_for_stop(s->timeout_ms);
+    zsock_destroy(&sock);
+    add_u64(report, "closed_ns", now_ns());
+    send_report(report, "source");
+}
+
+/* ---------- sink ---------- */
+
+typedef struct {
+    uint64_t first, len, at;
+} run_t;
+
+typedef struct {
+    uint32_t id;
+    uint64_t want; /* the lines a log stream should bring through the filter */
+    int ended;
+    run_t *runs;
+    size_t n, cap;
+    hist_t latency;
+} stream_t;
+
+static stream_t *g_streams;
+static size_t g_nstreams, g_capstreams;
+
+static stream_t *stream_of(uint32_t id)
+{
+    static size_t last;
+    if (last < g_nstreams && g_streams[last].id == id)
+        return &g_streams[last];
+    for (size_t i = 0; i < g_nstreams; i++)
+        if (g_streams[i].id == id)
+            return &g_streams[last = i];
+    if (g_nstreams == g_capstreams) {
+        g_capstreams = g_capstreams ? 2 * g_capstreams : 4;
+        g_streams = realloc(g_streams, g_capstreams * sizeof *g_streams);
+    }
+    stream_t *st = &g_streams[last = g_nstreams++];
+    memset(st, 0, sizeof *st);
+    st->id = id;
+    hist_init(&st->latency);
+    return st;
+}
+
+/* The ledger: a message extends the last run when it is the next number, else opens one. */
+static void ledger_record(stream_t *st, uint64_t seq)
+{
+    if (st->n && st->runs[st->n - 1].first + st->runs[st->n - 1].len == seq) {
+        st->runs[st->n - 1].len++;
+        return;
+    }
+    if (st->n == st->cap) {
+        st->cap = st->cap ? 2 * st->cap : 16;
+        st->runs = realloc(st->runs, st->cap * sizeof *st->runs);
+    }
+    st->runs[st->n++] = (run_t){seq, 1, now_ns()};
+}
+
+/* Which log lines pass a SUB's prefixes: before[i] lines of a cycle pass among its first
+ * i; a line's rank among the passing ones is the sequence its ledger keeps. */
+static uint64_t *g_before;
+
+static void log_filter(const spec_t *s)
+{
+    const cJSON *subs = cJSON_GetObjectItemCaseSensitive(s->options, "subscribe");
+    int np = cJSON_IsArray(subs) ? cJSON_GetArraySize(subs) : 0;
+    g_before = calloc(s->nlevels + 1, sizeof *g_before);
+    for (size_t i = 0; i < s->nlevels; i++) {
+        int pass = np == 0;
+        for (int k = 0; k < np && !pass; k++) {
+            const cJSON *p = cJSON_GetArrayItem(subs, k);
+            const char *prefix = cJSON_IsString(p) ? p->valuestring : "";
+            pass = strncmp(s->levels[i], prefix, strlen(prefix)) == 0;
+        }
+        g_before[i + 1] = g_before[i] + (uint64_t)pass;
+    }
+}
+
+static int log_passes(const spec_t *s, uint64_t seq)
+{
+    size_t i = seq % s->nlevels;
+    return g_before[i + 1] > g_before[i];
+}
+
+static uint64_t log_rank(const spec_t *s, uint64_t seq)
+{
+    return seq / s->nlevels * g_before[s->nlevels] + g_before[seq % s->nlevels];
+}
+
+/* A message of typed frames or a log line: the frame with the header (the first, or the
+ * line), its level copied into `level`. Its frames and type id are checked. NULL when the
+ * slice ran out. */
+static zframe_t *recv_shaped(const spec_t *s, zsock_t *sock, int type, uint64_t nth, char *level, size_t cap)
+{
+    zmsg_t *msg = zmsg_recv(sock);
+    if (!msg)
+        return NULL;
+    if (type == ZMQ_ROUTER)
+        zframe_destroy(&(zframe_t *){zmsg_pop(msg)});
+    if (s->nlevels) {
+        zframe_t *lv = zmsg_pop(msg);
+        size_t n = lv ? zframe_size(lv) : 0;
+        n = n < cap - 1 ? n : cap - 1;
+        memcpy(level, lv ? zframe_data(lv) : (byte *)"", n);
+        level[n] = 0;
+        zframe_destroy(&lv);
+        zframe_t *line = zmsg_pop(msg);
+        zmsg_destroy(&msg);
+        if (!line)
+            fail(EXIT_PROTOCOL, "protocol error: message %" PRIu64 ": a log level without its line", nth);
+        return line;
+    }
+    size_t got = zmsg_size(msg);
+    zframe_t *first = zmsg_pop(msg);
+    zmsg_destroy(&msg);
+    if (got != s->nframes)
+        fail(EXIT_PROTOCOL, "protocol error: message %" PRIu64 ": %zu frames, %zu sent", nth, got, s->nframes);
+    if (zframe_size(first) >= HDR_LEN + 4) {
+        uint32_t id = (uint32_t)hdr_get_le(zframe_data(first) + HDR_LEN, 4);
+        if (id != s->type_id)
+            fail(EXIT_PROTOCOL, "protocol error: message %" PRIu64 ": type id %u, %u sent", nth, id, s->type_id);
+    }
+    return first;
+}
+
+/* One message's payload frame, or NULL when the slice ran out. A single frame is a zframe;
+ * several (a ROUTER's envelope, a DEALER's delimiter) a zmsg, whose identity and empty
+ * frames are dropped: the payload is the first other frame. */
+static zframe_t *recv_payload(zsock_t *sock, int type)
+{
+    if (type != ZMQ_ROUTER && type != ZMQ_DEALER) {
+        zframe_t *f = zframe_recv(sock);
+        while (f && zsock_rcvmore(sock)) /* frames after the first: read and dropped */
+            zframe_destroy(&(zframe_t *){zframe_recv(sock)});
+        return f;
+    }
+    zmsg_t *msg = zmsg_recv(sock);
+    if (!msg)
+        return NULL;
+    if (type == ZMQ_ROUTER)
+        zframe_destroy(&(zframe_t *){zmsg_pop(msg)});
+    zframe_t *f = zmsg_pop(msg);
+    while (f && zframe_size(f) == 0 && zmsg_size(msg) > 0) {
+        zframe_destroy(&f);
+        f = zmsg_pop(msg);
+    }
+    zmsg_destroy(&msg);
+    return f;
+}
+
+static void run_sink(const spec_t *s, zsock_t *sock, int type)
+{
+    int expected = cJSON_GetArraySize(s->streams);
+    const cJSON *pair;
+    cJSON_ArrayForEach(pair, s->streams)
+    {
+        stream_t *st = stream_of((uint32_t)cJSON_GetArrayItem(pair, 0)->valuedouble);
+        st->want = (uint64_t)cJSON_GetArrayItem(pair, 1)->valuedouble;
+    }
+    int shaped = s->nframes || s->nlevels;
+    char level[64] = "";
+    if (s->nlevels)
+        log_filter(s);
+    wait_for_start(s->timeout_ms);
+    uint64_t received = 0, bytes = 0, start = 0, last_read = 0, idle_ms = 0, plain = 0;
+    int ends = 0, headed = 0;
+    char cut_short[256] = "";
+    for (;;) {
+        zframe_t *f = shaped ? recv_shaped(s, sock, type, received + plain + 1, level, sizeof level)
+                             : recv_payload(sock, type);
+        if (!f) {
+            if (zmq_errno() != EAGAIN)
+                fail(EXIT_PROTOCOL, "receive failed: %s", zmq_strerror(zmq_errno()));
+            idle_ms += SLICE_MS;
+            if (atomic_load(&g_stopped)) {
+                if (idle_ms < DRAIN_MS)
+                    continue;
+                if (s->ends_itself && expected && ends < expected)
+                    snprintf(cut_short, sizeof cut_short,
+                             "the end of the stream never came: %" PRIu64
+                             " messages arrived before the senders finished and the queue ran dry",
+                             received);
+                break;
+            }
+            if (idle_ms >= s->timeout_ms) {
+                if (received == 0 && s->ends_itself)
+                    fail(EXIT_TIMEOUT, "nothing arrived within %" PRIu64 " ms on %s", s->timeout_ms,
+                         peer_name(s));
+                snprintf(cut_short, sizeof cut_short, "nothing arrived for %" PRIu64 " ms", idle_ms);
+                break;
+            }
+            continue;
+        }
+        idle_ms = 0;
+        size_t len = zframe_size(f);
+        header_t h;
+        int decoded = hdr_decode(zframe_data(f), len, &h);
+        zframe_destroy(&f);
+        if (decoded == HDR_BAD_VERSION)
+            fail(EXIT_PROTOCOL, "protocol error: header version %u (this peer reads version 1)", h.version);
+        if (decoded == HDR_BAD_FLAGS)
+            fail(EXIT_PROTOCOL, "protocol error: reserved header flags set (0x%02x)", h.flags);
+        if (decoded == HDR_PLAIN) {
+            if (++plain <= s->warmup)
+                continue; /* the warm-up of a sender without the header */
+            if (received == 0)
+                start = last_read = now_ns();
+            received++;
+            bytes += len;
+            continue;
+        }
+        if (h.flags & HDR_WARMUP)
+            continue;
+        headed = 1;
+        uint64_t now = (h.flags & HDR_TIMESTAMP) || received == 0 ? now_ns() : 0;
+        if (received == 0)
+            start = now;
+        if (now)
+            last_read = now;
+        received++;
+        bytes += len;
+        stream_t *st = stream_of(h.stream_id);
+        uint64_t seq = h.sequence;
+        if (s->nlevels) {
+            /* A log line: the level it was written with, through the filter; its rank among
+             * the lines that pass is the sequence kept. */
+            const char *want = s->levels[h.sequence % s->nlevels];
+            if (strcmp(level, want) != 0)
+                fail(EXIT_PROTOCOL, "protocol error: line %" PRIu64 " of stream %u came with level '%s', but it was written as %s",
+                     h.sequence, h.stream_id, level, want);
+            if (!log_passes(s, h.sequence))
+                fail(EXIT_PROTOCOL, "protocol error: line %" PRIu64 " (%s) of stream %u came through a filter that should have stopped it",
+                     h.sequence, want, h.stream_id);
+            seq = log_rank(s, h.sequence);
+        }
+        ledger_record(st, seq);
+        if (h.flags & HDR_TIMESTAMP)
+            hist_record(&st->latency, now > h.send_ns ? now - h.send_ns : 0);
+        if (s->nlevels) {
+            /* A filtered stream ends at the last line the filter lets through. */
+            if (!st->ended && st->want == seq + 1) {
+                st->ended = 1;
+                if (s->ends_itself && expected && ++ends >= expected)
+                    break;
+            }
+        } else if ((h.flags & HDR_END) && !st->ended) {
+            st->ended = 1;
+            if (s->ends_itself && expected && ++ends >= expected)
+                break;
+        }
+    }
+    cJSON *report = new_report();
+    set(report, "delivered", span_json(received, bytes, start, received ? last_read : start));
+    cJSON_AddBoolToObject(report, "header", headed);
+    if (cut_short[0])
+        cJSON_AddStringToObject(report, "cut_short", cut_short);
+    if (headed) {
+        hist_t all;
+        hist_init(&all);
+        cJSON *per = cJSON_AddArrayToObject(report, "stream_latency");
+        cJSON *ledger = cJSON_CreateObject();
+        cJSON *runs = cJSON_AddObjectToObject(ledger, "runs");
+        for (size_t i = 0; i < g_nstreams; i++) {
+            stream_t *st = &g_streams[i];
+            for (int k = 0; k < HIST_DECADES * 1000; k++)
+                all.counts[k] += st->latency.counts[k];
+            cJSON *entry = cJSON_CreateArray();
+            char id[16];
+            snprintf(id, sizeof id, "%u", st->id);
+            cJSON_AddItemToArray(entry, cJSON_CreateRaw(id));
+            cJSON_AddItemToArray(entry, hist_json(&st->latency));
+            cJSON_AddItemToArray(per, entry);
+            cJSON *list = cJSON_AddArrayToObject(runs, id);
+            for (size_t r = 0; r < st->n; r++) {
+                char triple[80];
+                snprintf(triple, sizeof triple, "[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", st->runs[r].first,
+                         st->runs[r].len, st->runs[r].at);
+                cJSON_AddItemToArray(list, cJSON_CreateRaw(triple));
+            }
+        }
+        set(report, "latency", hist_json(&all));
+        set(report, "ledger", ledger);
+    }
+    zsock_destroy(&sock);
+    send_report(report, "sink");
+}
+
+/* ---------- ping ---------- */
+
+static void run_ping(const spec_t *s, zsock_t *sock, int type)
+{
+    size_t size = s->size;
+    hist_t latency;
+    hist_init(&latency);
+    int delimited = type == ZMQ_DEALER && s->delimiter;
+    uint64_t total = s->warmup + s->count, start = 0, end = 0;
+    wait_for_start(s->timeout_ms);
+    for (uint64_t i = 0; i < total; i++) {
+        int warm = i < s->warmup;
+        uint64_t seq = warm ? i : i - s->warmup;
+        uint64_t t0 = now_ns();
+        zmsg_t *req = zmsg_new();
+        if (delimited)
+            zmsg_append(req, &(zframe_t *){zframe_new_empty()});
+        zframe_t *body = headed_frame(size, (uint8_t)(HDR_TIMESTAMP | (warm ? HDR_WARMUP : 0)), s->stream_id,
+                                      seq, t0);
+        zmsg_append(req, &body);
+        if (zmsg_send(&req, sock) != 0)
+            fail(EXIT_TIMEOUT, "request %" PRIu64 " not taken within %" PRIu64 " ms by %s", i, s->timeout_ms,
+                 peer_name(s));
+        uint64_t waited = 0;
+        zmsg_t *reply;
+        while (!(reply = zmsg_recv(sock))) {
+            if (zmq_errno() != EAGAIN)
+                fail(EXIT_PROTOCOL, "receive failed: %s", zmq_strerror(zmq_errno()));
+            if ((waited += SLICE_MS) >= s->timeout_ms)
+                fail(EXIT_TIMEOUT, "no reply to request %" PRIu64 " within %" PRIu64 " ms from %s", seq,
+                     s->timeout_ms, peer_name(s));
+        }
+        uint64_t t1 = now_ns();
+        zframe_t *got = zmsg_last(reply); /* after a REP's empty delimiter, if any */
+        if (!got || zframe_size(got) != size)
+            fail(EXIT_PROTOCOL, "protocol error: a reply of %zu bytes to a request of %zu bytes",
+                 got ? zframe_size(got) : 0, size);
+        header_t h;
+        if (size >= HDR_LEN && (hdr_decode(zframe_data(got), size, &h) != HDR_OK || h.sequence != seq))
+            fail(EXIT_PROTOCOL, "protocol error: the reply to request %" PRIu64 " carries another header", seq);
+        zmsg_destroy(&reply);
+        if (!warm) {
+            if (!start)
+                start = t0;
+            end = t1;
+            hist_record(&latency, (t1 - t0) / 2);
+        }
+    }
+    emit(control_line("sent"));
+    cJSON *report = new_report();
+    set(report, "latency", hist_json(&latency));
+    cJSON_AddItemToObject(report, "round_trips", span_json(s->count, s->count * size, start, end));
+    zsock_destroy(&sock);
+    send_report(report, "ping");
+}
+
+/* ---------- echo ---------- */
+
+static void run_echo(const spec_t *s, zsock_t *sock)
+{
+    uint64_t answered = 0, bytes = 0, start = 0, end = 0, idle_ms = 0;
+    char cut_short[128] = "";
+    wait_for_start(s->timeout_ms);
+    while (!(s->ends_itself && s->expect && answered >= s->expect)) {
+        zmsg_t *req = zmsg_recv(sock);
+        if (!req) {
+            if (zmq_errno() != EAGAIN)
+                fail(EXIT_PROTOCOL, "receive failed: %s", zmq_strerror(zmq_errno()));
+            idle_ms += SLICE_MS;
+            if (atomic_load(&g_stopped))
+                break;
+            if (idle_ms >= s->timeout_ms) {
+                snprintf(cut_short, sizeof cut_short, "nothing arrived for %" PRIu64 " ms", idle_ms);
+                break;
+            }
+            continue;
+        }
+        idle_ms = 0;
+        if (!answered)
+            start = now_ns();
+        bytes += zframe_size(zmsg_last(req));
+        /* Every frame back as it came (a ROUTER's identity and delimiter included). */
+        if (zmsg_send(&req, sock) != 0)
+            fail(EXIT_TIMEOUT, "reply %" PRIu64 " not taken within %" PRIu64 " ms", answered, s->timeout_ms);
+        end = now_ns();
+        answered++;
+    }
+    /* The last reply gets its way out: a linger, as the c peer's echo. */
+    cJSON *lg = cJSON_GetObjectItemCaseSensitive(s->options, "linger");
+    zsock_set_linger(sock, cJSON_IsNumber(lg) && lg->valuedouble >= 0 ? (int)lg->valuedouble : 1000);
+    cJSON *report = new_report();
+    cJSON_AddItemToObject(report, "round_trips", span_json(answered, bytes, start, end));
+    if (cut_short[0])
+        cJSON_AddStringToObject(report, "cut_short", cut_short);
+    zsock_destroy(&sock);
+    send_report(report, "echo");
+}
+
+int main(int argc, char **argv)
+{
+    /* CZMQ's own SIGINT/SIGTERM handler would turn a signal into a quiet NULL receive: the
+     * runner's signals keep their default effect. Its log lines go to stderr, never into the
+     * control lines on stdout. */
+    zsys_handler_set(NULL);
+    zsys_set_logstream(stderr);
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        int major, minor, patch;
+        zmq_version(&major, &minor, &patch);
+        printf("{\"binding\":\"CZMQ %d.%d.%d (cJSON %s)\",\"engine\":\"libzmq %d.%d.%d\"}\n", CZMQ_VERSION_MAJOR,
+               CZMQ_VERSION_MINOR, CZMQ_VERSION_PATCH, cJSON_Version(), major, minor, patch);
+        return 0;
+    }
+    if (argc != 2)
+        fail(EXIT_SPEC, "usage: peer '<node spec as JSON>' | peer --version");
+    spec_t s = parse_spec(argv[1]);
+    int type;
+    zsock_t *sock = open_socket(&s, &type);
+    pthread_t reader;
+    pthread_create(&reader, NULL, read_control, NULL);
+    pthread_detach(reader);
+    if (strcmp(s.role, "source") == 0)
+        run_source(&s, sock, type);
+    else if (strcmp(s.role, "sink") == 0)
+        run_sink(&s, sock, type);
+    else if (strcmp(s.role, "ping") == 0)
+        run_ping(&s, sock, type);
+    else
+        run_echo(&s, sock);
+    return 0;
+}
