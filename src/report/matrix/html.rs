@@ -39,13 +39,14 @@ fn higher_is_worse(g: &Grid) -> bool {
     g.pattern == "reqrep"
 }
 
-/// The span of the page's scale.
+/// The span of the page's scale: the smallest of [`SPANS`] that holds every ratio shown,
+/// with an interval or without.
 fn span_of(m: &Matrix) -> f64 {
     let far = m
         .grids
         .iter()
         .flat_map(|g| &g.cells)
-        .filter_map(|c| c.ratio.map(|r| r.0))
+        .filter_map(|c| c.ratio.map(|r| r.0).or(c.ratio_without_interval))
         .filter(|r| r.is_finite() && *r > 0.0)
         .map(|r| r.max(1.0 / r))
         .fold(1.0, f64::max);
@@ -314,7 +315,8 @@ fn cell_text(c: &Cell, notes: &mut Vec<String>) -> (String, Option<usize>) {
 fn short_ratio(c: &Cell) -> String {
     match (c.ratio, c.ratio_without_interval, &c.value) {
         (Some((r, _, _)), _, _) | (None, Some(r), _) => format!("{r:.2}"),
-        (None, None, Some(v)) => value(v.median),
+        // Without a baseline, the figure itself, short enough for the cell.
+        (None, None, Some(v)) => crate::units::sig3(v.median),
         _ => "-".into(),
     }
 }
@@ -468,6 +470,17 @@ fn cell(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_span_holds_every_ratio_shown() {
+        let mut m = crate::report::fixture::matrix_quick();
+        assert_eq!(span_of(&m), 4.0, "ratios up to 4.0");
+        m.grids[0].cells[1].ratio = None;
+        m.grids[0].cells[1].ratio_without_interval = Some(26.3);
+        assert_eq!(span_of(&m), 32.0, "a ratio without an interval counts too");
+        m.grids[0].cells[1].ratio_without_interval = Some(1.0 / 40.0);
+        assert_eq!(span_of(&m), 32.0, "past 32 times it saturates");
+    }
 
     #[test]
     fn the_scale_is_centred_on_one_and_spans_the_ratios() {
