@@ -465,11 +465,16 @@ fn the_matrix_shows_every_pair_with_its_ratio_to_the_baseline() {
         assert_eq!(o.code, Some(0), "{o:?}");
         let page = std::fs::read_to_string(&html).unwrap();
         assert_eq!(
-            page.matches("<table>").count(),
-            6,
-            "an interop grid and a heat map per grid"
+            page.matches("<svg class=\"chart heat\"").count(),
+            3,
+            "a heat map per grid"
         );
-        assert_eq!(page.matches("class=\"ok\"").count(), 12);
+        assert_eq!(
+            page.matches("class=\"chart legend\"").count(),
+            3,
+            "a legend each"
+        );
+        assert_eq!(page.matches("<g class=\"cell ok\">").count(), 12);
     });
 }
 

@@ -444,3 +444,67 @@ fn findings_show_in_every_human_format() {
     let md = render(&diag, Format::Markdown);
     assert!(md.contains("## Findings") && !md.contains("## Results"));
 }
+
+/// The Markdown of a full bindings matrix (ten implementations, three patterns, two
+/// transports, two sizes: 1,200 pairs) fits a GitHub comment (65,536 characters) with room
+/// to spare, and still holds every pair: a grid per transport and size under each pattern,
+/// each pair's ratio or mark, the baselines, the best and worst pairs and the reasons.
+#[test]
+fn a_full_matrix_in_markdown_fits_a_github_comment() {
+    use zmqperf::report::fixture::{matrix_full, matrix_quick};
+    use zmqperf::report::matrix::{markdown, MARKDOWN_LIMIT};
+    let m = matrix_full();
+    let md = markdown(&m);
+    // ZMQPERF_MATRIX_MD=FILE keeps it, to read.
+    if let Some(p) = std::env::var_os("ZMQPERF_MATRIX_MD") {
+        std::fs::write(p, &md).expect("write the Markdown");
+    }
+    let chars = md.chars().count();
+    eprintln!("full matrix: {chars} characters of Markdown");
+    const { assert!(MARKDOWN_LIMIT <= 60_000) };
+    assert!(chars < MARKDOWN_LIMIT, "{chars} characters");
+    assert_eq!(md.matches("\n## ").count(), 3, "a section per pattern");
+    for head in [
+        "| tcp 64 B |",
+        "| tcp 1024 B |",
+        "| ipc 64 B |",
+        "| ipc 1024 B |",
+    ] {
+        assert_eq!(md.matches(head).count(), 3, "{head} under each pattern");
+    }
+    // Every row of every grid, each with a cell per server.
+    for i in &m.impls {
+        let row = format!("| **{}** |", i.name);
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with(&row)).collect();
+        assert_eq!(rows.len(), 12, "{row}");
+        for r in rows {
+            assert_eq!(r.matches(" |").count(), 11, "{r}");
+        }
+    }
+    assert!(
+        md.contains("C-C: tcp 64 B: 38.50 latency (us)"),
+        "the baselines"
+    );
+    let best = md
+        .lines()
+        .find(|l| l.contains("Best pair"))
+        .expect("the best pair");
+    assert!(
+        best.contains("Best pair zmqperf>zmqperf (tcp 64 B) at 0.95"),
+        "{best}"
+    );
+    assert!(
+        md.contains("FAIL \\[1\\]") && md.contains("\n1. pass 1: the subscriber "),
+        "marks and reasons"
+    );
+    assert!(
+        md.contains("2 of 5"),
+        "a pair that failed in some passes says so"
+    );
+    assert!(
+        md.contains("jeromq has no ipc transport"),
+        "why a pair did not run"
+    );
+    // The quick matrix is shorter still.
+    assert!(markdown(&matrix_quick()).chars().count() < chars / 3);
+}

@@ -3,8 +3,13 @@
 //! (each pair's figure over C-C's, with the 95% interval), in text, Markdown, HTML heat
 //! maps or JSON.
 
+mod html;
+mod markdown;
+
 use crate::scenarios::matrix::{Cell, Grid, Matrix, Status};
 use crate::units::value;
+pub use html::html;
+pub use markdown::{markdown, LIMIT as MARKDOWN_LIMIT};
 use std::fmt::Write;
 
 /// The short mark of a cell in the interop grid; reasons are numbered in `notes`.
@@ -181,157 +186,6 @@ pub fn text(m: &Matrix) -> String {
         let ratios: Vec<String> = g.cells.iter().map(ratio_text).collect();
         out.push_str(&text_grid(m, &ratios));
     }
-    out
-}
-
-/// The Markdown report.
-pub fn markdown(m: &Matrix) -> String {
-    let mut out = format!("# zmqperf matrix {}\n\n", m.run_id);
-    for i in &m.impls {
-        let _ = writeln!(out, "- **{}**: {}", i.name, i.label);
-    }
-    for g in &m.grids {
-        let _ = writeln!(out, "\n## {}\n", title(g));
-        let mut notes = Vec::new();
-        let n = m.impls.len();
-        let head = |out: &mut String| {
-            out.push_str("| client \\ server |");
-            for i in &m.impls {
-                let _ = write!(out, " {} |", i.name);
-            }
-            out.push_str("\n|---|");
-            out.push_str(&"---|".repeat(n));
-            out.push('\n');
-        };
-        head(&mut out);
-        for (a, i) in m.impls.iter().enumerate() {
-            let _ = write!(out, "| **{}** |", i.name);
-            for c in &g.cells[a * n..(a + 1) * n] {
-                let _ = write!(out, " {} |", mark(c, &mut notes));
-            }
-            out.push('\n');
-        }
-        for (k, note) in notes.iter().enumerate() {
-            let _ = writeln!(out, "\n[{}] {}", k + 1, note.replace('|', "\\|"));
-        }
-        let _ = writeln!(out, "\n{}; {}.\n", baseline_text(m, g), direction(m, g));
-        head(&mut out);
-        for (a, i) in m.impls.iter().enumerate() {
-            let _ = write!(out, "| **{}** |", i.name);
-            for c in &g.cells[a * n..(a + 1) * n] {
-                let _ = write!(out, " {} |", ratio_text(c));
-            }
-            out.push('\n');
-        }
-    }
-    out
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// The colour of a ratio: green where the pair does better than C-C, red where worse, by
-/// the log of the ratio (x2 is full colour); grey without a ratio.
-fn heat(g: &Grid, c: &Cell) -> String {
-    let Some((r, _, _)) = c.ratio else {
-        return "#eeeeee".into();
-    };
-    // Better is a lower latency or a higher rate.
-    let better = if g.pattern == "reqrep" { 1.0 / r } else { r };
-    let x = better.max(1e-9).log2().clamp(-1.0, 1.0);
-    let (red, green) = if x >= 0.0 {
-        ((255.0 * (1.0 - x * 0.6)) as u8, 230u8)
-    } else {
-        (240u8, (230.0 * (1.0 + x * 0.6)) as u8)
-    };
-    format!(
-        "#{red:02x}{green:02x}{:02x}",
-        (200.0 * (1.0 - x.abs())) as u8
-    )
-}
-
-/// The HTML report: one page, the interop grids and the heat maps of the ratios.
-pub fn html(m: &Matrix) -> String {
-    let mut out = String::from(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>zmqperf matrix</title>\n<style>\nbody{font:14px system-ui,sans-serif;margin:24px;color:#222}\ntable{border-collapse:collapse;margin:8px 0 20px}\ntd,th{border:1px solid #bbb;padding:4px 8px;text-align:center;font-variant-numeric:tabular-nums}\nth{background:#f4f4f4}\n.ok{background:#cdeccd}.loss{background:#ffe7a8}.fail{background:#f6b3b3}.none{background:#eee;color:#777}\n.notes{font-size:12px;color:#444}\n</style></head><body>\n",
-    );
-    let _ = writeln!(out, "<h1>zmqperf matrix {}</h1>\n<ul>", esc(&m.run_id));
-    for i in &m.impls {
-        let _ = writeln!(out, "<li><b>{}</b>: {}</li>", esc(&i.name), esc(&i.label));
-    }
-    out.push_str("</ul>\n");
-    let n = m.impls.len();
-    for g in &m.grids {
-        let _ = writeln!(out, "<h2>{}</h2>", esc(&title(g)));
-        let head = |out: &mut String, caption: &str| {
-            let _ = write!(
-                out,
-                "<table><caption>{}</caption><tr><th>client \\ server</th>",
-                esc(caption)
-            );
-            for i in &m.impls {
-                let _ = write!(out, "<th>{}</th>", esc(&i.name));
-            }
-            out.push_str("</tr>\n");
-        };
-        let mut notes = Vec::new();
-        head(&mut out, "interop");
-        for (a, i) in m.impls.iter().enumerate() {
-            let _ = write!(out, "<tr><th>{}</th>", esc(&i.name));
-            for c in &g.cells[a * n..(a + 1) * n] {
-                let class = match c.status {
-                    Status::Works => "ok",
-                    Status::Lossy(_) => "loss",
-                    Status::Fails(_) => "fail",
-                    Status::NotRun(_) => "none",
-                };
-                let why = match &c.status {
-                    Status::Lossy(w) | Status::Fails(w) | Status::NotRun(w) => w.clone(),
-                    Status::Works => "works".into(),
-                };
-                let _ = write!(
-                    out,
-                    "<td class=\"{class}\" title=\"{}\">{}</td>",
-                    esc(&why),
-                    esc(&mark(c, &mut notes))
-                );
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</table>\n<div class=\"notes\">");
-        for (k, note) in notes.iter().enumerate() {
-            let _ = write!(out, "[{}] {}<br>", k + 1, esc(note));
-        }
-        out.push_str("</div>\n");
-        head(
-            &mut out,
-            &format!("{} - {}; {}", g.unit, baseline_text(m, g), direction(m, g)),
-        );
-        for (a, i) in m.impls.iter().enumerate() {
-            let _ = write!(out, "<tr><th>{}</th>", esc(&i.name));
-            for c in &g.cells[a * n..(a + 1) * n] {
-                let abs = c
-                    .value
-                    .as_ref()
-                    .map(|v| format!("{} {}", value(v.median), g.unit))
-                    .unwrap_or_default();
-                let _ = write!(
-                    out,
-                    "<td style=\"background:{}\" title=\"{}\">{}</td>",
-                    heat(g, c),
-                    esc(&abs),
-                    esc(&ratio_text(c))
-                );
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</table>\n");
-    }
-    out.push_str("</body></html>\n");
     out
 }
 

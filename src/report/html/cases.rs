@@ -14,6 +14,7 @@ use std::fmt::Write;
 
 /// The charts, tables, warnings, failures, delivery and resources of the cases.
 pub(super) fn cases(out: &mut String, run: &RunResult) {
+    super::fanout::fanout(out, run);
     charts(out, run);
     tables(out, run);
     lists(out, run);
@@ -34,9 +35,11 @@ fn charts(out: &mut String, run: &RunResult) {
     let lines_note = "Markers are medians over the repetitions; whiskers in each series' \
                           colour show the 95% confidence interval where it is wider than a \
                           pixel, cut at the frame with an arrowhead when it runs further.";
-    let bars_note = "Bars are medians over the repetitions; whiskers in each bar's colour \
-                         show the 95% confidence interval, cut at the edge with an arrowhead \
-                         when it runs further.";
+    let bars_note = "Bars are medians over the repetitions, their values in the column at \
+                         the right; whiskers in each bar's colour show the 95% confidence \
+                         interval. The axis is scaled to the first bar of each group (the \
+                         median): a longer bar is clipped at the edge with a break and its \
+                         value marked \u{bb}, a longer whisker with an arrowhead.";
     let mut drawn = 0;
     let charts = [
         (

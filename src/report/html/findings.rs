@@ -8,6 +8,45 @@ use crate::report::svg::{self, esc, Axis, Dash, LineChart, Marker, Point, Scale,
 use crate::units;
 use std::fmt::Write;
 
+/// The triage summary of `zmqperf diagnose`, for the top of the page: one line per cause,
+/// worst first (most messages lost), with what it cost, where, and its fix; each cause
+/// links to its first finding below. Nothing when no finding names a cause.
+pub(super) fn triage(out: &mut String, run: &RunResult) {
+    let lines = layout::triage(run);
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<section class=\"triage\" id=\"triage\">\n<h2>Triage, worst first</h2>\n\
+         <p class=\"note\">{}</p>\n<ol class=\"triage\">",
+        esc(&layout::findings_count(run))
+    );
+    for l in &lines {
+        let first = run
+            .findings
+            .iter()
+            .find(|f| f.triage.as_ref().is_some_and(|t| t.cause == l.cause));
+        let cause = match first {
+            Some(f) => format!(
+                "<a href=\"#finding-{}\">{}</a>",
+                esc(&f.id.replace('/', "-")),
+                esc(&l.cause)
+            ),
+            None => esc(&l.cause),
+        };
+        let _ = writeln!(
+            out,
+            "<li><strong>{cause}</strong>: {} {} ({}).<br><span class=\"fix\">Fix: {}.</span></li>",
+            crate::units::grouped(l.count),
+            esc(&l.unit),
+            esc(&l.transports.join(", ")),
+            prose(l.fix.trim_end_matches('.'))
+        );
+    }
+    out.push_str("</ol>\n</section>\n");
+}
+
 /// The findings of `zmqperf diagnose`: a box per finding with its severity, title, what
 /// happened, cause, remedy, evidence and gaps.
 pub(super) fn findings(out: &mut String, run: &RunResult) {

@@ -7,6 +7,7 @@
 
 mod cases;
 mod delivery;
+mod fanout;
 mod findings;
 mod floor;
 mod parts;
@@ -69,6 +70,9 @@ impl Reporter for Html {
                  (the reason was said when it ran): the cases below are those it holds.</p>\n",
             );
         }
+
+        // What diagnose found, worst first, before anything else.
+        findings::triage(&mut out, run);
 
         out.push_str("<h2>Environment</h2>\n<dl class=\"env\">\n");
         for (k, v) in layout::environment(run) {

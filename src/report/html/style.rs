@@ -49,4 +49,14 @@ code.cmd { white-space: pre-wrap; overflow-wrap: anywhere; }
 .sev.warning { background: #fbe3d6; color: #8a2b00; }
 ul.ev { columns: 3 240px; margin: 6px 0; padding-left: 18px; font-variant-numeric: tabular-nums; }
 ul.ev li { break-inside: avoid; }
+section.triage { border: 1px solid #e8c9b5; border-left: 5px solid #D55E00; border-radius: 6px;
+  padding: 2px 16px 6px; margin: 14px 0 8px; background: #fffaf6; }
+section.triage h2 { margin: 8px 0 4px; border: none; }
+ol.triage li { margin: 6px 0; max-width: 980px; }
+ol.triage .fix { color: #333; }
+.seed { display: flex; flex-wrap: wrap; gap: 6px 34px; margin: 8px 0; padding: 10px 16px;
+  background: #f6f7f9; border: 1px solid #dde1e6; border-radius: 6px;
+  font-variant-numeric: tabular-nums; }
+.seed div span { display: block; font-weight: 600; color: #444; font-size: 0.8em; }
+.seed div b { font-size: 1.3em; font-weight: 600; }
 ";

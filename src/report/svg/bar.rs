@@ -1,6 +1,8 @@
 //! Bar charts: horizontal bars in one band per category, one bar per metric, each value
-//! written at the end of its bar, and its confidence interval as a whisker in the bar's
-//! colour, cut at the plot's edge with an arrowhead when it runs further.
+//! written in a column right of the plot, and its confidence interval as a whisker in the
+//! bar's colour. The value axis is scaled to the bars of the first metric (the medians), so
+//! short bars stay readable: a longer bar is clipped at the plot's edge with a break mark,
+//! a longer whisker with an arrowhead.
 
 use super::axis::{Axis, Scale};
 use super::parts::*;
@@ -31,8 +33,12 @@ const BAR: f64 = 12.0;
 const BAR_GAP: f64 = 2.0;
 const BAND_PAD: f64 = 14.0;
 
+/// How far the value axis reaches past the longest bar of the first metric: other bars and
+/// whiskers up to this many times its length are drawn whole, longer ones are clipped.
+const REACH: f64 = 2.0;
+
 /// Where the parts of a bar chart go: the value axis, the margins, the height of a band,
-/// the plot's width, the room past it for cut whiskers' values, and the whole size.
+/// the plot's width, the column of values right of it, and the whole size.
 struct Layout {
     x: Axis,
     /// Left margin (the category labels) and top margin.
@@ -40,7 +46,8 @@ struct Layout {
     mt: f64,
     band: f64,
     plot_w: f64,
-    spill: f64,
+    /// Width of the column of values right of the plot.
+    values_w: f64,
     /// The plot's bottom edge.
     bottom: f64,
     w: f64,
@@ -52,6 +59,11 @@ impl Layout {
     /// The x position of value `v`.
     fn px(&self, v: f64) -> f64 {
         self.ml + (v - self.x.lo) / (self.x.hi - self.x.lo) * self.plot_w
+    }
+
+    /// The plot's right edge.
+    fn right(&self) -> f64 {
+        self.ml + self.plot_w
     }
 
     /// The vertical grid lines, one per tick.
@@ -74,7 +86,8 @@ impl Layout {
         let (ml, mt, bottom, plot_w) = (self.ml, self.mt, self.bottom, self.plot_w);
         let _ = write!(
             out,
-            "<path d=\"M{ml:.1} {mt:.1}V{bottom:.1}H{:.1}\" stroke=\"#333\" fill=\"none\"/>",
+            "<path class=\"frame\" d=\"M{ml:.1} {mt:.1}V{bottom:.1}H{:.1}\" stroke=\"#333\" \
+             fill=\"none\"/>",
             ml + plot_w
         );
         x_ticks(out, &self.x, ml, plot_w, bottom);
@@ -85,7 +98,7 @@ impl Layout {
             bottom + 44.0,
             esc(&self.x.label)
         );
-        legend(out, &self.entries, ml + plot_w + self.spill + GAP, mt);
+        legend(out, &self.entries, self.right() + self.values_w + GAP, mt);
     }
 }
 
@@ -104,33 +117,44 @@ impl BarChart {
         out
     }
 
-    /// The axis, margins and sizes: the axis holds every bar and room for its value.
-    fn layout(&self) -> Layout {
-        let max = self
-            .values
+    /// The finite values of metric `mi` (all metrics when None).
+    fn finite(&self, mi: Option<usize>) -> impl Iterator<Item = f64> + '_ {
+        self.values
             .iter()
+            .flat_map(move |row| {
+                row.iter()
+                    .enumerate()
+                    .filter(move |(k, _)| mi.is_none_or(|m| m == *k))
+                    .map(|(_, v)| *v)
+            })
             .flatten()
-            .flatten()
-            .copied()
             .filter(|v| v.is_finite())
-            .fold(0.0, f64::max);
-        // The axis holds every bar and the intervals up to half as long again; a longer
-        // whisker is cut at the edge with a mark, so one wide interval of a short run does
-        // not squash every bar.
-        let reach = self
+    }
+
+    /// The axis, margins and sizes. The axis is scaled to the medians: it holds the longest
+    /// bar of the first metric, and the other bars and whiskers up to [`REACH`] times as
+    /// long; what runs further is clipped with a mark, so one long tail or one wide
+    /// interval does not squash every bar into a sliver.
+    fn layout(&self) -> Layout {
+        let head = self.finite(Some(0)).fold(0.0, f64::max);
+        let all = self.finite(None).fold(0.0, f64::max);
+        let whiskers = self
             .intervals
             .iter()
             .flatten()
             .flatten()
             .map(|&(_, hi)| hi)
             .filter(|v| v.is_finite())
-            .fold(max, f64::max)
-            .min(max * 1.5);
-        // Room after the longest bar for its value.
+            .fold(all, f64::max);
+        let reach = if head > 0.0 {
+            whiskers.min(head * REACH).max(head)
+        } else {
+            all
+        };
         let x = Axis::new(
             &self.x_label,
             Scale::Linear,
-            [0.0, (reach * 1.2).max(1.0)],
+            [0.0, reach.max(f64::MIN_POSITIVE)],
             crate::report::units::compact,
         )
         .relabel(crate::report::units::linear_ticks);
@@ -149,15 +173,13 @@ impl BarChart {
         let plot_h = rows * band;
         let lw = legend_width(&entries);
         let plot_w = PLOT_W * 0.8;
-        // A whisker cut at the edge has its value written past it: room for that.
-        let cut = self
-            .intervals
-            .iter()
-            .flatten()
-            .flatten()
-            .any(|&(_, hi)| hi > x.hi);
-        let spill = if cut { 60.0 } else { 0.0 };
-        let w = ml + plot_w + spill + GAP + lw + 12.0;
+        // The column of values: the widest value, and the room for a clipped bar's mark.
+        let values_w = self
+            .finite(None)
+            .map(|v| text_w(&(self.value_fmt)(v)))
+            .fold(0.0, f64::max)
+            + 22.0;
+        let w = ml + plot_w + values_w + GAP + lw + 12.0;
         let bottom = mt + plot_h;
         let h = (bottom + 56.0).max(mt + entries.len() as f64 * LEGEND_ROW + 12.0);
         Layout {
@@ -166,7 +188,7 @@ impl BarChart {
             mt,
             band,
             plot_w,
-            spill,
+            values_w,
             bottom,
             w,
             h,
@@ -174,10 +196,11 @@ impl BarChart {
         }
     }
 
-    /// The band of category `ci`: its label, then one bar per metric with its whisker and
-    /// its value.
+    /// The band of category `ci`: its label, then one bar per metric with its whisker, and
+    /// its value in the column right of the plot.
     fn band(&self, out: &mut String, l: &Layout, ci: usize, cat: &str) {
         let ml = l.ml;
+        let right = l.right();
         let group_h = self.metrics.len() as f64 * (BAR + BAR_GAP) - BAR_GAP;
         let top = l.mt + ci as f64 * l.band + (l.band - group_h) / 2.0;
         let mid = top + group_h / 2.0;
@@ -194,12 +217,16 @@ impl BarChart {
                 continue;
             };
             let y = top + mi as f64 * (BAR + BAR_GAP);
-            let bw = (l.px(v.max(0.0)) - ml).max(1.5);
+            let clipped = l.px(v) > right + 0.05;
+            let bw = (l.px(v.max(0.0)).min(right) - ml).max(1.5);
             let _ = write!(
                 out,
-                "<rect x=\"{ml:.1}\" y=\"{y:.1}\" width=\"{bw:.1}\" height=\"{BAR}\" \
-                 fill=\"{color}\"/>"
+                "<rect class=\"bar m{mi}\" x=\"{ml:.1}\" y=\"{y:.1}\" width=\"{bw:.1}\" \
+                 height=\"{BAR}\" fill=\"{color}\"/>"
             );
+            if clipped {
+                clip_mark(out, right, y);
+            }
             let interval = self
                 .intervals
                 .get(ci)
@@ -207,36 +234,52 @@ impl BarChart {
                 .copied()
                 .flatten()
                 .filter(|(lo, hi)| lo.is_finite() && hi.is_finite() && hi > lo);
-            let mut text_x = ml + bw + 4.0;
             if let Some((lo, hi)) = interval {
-                let right = ml + l.plot_w;
-                let end = whisker(
-                    out,
-                    l.px(lo.max(0.0)),
-                    l.px(hi),
-                    right,
-                    y + BAR / 2.0,
-                    color,
-                );
-                text_x = text_x.max(end + 4.0);
+                let x0 = l.px(lo.max(0.0));
+                // A whisker wholly past the edge has nothing to show but the clip mark.
+                if x0 < right - 0.5 {
+                    whisker(out, x0, l.px(hi), right, y + BAR / 2.0, color);
+                }
             }
             let _ = write!(
                 out,
-                "<text x=\"{text_x:.1}\" y=\"{:.1}\" dominant-baseline=\"middle\" \
-                 font-size=\"11\">{}</text>",
+                "<text class=\"value{}\" x=\"{:.1}\" y=\"{:.1}\" dominant-baseline=\"middle\" \
+                 font-size=\"11\">{}{}</text>",
+                if clipped { " off" } else { "" },
+                right + 8.0,
                 y + BAR / 2.0,
+                if clipped { "\u{00bb} " } else { "" },
                 esc(&(self.value_fmt)(v))
             );
         }
     }
 }
 
+/// The mark of a bar clipped at the plot's edge `right` (its top at `y`): two white slashes
+/// across its end, a break in the bar, so it reads as running on past the axis.
+fn clip_mark(out: &mut String, right: f64, y: f64) {
+    let slash = |x: f64| {
+        format!(
+            "M{:.1} {:.1}L{:.1} {:.1}",
+            x - 3.0,
+            y + BAR + 1.0,
+            x + 3.0,
+            y - 1.0
+        )
+    };
+    let _ = write!(
+        out,
+        "<path class=\"clip\" d=\"{}{}\" stroke=\"#fff\" stroke-width=\"2.2\" fill=\"none\"/>",
+        slash(right - 12.0),
+        slash(right - 7.0)
+    );
+}
+
 /// A horizontal whisker from `x0` to `x1` at `y` in `color`. Its line is in the bar's
 /// colour (so it merges with its bar and shows beyond it); its end caps have a white edge,
 /// so the low one shows on the bar too. An end beyond `right` (the plot's edge) is cut
-/// there and marked with an arrowhead pointing on. Returns where the drawing ends on the
-/// right.
-fn whisker(out: &mut String, x0: f64, x1: f64, right: f64, y: f64, color: &str) -> f64 {
+/// there and marked with an arrowhead pointing on.
+fn whisker(out: &mut String, x0: f64, x1: f64, right: f64, y: f64, color: &str) {
     let cut = x1 > right;
     let x1 = x1.min(right);
     let cap = |x: f64| format!("M{x:.1} {:.1}V{:.1}", y - 4.5, y + 4.5);
@@ -260,5 +303,4 @@ fn whisker(out: &mut String, x0: f64, x1: f64, right: f64, y: f64, color: &str) 
         );
     }
     out.push_str("</g>");
-    x1
 }

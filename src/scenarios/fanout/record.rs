@@ -77,7 +77,8 @@ fn repetition(r: &FanoutReport) -> Repetition {
 }
 
 /// The publisher and every subscriber process as nodes, and one edge from the publisher
-/// to each process with the loss of its subscribers (`size`: the message size).
+/// to each process with its subscribers' loss, their delivered rates added up and the
+/// latency of everything they received (`size`: the message size).
 fn nodes_and_edges(r: &FanoutReport, size: usize) -> (Vec<NodeResult>, Vec<EdgeResult>) {
     let mut nodes = Vec::new();
     if let Some(p) = &r.publisher {
@@ -105,21 +106,24 @@ fn nodes_and_edges(r: &FanoutReport, size: usize) -> (Vec<NodeResult>, Vec<EdgeR
             ..Default::default()
         });
         let mut loss = LossSummary::default();
+        let mut rate = 0.0;
         for s in r
             .per_subscriber
             .iter()
             .filter(|s| s.process == proc.process)
         {
             loss.add(&s.loss);
+            rate += s.delivered_per_sec;
         }
+        let measured = proc.latency.count > 0 || !proc.latency.clock.is_same_clock();
         edges.push(EdgeResult {
             from: "pub".into(),
             to: name,
             messages: loss.received,
             bytes: loss.received * size as u64,
-            msgs_per_sec: None,
+            msgs_per_sec: (rate > 0.0).then_some(rate),
             loss: Some(loss),
-            latency: None,
+            latency: measured.then_some(proc.latency),
             clock_error_ns: None,
         });
     }

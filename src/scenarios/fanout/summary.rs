@@ -52,6 +52,9 @@ pub struct ProcessSummary {
     /// The host it ran on, when not this one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// Latency of every message its subscribers received, ns (the process's own histogram,
+    /// summarised as `latency` is for all of them).
+    pub latency: LatencySummary,
 }
 
 /// The deliveries to the subscribers of one host.
@@ -254,6 +257,7 @@ fn flatten(
             connect_ns: c.connect_ns,
             usage: c.usage,
             host: c.host,
+            latency: c.latency.summary(),
         });
     }
     (per_subscriber, histogram, process_list)
