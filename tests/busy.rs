@@ -40,27 +40,9 @@ impl Drop for BusyLoop {
 fn paced_run(name: &str) -> (Output, Value, u32) {
     let db = std::env::temp_dir().join(format!("zmqperf-busy-{}-{name}.db", std::process::id()));
     let _ = std::fs::remove_file(&db);
-    let mut c = zmqperf();
-    c.args([
-        "run",
-        "--patterns",
-        "pushpull",
-        "--transports",
-        "inproc",
-        "--sizes",
-        "64",
-        "--count",
-        "10000",
-        "--warmup",
-        "0",
-        "--rate",
-        "10000",
-        "--repetitions",
-        "1",
-        "--format",
-        "json",
-    ])
-    .env("ZMQPERF_DB", &db);
+    let db = db.display().to_string();
+    let extra = ["--warmup", "0", "--rate", "10000", "--format", "json"];
+    let c = inproc_run("pushpull", "10000", &db, &extra);
     let p = Proc::spawn(c, T);
     let pid = p.pid();
     let o = p.finish();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{fails_within, run, with_watchdog, zp, Proc};
+use common::{fails_within, inproc_run, run, with_watchdog, zp, Proc};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -33,24 +33,7 @@ impl Drop for Dir {
 
 /// A quick recorded run (a few thousand inproc messages) in the history `db`.
 fn quick_run(db: &str) {
-    let o = run(
-        zp(&[
-            "run",
-            "--patterns",
-            "pushpull",
-            "--transports",
-            "inproc",
-            "--sizes",
-            "64",
-            "--count",
-            "2000",
-            "--repetitions",
-            "1",
-            "--db",
-            db,
-        ]),
-        60,
-    );
+    let o = run(inproc_run("pushpull", "2000", db, &[]), 60);
     assert_eq!(o.code, Some(0), "{o:?}");
 }
 

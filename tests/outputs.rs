@@ -13,24 +13,7 @@ fn history_with_a_run(name: &str) -> String {
     let db = std::env::temp_dir().join(format!("zmqperf-out-{}-{name}.db", std::process::id()));
     let _ = std::fs::remove_file(&db);
     let db = db.display().to_string();
-    let o = run(
-        zp(&[
-            "run",
-            "--patterns",
-            "reqrep",
-            "--transports",
-            "inproc",
-            "--sizes",
-            "64",
-            "--count",
-            "200",
-            "--repetitions",
-            "1",
-            "--db",
-            &db,
-        ]),
-        T,
-    );
+    let o = run(inproc_run("reqrep", "200", &db, &[]), T);
     assert_eq!(o.code, Some(0), "{o:?}");
     db
 }

@@ -219,22 +219,8 @@ fn the_compatible_commands_help_and_the_rest_fit_80_columns() {
 fn columns_sets_the_width_and_files_keep_120() {
     with_watchdog(200, || {
         let db = fresh_db("width-env");
-        let args = [
-            "run",
-            "--patterns",
-            "reqrep",
-            "--transports",
-            "inproc",
-            "--sizes",
-            "64",
-            "--count",
-            "200",
-            "--repetitions",
-            "1",
-            "--db",
-            &db,
-        ];
-        run(zp(&args), T);
+        let o = run(inproc_run("reqrep", "200", &db, &[]), T);
+        assert_eq!(o.code, Some(0), "{o:?}");
         let mut c = zp(&["show", "last", "--db", &db]);
         c.env("COLUMNS", "80");
         let narrow = run(c, T);

@@ -54,11 +54,16 @@ pub fn format_history(runs: &[RunListing]) -> String {
             truncate(&r.command, COMMAND_WIDTH),
         ]);
     }
-    // Narrower than it: the command gives way first, then the host, then the start time
-    // (the run id begins with it).
+    // On a terminal or with a width asked for, the table fits it: the command gives way
+    // first, then the host, then the start time (the run id begins with it). Files and
+    // pipes get every column (the command and host cut at their usual lengths).
+    let width = match crate::term::resolved() {
+        (_, crate::term::Source::Default) => usize::MAX,
+        (w, _) => w,
+    };
     let give = [(5, 24), (4, 12), (1, 0), (5, 12), (4, 0)];
     // Commands and host names come from other people's machines (imported runs).
-    crate::report::terminal_safe(&table_within(&rows, &[], crate::term::width(), &give))
+    crate::report::terminal_safe(&table_within(&rows, &[], width, &give))
 }
 
 #[cfg(test)]

@@ -226,6 +226,28 @@ pub fn fresh_db(name: &str) -> String {
     p.display().to_string()
 }
 
+/// `zmqperf run` of one small inproc case (64 B, one repetition) recorded in `db`:
+/// `pattern` and `count`, then `extra` arguments.
+pub fn inproc_run(pattern: &str, count: &str, db: &str, extra: &[&str]) -> Command {
+    let mut c = zp(&[
+        "run",
+        "--patterns",
+        pattern,
+        "--transports",
+        "inproc",
+        "--sizes",
+        "64",
+        "--count",
+        count,
+        "--repetitions",
+        "1",
+        "--db",
+        db,
+    ]);
+    c.args(extra);
+    c
+}
+
 /// A C perf tool command.
 pub fn c_tool(name: &str, args: &[&str]) -> Command {
     let mut c = Command::new(c_tools().join(name));
