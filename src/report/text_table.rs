@@ -6,16 +6,7 @@ pub(crate) use crate::units::count;
 /// Lays out rows as columns two spaces apart, left-aligned except the columns listed in
 /// `right` (numbers); trailing spaces are trimmed.
 pub(crate) fn table(rows: &[Vec<String>], right: &[usize]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths = column_widths(rows);
     let mut out = String::new();
     for row in rows {
         let mut line = String::new();
@@ -45,16 +36,8 @@ pub(crate) fn table_within(
     width: usize,
     give: &[(usize, usize)],
 ) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths: Vec<usize> = (0..cols)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let mut widths = column_widths(rows);
+    let cols = widths.len();
     let mut kept = vec![true; cols];
     let total = |w: &[usize], kept: &[bool]| {
         let n = kept.iter().filter(|&&k| k).count();
@@ -95,6 +78,20 @@ pub(crate) fn table_within(
         .map(|&c| kept[..c].iter().filter(|&&k| k).count())
         .collect();
     table(&cut, &right)
+}
+
+/// The widest cell of each column, in characters.
+fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..cols)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
 }
 
 /// `s` cut to at most `max` characters, with an ellipsis where it was cut.
