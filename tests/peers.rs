@@ -93,6 +93,24 @@ role = "ping"
 socket = { type = "REQ", connect = ["server"] }
 "#;
 
+/// `zmqperf run FILE` once, unrecorded, as JSON, each wait at most 10 s.
+fn run_once(file: &str) -> Output {
+    run(
+        zp(&[
+            "run",
+            file,
+            "--no-history",
+            "--format",
+            "json",
+            "--repetitions",
+            "1",
+            "--timeout",
+            "10s",
+        ]),
+        120,
+    )
+}
+
 #[test]
 fn a_peer_is_set_up_listed_and_plays_its_nodes_as_a_foreign_process() {
     with_watchdog(T, || {
@@ -351,20 +369,7 @@ fn every_peer_plays_every_pair_against_zmqperf() {
                             "{name} as {} ({kind}) over {t}",
                             if side == 0 { roles.0 } else { roles.1 }
                         );
-                        let o = run(
-                            zp(&[
-                                "run",
-                                &file,
-                                "--no-history",
-                                "--format",
-                                "json",
-                                "--repetitions",
-                                "1",
-                                "--timeout",
-                                "10s",
-                            ]),
-                            120,
-                        );
+                        let o = run_once(&file);
                         if o.code != Some(0) {
                             failures.push(format!("{what}: exit {:?}: {}", o.code, o.stderr));
                             continue;
@@ -523,20 +528,7 @@ socket = {{ type = "{source_kind}", connect = ["rx"] }}
         imp(0)
     );
     let file = write(dir, &format!("{peer}-{name}.toml"), &text);
-    let o = run(
-        zp(&[
-            "run",
-            &file,
-            "--no-history",
-            "--format",
-            "json",
-            "--repetitions",
-            "1",
-            "--timeout",
-            "10s",
-        ]),
-        120,
-    );
+    let o = run_once(&file);
     assert_eq!(o.code, Some(0), "{peer} {name}: {o:?}");
     let v: Value = serde_json::from_str(&o.stdout).unwrap();
     let case = &v["cases"][0];
