@@ -402,7 +402,8 @@ fn every_json_output_follows_the_schema() {
 }
 
 /// Usage errors: a type of the wrong end (3, naming the types that fit), a bad COUNT (3),
-/// a missing ADDR (2), a bad side (3), inproc between processes (4).
+/// --size with PTMP's messages (3), a missing ADDR (2), a bad side (3), inproc between
+/// processes (4).
 #[test]
 fn argument_errors_name_the_fix() {
     with_watchdog(60, || {
@@ -423,6 +424,23 @@ fn argument_errors_name_the_fix() {
             &["check_recv", "ten", "SUB", "bind", "ipc://x"],
             3,
             "<COUNT>",
+        );
+        // PTMP's messages have no size of their own to set.
+        fails_within(
+            10,
+            &[
+                "check_send",
+                "10",
+                "PUSH",
+                "bind",
+                "ipc://x",
+                "--wire",
+                "ptmp",
+                "--size",
+                "100",
+            ],
+            3,
+            "--size '100': does not apply with --wire ptmp",
         );
         fails_within(
             10,

@@ -31,7 +31,8 @@ Examples (PTMP's README, with zmqperf in place of ./build/test/; two shells):
   # both ends in one process
   zmqperf check_sendrecv 1000000 bind pubsub inproc://sendrecv
 
-  zmqperf check_send 10000 PUSH connect ipc://junk.txt 0 1000 --wire ptmp  # PTMP's messages
+  # PTMP's own messages (a type frame, then a TPSet), as a PTMP sender's
+  zmqperf check_send 10000 PUSH connect ipc://junk.txt 0 1000 --wire ptmp
 
 check_recv prints PTMP's gap lines (i - seq = diff : t s) for the first message and where
 diff changes, PTMP's summary line (recv COUNT in T s or R kHz, missed M), then the ledger;
@@ -63,9 +64,9 @@ pub(super) struct CheckSend {
     /// Milliseconds to sleep after the last send before closing the socket (default 0).
     #[arg(value_name = "QUIT_DELAY_MS", allow_negative_numbers = true)]
     quit_delay: Option<String>,
-    /// Bytes per message (at least the measurement header's 24).
-    #[arg(long, default_value = "64", value_name = "BYTES")]
-    size: String,
+    /// Bytes per message (at least the measurement header's 24; default 64).
+    #[arg(long, value_name = "BYTES")]
+    size: Option<String>,
     /// Longest a send may block (a PAIR or PUSH with no receiver taking messages).
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     timeout: String,
@@ -159,7 +160,7 @@ pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
             .map(|v| ptmp::parse_delay("<QUIT_DELAY_MS>", v))
             .transpose()?
             .unwrap_or_default(),
-        size: parse_size("--size", &a.size)?,
+        size: parse_size("--size", a.size.as_deref().unwrap_or("64"))?,
         timeout: parse_duration("--timeout", &a.timeout)?,
         stream_id: std::process::id(),
         wire: Wire::parse(&a.wire).ok_or_else(|| {
@@ -170,6 +171,14 @@ pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
             )
         })?,
     };
+    if let (Wire::Ptmp, Some(size)) = (cfg.wire, &a.size) {
+        return Err(Error::invalid(
+            "--size",
+            size,
+            "does not apply with --wire ptmp: a PTMP message is a TPSet, whose size follows \
+             from its fields; leave --size out, or send zmqperf's messages (--wire zmqperf)",
+        ));
+    }
     let r = ptmp::check_send(ctx, &cfg, |b| {
         super::compat::announce("check_send", &cfg.endpoint, b)
     })?;
