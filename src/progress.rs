@@ -119,19 +119,19 @@ impl StatusLine {
     pub fn show(&mut self, text: &str) {
         if self.live {
             // One line that rewrites itself: cut to the width, never wrapped.
-            let max = crate::term::width().saturating_sub(1);
+            let max = crate::term::width_err().saturating_sub(1);
             let cut: String = text.chars().take(max).collect();
             eprint!("{ERASE}{cut}");
             let _ = std::io::stderr().flush();
         } else {
-            eprintln!("{}", crate::term::fit(text));
+            eprintln!("{}", crate::term::fit_err(text));
         }
         self.shown = true;
     }
 
     /// Writes `text` as a line that stays (over the status line on a terminal).
     pub fn keep(&mut self, text: &str) {
-        let text = crate::term::fit(text);
+        let text = crate::term::fit_err(text);
         if self.live {
             eprintln!("{ERASE}{text}");
         } else {

@@ -25,14 +25,21 @@ pub enum Source {
     Flag,
     /// The `COLUMNS` variable.
     Columns,
-    /// The terminal on standard output (or, for errors, standard error).
+    /// The terminal the text goes to (standard output, or for errors standard error).
     Terminal,
     /// None of them: [`DEFAULT`].
     Default,
 }
 
 /// The width in force and where it came from.
+/// The width of standard output's text (its own terminal, not standard error's: a report
+/// sent to a file keeps the file layout).
 pub fn resolved() -> (usize, Source) {
+    resolved_on(1)
+}
+
+/// The width in force for text on file descriptor `fd` (1 or 2).
+fn resolved_on(fd: i32) -> (usize, Source) {
     // The library's own tests lay out for files, whatever terminal runs them.
     if cfg!(test) {
         return resolve(ASKED.load(Ordering::Relaxed), None, || None);
@@ -40,7 +47,7 @@ pub fn resolved() -> (usize, Source) {
     resolve(
         ASKED.load(Ordering::Relaxed),
         std::env::var("COLUMNS").ok().as_deref(),
-        || terminal_width(1).or_else(|| terminal_width(2)),
+        || terminal_width(fd),
     )
 }
 
@@ -88,7 +95,7 @@ fn terminal_width(fd: i32) -> Option<usize> {
 
 /// Prints a line on standard error, fitted to the width ([`fit`]).
 pub fn to_stderr(line: &str) {
-    eprintln!("{}", fit(line));
+    eprintln!("{}", fit_err(line));
 }
 
 /// Prints a line on standard output, fitted to the width ([`fit`]).
@@ -120,7 +127,21 @@ fn chars(s: &str) -> usize {
 /// width was asked for or found (a flag, `COLUMNS`, a terminal); files and pipes get the
 /// lines as they are, for the scripts that read them.
 pub fn fit(text: &str) -> String {
-    match resolved() {
+    fit_on(1, text)
+}
+
+/// [`fit`] for standard error: the width of its terminal, if it is one.
+pub fn fit_err(text: &str) -> String {
+    fit_on(2, text)
+}
+
+/// The width of the text on standard error (for a status line cut to it).
+pub fn width_err() -> usize {
+    resolved_on(2).0
+}
+
+fn fit_on(fd: i32, text: &str) -> String {
+    match resolved_on(fd) {
         (_, Source::Default) => text.to_string(),
         (w, _) => fit_to(text, w),
     }
