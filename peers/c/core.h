@@ -28,6 +28,11 @@
 #define PEER_EXIT exit
 #endif
 
+#define SLICE_MS 100 /* a receive gives up this often to look at the runner's stop */
+/* After the stop, a sink ends once this long passes without a message: a TCP stream held
+ * up for a delayed acknowledgement (up to 200 ms on Linux) is late, not lost. */
+#define DRAIN_MS 1000
+
 /* A peer's exit codes (docs/peers.md). */
 enum exit_code { EXIT_SPEC = 2, EXIT_UNSUPPORTED = 3, EXIT_TIMEOUT = 4, EXIT_PROTOCOL = 9 };
 
@@ -468,6 +473,52 @@ static inline uint8_t source_flags(const spec_t *s, uint64_t i, uint64_t first, 
         *stamp = now_ns();
     }
     return flags;
+}
+
+/* ---------- the endpoint errors name ---------- */
+
+static char g_bound[1024]; /* the first endpoint bound (a wildcard port made real) */
+
+/* The peer this node talks to, for errors: the endpoint it connects to, else the one it
+ * bound. */
+static const char *peer_name(const spec_t *s)
+{
+    const cJSON *ep = cJSON_GetArrayItem(s->connect, 0);
+    if (!ep && g_bound[0])
+        return g_bound;
+    if (!ep)
+        ep = cJSON_GetArrayItem(s->bind, 0);
+    return cJSON_IsString(ep) ? ep->valuestring : "(no endpoint)";
+}
+
+/* ---------- a sink's wait ---------- */
+
+/* A sink's receive slice ran out with nothing: 1 when the sink is done (after the stop,
+ * once DRAIN_MS passed without a message, the queue drained; or after the timeout with
+ * nothing), with why it was cut short in `cut_short`; 0 to wait on. Nothing at all within
+ * the timeout is a failure for a sink whose stream ends by itself. */
+static int sink_idle(const spec_t *s, uint64_t *idle_ms, uint64_t received, int expected, int ends,
+                     char *cut_short, size_t cap)
+{
+    *idle_ms += SLICE_MS;
+    if (atomic_load(&g_stopped)) {
+        if (*idle_ms < DRAIN_MS)
+            return 0;
+        if (s->ends_itself && expected && ends < expected)
+            snprintf(cut_short, cap,
+                     "the end of the stream never came: %" PRIu64
+                     " messages arrived before the senders finished and the queue ran dry",
+                     received);
+        return 1;
+    }
+    if (*idle_ms >= s->timeout_ms) {
+        if (received == 0 && s->ends_itself)
+            fail(EXIT_TIMEOUT, "nothing arrived within %" PRIu64 " ms on %s", s->timeout_ms,
+                 peer_name(s));
+        snprintf(cut_short, cap, "nothing arrived for %" PRIu64 " ms", *idle_ms);
+        return 1;
+    }
+    return 0;
 }
 
 #endif

@@ -27,10 +27,6 @@
 #define PEER_NAME "c"
 #include "core.h"
 
-#define SLICE_MS 100 /* a blocking receive gives up this often to look at the runner's stop */
-/* After the stop, a sink ends once this long passes without a message: a TCP stream held
- * up for a delayed acknowledgement (up to 200 ms on Linux) is late, not lost. */
-#define DRAIN_MS 1000
 #define MAX_FRAMES 8 /* frames of one request an echo sends back */
 
 /* ---------- sockets ---------- */
@@ -106,7 +102,6 @@ static void apply_options(const spec_t *s, void *sock, int type)
 
 /* Opens, binds and connects the node's socket, then writes `ready`. */
 /* The endpoint the first bind resolved to (a wildcard port made real), for messages. */
-static char g_bound[1024];
 
 static void *open_socket(const spec_t *s, void *ctx, int *type_out)
 {
@@ -159,16 +154,6 @@ static void *open_socket(const spec_t *s, void *ctx, int *type_out)
     emit(ready);
     *type_out = type;
     return sock;
-}
-
-static const char *peer_name(const spec_t *s)
-{
-    const cJSON *ep = cJSON_GetArrayItem(s->connect, 0);
-    if (!ep && g_bound[0])
-        return g_bound;
-    if (!ep)
-        ep = cJSON_GetArrayItem(s->bind, 0);
-    return cJSON_IsString(ep) ? ep->valuestring : "(no endpoint)";
 }
 
 /* ---------- typed frames and log lines ---------- */
@@ -388,25 +373,8 @@ static void run_sink(const spec_t *s, void *sock, int type)
     for (;;) {
         if ((shaped ? recv_shaped(s, sock, type, &msg, &spare, received + plain + 1, level, sizeof level)
                     : recv_payload(sock, type, &msg, &spare)) < 0) {
-            idle_ms += SLICE_MS;
-            if (atomic_load(&g_stopped)) {
-                /* stopped: what was queued is drained until DRAIN_MS pass without a message */
-                if (idle_ms < DRAIN_MS)
-                    continue;
-                if (s->ends_itself && expected && ends < expected)
-                    snprintf(cut_short, sizeof cut_short,
-                             "the end of the stream never came: %" PRIu64
-                             " messages arrived before the senders finished and the queue ran dry",
-                             received);
+            if (sink_idle(s, &idle_ms, received, expected, ends, cut_short, sizeof cut_short))
                 break;
-            }
-            if (idle_ms >= s->timeout_ms) {
-                if (received == 0 && s->ends_itself)
-                    fail(EXIT_TIMEOUT, "nothing arrived within %" PRIu64 " ms on %s", s->timeout_ms,
-                         peer_name(s));
-                snprintf(cut_short, sizeof cut_short, "nothing arrived for %" PRIu64 " ms", idle_ms);
-                break;
-            }
             continue;
         }
         idle_ms = 0;

@@ -32,8 +32,6 @@
 #define PEER_EXIT _exit
 #include "../c/core.h"
 
-#define SLICE_MS 100 /* a receive gives up this often to look at the runner's stop */
-#define DRAIN_MS 1000 /* after the stop, a sink ends once this long passes without a message */
 
 /* ---------- the socket ---------- */
 
@@ -96,17 +94,6 @@ static void apply_options(const spec_t *s, zsock_t *sock, int type)
     }
 }
 
-static char g_bound[1024]; /* the first endpoint bound (a wildcard port made real) */
-
-static const char *peer_name(const spec_t *s)
-{
-    const cJSON *ep = cJSON_GetArrayItem(s->connect, 0);
-    if (!ep && g_bound[0])
-        return g_bound;
-    if (!ep)
-        ep = cJSON_GetArrayItem(s->bind, 0);
-    return cJSON_IsString(ep) ? ep->valuestring : "(no endpoint)";
-}
 
 /* Opens the node's zsock, binds and connects it, then writes `ready`. */
 static zsock_t *open_socket(const spec_t *s, int *type_out)
@@ -372,24 +359,8 @@ static void run_sink(const spec_t *s, zsock_t *sock, int type)
         if (!f) {
             if (zmq_errno() != EAGAIN)
                 fail(EXIT_PROTOCOL, "receive failed: %s", zmq_strerror(zmq_errno()));
-            idle_ms += SLICE_MS;
-            if (atomic_load(&g_stopped)) {
-                if (idle_ms < DRAIN_MS)
-                    continue;
-                if (s->ends_itself && expected && ends < expected)
-                    snprintf(cut_short, sizeof cut_short,
-                             "the end of the stream never came: %" PRIu64
-                             " messages arrived before the senders finished and the queue ran dry",
-                             received);
+            if (sink_idle(s, &idle_ms, received, expected, ends, cut_short, sizeof cut_short))
                 break;
-            }
-            if (idle_ms >= s->timeout_ms) {
-                if (received == 0 && s->ends_itself)
-                    fail(EXIT_TIMEOUT, "nothing arrived within %" PRIu64 " ms on %s", s->timeout_ms,
-                         peer_name(s));
-                snprintf(cut_short, sizeof cut_short, "nothing arrived for %" PRIu64 " ms", idle_ms);
-                break;
-            }
             continue;
         }
         idle_ms = 0;
