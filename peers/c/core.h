@@ -158,7 +158,7 @@ static inline void hist_record(hist_t *h, uint64_t v)
     h->n++;
 }
 
-__attribute__((unused)) static void hist_merge(hist_t *into, const hist_t *from)
+static void hist_merge(hist_t *into, const hist_t *from)
 {
     for (int i = 0; i < HIST_DECADES * 1000; i++)
         into->counts[i] += from->counts[i];
@@ -519,6 +519,48 @@ static int sink_idle(const spec_t *s, uint64_t *idle_ms, uint64_t received, int 
         return 1;
     }
     return 0;
+}
+
+/* ---------- a sink's report ---------- */
+
+/* A sink's report: what was delivered from its first message to its last read, whether the
+ * stream carried the header, why it was cut short (if it was), and with the header each
+ * stream's latency and ledger and the latency of all. */
+static cJSON *sink_report(uint64_t received, uint64_t bytes, uint64_t start, uint64_t last_read,
+                          int headed, const char *cut_short)
+{
+    cJSON *report = new_report();
+    set(report, "delivered", span_json(received, bytes, start, received ? last_read : start));
+    cJSON_AddBoolToObject(report, "header", headed);
+    if (cut_short[0])
+        cJSON_AddStringToObject(report, "cut_short", cut_short);
+    if (headed) {
+        hist_t all;
+        hist_init(&all);
+        cJSON *per = cJSON_AddArrayToObject(report, "stream_latency");
+        cJSON *ledger = cJSON_CreateObject();
+        cJSON *runs = cJSON_AddObjectToObject(ledger, "runs");
+        for (size_t i = 0; i < g_nstreams; i++) {
+            stream_t *st = &g_streams[i];
+            hist_merge(&all, &st->latency);
+            cJSON *entry = cJSON_CreateArray();
+            char id[16];
+            snprintf(id, sizeof id, "%u", st->id);
+            cJSON_AddItemToArray(entry, cJSON_CreateRaw(id));
+            cJSON_AddItemToArray(entry, hist_json(&st->latency));
+            cJSON_AddItemToArray(per, entry);
+            cJSON *list = cJSON_AddArrayToObject(runs, id);
+            for (size_t r = 0; r < st->n; r++) {
+                char triple[80];
+                snprintf(triple, sizeof triple, "[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", st->runs[r].first,
+                         st->runs[r].len, st->runs[r].at);
+                cJSON_AddItemToArray(list, cJSON_CreateRaw(triple));
+            }
+        }
+        set(report, "latency", hist_json(&all));
+        set(report, "ledger", ledger);
+    }
+    return report;
 }
 
 #endif

@@ -421,38 +421,7 @@ static void run_sink(const spec_t *s, zsock_t *sock, int type)
                 break;
         }
     }
-    cJSON *report = new_report();
-    set(report, "delivered", span_json(received, bytes, start, received ? last_read : start));
-    cJSON_AddBoolToObject(report, "header", headed);
-    if (cut_short[0])
-        cJSON_AddStringToObject(report, "cut_short", cut_short);
-    if (headed) {
-        hist_t all;
-        hist_init(&all);
-        cJSON *per = cJSON_AddArrayToObject(report, "stream_latency");
-        cJSON *ledger = cJSON_CreateObject();
-        cJSON *runs = cJSON_AddObjectToObject(ledger, "runs");
-        for (size_t i = 0; i < g_nstreams; i++) {
-            stream_t *st = &g_streams[i];
-            for (int k = 0; k < HIST_DECADES * 1000; k++)
-                all.counts[k] += st->latency.counts[k];
-            cJSON *entry = cJSON_CreateArray();
-            char id[16];
-            snprintf(id, sizeof id, "%u", st->id);
-            cJSON_AddItemToArray(entry, cJSON_CreateRaw(id));
-            cJSON_AddItemToArray(entry, hist_json(&st->latency));
-            cJSON_AddItemToArray(per, entry);
-            cJSON *list = cJSON_AddArrayToObject(runs, id);
-            for (size_t r = 0; r < st->n; r++) {
-                char triple[80];
-                snprintf(triple, sizeof triple, "[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", st->runs[r].first,
-                         st->runs[r].len, st->runs[r].at);
-                cJSON_AddItemToArray(list, cJSON_CreateRaw(triple));
-            }
-        }
-        set(report, "latency", hist_json(&all));
-        set(report, "ledger", ledger);
-    }
+    cJSON *report = sink_report(received, bytes, start, last_read, headed, cut_short);
     zsock_destroy(&sock);
     send_report(report, "sink");
 }
