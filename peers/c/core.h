@@ -563,4 +563,58 @@ static cJSON *sink_report(uint64_t received, uint64_t bytes, uint64_t start, uin
     return report;
 }
 
+/* ---------- a sink's message ---------- */
+
+/* A sink takes one message that carried the header `h` (`len` bytes; a log line's level in
+ * `level`): a warm-up is skipped; else it is counted, its stream's ledger and latency get
+ * it (a log line's rank among those its filter passes is the sequence kept), and its
+ * stream's end is noted. 1 when every expected stream has ended. */
+static inline int sink_take(const spec_t *s, const header_t *h, size_t len, const char *level,
+                            int expected, int *ends, int *headed, uint64_t *received,
+                            uint64_t *bytes, uint64_t *start, uint64_t *last_read)
+{
+    if (h->flags & HDR_WARMUP)
+        return 0;
+    *headed = 1;
+    uint64_t now = (h->flags & HDR_TIMESTAMP) || *received == 0 ? now_ns() : 0;
+    if (*received == 0)
+        *start = now;
+    if (now)
+        *last_read = now;
+    (*received)++;
+    *bytes += len;
+    stream_t *st = stream_of(h->stream_id);
+    uint64_t seq = h->sequence;
+    if (s->nlevels) {
+        /* A log line: the level it was written with, through the filter; its rank among
+         * the lines that pass is the sequence kept. */
+        size_t i = h->sequence % s->nlevels;
+        if (strcmp(level, s->levels[i]) != 0)
+            fail(EXIT_PROTOCOL,
+                 "protocol error: line %" PRIu64 " of stream %u came with level '%s', but it was written as %s",
+                 h->sequence, h->stream_id, level, s->levels[i]);
+        if (g_before[i + 1] == g_before[i])
+            fail(EXIT_PROTOCOL,
+                 "protocol error: line %" PRIu64 " (%s) of stream %u came through a filter that should have stopped it",
+                 h->sequence, s->levels[i], h->stream_id);
+        seq = h->sequence / s->nlevels * g_before[s->nlevels] + g_before[i];
+    }
+    ledger_record(st, seq);
+    if (h->flags & HDR_TIMESTAMP)
+        hist_record(&st->latency, now > h->send_ns ? now - h->send_ns : 0);
+    if (s->nlevels) {
+        /* A filtered stream ends at the last line the filter lets through. */
+        if (!st->ended && st->want == seq + 1) {
+            st->ended = 1;
+            if (s->ends_itself && expected && ++*ends >= expected)
+                return 1;
+        }
+    } else if ((h->flags & HDR_END) && !st->ended) {
+        st->ended = 1;
+        if (s->ends_itself && expected && ++*ends >= expected)
+            return 1;
+    }
+    return 0;
+}
+
 #endif

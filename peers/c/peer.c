@@ -396,49 +396,8 @@ static void run_sink(const spec_t *s, void *sock, int type)
         case HDR_OK:
             break;
         }
-        if (h.flags & HDR_WARMUP)
-            continue;
-        headed = 1;
-        uint64_t now = (h.flags & HDR_TIMESTAMP) || received == 0 ? now_ns() : 0;
-        if (received == 0)
-            start = now;
-        if (now)
-            last_read = now;
-        received++;
-        bytes += len;
-        stream_t *st = stream_of(h.stream_id);
-        uint64_t seq = h.sequence;
-        if (s->nlevels) {
-            /* A log line: the level it was written with, through the filter; its rank among
-             * the lines that pass is the sequence kept. */
-            size_t i = h.sequence % s->nlevels;
-            if (strcmp(level, s->levels[i]) != 0)
-                fail(EXIT_PROTOCOL,
-                     "protocol error: line %" PRIu64 " of stream %u came with level '%s', but it was written as %s",
-                     h.sequence, h.stream_id, level, s->levels[i]);
-            if (g_before[i + 1] == g_before[i])
-                fail(EXIT_PROTOCOL,
-                     "protocol error: line %" PRIu64 " (%s) of stream %u came through a filter that should have stopped it",
-                     h.sequence, s->levels[i], h.stream_id);
-            seq = h.sequence / s->nlevels * g_before[s->nlevels] + g_before[i];
-        }
-        ledger_record(st, seq);
-        if (h.flags & HDR_TIMESTAMP)
-            hist_record(&st->latency, now > h.send_ns ? now - h.send_ns : 0);
-        if (s->nlevels) {
-            /* A filtered stream ends at the last line the filter lets through. */
-            if (!st->ended && st->want == seq + 1) {
-                st->ended = 1;
-                ends++;
-                if (s->ends_itself && expected && ends >= expected)
-                    break;
-            }
-        } else if ((h.flags & HDR_END) && !st->ended) {
-            st->ended = 1;
-            ends++;
-            if (s->ends_itself && expected && ends >= expected)
-                break;
-        }
+        if (sink_take(s, &h, len, level, expected, &ends, &headed, &received, &bytes, &start, &last_read))
+            break;
     }
     cJSON *report = sink_report(received, bytes, start, last_read, headed, cut_short);
     send_report(report, "sink");

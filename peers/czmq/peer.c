@@ -264,17 +264,6 @@ static void run_source(const spec_t *s, zsock_t *sock, int type)
 
 /* ---------- sink ---------- */
 
-static int log_passes(const spec_t *s, uint64_t seq)
-{
-    size_t i = seq % s->nlevels;
-    return g_before[i + 1] > g_before[i];
-}
-
-static uint64_t log_rank(const spec_t *s, uint64_t seq)
-{
-    return seq / s->nlevels * g_before[s->nlevels] + g_before[seq % s->nlevels];
-}
-
 /* A message of typed frames or a log line: the frame with the header (the first, or the
  * line), its level copied into `level`. Its frames and type id are checked. NULL when the
  * slice ran out. */
@@ -381,45 +370,8 @@ static void run_sink(const spec_t *s, zsock_t *sock, int type)
             bytes += len;
             continue;
         }
-        if (h.flags & HDR_WARMUP)
-            continue;
-        headed = 1;
-        uint64_t now = (h.flags & HDR_TIMESTAMP) || received == 0 ? now_ns() : 0;
-        if (received == 0)
-            start = now;
-        if (now)
-            last_read = now;
-        received++;
-        bytes += len;
-        stream_t *st = stream_of(h.stream_id);
-        uint64_t seq = h.sequence;
-        if (s->nlevels) {
-            /* A log line: the level it was written with, through the filter; its rank among
-             * the lines that pass is the sequence kept. */
-            const char *want = s->levels[h.sequence % s->nlevels];
-            if (strcmp(level, want) != 0)
-                fail(EXIT_PROTOCOL, "protocol error: line %" PRIu64 " of stream %u came with level '%s', but it was written as %s",
-                     h.sequence, h.stream_id, level, want);
-            if (!log_passes(s, h.sequence))
-                fail(EXIT_PROTOCOL, "protocol error: line %" PRIu64 " (%s) of stream %u came through a filter that should have stopped it",
-                     h.sequence, want, h.stream_id);
-            seq = log_rank(s, h.sequence);
-        }
-        ledger_record(st, seq);
-        if (h.flags & HDR_TIMESTAMP)
-            hist_record(&st->latency, now > h.send_ns ? now - h.send_ns : 0);
-        if (s->nlevels) {
-            /* A filtered stream ends at the last line the filter lets through. */
-            if (!st->ended && st->want == seq + 1) {
-                st->ended = 1;
-                if (s->ends_itself && expected && ++ends >= expected)
-                    break;
-            }
-        } else if ((h.flags & HDR_END) && !st->ended) {
-            st->ended = 1;
-            if (s->ends_itself && expected && ++ends >= expected)
-                break;
-        }
+        if (sink_take(s, &h, len, level, expected, &ends, &headed, &received, &bytes, &start, &last_read))
+            break;
     }
     cJSON *report = sink_report(received, bytes, start, last_read, headed, cut_short);
     zsock_destroy(&sock);
