@@ -617,4 +617,41 @@ static inline int sink_take(const spec_t *s, const header_t *h, size_t len, cons
     return 0;
 }
 
+/* ---------- the socket's type ---------- */
+
+/* The libzmq type of the node's socket, checked against what its role may use; a source
+ * that must see its subscribers first opens its PUB as an XPUB (`*subscribing`). */
+static int socket_type(const spec_t *s, int *subscribing)
+{
+    int type = -1;
+    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
+        if (strcmp(KINDS[i].name, s->kind) == 0)
+            type = KINDS[i].type;
+    if (type < 0)
+        fail(EXIT_SPEC, "bad node spec: unknown socket type '%s'", s->kind);
+    if (!plays(s->role, s->kind))
+        fail(EXIT_UNSUPPORTED, "node %s: the " PEER_NAME " peer does not play role '%s' on a %s socket",
+             s->name, s->role, s->kind);
+    *subscribing = strcmp(s->role, "source") == 0 && s->subscriptions > 0 &&
+                   (type == ZMQ_PUB || type == ZMQ_XPUB);
+    return *subscribing ? ZMQ_XPUB : type;
+}
+
+/* ---------- a sink's streams ---------- */
+
+/* The streams a sink expects, each with its length, in the ledger (and a log sink's
+ * filter worked out): how many there are. */
+static int sink_streams(const spec_t *s)
+{
+    const cJSON *pair;
+    cJSON_ArrayForEach(pair, s->streams)
+    {
+        stream_t *st = stream_of((uint32_t)cJSON_GetArrayItem(pair, 0)->valuedouble);
+        st->want = (uint64_t)cJSON_GetArrayItem(pair, 1)->valuedouble;
+    }
+    if (s->nlevels)
+        log_filter(s);
+    return cJSON_GetArraySize(s->streams);
+}
+
 #endif

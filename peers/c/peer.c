@@ -101,24 +101,10 @@ static void apply_options(const spec_t *s, void *sock, int type)
 }
 
 /* Opens, binds and connects the node's socket, then writes `ready`. */
-/* The endpoint the first bind resolved to (a wildcard port made real), for messages. */
-
 static void *open_socket(const spec_t *s, void *ctx, int *type_out)
 {
-    int type = -1;
-    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
-        if (strcmp(KINDS[i].name, s->kind) == 0)
-            type = KINDS[i].type;
-    if (type < 0)
-        fail(EXIT_SPEC, "bad node spec: unknown socket type '%s'", s->kind);
-    if (!plays(s->role, s->kind))
-        fail(EXIT_UNSUPPORTED, "node %s: the c peer does not play role '%s' on a %s socket", s->name,
-             s->role, s->kind);
-    /* A source that must see its subscribers first opens its PUB as an XPUB. */
-    int subscribing = strcmp(s->role, "source") == 0 && s->subscriptions > 0 &&
-                      (type == ZMQ_PUB || type == ZMQ_XPUB);
-    if (subscribing)
-        type = ZMQ_XPUB;
+    int subscribing;
+    int type = socket_type(s, &subscribing);
     void *sock = zmq_socket(ctx, type);
     if (!sock)
         fail(EXIT_UNSUPPORTED, "cannot open a %s socket: %s", s->kind, zmq_strerror(zmq_errno()));
@@ -352,17 +338,9 @@ static int recv_shaped(const spec_t *s, void *sock, int type, zmq_msg_t *msg, zm
 
 static void run_sink(const spec_t *s, void *sock, int type)
 {
-    int expected = cJSON_GetArraySize(s->streams);
-    const cJSON *pair;
-    cJSON_ArrayForEach(pair, s->streams)
-    {
-        stream_t *st = stream_of((uint32_t)cJSON_GetArrayItem(pair, 0)->valuedouble);
-        st->want = (uint64_t)cJSON_GetArrayItem(pair, 1)->valuedouble;
-    }
+    int expected = sink_streams(s);
     int shaped = s->nframes || s->nlevels;
     char level[64] = "";
-    if (s->nlevels)
-        log_filter(s);
     wait_for_start(s->timeout_ms);
     zmq_msg_t msg, spare;
     zmq_msg_init(&msg);

@@ -98,20 +98,8 @@ static void apply_options(const spec_t *s, zsock_t *sock, int type)
 /* Opens the node's zsock, binds and connects it, then writes `ready`. */
 static zsock_t *open_socket(const spec_t *s, int *type_out)
 {
-    int type = -1;
-    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
-        if (strcmp(KINDS[i].name, s->kind) == 0)
-            type = KINDS[i].type;
-    if (type < 0)
-        fail(EXIT_SPEC, "bad node spec: unknown socket type '%s'", s->kind);
-    if (!plays(s->role, s->kind))
-        fail(EXIT_UNSUPPORTED, "node %s: the czmq peer does not play role '%s' on a %s socket", s->name,
-             s->role, s->kind);
-    /* A source that must see its subscribers first opens its PUB as an XPUB. */
-    int subscribing = strcmp(s->role, "source") == 0 && s->subscriptions > 0 &&
-                      (type == ZMQ_PUB || type == ZMQ_XPUB);
-    if (subscribing)
-        type = ZMQ_XPUB;
+    int subscribing;
+    int type = socket_type(s, &subscribing);
     zsock_t *sock = zsock_new(type);
     if (!sock)
         fail(EXIT_UNSUPPORTED, "cannot open a %s socket: %s", s->kind, zmq_strerror(zmq_errno()));
@@ -327,17 +315,9 @@ static zframe_t *recv_payload(zsock_t *sock, int type)
 
 static void run_sink(const spec_t *s, zsock_t *sock, int type)
 {
-    int expected = cJSON_GetArraySize(s->streams);
-    const cJSON *pair;
-    cJSON_ArrayForEach(pair, s->streams)
-    {
-        stream_t *st = stream_of((uint32_t)cJSON_GetArrayItem(pair, 0)->valuedouble);
-        st->want = (uint64_t)cJSON_GetArrayItem(pair, 1)->valuedouble;
-    }
+    int expected = sink_streams(s);
     int shaped = s->nframes || s->nlevels;
     char level[64] = "";
-    if (s->nlevels)
-        log_filter(s);
     wait_for_start(s->timeout_ms);
     uint64_t received = 0, bytes = 0, start = 0, last_read = 0, idle_ms = 0, plain = 0;
     int ends = 0, headed = 0;
