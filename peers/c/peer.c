@@ -448,7 +448,7 @@ static void run_ping(const spec_t *s, void *sock, int type)
 
 /* ---------- echo ---------- */
 
-static void run_echo(const spec_t *s, void *sock)
+static void run_echo(const spec_t *s, void *ctx, void *sock)
 {
     zmq_msg_t frames[MAX_FRAMES];
     for (int i = 0; i < MAX_FRAMES; i++)
@@ -485,6 +485,14 @@ static void run_echo(const spec_t *s, void *sock)
         end = now_ns();
         answered++;
     }
+    /* The last reply is only queued: the socket closes with a linger (the topology's, or
+     * 1 s) and the context ends, so it leaves before the process does. With linger 0 and a
+     * plain exit, a busy machine lost it now and then (the ping's last round trip). */
+    const cJSON *lg = cJSON_GetObjectItemCaseSensitive(s->options, "linger");
+    int linger = cJSON_IsNumber(lg) && lg->valuedouble >= 0 ? (int)lg->valuedouble : 1000;
+    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
     cJSON *report = new_report();
     cJSON_AddItemToObject(report, "round_trips", span_json(answered, bytes, start, end));
     if (cut_short[0])
@@ -518,6 +526,6 @@ int main(int argc, char **argv)
     else if (strcmp(s.role, "ping") == 0)
         run_ping(&s, sock, type);
     else
-        run_echo(&s, sock);
+        run_echo(&s, ctx, sock);
     return 0;
 }

@@ -445,7 +445,7 @@ static void run_echo(const spec_t *s, zsock_t *sock)
         end = now_ns();
         answered++;
     }
-    /* The last reply gets its way out: a linger, as the c peer's echo. */
+    /* The last reply gets its way out: a linger (the topology's, or 1 s), as in the c peer's echo. */
     cJSON *lg = cJSON_GetObjectItemCaseSensitive(s->options, "linger");
     zsock_set_linger(sock, cJSON_IsNumber(lg) && lg->valuedouble >= 0 ? (int)lg->valuedouble : 1000);
     cJSON *report = new_report();

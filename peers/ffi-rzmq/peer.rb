@@ -191,10 +191,16 @@ module ZmqperfPeer
 
     private
 
-    # Linger 0 (set at open): closing throws away whatever is still queued, at once.
+    # Linger 0 (set at open): closing throws away whatever is still queued, at once; an
+    # echo's last reply is only queued, so an echo closes with a linger (the topology's, or
+    # 1 s) and it reaches its ping before the process ends.
     def close
       return if @closed
 
+      if @role == 'echo'
+        linger = (@sock_spec['options'] || {})['linger']
+        set_int(ZMQ::LINGER, linger.is_a?(Integer) && linger >= 0 ? linger : 1000, 'linger')
+      end
       @socket.close
       @context.terminate
       @closed = true
