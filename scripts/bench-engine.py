@@ -46,6 +46,13 @@ SUITE = [
 os.environ["ZMQPERF_DB"] = os.path.join(tempfile.mkdtemp(prefix="bench-engine-"), "history.db")
 
 
+
+def results(text):
+    """The results of zmqperf's JSON: inside the envelope (version 3 on), or the whole
+    object (older builds, compared side by side)."""
+    v = json.loads(text)
+    return v["results"] if isinstance(v, dict) and "kind" in v else v
+
 def sh(cmd):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
 
@@ -56,7 +63,7 @@ def suite_case(binary, pattern, transport, what, count):
             "--format", "json"])
     if r.returncode != 0:
         raise RuntimeError("%s: %s" % (binary, r.stderr[-500:]))
-    case = json.loads(r.stdout)["cases"][0]
+    case = results(r.stdout)["cases"][0]
     if case.get("error"):
         raise RuntimeError("%s: %s" % (binary, case["error"]))
     s = case["summary"]
@@ -79,7 +86,7 @@ def compat_pair(binary, kind, count):
     rp = subprocess.run([binary, remote, bound, "64", str(count), "--json"],
                         capture_output=True, text=True, timeout=TIMEOUT)
     out, _ = lp.communicate(timeout=TIMEOUT)
-    side = json.loads(rp.stdout if kind == "lat" else out)
+    side = results(rp.stdout if kind == "lat" else out)
     return side["average_latency_us"] if kind == "lat" else side["mean_throughput_msgs"]
 
 
@@ -88,7 +95,7 @@ def fanout(binary, procs, subs):
             "-p", "6", "--no-history", "--json"])
     if r.returncode != 0:
         raise RuntimeError("%s fanout: %s" % (binary, r.stderr[-500:]))
-    v = json.loads(r.stdout)
+    v = results(r.stdout)
     return v
 
 

@@ -27,6 +27,13 @@ BIN = os.path.join(ROOT, "target", "release", "zmqperf")
 TIMEOUT = 120
 
 
+
+def results(text):
+    """The results of zmqperf's JSON: inside the envelope (version 3 on), or the whole
+    object (older builds, compared side by side)."""
+    v = json.loads(text)
+    return v["results"] if isinstance(v, dict) and "kind" in v else v
+
 def sh(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, **kw)
 
@@ -50,9 +57,9 @@ def compat(kind, transport, size, count):
         lp.kill()
         raise
     if kind == "lat":
-        return json.loads(r.stdout)["average_latency_us"]
-    return json.loads(out)["delivered"]["messages"] * 1e9 / (
-        json.loads(out)["delivered"]["end_ns"] - json.loads(out)["delivered"]["start_ns"])
+        return results(r.stdout)["average_latency_us"]
+    d = results(out)["delivered"]
+    return d["messages"] * 1e9 / (d["end_ns"] - d["start_ns"])
 
 
 def runner(kind, transport, size, count, db):
@@ -62,7 +69,7 @@ def runner(kind, transport, size, count, db):
             "--format", "json", "--db", db])
     if r.returncode != 0:
         raise RuntimeError(r.stderr)
-    case = json.loads(r.stdout)["cases"][0]
+    case = results(r.stdout)["cases"][0]
     rep = case["repetitions"][0]
     value = (rep["latency"]["mean_ns"] / 1000.0 if kind == "lat"
              else rep["delivered"]["messages"] * 1e9 / (rep["delivered"]["end_ns"] - rep["delivered"]["start_ns"]))
@@ -111,7 +118,7 @@ def main():
             t = time.monotonic()
             r = subprocess.run([BIN, "run", "--format", "json", "--db", db] + extra,
                                capture_output=True, text=True, timeout=3600)
-            n = len(json.loads(r.stdout)["cases"]) if r.returncode == 0 else 0
+            n = len(results(r.stdout)["cases"]) if r.returncode == 0 else 0
             print("wall time of `zmqperf run %s`: %.1f s (%d cases, exit %d)" % (
                 " ".join(extra), time.monotonic() - t, n, r.returncode))
     try:

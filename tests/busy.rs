@@ -47,9 +47,7 @@ fn paced_run(name: &str) -> (Output, Value, u32) {
     let pid = p.pid();
     let o = p.finish();
     assert_eq!(o.code, Some(0), "{o:?}");
-    let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
-    let errors = schema_errors(&schema_validator("run-result.schema.json"), &v);
-    assert!(errors.is_empty(), "{errors:?}");
+    let v = envelope(&o.stdout);
     (o, v, pid)
 }
 
@@ -62,7 +60,7 @@ fn a_busy_loop_beside_a_case_is_named_with_its_share_of_a_core() {
         std::thread::sleep(std::time::Duration::from_millis(200));
         let (o, v, _) = paced_run("busy");
         drop(busy);
-        let case = &v["cases"][0];
+        let case = &v["results"]["cases"][0];
         let m = &case["machine"];
         assert_eq!(m["load_before"].as_array().map(Vec::len), Some(3), "{m}");
         assert_eq!(m["load_after"].as_array().map(Vec::len), Some(3), "{m}");
@@ -92,14 +90,14 @@ fn the_zmqperf_that_runs_is_never_named_busy() {
         // The machine is shared: others may be busy (another zmqperf among them, such
         // as the other test's); this zmqperf must never count itself.
         let (_, v, pid) = paced_run("idle");
-        let m = &v["cases"][0]["machine"];
+        let m = &v["results"]["cases"][0]["machine"];
         assert!(m.is_object(), "{v}");
         for b in m["busy"].as_array().into_iter().flatten() {
             assert_ne!(b["pid"].as_u64(), Some(pid as u64), "{m}");
         }
         // Each node says its share of a core while it ran; a node on a thread counts that
         // thread, which cannot use more than one core. VIRT is beside RSS.
-        let nodes = v["cases"][0]["nodes"].as_array().expect("nodes");
+        let nodes = v["results"]["cases"][0]["nodes"].as_array().expect("nodes");
         assert!(!nodes.is_empty());
         for n in nodes {
             assert_eq!(n["placement"], "thread", "{n}");

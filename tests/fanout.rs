@@ -16,7 +16,7 @@ fn json_of(o: &Output) -> Value {
         .lines()
         .find(|l| l.starts_with('{'))
         .unwrap_or_else(|| panic!("no JSON in stdout: {o:?}"));
-    serde_json::from_str(line).expect("valid JSON")
+    results(line)
 }
 
 /// The report holds to schema/fanout-report.schema.json, and the schema is strict enough to
@@ -179,7 +179,7 @@ fn pub_and_sub_cluster_as_two_commands() {
         assert_eq!(p.code, Some(0), "{p:?}");
         let pr = json_of(&p);
         let pub_schema = schema_validator_of(
-            &serde_json::json!({ "$ref": "urn:zmqperf:schema:fanout-report:1#/$defs/publisher" }),
+            &serde_json::json!({ "$ref": "urn:zmqperf:schema:fanout-report:3#/$defs/publisher" }),
         );
         let e = schema_errors(&pub_schema, &pr);
         assert!(e.is_empty(), "pub --json breaks its schema: {e:#?}");
@@ -394,8 +394,8 @@ fn fanout_runs_are_recorded_and_compare_with_each_other() {
         }
         let o = run(zp(&["show", "last", "--db", &db, "--format", "json"]), T);
         assert_eq!(o.code, Some(0), "{o:?}");
-        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
-        let case = &v["cases"][0];
+        let v = envelope(&o.stdout);
+        let case = &v["results"]["cases"][0];
         assert_eq!(case["pattern"], "fanout[2x15]");
         assert_eq!(case["summary"]["lost"], 0);
         assert_eq!(case["repetitions"][0]["loss"]["expected"], 2 * 15 * 4);
@@ -510,9 +510,13 @@ fn a_publisher_that_dies_part_way_is_reported_as_cut_short() {
 fn recorded_case(db: &str) -> Value {
     let o = run(zp(&["show", "last", "--db", db, "--format", "json"]), 30);
     assert_eq!(o.code, Some(0), "{o:?}");
-    let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", o.stdout));
-    assert_eq!(v["cases"].as_array().map(Vec::len), Some(1), "{v}");
-    v["cases"][0].clone()
+    let v = envelope(&o.stdout);
+    assert_eq!(
+        v["results"]["cases"].as_array().map(Vec::len),
+        Some(1),
+        "{v}"
+    );
+    v["results"]["cases"][0].clone()
 }
 
 #[test]
@@ -831,8 +835,8 @@ fn fanout_floor_is_printed_beside_libzmq_and_recorded() {
         // The history's case carries the floor, and the reports show it in the grid.
         let s = run(zp(&["show", "last", "--db", &db, "--format", "json"]), T);
         assert_eq!(s.code, Some(0), "{s:?}");
-        let v: Value = serde_json::from_str(&s.stdout).unwrap();
-        let fl = &v["cases"][0]["floor"];
+        let v = envelope(&s.stdout);
+        let fl = &v["results"]["cases"][0]["floor"];
         assert_eq!(fl["socket"], Value::String("tcp".into()), "{fl}");
         assert_eq!(u(fl, "/roundtrips"), 120);
         assert!(f(fl, "/latency_us") > 0.0);

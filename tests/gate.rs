@@ -164,7 +164,7 @@ fn a_case_of_b_that_measured_nothing_or_less_fails_the_gate() {
         );
         let o = gate(&db, "good", "cut", &["--format", "json"]);
         assert_eq!(o.code, Some(18), "{o:?}");
-        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        let v = results(&o.stdout);
         assert_eq!(v["verdict"], "incomplete", "{}", o.stdout);
         assert_eq!(
             v["incomplete_cases"][0]["why"], "cut short: 28 of 100 messages arrived",
@@ -226,7 +226,7 @@ fn an_interval_too_wide_to_decide_is_inconclusive() {
         // The same verdict as JSON, with the same exit code.
         let o = gate(&db, "a", "b", &["--format", "json"]);
         assert_eq!(o.code, Some(22), "{o:?}");
-        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        let v = results(&o.stdout);
         assert_eq!(v["verdict"], "inconclusive", "{}", o.stdout);
         // Without a threshold compare only reports.
         let o = run(zp(&["compare", "a", "b", "--db", &db]), T);

@@ -72,8 +72,8 @@ fn python_hdrhistogram_decodes_every_histogram_to_the_same_figures() {
             300,
         );
         assert_eq!(o.code, Some(0), "{o:?}");
-        let run_json: Value = serde_json::from_str(&o.stdout).unwrap();
-        assert_eq!(run_json["schema_version"], 2);
+        let run_json = envelope(&o.stdout);
+        assert_eq!(run_json["version"], 3);
         let mut found = Vec::new();
         histograms(&run_json, String::new(), &mut found);
         assert!(found.len() >= 12, "{} histograms", found.len());

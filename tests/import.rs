@@ -234,13 +234,13 @@ fn damaged_foreign_and_newer_files_are_refused() {
         );
         let newer = write(
             "newer.json",
-            json.replacen("\"schema_version\": 2,", "\"schema_version\": 3,", 1)
+            json.replacen("\"version\": 3,", "\"version\": 4,", 1)
                 .as_bytes(),
         );
         refused(
             &newer,
             3,
-            &["schema version 3, newer than this zmqperf reads (up to 2)"],
+            &["schema version 4, newer than this zmqperf reads (up to 3)"],
         );
         let absent = dir.join("absent.json").display().to_string();
         refused(&absent, 11, &["No such file"]);

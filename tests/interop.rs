@@ -19,7 +19,7 @@ fn ok(o: &Output) {
 
 fn json(o: &Output) -> Value {
     ok(o);
-    serde_json::from_str(o.stdout.trim()).unwrap()
+    results(&o.stdout)
 }
 
 /// zmqperf's local_thr measuring libzmq's remote_thr: its JSON, with `distinct` the messages
@@ -37,7 +37,7 @@ fn measured_from_c(ep: &str, size: &str, count: u64, extra: &[&str]) -> Value {
     c.extend(extra.iter().filter(|a| !a.starts_with('-')));
     ok(&run(c_tool("remote_thr", &c), T));
     let l = l.finish();
-    let v: Value = serde_json::from_str(l.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {l:?}"));
+    let v = results(&l.stdout);
     let distinct = v["distinct"].as_u64().unwrap();
     if l.code == Some(17) {
         assert!(distinct < count && distinct + 1200 >= count, "{l:?}");

@@ -5,7 +5,6 @@
 mod common;
 
 use common::*;
-use serde_json::Value;
 
 const T: u64 = 240;
 
@@ -70,13 +69,13 @@ fn a_run_on_the_system_library_says_so_in_every_result() {
         quick("system");
         // The roles ran in child processes too (tcp) and loaded the same library.
         let o = run(zp(&["show", "last", "--format", "json", "--db", &db]), T);
-        let run_json: Value = serde_json::from_str(&o.stdout).unwrap();
+        let run_json = envelope(&o.stdout);
         let lib = &run_json["environment"]["libzmq"];
         assert_eq!(lib["source"], "system", "{lib}");
         assert!(lib["path"].as_str().unwrap().contains("libzmq.so.5"));
         assert_eq!(lib["sha256"].as_str().unwrap().len(), 64);
-        assert_eq!(run_json["cases"].as_array().unwrap().len(), 4);
-        assert!(run_json["cases"]
+        assert_eq!(run_json["results"]["cases"].as_array().unwrap().len(), 4);
+        assert!(run_json["results"]["cases"]
             .as_array()
             .unwrap()
             .iter()
@@ -140,11 +139,17 @@ fn two_libraries_interleaved_in_one_command() {
         assert!(o.stderr.contains("round 2/2: B"), "{}", o.stderr);
         // Both runs are recorded, each with two repetitions per case.
         let o = run(zmqperf_json(&db, "last"), T);
-        let b: Value = serde_json::from_str(&o.stdout).unwrap();
+        let b = envelope(&o.stdout);
         assert_eq!(b["environment"]["libzmq"]["source"], "system");
-        assert_eq!(b["cases"][0]["repetitions"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            b["results"]["cases"][0]["repetitions"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
         let o = run(zmqperf_json(&db, "last~1"), T);
-        let a: Value = serde_json::from_str(&o.stdout).unwrap();
+        let a = envelope(&o.stdout);
         assert_eq!(a["environment"]["libzmq"]["source"], "bundled");
         let _ = std::fs::remove_file(&db);
     });
@@ -243,9 +248,13 @@ fn a_topology_with_given_curve_keys_and_bad_ones() {
         );
         assert_eq!(o.code, Some(0), "{o:?}");
         let o = run(zp(&["show", "last", "--format", "json", "--db", &db]), T);
-        let v: Value = serde_json::from_str(&o.stdout).unwrap();
-        assert_eq!(v["cases"][0]["summary"]["lost"], 0, "{}", o.stdout);
-        assert!(v["cases"][0]["error"].is_null(), "{}", o.stdout);
+        let v = envelope(&o.stdout);
+        assert_eq!(
+            v["results"]["cases"][0]["summary"]["lost"], 0,
+            "{}",
+            o.stdout
+        );
+        assert!(v["results"]["cases"][0]["error"].is_null(), "{}", o.stdout);
 
         let short = curve.replace("9R9bV}", "9R9bV");
         let bad = file("short-key", &curve, &short);
@@ -315,7 +324,7 @@ fn plain_between_the_compatible_commands() {
         );
         assert_eq!(l.finish().code, Some(0));
         assert_eq!(r.code, Some(0), "{r:?}");
-        let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+        let v = results(&r.stdout);
         assert_eq!(v["security"], "plain");
         assert_eq!(v["roundtrip_count"], 500);
     });

@@ -7,7 +7,7 @@
 mod common;
 
 use common::testbed::Testbed;
-use common::{with_watchdog, Proc};
+use common::{envelope, with_watchdog, Proc};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -104,7 +104,7 @@ fn json_run(tb: &Testbed, file: &str, hosts: &Path, extra: &[&str]) -> Value {
     args.extend_from_slice(extra);
     let (code, out, err, _) = run_out(on_a(tb, &args), 240);
     assert_eq!(code, Some(0), "{file}: {err}\n{out}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    envelope(&out)
 }
 
 /// Delivery exact, the receiver placed remote, and the one-way time of a stream from a to
@@ -114,7 +114,7 @@ fn check_pair(tb: &Testbed, launcher: &str, remote: &str) -> (f64, f64, u64) {
     let hosts = hosts_for(tb, launcher);
     let (pp, rr) = pair_files(tb, remote);
     let v = json_run(tb, &pp, &hosts, &[]);
-    let c = &v["cases"][0];
+    let c = &v["results"]["cases"][0];
     assert!(c["error"].is_null(), "{launcher}: {}", c["error"]);
     let placement: Vec<(&str, &str)> = c["nodes"]
         .as_array()
@@ -174,7 +174,7 @@ fn check_pair(tb: &Testbed, launcher: &str, remote: &str) -> (f64, f64, u64) {
         "{text}"
     );
     let v = json_run(tb, &rr, &hosts, &[]);
-    let c = &v["cases"][0];
+    let c = &v["results"]["cases"][0];
     assert!(c["error"].is_null(), "{launcher}: {}", c["error"]);
     let half_rtt = c["edges"][0]["latency"]["p50_ns"].as_f64().unwrap();
     assert_eq!(c["edges"][0]["messages"], 6000);
@@ -408,7 +408,7 @@ fn seeds_across_hosts_fanout_acsflix_and_the_host_pair_table() {
             .replace("role = \"sink\"", "role = \"sink\"\nhost = \"b\"");
         let f = write(&tb, "acsflix-ab.toml", &acs);
         let v = json_run(&tb, &f, &hosts, &["--count", "5000", "--sizes", "64"]);
-        let c = &v["cases"][0];
+        let c = &v["results"]["cases"][0];
         assert!(c["error"].is_null(), "{}", c["error"]);
         let edges = c["edges"].as_array().unwrap();
         assert_eq!(edges.len(), 3);
@@ -451,8 +451,8 @@ fn seeds_across_hosts_fanout_acsflix_and_the_host_pair_table() {
             400,
         );
         assert_eq!(code, Some(0), "{err}");
-        let v: Value = serde_json::from_str(&out).unwrap();
-        let mut pairs: Vec<String> = v["cases"]
+        let v = envelope(&out);
+        let mut pairs: Vec<String> = v["results"]["cases"]
             .as_array()
             .unwrap()
             .iter()

@@ -253,12 +253,12 @@ fn a_history_locked_during_a_run_keeps_every_case_and_the_report() {
             "the lock was met and named: {}",
             o.stderr
         );
-        let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("the report");
-        assert_eq!(v["cases"].as_array().unwrap().len(), 2);
+        let v = envelope(&o.stdout);
+        assert_eq!(v["results"]["cases"].as_array().unwrap().len(), 2);
         let o = run(zp(&["show", "last", "--db", &db, "--format", "json"]), T);
-        let h: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
-        assert_eq!(h["status"], "complete", "{}", o.stdout);
-        assert_eq!(h["cases"].as_array().unwrap().len(), 2);
+        let h = envelope(&o.stdout);
+        assert_eq!(h["run"]["status"], "complete", "{}", o.stdout);
+        assert_eq!(h["results"]["cases"].as_array().unwrap().len(), 2);
         let _ = std::fs::remove_file(&db);
     });
 }
@@ -379,7 +379,12 @@ fn a_read_only_history_can_be_read() {
             assert_eq!(o.code, Some(0), "{o:?}");
         }
         assert!(outs[0].stdout.contains("complete"), "{}", outs[0].stdout);
-        assert!(outs[2].stdout.contains("\"run_id\""), "{}", outs[2].stdout);
+        assert_eq!(
+            envelope(&outs[2].stdout)["kind"],
+            "run",
+            "{}",
+            outs[2].stdout
+        );
         assert_eq!(
             std::fs::read(&ro).unwrap(),
             before,

@@ -142,7 +142,13 @@ fn a_peer_is_set_up_listed_and_plays_its_nodes_as_a_foreign_process() {
             s.stdout
         );
         let listed = run_in(&peers, &cache, &["peers", "list", "--json"], 30);
-        let v: Value = serde_json::from_str(listed.stdout.lines().next().unwrap()).unwrap();
+        let listed = results(&listed.stdout);
+        let v = listed["peers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "selfpeer")
+            .unwrap_or_else(|| panic!("selfpeer not listed: {listed}"));
         assert_eq!(v["ready"], true);
         assert_eq!(v["binding"], "selfpeer 1.0");
 
@@ -161,8 +167,8 @@ fn a_peer_is_set_up_listed_and_plays_its_nodes_as_a_foreign_process() {
             T,
         );
         assert_eq!(o.code, Some(0), "{o:?}");
-        let v: Value = serde_json::from_str(&o.stdout).unwrap();
-        let case = &v["cases"][0];
+        let v = envelope(&o.stdout);
+        let case = &v["results"]["cases"][0];
         let node = |n: &str| {
             case["nodes"]
                 .as_array()
@@ -240,10 +246,10 @@ fn a_peer_that_lacks_something_is_named_with_what_it_lacks() {
 fn repo_peers() -> Vec<Value> {
     let o = run(zp(&["peers", "list", "--json"]), 60);
     assert_eq!(o.code, Some(0), "{o:?}");
-    o.stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    results(&o.stdout)["peers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no peers list: {}", o.stdout))
+        .clone()
 }
 
 /// A two-node topology: `client` (ping or source) and `server` (echo or sink), one of
@@ -375,8 +381,8 @@ fn every_peer_plays_every_pair_against_zmqperf() {
                             failures.push(format!("{what}: exit {:?}: {}", o.code, o.stderr));
                             continue;
                         }
-                        let v: Value = serde_json::from_str(&o.stdout).unwrap();
-                        let case = &v["cases"][0];
+                        let v = envelope(&o.stdout);
+                        let case = &v["results"]["cases"][0];
                         let edge = &case["edges"][0];
                         let want = if roles.0 == "ping" { 300 } else { 3000 };
                         if edge["messages"] != want
@@ -429,7 +435,7 @@ fn the_matrix_shows_every_pair_with_its_ratio_to_the_baseline() {
         json_args.extend(["--format", "json"]);
         let o = run_in(&peers, &cache, &json_args, T);
         assert_eq!(o.code, Some(0), "{o:?}");
-        let m: Value = serde_json::from_str(&o.stdout).unwrap();
+        let m = results(&o.stdout);
         let grids = m["grids"].as_array().unwrap();
         assert_eq!(grids.len(), 3, "reqrep, pushpull, pubsub over tcp at 64 B");
         for g in grids {
@@ -531,8 +537,8 @@ socket = {{ type = "{source_kind}", connect = ["rx"] }}
     let file = write(dir, &format!("{peer}-{name}.toml"), &text);
     let o = run_once(&file);
     assert_eq!(o.code, Some(0), "{peer} {name}: {o:?}");
-    let v: Value = serde_json::from_str(&o.stdout).unwrap();
-    let case = &v["cases"][0];
+    let v = envelope(&o.stdout);
+    let case = &v["results"]["cases"][0];
     let foreign = case["nodes"]
         .as_array()
         .unwrap()

@@ -54,8 +54,15 @@ fn snapshot(name: &str, actual: &str) {
     );
 }
 
+/// The envelope's schema, which checks a run's results against run-result.schema.json.
 fn validator() -> jsonschema::Validator {
-    schema_validator("run-result.schema.json")
+    schema_validator("envelope.schema.json")
+}
+
+/// A run read back from its JSON report, as `zmqperf import` reads it.
+fn read_back(text: &str) -> RunResult {
+    zmqperf::store::import::parse_export(text.as_bytes(), "report.json")
+        .unwrap_or_else(|e| panic!("the JSON report does not read back: {e}"))
 }
 
 fn errors(v: &jsonschema::Validator, instance: &Value) -> Vec<String> {
@@ -124,18 +131,19 @@ fn the_other_fixtures_validate_and_read_back() {
             "{} does not validate: {errs:#?}",
             run.command
         );
-        let back: RunResult =
-            serde_json::from_str(&render(&run, Format::Json)).expect("reads back");
+        let back = read_back(&render(&run, Format::Json));
         assert_eq!(back, run);
     }
     // The fan-out's floor keeps its median and p99; the ping-pong floor leaves them out.
     let fan = json_of(&zmqperf::report::fixture::fanout_run());
-    assert_eq!(fan["cases"][0]["floor"]["p99_us"], 6905.0);
+    assert_eq!(fan["results"]["cases"][0]["floor"]["p99_us"], 6905.0);
     let sample = json_of(&sample_run());
-    assert!(sample["cases"][0]["floor"].get("p50_us").is_none());
+    assert!(sample["results"]["cases"][0]["floor"]
+        .get("p50_us")
+        .is_none());
     // A run across hosts: each node names its host, each host describes itself.
     let hosts = json_of(&zmqperf::report::fixture::host_pairs_run());
-    assert_eq!(hosts["cases"][1]["nodes"][1]["host"], "b");
+    assert_eq!(hosts["results"]["cases"][1]["nodes"][1]["host"], "b");
     assert_eq!(hosts["environment"]["hosts"][1]["addr"], "10.0.0.2");
     assert_eq!(hosts["environment"]["hosts"][1]["nics"][1]["mtu"], 1500);
     // Nothing of hosts or imports in a run on one host that was recorded here.
@@ -152,16 +160,16 @@ fn schema_rejects_wrong_types_and_unknown_fields() {
     let good = json_of(&sample_run());
     let mutations: Vec<(&str, Mutation)> = vec![
         ("message_size as a string", |j| {
-            j["cases"][0]["message_size"] = Value::from("64")
+            j["results"]["cases"][0]["message_size"] = Value::from("64")
         }),
         ("median as a string", |j| {
-            j["cases"][0]["summary"]["latency_us"]["median"] = Value::from("fast")
+            j["results"]["cases"][0]["summary"]["latency_us"]["median"] = Value::from("fast")
         }),
         ("unknown top-level field", |j| {
             j["colour"] = Value::from("blue")
         }),
         ("unknown field in a case", |j| {
-            j["cases"][1]["extra"] = Value::from(1)
+            j["results"]["cases"][1]["extra"] = Value::from(1)
         }),
         ("unknown field in the environment", |j| {
             j["environment"]["gpu"] = Value::from("none")
@@ -179,38 +187,53 @@ fn schema_rejects_wrong_types_and_unknown_fields() {
             j["environment"]["network"][0]["mtu"] = Value::from("1500")
         }),
         ("unknown field in a histogram", |j| {
-            j["cases"][0]["repetitions"][0]["latency_histogram"]["p42"] = Value::from(1)
+            j["results"]["cases"][0]["repetitions"][0]["latency_histogram"]["p42"] = Value::from(1)
         }),
-        ("schema_version 3", |j| j["schema_version"] = Value::from(3)),
+        ("version 4", |j| j["version"] = Value::from(4)),
+        ("an unknown kind of output", |j| {
+            j["kind"] = Value::from("bench")
+        }),
+        ("a run's results under another kind", |j| {
+            j["kind"] = Value::from("history")
+        }),
+        ("a field beside the envelope's", |j| {
+            j["cases"] = Value::from(Vec::<Value>::new())
+        }),
         ("missing cases", |j| {
-            j.as_object_mut().expect("object").remove("cases");
+            j["results"]
+                .as_object_mut()
+                .expect("object")
+                .remove("cases");
+        }),
+        ("a run without its id", |j| {
+            j["run"].as_object_mut().expect("object").remove("id");
         }),
         ("unknown kind", |j| {
-            j["cases"][0]["kind"] = Value::from("bandwidth")
+            j["results"]["cases"][0]["kind"] = Value::from("bandwidth")
         }),
         ("negative count", |j| {
-            j["cases"][0]["count"] = Value::from(-1)
+            j["results"]["cases"][0]["count"] = Value::from(-1)
         }),
         ("unknown field in an edge", |j| {
-            j["cases"][9]["edges"][1]["jitter_us"] = Value::from(3)
+            j["results"]["cases"][9]["edges"][1]["jitter_us"] = Value::from(3)
         }),
         ("an edge without its messages", |j| {
-            j["cases"][9]["edges"][0]
+            j["results"]["cases"][9]["edges"][0]
                 .as_object_mut()
                 .expect("object")
                 .remove("messages");
         }),
         ("unknown field in an edge's loss", |j| {
-            j["cases"][9]["edges"][1]["loss"]["late"] = Value::from(1)
+            j["results"]["cases"][9]["edges"][1]["loss"]["late"] = Value::from(1)
         }),
         ("unknown field in a node", |j| {
-            j["cases"][9]["nodes"][0]["gpu_ms"] = Value::from(1)
+            j["results"]["cases"][9]["nodes"][0]["gpu_ms"] = Value::from(1)
         }),
         ("unknown node role", |j| {
-            j["cases"][9]["nodes"][0]["role"] = Value::from("broker")
+            j["results"]["cases"][9]["nodes"][0]["role"] = Value::from("broker")
         }),
         ("null edge latency", |j| {
-            j["cases"][9]["edges"][0]["latency"] = Value::Null
+            j["results"]["cases"][9]["edges"][0]["latency"] = Value::Null
         }),
     ];
     for (what, mutate) in mutations {
@@ -250,16 +273,16 @@ fn schema_rejects_bad_hosts_and_import_marks() {
             j["environment"]["hosts"][0]["libzmq_source"] = Value::from("vendored")
         }),
         ("an empty node host", |j| {
-            j["cases"][1]["nodes"][0]["host"] = Value::from("")
+            j["results"]["cases"][1]["nodes"][0]["host"] = Value::from("")
         }),
         ("an import mark without its original id", |j| {
-            j["imported"]
+            j["run"]["imported"]
                 .as_object_mut()
                 .expect("object")
                 .remove("original_run_id");
         }),
         ("a hash that is not SHA-256 hex", |j| {
-            j["imported"]["content_sha256"] = Value::from("xyz")
+            j["run"]["imported"]["content_sha256"] = Value::from("xyz")
         }),
     ];
     for (what, mutate) in mutations {
@@ -273,13 +296,16 @@ fn schema_rejects_bad_hosts_and_import_marks() {
 fn json_with_nodes_and_edges_validates() {
     let v = validator();
     let json = json_of(&sample_run());
-    let case = &json["cases"][9];
+    let case = &json["results"]["cases"][9];
     assert_eq!(case["id"], "throughput/ptmp/tcp/64");
     assert_eq!(case["nodes"].as_array().map(Vec::len), Some(3));
     assert_eq!(case["edges"].as_array().map(Vec::len), Some(2));
     assert_eq!(case["edges"][1]["loss"]["lost_in_middle"], 250);
     // Cases without a topology leave both out, as reports written before them did.
-    assert!(json["cases"][0].get("nodes").is_none() && json["cases"][0].get("edges").is_none());
+    assert!(
+        json["results"]["cases"][0].get("nodes").is_none()
+            && json["results"]["cases"][0].get("edges").is_none()
+    );
     let errs = errors(&v, &json);
     assert!(
         errs.is_empty(),
@@ -288,7 +314,7 @@ fn json_with_nodes_and_edges_validates() {
 
     // Every optional figure of a node and an edge, present.
     let mut full = json.clone();
-    let node = &mut full["cases"][9]["nodes"][0];
+    let node = &mut full["results"]["cases"][9]["nodes"][0];
     node["delivered_msgs_per_sec"] = Value::from(12.5);
     node["forwarded"] = Value::from(1000);
     node["cut_short"] = serde_json::json!(["pub: idle: nothing for 10.0 s"]);
@@ -296,7 +322,10 @@ fn json_with_nodes_and_edges_validates() {
     assert!(errs.is_empty(), "a full node does not validate: {errs:#?}");
     // And every one left out.
     let mut bare = json;
-    for e in bare["cases"][9]["edges"].as_array_mut().expect("edges") {
+    for e in bare["results"]["cases"][9]["edges"]
+        .as_array_mut()
+        .expect("edges")
+    {
         let e = e.as_object_mut().expect("edge");
         for k in ["msgs_per_sec", "loss", "latency"] {
             e.remove(k);
@@ -310,11 +339,10 @@ fn json_with_nodes_and_edges_validates() {
 fn json_round_trips() {
     let run = sample_run();
     let text = render(&run, Format::Json);
-    let back: RunResult = serde_json::from_str(&text).expect("the JSON report reads back");
+    let back = read_back(&text);
     assert_eq!(back, run);
     for run in empty_runs() {
-        let back: RunResult =
-            serde_json::from_str(&render(&run, Format::Json)).expect("reads back");
+        let back = read_back(&render(&run, Format::Json));
         assert_eq!(back, run);
     }
 }
@@ -364,7 +392,7 @@ fn json_file_to_human_formats_when_asked() {
         return;
     };
     let text = std::fs::read_to_string(&path).expect("read the JSON report");
-    let run: RunResult = serde_json::from_str(&text).expect("a run result");
+    let run = read_back(&text);
     for f in [Format::Table, Format::Markdown, Format::Html] {
         let out = format!("{path}.{}", f.extension());
         std::fs::write(&out, render(&run, f)).expect("write the report");

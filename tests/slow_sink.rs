@@ -31,7 +31,7 @@ fn run_json(file: &str) -> Value {
         T,
     );
     assert_eq!(o.code, Some(0), "{o:?}");
-    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", o.stdout))
+    envelope(&o.stdout)
 }
 
 /// The edge into `to` of a case.
@@ -63,7 +63,7 @@ socket = { type = "PULL", connect = ["src"] }
 "#,
         );
         let v = run_json(&f);
-        let case = &v["cases"][0];
+        let case = &v["results"]["cases"][0];
         assert!(case["error"].is_null(), "{}", case["error"]);
         let e = edge(case, "slow");
         assert_eq!(e["messages"], 2000, "{e}");
@@ -100,7 +100,7 @@ socket = { type = "SUB", connect = ["pub"], subscribe = [""] }
 "#,
         );
         let v = run_json(&f);
-        let case = &v["cases"][0];
+        let case = &v["results"]["cases"][0];
         assert!(case["error"].is_null(), "{}", case["error"]);
         let n = |e: &Value, k: &str| e["loss"][k].as_u64().unwrap();
         let plain = edge(case, "plain");

@@ -27,7 +27,7 @@ fn json_run(args: &[&str], name: &str) -> Value {
     all.extend_from_slice(args);
     let o = run(run_cmd(&all, &temp_db(name)), T);
     assert_eq!(o.code, Some(0), "{o:?}");
-    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", o.stdout))
+    envelope(&o.stdout)
 }
 
 fn check_transport(transport: &str) {
@@ -46,8 +46,8 @@ fn check_transport(transport: &str) {
         ],
         transport,
     );
-    assert_eq!(v["status"], "complete");
-    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(v["run"]["status"], "complete");
+    let cases = v["results"]["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 7, "one case per pattern");
     let placement = if transport == "inproc" {
         "thread"
@@ -115,7 +115,7 @@ fn check_transport(transport: &str) {
         .as_str()
         .unwrap()
         .starts_with('4'));
-    assert!(v["command"].as_str().unwrap().contains("run"));
+    assert!(v["run"]["command"].as_str().unwrap().contains("run"));
 }
 
 #[test]
@@ -153,7 +153,7 @@ fn open_loop_reports_send_delay_and_labels_the_case() {
             ],
             "open",
         );
-        let c = &v["cases"][0];
+        let c = &v["results"]["cases"][0];
         assert_eq!(c["loop_mode"], "open");
         assert_eq!(c["rate"], 20000.0);
         assert!(c["id"].as_str().unwrap().ends_with("/20000"));
@@ -181,8 +181,8 @@ fn workload_file_runs_its_cases() {
         )
         .unwrap();
         let v = json_run(&[path.to_str().unwrap()], "workload");
-        assert_eq!(v["cases"].as_array().unwrap().len(), 8);
-        assert!(v["workload"]["text"]
+        assert_eq!(v["results"]["cases"].as_array().unwrap().len(), 8);
+        assert!(v["run"]["workload"]["text"]
             .as_str()
             .unwrap()
             .contains("[[sweep]]"));
@@ -222,8 +222,8 @@ fn a_role_that_overruns_fails_its_case_and_the_suite_goes_on() {
             Some(19),
             "every case failed: its own exit code, the report first: {o:?}"
         );
-        let v: Value = serde_json::from_str(&o.stdout).unwrap();
-        let cases = v["cases"].as_array().unwrap();
+        let v = envelope(&o.stdout);
+        let cases = v["results"]["cases"].as_array().unwrap();
         assert_eq!(cases.len(), 2, "both cases ran");
         for c in cases {
             let e = c["error"]
@@ -323,8 +323,8 @@ fn a_run_with_some_failed_cases_exits_23_after_its_report() {
             T,
         );
         assert_eq!(o.code, Some(23), "{o:?}");
-        let v: Value = serde_json::from_str(&o.stdout).unwrap();
-        let cases = v["cases"].as_array().unwrap();
+        let v = envelope(&o.stdout);
+        let cases = v["results"]["cases"].as_array().unwrap();
         assert_eq!(cases.len(), 2);
         assert!(cases[0]["error"].is_null(), "{}", cases[0]);
         assert!(cases[1]["error"].is_string(), "{}", cases[1]);
@@ -391,16 +391,16 @@ fn ctrl_c_keeps_the_finished_cases_and_reports_them() {
         let o = p.finish();
         assert_eq!(o.code, Some(130), "Ctrl-C has its own exit code: {o:?}");
         assert!(o.stderr.contains("interrupted"), "{}", o.stderr);
-        let v: Value = serde_json::from_str(&o.stdout).unwrap();
-        assert_eq!(v["status"], "interrupted");
-        let done = v["cases"].as_array().unwrap().len();
+        let v = envelope(&o.stdout);
+        assert_eq!(v["run"]["status"], "interrupted");
+        let done = v["results"]["cases"].as_array().unwrap().len();
         assert!((2..6).contains(&done), "{done} cases");
         // The history has the same cases, and says the run was interrupted.
         let mut show = zmqperf();
         show.args(["show", "last", "--format", "json", "--db", &db]);
-        let s: Value = serde_json::from_str(&run(show, T).stdout).unwrap();
-        assert_eq!(s["status"], "interrupted");
-        assert_eq!(s["cases"].as_array().unwrap().len(), done);
+        let s = envelope(&run(show, T).stdout);
+        assert_eq!(s["run"]["status"], "interrupted");
+        assert_eq!(s["results"]["cases"].as_array().unwrap().len(), done);
     });
 }
 
@@ -447,9 +447,9 @@ fn a_signal_keeps_the_repetitions_done(signal: libc::c_int, name: &str) {
         "{}",
         o.stderr
     );
-    let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
-    assert_eq!(v["status"], "interrupted");
-    let cases = v["cases"].as_array().unwrap();
+    let v = envelope(&o.stdout);
+    assert_eq!(v["run"]["status"], "interrupted");
+    let cases = v["results"]["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 1, "the case is kept: {v}");
     let c = &cases[0];
     assert!(c["error"].is_null(), "{c}");
@@ -466,9 +466,9 @@ fn a_signal_keeps_the_repetitions_done(signal: libc::c_int, name: &str) {
     // The history has the same partial case.
     let mut show = zmqperf();
     show.args(["show", "last", "--format", "json", "--db", &db]);
-    let s: Value = serde_json::from_str(&run(show, T).stdout).unwrap();
-    assert_eq!(s["status"], "interrupted");
-    assert_eq!(s["cases"][0]["incomplete"], c["incomplete"]);
+    let s = envelope(&run(show, T).stdout);
+    assert_eq!(s["run"]["status"], "interrupted");
+    assert_eq!(s["results"]["cases"][0]["incomplete"], c["incomplete"]);
     let _ = std::fs::remove_file(&db);
 }
 
@@ -596,7 +596,7 @@ fn ipc_cases_leave_no_socket_file_behind() {
             ],
             "ipcfiles",
         );
-        assert!(v["cases"]
+        assert!(v["results"]["cases"]
             .as_array()
             .unwrap()
             .iter()
@@ -633,7 +633,7 @@ fn a_note_is_recorded_with_the_run() {
         ];
         let o = run(run_cmd(&args, &db), T);
         assert_eq!(o.code, Some(0), "{o:?}");
-        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        let v = envelope(&o.stdout);
         assert_eq!(v["environment"]["note"], note);
         let mut show = zmqperf();
         show.args(["show", "last", "--db", &db]);
@@ -673,9 +673,7 @@ fn the_network_interface_of_tcp_is_recorded_and_ipc_has_none() {
         };
         let o = run(run_cmd(&args("tcp"), &db), T);
         assert_eq!(o.code, Some(0), "{o:?}");
-        let v: Value = serde_json::from_str(&o.stdout).unwrap();
-        let errors = schema_errors(&schema_validator("run-result.schema.json"), &v);
-        assert!(errors.is_empty(), "{errors:?}");
+        let v = envelope(&o.stdout);
         let net = v["environment"]["network"]
             .as_array()
             .expect("a network list");
@@ -699,7 +697,7 @@ fn the_network_interface_of_tcp_is_recorded_and_ipc_has_none() {
 
         let o = run(run_cmd(&args("ipc"), &db), T);
         assert_eq!(o.code, Some(0), "{o:?}");
-        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        let v = envelope(&o.stdout);
         assert!(
             v["environment"].get("network").is_none(),
             "{}",
@@ -739,8 +737,8 @@ fn lossy_pubsub_is_measured_beside_the_lossless_case() {
             T,
         );
         assert_eq!(o.code, Some(0), "{o:?}");
-        let v: Value = serde_json::from_str(&o.stdout).unwrap();
-        let cases = v["cases"].as_array().unwrap();
+        let v = envelope(&o.stdout);
+        let cases = v["results"]["cases"].as_array().unwrap();
         let ids: Vec<&str> = cases.iter().map(|c| c["id"].as_str().unwrap()).collect();
         assert_eq!(
             ids,
@@ -816,8 +814,8 @@ fn the_readme_workload_example_runs() {
         c.current_dir(env!("CARGO_MANIFEST_DIR"));
         let o = run(c, 240);
         assert_eq!(o.code, Some(0), "{o:?}");
-        let v: Value = serde_json::from_str(&o.stdout).unwrap();
-        let cases = v["cases"].as_array().unwrap();
+        let v = envelope(&o.stdout);
+        let cases = v["results"]["cases"].as_array().unwrap();
         assert_eq!(
             cases.len(),
             9,
@@ -828,6 +826,6 @@ fn the_readme_workload_example_runs() {
             assert!(c["error"].is_null(), "{}: {}", c["id"], c["error"]);
             assert_eq!(c["repetitions"].as_array().unwrap().len(), 3, "{}", c["id"]);
         }
-        assert_eq!(v["status"], "complete");
+        assert_eq!(v["run"]["status"], "complete");
     });
 }

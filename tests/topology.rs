@@ -21,7 +21,7 @@ fn run_json(file: &str, extra: &[&str]) -> Value {
     args.extend_from_slice(extra);
     let o = run(zp(&args), T);
     assert_eq!(o.code, Some(0), "{o:?}");
-    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", o.stdout))
+    envelope(&o.stdout)
 }
 
 fn edges(case: &Value) -> Vec<(String, String, &Value)> {
@@ -50,7 +50,7 @@ fn the_ptmp_file_runs_unchanged_and_reports_each_subscriber() {
     with_watchdog(T, || {
         let f = write("ptmp.json", PTMP);
         let v = run_json(&f, &["--count", "3000", "--repetitions", "2"]);
-        let case = &v["cases"][0];
+        let case = &v["results"]["cases"][0];
         assert!(case["error"].is_null(), "{}", case["error"]);
         assert_eq!(case["transport"], "tcp");
         let e = edges(case);
@@ -107,7 +107,7 @@ socket = { type = "SUB", connect = ["collector"], subscribe = [""] }
         let f = write("logs.toml", text);
         for transport in ["inproc", "ipc"] {
             let v = run_json(&f, &["--transports", transport]);
-            let case = &v["cases"][0];
+            let case = &v["results"]["cases"][0];
             assert!(case["error"].is_null(), "{transport}: {}", case["error"]);
             let e = edges(case);
             assert_eq!(e.len(), 4, "2 writers x 2 readers: {e:?}");
@@ -142,7 +142,7 @@ fn the_log_pipeline_counts_exactly_what_each_filter_lets_through() {
             "examples/topologies/log-pipeline.toml",
             &["--repetitions", "1"],
         );
-        let case = &v["cases"][0];
+        let case = &v["results"]["cases"][0];
         assert!(case["error"].is_null(), "{}", case["error"]);
         assert_eq!(case["id"], "throughput/log-pipeline/tcp/128");
         let errors_sent: u64 = (0..10_000u64).filter(|i| i % 20 == 9).count() as u64;
@@ -198,7 +198,7 @@ fn typed_frames_arrive_whole_and_cost_is_a_sweep() {
                 "ipc",
             ],
         );
-        let cases = v["cases"].as_array().unwrap();
+        let cases = v["results"]["cases"].as_array().unwrap();
         assert_eq!(cases.len(), 3);
         for c in cases {
             assert!(c["error"].is_null(), "{}: {}", c["id"], c["error"]);
@@ -238,7 +238,7 @@ fn acsflix_flows_in_streams_end_on_their_end_of_transmission() {
                 &path,
                 &["--count", "2000", "--repetitions", "1", "--sizes", "64"],
             );
-            let cases = v["cases"].as_array().unwrap();
+            let cases = v["results"]["cases"].as_array().unwrap();
             assert_eq!(cases.len(), 1, "{file}: --sizes replaces the sweep of size");
             let c = &cases[0];
             assert!(c["error"].is_null(), "{file}: {}", c["error"]);
@@ -304,7 +304,7 @@ fn a_push_shared_by_two_pulls_is_one_edge_ended_by_the_runner() {
           ]}"#;
         let f = write("share.json", text);
         let v = run_json(&f, &["--transports", "tcp"]);
-        let case = &v["cases"][0];
+        let case = &v["results"]["cases"][0];
         assert!(case["error"].is_null(), "{}", case["error"]);
         let e = edges(case);
         assert_eq!(e.len(), 1, "{e:?}");
@@ -370,7 +370,7 @@ socket = { type = "SUB", connect = ["pub"], subscribe = [""] }
 "#;
         let f = write("swarm.toml", text);
         let v = run_json(&f, &[]);
-        let case = &v["cases"][0];
+        let case = &v["results"]["cases"][0];
         assert!(case["error"].is_null(), "{}", case["error"]);
         let e = edges(case);
         let names: Vec<(&str, &str)> = e.iter().map(|(a, b, _)| (a.as_str(), b.as_str())).collect();
@@ -402,7 +402,7 @@ socket = { type = "SUB", connect = ["pub"], subscribe = [""] }
 #[test]
 fn every_io_mode_delivers_every_message_over_push_pull_and_req_rep() {
     with_watchdog(T, || {
-        let schema = schema_validator("run-result.schema.json");
+        let schema = schema_validator("envelope.schema.json");
         for (file, from, to) in [
             ("examples/topologies/io-modes.toml", "source", "sink"),
             ("examples/topologies/io-modes-reqrep.toml", "req", "rep"),
@@ -420,7 +420,7 @@ fn every_io_mode_delivers_every_message_over_push_pull_and_req_rep() {
             );
             let errors = schema_errors(&schema, &v);
             assert!(errors.is_empty(), "{file}: {errors:?}");
-            let cases = v["cases"].as_array().unwrap();
+            let cases = v["results"]["cases"].as_array().unwrap();
             assert_eq!(cases.len(), 3, "{file}");
             for (c, mode) in cases.iter().zip(["blocking", "poll", "timeout"]) {
                 assert!(c["error"].is_null(), "{}: {}", c["id"], c["error"]);
@@ -511,7 +511,7 @@ fn an_io_mode_is_refused_where_it_does_not_apply_or_is_misspelt() {
             r#"{"params": {"io": "poll", "count": 2000, "repetitions": 1}, "nodes""#,
         );
         let v = run_json(&write("io-ok.json", &ok), &["--transports", "ipc"]);
-        let c = &v["cases"][0];
+        let c = &v["results"]["cases"][0];
         assert!(c["error"].is_null(), "{}", c["error"]);
         assert_eq!(edges(c)[0].2["messages"], 2000);
         let io: Vec<_> = c["nodes"]
@@ -566,7 +566,7 @@ fn ptmp_throughput_table_files_complete_and_account_for_every_message() {
 
         // PUB/SUB: 2 rates x 3 subscriber counts x 3 transports, lossy by design.
         let v = run_json("examples/topologies/ptmp-pubsub-sweep.toml", &small);
-        let cases = v["cases"].as_array().unwrap();
+        let cases = v["results"]["cases"].as_array().unwrap();
         assert_eq!(cases.len(), 18);
         for c in cases {
             let id = check_common(c);
@@ -589,7 +589,7 @@ fn ptmp_throughput_table_files_complete_and_account_for_every_message() {
 
         // PAIR: blocks, loses nothing.
         let v = run_json("examples/topologies/ptmp-pipe.toml", &small);
-        let cases = v["cases"].as_array().unwrap();
+        let cases = v["results"]["cases"].as_array().unwrap();
         let ids: Vec<&str> = cases.iter().map(|c| c["id"].as_str().unwrap()).collect();
         assert_eq!(
             ids,
@@ -610,7 +610,7 @@ fn ptmp_throughput_table_files_complete_and_account_for_every_message() {
         // PUSH to 1 and 3 PULLs: round-robin, blocks, loses nothing; the three share one
         // stream, and their delivered rate spans the arrivals, not the runner's stop.
         let v = run_json("examples/topologies/ptmp-pushpull-3.toml", &small);
-        let cases = v["cases"].as_array().unwrap();
+        let cases = v["results"]["cases"].as_array().unwrap();
         assert_eq!(cases.len(), 6);
         for c in cases {
             let id = check_common(c);

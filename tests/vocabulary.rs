@@ -70,11 +70,11 @@ fn format_and_output_on_history_fanout_and_compare() {
         );
         let j = fan(&["--json"]);
         assert_eq!(j.code, Some(0), "{j:?}");
-        let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap();
+        let v = results(&j.stdout);
         assert_eq!(v["command"], "fanout");
         let h = run(zp(&["history", "--db", &db, "--format", "json"]), 30);
         assert_eq!(h.code, Some(0), "{h:?}");
-        let runs: serde_json::Value = serde_json::from_str(&h.stdout).unwrap();
+        let runs = results(&h.stdout)["runs"].take();
         assert_eq!(runs.as_array().map(|a| a.len()), Some(2), "{}", h.stdout);
         let cmp = dir.join("compare.txt");
         let c = run(

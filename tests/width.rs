@@ -42,11 +42,8 @@ fn at_80(args: &[&str], ok_codes: &[i32]) -> Output {
 
 fn run_ids(db: &str) -> Vec<String> {
     let o = run(zp(&["history", "--db", db, "--format", "json"]), T);
-    let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("history json");
-    let runs = v
+    let runs = results(&o.stdout)["runs"]
         .as_array()
-        .or_else(|| v["runs"].as_array())
-        .or_else(|| v["results"].as_array())
         .expect("a list of runs")
         .clone();
     runs.iter()

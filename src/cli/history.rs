@@ -56,9 +56,13 @@ pub fn history(limit: usize, print: &PrintArgs, db: &DbArgs) -> Result<()> {
     let store = zmqperf::store::Store::open_existing(db.path())?;
     let runs = store.list_runs(Some(limit))?;
     let text = match print.chosen("history", false)? {
-        zmqperf::report::Format::Json => {
-            serde_json::to_string_pretty(&runs).expect("listings serialise") + "\n"
-        }
+        zmqperf::report::Format::Json => zmqperf::report::json::envelope::<(), _>(
+            "history",
+            None,
+            None,
+            &serde_json::json!({ "runs": runs }),
+            true,
+        ),
         _ => zmqperf::report::history::format_history(&runs),
     };
     print.print(&text, Some(&db.path()))

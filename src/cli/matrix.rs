@@ -74,13 +74,16 @@ pub struct MatrixArgs {
     pub db: DbArgs,
 }
 
-/// How the chosen `--format` renders the matrix.
-fn renderer(format: &str) -> Result<fn(&matrix::Matrix) -> String> {
+/// How the chosen `--format` renders the matrix (of the run it was read from).
+type Render = Box<dyn Fn(&matrix::Matrix, &zmqperf::model::RunResult) -> String>;
+
+fn renderer(format: &str) -> Result<Render> {
+    use zmqperf::report::matrix as r;
     Ok(match format {
-        "text" | "table" => zmqperf::report::matrix::text,
-        "markdown" | "md" => zmqperf::report::matrix::markdown,
-        "html" => zmqperf::report::matrix::html,
-        "json" => zmqperf::report::matrix::json,
+        "text" | "table" => Box::new(|m, _| r::text(m)),
+        "markdown" | "md" => Box::new(|m, _| r::markdown(m)),
+        "html" => Box::new(|m, _| r::html(m)),
+        "json" => Box::new(r::json),
         other => {
             return Err(Error::invalid(
                 "--format",
@@ -219,7 +222,7 @@ pub fn run(a: &MatrixArgs, command: String) -> Result<()> {
     session.keep(&run.cases);
     let recorded = session.finish(&run);
     let m = matrix::read(&run, &impls, &shape, &skipped, &baseline);
-    let text = render(&m);
+    let text = render(&m, &run);
     match &a.output {
         Some(path) => {
             zmqperf::report::file::write_output("-o", path, text.as_bytes(), Some(&a.db.path()))?

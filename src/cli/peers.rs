@@ -86,9 +86,10 @@ fn setup(names: &[String]) -> Result<()> {
 fn list(json: bool) -> Result<()> {
     let all = peers::all()?;
     if json {
+        let mut list = Vec::new();
         for m in &all {
             let r = m.ready();
-            let v = serde_json::json!({
+            list.push(serde_json::json!({
                 "name": m.name,
                 "aliases": m.aliases,
                 "language": m.language,
@@ -98,9 +99,18 @@ fn list(json: bool) -> Result<()> {
                 "transports": m.transports,
                 "roles": m.roles,
                 "sockets": m.sockets,
-            });
-            zmqperf::outln!("{v}");
+            }));
         }
+        print!(
+            "{}",
+            zmqperf::report::json::envelope::<(), _>(
+                "peers",
+                None,
+                None,
+                &serde_json::json!({ "peers": list }),
+                true
+            )
+        );
         return Ok(());
     }
     let mut rows = vec![

@@ -183,7 +183,7 @@ pub(super) fn check_send(a: &CheckSend, ctx: &zmq::Context) -> Result<()> {
         super::compat::announce("check_send", &cfg.endpoint, b)
     })?;
     if a.json {
-        println!("{}", json(&r));
+        println!("{}", json("check_send", &r, None));
         super::compat::result_printed();
     } else {
         print!("{}", zmqperf::term::fit(&text::send_text(&r)));
@@ -287,7 +287,7 @@ pub(super) fn check_recv(a: &CheckRecv, ctx: &zmq::Context) -> Result<()> {
     let mut out = out.into_inner();
     let r = result?;
     if a.json {
-        let _ = writeln!(out, "{}", json(&r));
+        let _ = writeln!(out, "{}", json("check_recv", &r, None));
         super::compat::result_printed();
     } else {
         let _ = write!(out, "{}", zmqperf::term::fit(&text::recv_text(&r)));
@@ -385,7 +385,7 @@ pub(super) fn check_sendrecv(a: &CheckSendrecv) -> Result<()> {
     }
     let r = ptmp::check_sendrecv(&cfg)?;
     if a.json {
-        println!("{}", json(&r));
+        println!("{}", json("check_sendrecv", &r, None));
         super::compat::result_printed();
     } else {
         print!("{}", zmqperf::term::fit(&text::sendrecv_text(&r)));

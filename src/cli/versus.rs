@@ -160,12 +160,14 @@ fn interleave(
                 ),
                 source: e,
             })?;
-            let run: RunResult = serde_json::from_str(&text).map_err(|e| {
-                Error::Protocol(format!(
-                    "the child's report {} is not a run: {e}",
-                    file.display()
-                ))
-            })?;
+            let run: RunResult =
+                zmqperf::store::import::parse_export(text.as_bytes(), &file.display().to_string())
+                    .map_err(|e| {
+                        Error::Protocol(format!(
+                            "the child's report {} is not a run: {e}",
+                            file.display()
+                        ))
+                    })?;
             merge(&mut runs[i], run);
             let _ = std::fs::remove_file(&file);
         }

@@ -27,7 +27,10 @@ pub use finding::{Finding, Measure, Severity, TimedGap, Triage};
 pub use graph::{is_receiving_role, is_sending_role, EdgeResult, NodeResult};
 pub use metric::{Metric, MetricRow, METRICS};
 pub use run::{Imported, RunResult, Workload};
+pub mod envelope;
 pub use status::RunStatus;
 
-/// Version of the JSON report; bumped when a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 2;
+/// Version of the JSON report; bumped when a field changes meaning or disappears. 3: every
+/// command's JSON is one envelope (`kind`, `version`, `run`, `environment`, `results`:
+/// report::json); 1 and 2 had a run's fields at the top level and are still imported.
+pub const SCHEMA_VERSION: u32 = 3;

@@ -199,30 +199,39 @@ pub fn sender_detail(r: &SenderResult) -> String {
     out
 }
 
-/// The `--json` object: the result's fields plus the versions that produced it.
+/// Where a compatible command measured: the libzmq, and for a tcp endpoint the network
+/// interface that carried it (as in a run's environment).
 #[derive(Serialize)]
-pub struct Envelope<'a, T: Serialize> {
-    /// Always "zmqperf".
-    pub tool: &'static str,
-    /// zmqperf's version.
-    pub zmqperf_version: &'static str,
+pub struct CompatEnvironment {
     /// The measured libzmq's version.
     pub libzmq_version: String,
     /// The libzmq measured: file, capabilities, hash.
     pub libzmq: &'static crate::zmq::LibraryInfo,
-    /// The result.
-    #[serde(flatten)]
-    pub result: &'a T,
+    /// The interface of the tcp endpoint (none for ipc and inproc).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::model::NetworkInterface>,
 }
 
-/// Serialises a result with its envelope as one line of JSON.
-pub fn json<T: Serialize>(result: &T) -> String {
-    serde_json::to_string(&Envelope {
-        tool: "zmqperf",
-        zmqperf_version: crate::VERSION,
-        libzmq_version: crate::libzmq_version(),
-        libzmq: crate::zmq::library(),
-        result,
-    })
-    .expect("results always serialise")
+impl CompatEnvironment {
+    /// The libzmq in use, and `network`.
+    pub fn here(network: Option<crate::model::NetworkInterface>) -> Self {
+        CompatEnvironment {
+            libzmq_version: crate::libzmq_version(),
+            libzmq: crate::zmq::library(),
+            network,
+        }
+    }
+}
+
+/// The `--json` line of the compatible command `kind`: its result in the envelope
+/// (report::json), with the libzmq and the network as its environment; no newline.
+pub fn json<T: Serialize>(
+    kind: &str,
+    result: &T,
+    network: Option<crate::model::NetworkInterface>,
+) -> String {
+    let env = CompatEnvironment::here(network);
+    let mut line = super::json::envelope(kind, None, Some(&env), result, false);
+    line.pop();
+    line
 }

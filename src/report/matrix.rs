@@ -216,9 +216,16 @@ pub fn summary_line(m: &Matrix) -> String {
     )
 }
 
-/// The JSON report.
-pub fn json(m: &Matrix) -> String {
-    serde_json::to_string_pretty(m).expect("the matrix serialises") + "\n"
+/// The JSON report: the matrix in the envelope (report::json), with the run it was read
+/// from and its environment.
+pub fn json(m: &Matrix, run: &crate::model::RunResult) -> String {
+    super::json::envelope(
+        "matrix",
+        Some(&super::json::RunInfo::of(run)),
+        Some(&run.environment),
+        m,
+        true,
+    )
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use super::error::StoreError;
 use super::Store;
+use crate::model::envelope::{RunEnvelope, RUN_KIND};
 use crate::model::{Imported, RunResult, SCHEMA_VERSION};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -184,8 +185,56 @@ fn looks_like(bytes: &[u8]) -> String {
 /// that it is JSON, whole, a zmqperf run, of a schema this build reads, and well-formed.
 pub fn parse_export(bytes: &[u8], file: &str) -> Result<RunResult, ImportError> {
     let value = json_of(bytes, file)?;
-    is_a_run(&value, file)?;
-    let run: RunResult = serde_path_to_error::deserialize(&value).map_err(|e| {
+    let (run, at): (RunResult, &str) = if value.get("kind").is_some() {
+        (enveloped_run(&value, file)?.into(), "run.")
+    } else {
+        (flat_run(&value, file)?, "")
+    };
+    well_formed(&run, file, at)?;
+    Ok(run)
+}
+
+/// A run of version 3 and later: the envelope of `zmqperf run --format json`, `show` or
+/// `export`.
+fn enveloped_run(value: &Value, file: &str) -> Result<RunEnvelope, ImportError> {
+    let kind = value["kind"].as_str().unwrap_or("");
+    if kind != RUN_KIND {
+        return Err(ImportError::NotARun {
+            file: file.to_string(),
+            why: format!(
+                "it is the JSON of `zmqperf {kind}` (kind {:?}), not a recorded run (kind \"run\", \
+                 as `zmqperf run --format json`, `show` and `export` write it)",
+                value["kind"]
+            ),
+        });
+    }
+    match value.get("version").and_then(Value::as_u64) {
+        Some(n) if n >= 3 => not_newer(n, file)?,
+        _ => {
+            return Err(ImportError::NotARun {
+                file: file.to_string(),
+                why: format!(
+                    "its version is {}, and an envelope's is 3 to {SCHEMA_VERSION}",
+                    value.get("version").unwrap_or(&Value::Null)
+                ),
+            })
+        }
+    }
+    deserialize(value, file)
+}
+
+/// A run of versions 1 and 2: its fields at the top level, without an envelope.
+fn flat_run(value: &Value, file: &str) -> Result<RunResult, ImportError> {
+    is_a_run(value, file)?;
+    deserialize(value, file)
+}
+
+/// `value` as a `T`, or the field that is not as it should be.
+fn deserialize<T: serde::de::DeserializeOwned>(
+    value: &Value,
+    file: &str,
+) -> Result<T, ImportError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let field = e.path().to_string();
         ImportError::BadField {
             file: file.to_string(),
@@ -196,9 +245,7 @@ pub fn parse_export(bytes: &[u8], file: &str) -> Result<RunResult, ImportError> 
             },
             reason: e.into_inner().to_string(),
         }
-    })?;
-    well_formed(&run, file)?;
-    Ok(run)
+    })
 }
 
 /// The JSON of `file`'s bytes: not empty, an object or array, parsed whole.
@@ -268,14 +315,7 @@ fn is_a_run(value: &Value, file: &str) -> Result<(), ImportError> {
     match obj.get("schema_version") {
         None => return Err(not_a_run("it has no schema_version".to_string())),
         Some(v) => match v.as_u64() {
-            Some(n) if n > u64::from(SCHEMA_VERSION) => {
-                return Err(ImportError::TooNew {
-                    file: file.to_string(),
-                    found: n,
-                    supported: SCHEMA_VERSION,
-                })
-            }
-            Some(n) if n >= 1 => {}
+            Some(n) if n >= 1 => not_newer(n, file)?,
             _ => {
                 let why = format!("its schema_version is {v}, not one zmqperf writes");
                 return Err(not_a_run(format!("{why} (1 to {SCHEMA_VERSION})")));
@@ -285,15 +325,32 @@ fn is_a_run(value: &Value, file: &str) -> Result<(), ImportError> {
     Ok(())
 }
 
-/// The fields of a parsed run that its type does not check: an id and a known status.
-fn well_formed(run: &RunResult, file: &str) -> Result<(), ImportError> {
+/// Refuses a file of a version newer than this build reads (read first: a newer format may
+/// have changed the fields).
+fn not_newer(found: u64, file: &str) -> Result<(), ImportError> {
+    if found > u64::from(SCHEMA_VERSION) {
+        return Err(ImportError::TooNew {
+            file: file.to_string(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// The fields of a parsed run that its type does not check: an id and a known status
+/// (named in the file as `at` + field: `run.` in an envelope).
+fn well_formed(run: &RunResult, file: &str, at: &str) -> Result<(), ImportError> {
     let bad = |field: &str, reason: String| ImportError::BadField {
         file: file.to_string(),
-        field: field.to_string(),
+        field: format!("{at}{field}"),
         reason,
     };
     if run.run_id.trim().is_empty() {
-        return Err(bad("run_id", "it is empty".to_string()));
+        return Err(bad(
+            if at.is_empty() { "run_id" } else { "id" },
+            "it is empty".to_string(),
+        ));
     }
     if !super::write::STATUSES.contains(&run.status.as_str()) {
         return Err(bad(

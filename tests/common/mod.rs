@@ -353,3 +353,27 @@ pub fn pip_venv(name: &str, package: &str) -> PathBuf {
     std::fs::write(&ready, package).unwrap();
     venv
 }
+
+/// One command's JSON output (`--format json`, `--json`): parsed, and checked against
+/// schema/envelope.schema.json, which checks its `results` against the schema of its kind;
+/// the whole envelope (`kind`, `version`, `run`, `environment`, `results`).
+pub fn envelope(text: &str) -> serde_json::Value {
+    static V: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let v: serde_json::Value = serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("not one JSON object ({e}):\n{text}"));
+    let errors = schema_errors(
+        V.get_or_init(|| schema_validator("envelope.schema.json")),
+        &v,
+    );
+    assert!(
+        errors.is_empty(),
+        "breaks schema/envelope.schema.json:\n{}\n{text}",
+        errors.join("\n")
+    );
+    v
+}
+
+/// The `results` of one command's JSON output, its envelope checked as [`envelope`] does.
+pub fn results(text: &str) -> serde_json::Value {
+    envelope(text)["results"].take()
+}

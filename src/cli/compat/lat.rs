@@ -3,8 +3,8 @@
 use super::args::{InprocLat, LocalLat, RemoteLat};
 use super::peer::{peer_endpoint, peer_words, with_peer};
 use super::{
-    announce, curve_keys, echo_mode, endpoint, interrupted_after_print, print, security, timeout,
-    with_network,
+    announce, curve_keys, echo_mode, endpoint, interrupted_after_print, network, print, security,
+    timeout,
 };
 use zmqperf::endpoint::Side;
 use zmqperf::error::{Error, Result};
@@ -48,7 +48,7 @@ fn local_lat_here(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
     let r = compat::local_lat(ctx, &cfg, |b| announce("local_lat", &ep, b))?;
     print(
         &a.common,
-        || with_network(out::json(&r), &r.endpoint),
+        || out::json(r.command, &r, network(&r.endpoint)),
         String::new(),
         || out::echo_detail(&r),
     );
@@ -94,7 +94,7 @@ fn remote_lat_here(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
     }
     print(
         &a.common,
-        || with_network(out::json(&r), &r.endpoint),
+        || out::json(r.command, &r, network(&r.endpoint)),
         out::latency_lines(&r),
         || out::latency_detail(&r),
     );
@@ -145,7 +145,7 @@ pub(in crate::cli) fn inproc_lat(a: &InprocLat) -> Result<()> {
     )?;
     print(
         &a.common,
-        || out::json(&r),
+        || out::json(r.command, &r, None),
         out::latency_lines(&r),
         || out::latency_detail(&r),
     );

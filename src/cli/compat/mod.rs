@@ -134,39 +134,26 @@ pub(super) fn result_printed() {
     RESULT_PRINTED.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// With `--json`, a command that fails before its result is printed prints one object
-/// saying so on stdout (`{"tool", "zmqperf_version", "command", "error": {"exit_code",
-/// "message"}}`), so a consumer of `--json` always gets an object; the error is on stderr
-/// as always.
+/// With `--json`, a command that fails before its result is printed prints its envelope
+/// with the error instead of results (`"results": null, "error": {"exit_code",
+/// "message"}`), so a consumer of `--json` always gets an object; the error is on stderr as
+/// always.
 pub(super) fn json_on_failure(command: &str, json: bool, r: Result<()>) -> Result<()> {
     if let Err(e) = &r {
         if json && !RESULT_PRINTED.load(std::sync::atomic::Ordering::Relaxed) {
-            let o = serde_json::json!({
-                "tool": "zmqperf",
-                "zmqperf_version": zmqperf::VERSION,
-                "command": command,
-                "error": { "exit_code": e.exit_code(), "message": e.to_string() },
-            });
-            println!("{o}");
+            print!(
+                "{}",
+                zmqperf::report::json::failure(command, e.exit_code(), e.to_string())
+            );
         }
     }
     r
 }
 
-/// The JSON of a compatible command with the network interface of its tcp endpoint
-/// (`network`, as in a run's environment); ipc and inproc endpoints have none.
-pub(super) fn with_network(json: String, endpoint: &str) -> String {
-    let Some(iface) =
-        zmqperf::net::iface::tcp_host(endpoint).and_then(|h| zmqperf::net::iface::lookup(&h))
-    else {
-        return json;
-    };
-    // Appended as the last field, so the others keep their order.
-    let Some(body) = json.strip_suffix('}') else {
-        return json;
-    };
-    let iface = serde_json::to_string(&iface).expect("serialisable");
-    format!("{body},\"network\":{iface}}}")
+/// The network interface of a tcp endpoint (as in a run's environment); ipc and inproc
+/// endpoints have none.
+pub(super) fn network(endpoint: &str) -> Option<zmqperf::model::NetworkInterface> {
+    zmqperf::net::iface::tcp_host(endpoint).and_then(|h| zmqperf::net::iface::lookup(&h))
 }
 
 /// A rate measured over too short a time says more about the clock than the transport:

@@ -3,8 +3,8 @@
 use super::args::{InprocThr, LocalThr, PatternArg, RemoteThr, ThrOpts};
 use super::peer::{peer_endpoint, peer_words, with_peer};
 use super::{
-    announce, caveat_if_short, curve_keys, endpoint, interrupted_after_print, pattern, print,
-    security, timeout, with_network,
+    announce, caveat_if_short, curve_keys, endpoint, interrupted_after_print, network, pattern,
+    print, security, timeout,
 };
 use zmqperf::endpoint::Side;
 use zmqperf::error::{Error, Result};
@@ -77,7 +77,7 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
     }
     print(
         &a.common,
-        || with_network(out::json(&r), &r.side.endpoint),
+        || out::json(r.side.command, &r, network(&r.side.endpoint)),
         out::throughput_lines(&r),
         || out::receiver_detail(&r),
     );
@@ -161,7 +161,7 @@ fn remote_thr_here(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
     let r = compat::remote_thr(ctx, &cfg)?;
     print(
         &a.common,
-        || with_network(out::json(&r), &r.side.endpoint),
+        || out::json(r.side.command, &r, network(&r.side.endpoint)),
         String::new(),
         || out::sender_detail(&r),
     );
@@ -190,12 +190,9 @@ pub(in crate::cli) fn inproc_thr(a: &InprocThr) -> Result<()> {
     print(
         &a.common,
         || {
-            let mut v = serde_json::to_value(
-                serde_json::from_str::<serde_json::Value>(&out::json(&r)).expect("valid"),
-            )
-            .expect("valid");
+            let mut v = serde_json::to_value(&r).expect("serialisable");
             v["sender"] = serde_json::to_value(&s).expect("serialisable");
-            v.to_string()
+            out::json("inproc_thr", &v, None)
         },
         out::throughput_lines(&r),
         || format!("{}{}", out::receiver_detail(&r), out::sender_detail(&s)),

@@ -74,7 +74,13 @@ fn emit(
     use zmqperf::report::Format;
     let text = match print.chosen("fanout", true)? {
         Format::Table => zmqperf::report::fanout::text(r),
-        Format::Json => serde_json::to_string(r).expect("reports serialise") + "\n",
+        Format::Json => zmqperf::report::json::envelope(
+            &r.command,
+            Some(&zmqperf::report::json::RunInfo::of(run)),
+            Some(&run.environment),
+            r,
+            false,
+        ),
         f => zmqperf::report::render(run, f),
     };
     print.print(&text, Some(&db.path()))?;
@@ -122,9 +128,13 @@ pub fn run_pub(a: &PubArgs) -> Result<()> {
     cfg.hwm = a.hwm.as_deref().map(parse_hwm).transpose()?;
     let r = fanout::publish(cfg, &mut |l| note(format!("pub: {l}")))?;
     let text = match a.print.chosen("pub", false)? {
-        zmqperf::report::Format::Json => {
-            serde_json::to_string(&r).expect("results serialise") + "\n"
-        }
+        zmqperf::report::Format::Json => zmqperf::report::json::envelope(
+            "pub",
+            None,
+            Some(&zmqperf::report::compat::CompatEnvironment::here(None)),
+            &r,
+            false,
+        ),
         _ => zmqperf::report::fanout::publisher_text(&r),
     };
     a.print.print(&text, None)?;

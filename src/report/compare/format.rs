@@ -311,7 +311,5 @@ pub fn comparison_json(c: &Comparison) -> String {
         verdict: c.verdict(),
         reasons: c.gaps(),
     };
-    let mut s = serde_json::to_string_pretty(&v).expect("a comparison serialises");
-    s.push('\n');
-    s
+    super::super::json::envelope::<(), _>("compare", None, None, &v, true)
 }

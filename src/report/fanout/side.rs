@@ -97,7 +97,13 @@ impl SideBySide {
                 })
             })
             .collect();
-        format!("{}\n", serde_json::Value::from(v))
+        super::super::json::envelope::<(), _>(
+            "fanout-comparison",
+            None,
+            None,
+            &serde_json::json!({ "implementations": v }),
+            false,
+        )
     }
 
     /// The comparison as text: each implementation's last report, then the table of

@@ -63,13 +63,18 @@ pub fn inproc_lat(
     let worker = thread::spawn(move || local_lat(&c2, &echo_cfg, |_| ()));
     let measured = remote_lat(&ctx, &meas_cfg);
     let echoed = join(worker);
-    match (measured, echoed) {
-        (Ok(r), Ok(_)) => Ok(r),
+    let r = match (measured, echoed) {
+        (Ok(r), Ok(_)) => r,
         // A signal ended both: the measuring side's round trips are the result.
-        (Ok(r), Err(Error::Interrupted(_))) => Ok(r),
-        (Err(m), e) => Err(pair_error(m, e.err())),
-        (Ok(_), Err(e)) => Err(e),
-    }
+        (Ok(r), Err(Error::Interrupted(_))) => r,
+        (Err(m), e) => return Err(pair_error(m, e.err())),
+        (Ok(_), Err(e)) => return Err(e),
+    };
+    // The measuring side is remote_lat's; the result is inproc_lat's.
+    Ok(LatencyResult {
+        command: "inproc_lat",
+        ..r
+    })
 }
 
 /// inproc_thr: PULL binds `inproc://thr_test` and measures; a PUSH thread connects and sends.

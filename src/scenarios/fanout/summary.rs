@@ -15,9 +15,6 @@ use crate::stats::{
 use crate::units::grouped;
 use serde::Serialize;
 
-/// Version of the JSON fan-out report (`schema/fanout-report.schema.json`).
-pub const FANOUT_SCHEMA_VERSION: u32 = 1;
-
 /// How many subscribers with losses the report names.
 pub const WORST_LISTED: usize = 5;
 
@@ -78,8 +75,6 @@ pub struct HostSummary {
 /// The whole fan-out report (`--json` prints it).
 #[derive(Debug, Clone, Serialize)]
 pub struct FanoutReport {
-    /// Always [`FANOUT_SCHEMA_VERSION`] when written by this build.
-    pub schema_version: u32,
     /// The command: "fanout" or "sub-cluster".
     pub command: String,
     /// Endpoint the subscribers connected to.
@@ -330,7 +325,6 @@ pub fn merge(
         .cloned();
     let delivered_per_sec = rate_spread(&per_subscriber);
     FanoutReport {
-        schema_version: FANOUT_SCHEMA_VERSION,
         command: command.to_string(),
         endpoint: endpoint.to_string(),
         transport,

@@ -13,6 +13,32 @@ fn exported() -> (RunResult, String) {
     (run, json)
 }
 
+/// The same run as versions 1 and 2 wrote it: its fields at the top level, no envelope.
+fn exported_flat() -> (RunResult, String) {
+    let mut run = crate::report::fixture::sample_run();
+    run.schema_version = 2;
+    let json = serde_json::to_string_pretty(&run).unwrap();
+    (run, json)
+}
+
+#[test]
+fn a_run_written_before_the_envelope_is_imported_as_it_was() {
+    let (run, json) = exported_flat();
+    let top: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(top.get("kind").is_none() && top.get("cases").is_some());
+    let parsed = parse_export(json.as_bytes(), "old.json").unwrap();
+    assert_eq!(parsed, run);
+    let (run, json) = exported();
+    let top: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(top["kind"], "run");
+    assert_eq!(top["version"], 3);
+    assert!(top.get("cases").is_none() && top["results"]["cases"].is_array());
+    let parsed = parse_export(json.as_bytes(), "new.json").unwrap();
+    assert_eq!(parsed.cases, run.cases);
+    assert_eq!(parsed.environment, run.environment);
+    assert_eq!(parsed.run_id, run.run_id);
+}
+
 fn at(secs: u64) -> std::time::SystemTime {
     UNIX_EPOCH + Duration::from_secs(secs)
 }
@@ -219,35 +245,47 @@ fn files_that_are_not_importable_runs_are_refused_with_why() {
         &["compatible command"],
     );
     check(br#"{"run_id": "x"}"#, &["it has no environment, cases"]);
-    let no_version = json.replacen("\"schema_version\": 2,", "", 1);
+    let (_, flat) = exported_flat();
+    let no_version = flat.replacen("\"schema_version\": 2,", "", 1);
     check(no_version.as_bytes(), &["it has no schema_version"]);
-    let zero = json.replacen("\"schema_version\": 2,", "\"schema_version\": 0,", 1);
+    let zero = flat.replacen("\"schema_version\": 2,", "\"schema_version\": 0,", 1);
     check(zero.as_bytes(), &["its schema_version is 0"]);
+    // The envelope of another command, and one of a version before envelopes.
+    let fanout = json.replacen("\"kind\": \"run\"", "\"kind\": \"fanout\"", 1);
+    check(
+        fanout.as_bytes(),
+        &["the JSON of `zmqperf fanout`", "not a recorded run"],
+    );
+    let two = json.replacen("\"version\": 3,", "\"version\": 2,", 1);
+    check(
+        two.as_bytes(),
+        &["its version is 2, and an envelope's is 3 to 3"],
+    );
     // A field of the wrong type: named by its place in the run.
     let bad = json.replacen("\"message_size\": 64,", "\"message_size\": \"64\",", 1);
     check(
         bad.as_bytes(),
         &[
             "damaged or not written by zmqperf",
-            "at `cases[0].message_size`",
+            "at `results.cases[0].message_size`",
             "invalid type",
         ],
     );
     let status = json.replacen("\"status\": \"complete\"", "\"status\": \"finished\"", 1);
     check(
         status.as_bytes(),
-        &["at `status`", "'finished' is not a run's status"],
+        &["at `run.status`", "'finished' is not a run's status"],
     );
 }
 
 #[test]
 fn a_newer_schema_is_refused_with_the_versions() {
     let (_, json) = exported();
-    let newer = json.replacen("\"schema_version\": 2,", "\"schema_version\": 7,", 1);
+    let newer = json.replacen("\"version\": 3,", "\"version\": 7,", 1);
     let (msg, code) = refusal(newer.as_bytes());
     assert_eq!(code, 3);
     assert!(
-        msg.contains("schema version 7, newer than this zmqperf reads (up to 2)"),
+        msg.contains("schema version 7, newer than this zmqperf reads (up to 3)"),
         "{msg}"
     );
     assert!(msg.contains("upgrade zmqperf on this machine"), "{msg}");

@@ -244,6 +244,8 @@ fn the_json_has_the_verdict_and_its_reasons() {
     let mut b = run("B", vec![latency_case(64, est(33.0, 3.0))]);
     let v: serde_json::Value =
         serde_json::from_str(&comparison_json(&compare(&a, &b, Some(5.0)))).unwrap();
+    assert_eq!(v["kind"], "compare");
+    let v = &v["results"];
     assert_eq!(v["verdict"], "inconclusive");
     assert_eq!(v["changes"][0]["inconclusive"], true);
     assert!(v["changes"][0]["repetitions_to_decide"].as_u64().unwrap() > 3);
@@ -251,6 +253,7 @@ fn the_json_has_the_verdict_and_its_reasons() {
     b.cases[0].incomplete = Some("interrupted after 2 of 3 repetitions".into());
     let v: serde_json::Value =
         serde_json::from_str(&comparison_json(&compare(&a, &b, Some(5.0)))).unwrap();
+    let v = &v["results"];
     assert_eq!(v["verdict"], "incomplete");
     assert_eq!(v["incomplete_cases"][0]["run"], "B");
     assert_eq!(
