@@ -318,8 +318,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::SubCluster(a) => fanout::run_sub_cluster(a),
         Cmd::Fanout(a) => fanout::run_fanout(a),
         Cmd::Run(a) => match &a.vs_libzmq {
-            Some(other) => versus::run(a, other, command()),
-            None => suite::run(a, command()),
+            Some(other) if !a.dry_run => versus::run(a, other, command()),
+            _ => suite::run(a, command()),
         },
         Cmd::Diagnose(a) => diagnose::run(a, command()),
         Cmd::History { limit, print, db } => history::history(*limit, print, db),

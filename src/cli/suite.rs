@@ -2,7 +2,7 @@
 //! the report at the end.
 
 use clap::Args;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use zmqperf::endpoint::Transport;
 use zmqperf::error::{Error, Result};
 use zmqperf::model::{CaseResult, RunStatus, Workload};
@@ -109,6 +109,11 @@ pub struct RunArgs {
     /// Do not record this run in the history.
     #[arg(long)]
     pub no_history: bool,
+    /// Check everything and print the cases it would run, each with its planned time, then
+    /// stop: nothing is measured or recorded (the workload, the flags, the peers and the
+    /// output file are checked as for a run).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// The settings every case of `run` runs with.
@@ -241,6 +246,42 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
     Ok((plan, None, settings))
 }
 
+/// `run --dry-run`: the cases of `plan` in order, each with its kind and its planned time
+/// ([`CaseSpec::planned`]: a paced case's count / rate, a guess for the rest), and the total;
+/// with `--vs-libzmq`, every case runs on both libraries.
+fn dry_run(plan: &[CaseSpec], vs: Option<&str>) -> String {
+    use std::fmt::Write as _;
+    let secs = |p: zmqperf::progress::Planned| p.fixed_s + p.guess_s;
+    let both = if vs.is_some() { 2.0 } else { 1.0 };
+    let total: f64 = plan.iter().map(|c| secs(c.planned())).sum::<f64>() * both;
+    let mut out = format!(
+        "dry run: {} case{}, about {} planned{}; nothing measured, nothing recorded\n",
+        plan.len(),
+        if plan.len() == 1 { "" } else { "s" },
+        zmqperf::error::fmt_duration(Duration::from_secs_f64(total)),
+        vs.map(|l| format!(" (each case on this libzmq and on {l}, alternating)"))
+            .unwrap_or_default()
+    );
+    let width = plan.iter().map(|c| c.id().len()).max().unwrap_or(0);
+    for (i, c) in plan.iter().enumerate() {
+        let kind = if c.is_latency() {
+            "latency"
+        } else {
+            "throughput"
+        };
+        let _ = writeln!(
+            out,
+            "{:>4}. {:<width$}  {kind:<10}  {} repetition{}, about {}",
+            i + 1,
+            c.id(),
+            c.repetitions,
+            if c.repetitions == 1 { "" } else { "s" },
+            zmqperf::error::fmt_duration(Duration::from_secs_f64(secs(c.planned()) * both))
+        );
+    }
+    out
+}
+
 /// Prints progress on stderr and hands each finished case to `on_case`. On a terminal, a
 /// line redrawn four times a second: the case, the repetition and the time left from the
 /// plan ([`CaseSpec::planned`]: paced cases at count / rate, guesses corrected by the cases
@@ -355,6 +396,13 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
     plan::check_measures(&plan, &command)?;
     runner::check_peers(&plan)?;
     a.out.check(Some(&a.db.path()))?;
+    if a.dry_run {
+        print!(
+            "{}",
+            zmqperf::term::fit(&dry_run(&plan, a.vs_libzmq.as_deref()))
+        );
+        return Ok(());
+    }
     let mut run = runner::new_run(command, workload);
     run.environment.note = a.note.clone();
     run.environment.network = runner::network(&plan);
