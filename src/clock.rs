@@ -78,6 +78,32 @@ pub fn rfc3339(t: SystemTime) -> String {
     format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
 }
 
+/// The time of an RFC 3339 UTC text as [`rfc3339`] writes it (`2026-11-21T22:15:30Z`);
+/// None for any other text.
+pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
+    let b = text.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from 1970-01-01 to the date (the proleptic Gregorian calendar, March-based years).
+    let (y, m) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
+    u64::try_from(secs)
+        .ok()
+        .map(|s| UNIX_EPOCH + std::time::Duration::from_secs(s))
+}
+
 /// A new run id: start time plus four hex digits, e.g. `20261121-221530-4f2a`.
 pub fn run_id(t: SystemTime) -> String {
     let (y, m, d, hh, mm, ss) = parts(t);
@@ -97,6 +123,20 @@ mod tests {
         assert_eq!(rfc3339(t), "2026-11-21T22:15:30Z");
         assert!(run_id(t).starts_with("20261121-221530-"));
         assert_eq!(civil(11_016), (2000, 2, 29));
+        assert_eq!(parse_rfc3339("2026-11-21T22:15:30Z"), Some(t));
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(UNIX_EPOCH));
+        assert_eq!(
+            parse_rfc3339("2000-02-29T00:00:00Z"),
+            Some(UNIX_EPOCH + Duration::from_secs(11_016 * 86_400))
+        );
+        for bad in [
+            "",
+            "2026-11-21 22:15:30Z",
+            "2026-13-01T00:00:00Z",
+            "2026-11-21T22:15:30",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
     }
 
     #[test]

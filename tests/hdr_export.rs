@@ -130,3 +130,110 @@ fn python_hdrhistogram_decodes_every_histogram_to_the_same_figures() {
         assert!(compared >= 10, "{compared} figures compared");
     });
 }
+
+const READ_LOG: &str = r#"
+import json, sys
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+reader = HistogramLogReader(sys.argv[1], HdrHistogram(1, 3600 * 10**9, 3))
+out = []
+while True:
+    h = reader.get_next_interval_histogram()
+    if h is None:
+        break
+    buckets = [[i.value_iterated_to, i.count_at_value_iterated_to] for i in h.get_recorded_iterator()]
+    out.append({"tag": h.get_tag(), "start_s": h.get_start_time_stamp() / 1000.0,
+                "end_s": h.get_end_time_stamp() / 1000.0, "buckets": buckets})
+print(json.dumps({"start_time_s": reader.get_start_time_sec(), "intervals": out}))
+"#;
+
+/// `--format hlog` is HdrHistogram's interval log: its Python reader finds one interval per
+/// case and repetition, in the order they ran, tagged with the case, each with exactly the
+/// histogram of that repetition in the JSON, and the run's start time.
+#[test]
+fn the_interval_log_is_read_by_hdrhistograms_own_log_reader() {
+    with_watchdog(600, || {
+        let py = python();
+        let db = std::env::temp_dir().join(format!("zmqperf-hlog-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&db);
+        let db = db.display().to_string();
+        let o = run(
+            zp(&[
+                "run",
+                "--patterns",
+                "reqrep,pushpull",
+                "--transports",
+                "inproc,ipc",
+                "--sizes",
+                "64",
+                "--count",
+                "3000",
+                "--repetitions",
+                "2",
+                "--db",
+                &db,
+            ]),
+            300,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let log = std::env::temp_dir().join(format!("zmqperf-hlog-{}.hlog", std::process::id()));
+        let log = log.display().to_string();
+        let o = run(
+            zp(&[
+                "report", "last", "--format", "hlog", "-o", &log, "--db", &db,
+            ]),
+            60,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let j = envelope(&run(zp(&["report", "last", "--format", "json", "--db", &db]), 60).stdout);
+        let mut c = Command::new(&py);
+        c.arg("-c").arg(READ_LOG).arg(&log);
+        let read = run(c, 120);
+        let text = std::fs::read_to_string(&log).unwrap();
+        let _ = std::fs::remove_file(&log);
+        let _ = std::fs::remove_file(&db);
+        assert_eq!(read.code, Some(0), "{read:?}\n{text}");
+        let theirs: Value = serde_json::from_str(&read.stdout).unwrap();
+        // The run's start, to the second.
+        let started = zmqperf::clock::parse_rfc3339(j["run"]["started_at"].as_str().unwrap())
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        assert_eq!(theirs["start_time_s"].as_f64().unwrap(), started, "{text}");
+        let intervals = theirs["intervals"].as_array().unwrap();
+        let mut want = Vec::new();
+        for case in j["results"]["cases"].as_array().unwrap() {
+            for rep in case["repetitions"].as_array().unwrap() {
+                want.push((case["id"].as_str().unwrap().to_string(), rep.clone()));
+            }
+        }
+        assert_eq!(want.len(), 8, "4 cases x 2 repetitions");
+        assert_eq!(intervals.len(), want.len(), "{text}");
+        let mut last_start = f64::MIN;
+        for (got, (id, rep)) in intervals.iter().zip(&want) {
+            assert_eq!(got["tag"], id.as_str(), "{got}");
+            let ours: zmqperf::stats::LatencyHistogram =
+                serde_json::from_value(rep["latency_histogram"].clone()).unwrap();
+            let buckets: Vec<(u64, u64)> = serde_json::from_value(got["buckets"].clone()).unwrap();
+            assert_eq!(
+                buckets,
+                ours.buckets(),
+                "{id}: the recorded values and counts"
+            );
+            // In time order, each as long as its repetition's stream.
+            let (start, end) = (
+                got["start_s"].as_f64().unwrap(),
+                got["end_s"].as_f64().unwrap(),
+            );
+            assert!(
+                start >= started && start >= last_start,
+                "{id}: {start}\n{text}"
+            );
+            let d = &rep["delivered"];
+            let span = (d["end_ns"].as_u64().unwrap() - d["start_ns"].as_u64().unwrap()) as f64;
+            assert!(((end - start) - span / 1e9).abs() < 0.0015, "{id}: {got}");
+            last_start = start;
+        }
+    });
+}

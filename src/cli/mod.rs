@@ -156,7 +156,7 @@ enum Cmd {
         #[command(flatten)]
         db: suite::DbArgs,
     },
-    /// Write a run's report in a format (html, markdown, csv, json, table).
+    /// Write a run's report in a format (html, markdown, csv, json, table, hlog: HdrHistogram's interval log).
     #[command(after_help = "Example:\n  zmqperf report last --format html -o report.html")]
     Report {
         /// Run id, a unique prefix of one, `last` or `last~N`.

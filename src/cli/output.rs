@@ -48,7 +48,7 @@ impl DbArgs {
 /// How to print a report.
 #[derive(Args, Clone)]
 pub struct OutArgs {
-    /// Report format: table, json, csv, markdown, html.
+    /// Report format: table, json, csv, markdown, html, or hlog (HdrHistogram's interval log of the latency histograms).
     #[arg(long, default_value = "table", value_name = "FORMAT")]
     pub format: String,
     /// Write the report to this file instead of standard output.

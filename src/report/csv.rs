@@ -39,7 +39,7 @@ const CASE_COLUMNS: [&str; 13] = [
 ];
 
 /// The columns after the figures: delivery, the floor, notes, resources and hosts.
-const REST_COLUMNS: [&str; 11] = [
+const REST_COLUMNS: [&str; 13] = [
     "lost",
     "duplicated",
     "reordered",
@@ -48,17 +48,19 @@ const REST_COLUMNS: [&str; 11] = [
     "error",
     "repetitions",
     "cpu_ms",
+    "cpu_core_pct",
     "peak_rss_kib",
+    "peak_virt_kib",
     "hosts",
     "node_hosts",
 ];
 
 /// The header row: the case's columns, each figure's columns from the metric table
 /// ([`METRICS`]: the median alone, or with its 95% interval), then the rest.
-pub const COLUMNS: [&str; 34] = columns();
+pub const COLUMNS: [&str; 36] = columns();
 
-const fn columns() -> [&'static str; 34] {
-    let mut out = [""; 34];
+const fn columns() -> [&'static str; 36] {
+    let mut out = [""; 36];
     let mut k = 0;
     let mut i = 0;
     while i < CASE_COLUMNS.len() {
@@ -140,6 +142,26 @@ pub fn resources(c: &CaseResult) -> Option<(f64, u64)> {
     Some((cpu, rss))
 }
 
+/// The CPU of the case's nodes as a share of one core, % (their sum: 250 is two and a half
+/// cores busy); None without nodes that say it (a case of the suite's roles, older runs).
+pub fn core_pct(c: &CaseResult) -> Option<f64> {
+    let pcts: Vec<f64> = c.nodes.iter().filter_map(|n| n.cpu_core_pct).collect();
+    (!pcts.is_empty()).then(|| pcts.iter().sum())
+}
+
+/// The largest peak virtual memory (VIRT, KiB) of one of the case's processes, beside
+/// [`resources`]' RSS and from the same source (its nodes, else its roles); None where none
+/// was recorded (older runs, peers that do not say).
+pub fn peak_virt(c: &CaseResult) -> Option<u64> {
+    let peak = if c.nodes.is_empty() {
+        let roles = c.repetitions.iter().flat_map(|r| &r.roles);
+        roles.map(|r| r.peak_virt_kib).max()
+    } else {
+        c.nodes.iter().map(|n| n.peak_virt_kib).max()
+    };
+    peak.filter(|v| *v > 0)
+}
+
 /// Each node of a case with its host, `name=host` joined by `;` (`ping=a;echo=b`); empty
 /// for a case without nodes.
 pub fn node_hosts(run: &RunResult, c: &CaseResult) -> String {
@@ -212,7 +234,8 @@ fn edge_row(run: &RunResult, c: &CaseResult, e: &EdgeResult) -> Vec<String> {
         ledger(|l| l.duplicated).unwrap_or_default(),
         ledger(|l| l.reordered).unwrap_or_default(),
     ]);
-    row.extend(std::iter::repeat_n(String::new(), 8));
+    // The rest is the case's: empty on an edge row.
+    row.extend(std::iter::repeat_n(String::new(), REST_COLUMNS.len() - 3));
     row
 }
 
@@ -236,7 +259,9 @@ fn row(run: &RunResult, c: &CaseResult) -> Vec<String> {
         c.error.clone().unwrap_or_default(),
         c.repetitions.len().to_string(),
         opt(resources(c).map(|r| r.0), 3),
+        opt(core_pct(c), 1),
         resources(c).map(|r| r.1.to_string()).unwrap_or_default(),
+        peak_virt(c).map(|v| v.to_string()).unwrap_or_default(),
         c.host_path(&run.environment.hostname),
         node_hosts(run, c),
     ]);
@@ -319,5 +344,49 @@ mod tests {
             .find(|c| c.error.is_some())
             .expect("failed");
         assert_eq!(resources(failed), None);
+        assert_eq!((core_pct(failed), peak_virt(failed)), (None, None));
+    }
+
+    #[test]
+    fn share_of_a_core_and_virt_per_case() {
+        let mut run = crate::report::fixture::sample_run();
+        let i = run
+            .cases
+            .iter()
+            .position(|c| !c.nodes.is_empty())
+            .expect("topology");
+        let c = &mut run.cases[i];
+        for (k, n) in c.nodes.iter_mut().enumerate() {
+            n.cpu_core_pct = Some(40.0 + k as f64 * 10.0);
+            n.peak_virt_kib = 100_000 + k as u64;
+        }
+        let k = c.nodes.len();
+        let want_pct: f64 = (0..k).map(|k| 40.0 + k as f64 * 10.0).sum();
+        let want_virt = 100_000 + k as u64 - 1;
+        let text = Csv.render(&run);
+        let mut lines = text.lines();
+        let head: Vec<&str> = lines.next().expect("header").split(',').collect();
+        let col = |name: &str| head.iter().position(|h| *h == name).expect(name);
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!(",case,{},", run.cases[i].id)))
+            .expect("the case's row");
+        // Its fields, quoted ones (a warning with commas) kept whole.
+        let (mut row, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+        for ch in line.chars() {
+            match ch {
+                '"' => quoted = !quoted,
+                ',' if !quoted => row.push(std::mem::take(&mut cur)),
+                _ => cur.push(ch),
+            }
+        }
+        row.push(cur);
+        assert_eq!(row.len(), COLUMNS.len(), "{line}");
+        assert_eq!(row[col("cpu_core_pct")], format!("{want_pct:.1}"));
+        assert_eq!(row[col("peak_virt_kib")], want_virt.to_string());
+        // Nodes that do not say leave them empty.
+        let plain = &run.cases[0];
+        assert!(plain.nodes.is_empty());
+        assert_eq!(core_pct(plain), None);
     }
 }

@@ -13,6 +13,7 @@ pub mod file;
 pub mod fixture;
 mod graph;
 pub mod history;
+pub mod hlog;
 #[cfg(test)]
 mod hosts_tests;
 pub mod html;
@@ -50,16 +51,19 @@ pub enum Format {
     Markdown,
     /// One self-contained HTML page with charts.
     Html,
+    /// HdrHistogram's interval log: the latency histograms as a time series.
+    Hlog,
 }
 
 impl Format {
     /// Every format, in the order help texts list them.
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Table,
         Format::Json,
         Format::Csv,
         Format::Markdown,
         Format::Html,
+        Format::Hlog,
     ];
 
     /// The name used on the command line.
@@ -70,6 +74,7 @@ impl Format {
             Format::Csv => "csv",
             Format::Markdown => "markdown",
             Format::Html => "html",
+            Format::Hlog => "hlog",
         }
     }
 
@@ -81,6 +86,7 @@ impl Format {
             Format::Csv => "csv",
             Format::Markdown => "md",
             Format::Html => "html",
+            Format::Hlog => "hlog",
         }
     }
 
@@ -110,6 +116,7 @@ impl Format {
             Format::Csv => &csv::Csv,
             Format::Markdown => &markdown::Markdown,
             Format::Html => &html::Html,
+            Format::Hlog => &hlog::Hlog,
         }
     }
 }
@@ -134,7 +141,7 @@ pub fn render(run: &RunResult, format: Format) -> String {
     match format {
         // Read on a terminal: a note or name cannot move the cursor, recolour or hide text.
         Format::Table | Format::Markdown => terminal_safe(&text),
-        Format::Json | Format::Csv | Format::Html => text,
+        Format::Json | Format::Csv | Format::Html | Format::Hlog => text,
     }
 }
 

@@ -133,6 +133,11 @@ impl LatencyHistogram {
         }
     }
 
+    /// The HdrHistogram behind it (ns), as the JSON's `hdr` and the interval log encode it.
+    pub fn hdr(&self) -> &Histogram<u64> {
+        &self.hist
+    }
+
     /// Number of samples.
     pub fn count(&self) -> u64 {
         self.hist.len()
