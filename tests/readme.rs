@@ -44,6 +44,10 @@ const EXAMPLES: &[(&str, How)] = &[
     ("zmqperf run --full", How::DryRun("336 cases, minutes")),
     ("zmqperf run --full --dry-run", OK),
     (
+        "zmqperf run --patterns pushpull --transports tcp --find max-rate --slo \"loss=0,p99<=5ms\"",
+        OK,
+    ),
+    (
         "zmqperf run --patterns pushpull --transports tcp --sizes 64,1KiB --rate 10000,100000",
         How::DryRun("paced at 10,000 msg/s: over a minute"),
     ),
@@ -268,9 +272,18 @@ impl Drop for Scratch {
     }
 }
 
-/// The words of a line after `zmqperf`, with a `> FILE` redirection split off.
+/// The words of a line after `zmqperf` (a quoted word unquoted, as a shell does; no
+/// example quotes a space), with a `> FILE` redirection split off.
 fn words(line: &str) -> (Vec<String>, Option<String>) {
-    let mut w: Vec<String> = line.split_whitespace().skip(1).map(String::from).collect();
+    let unquote = |w: &str| {
+        let q = w.starts_with(['"', '\'']) && w.len() >= 2 && w.ends_with(&w[..1]);
+        if q {
+            w[1..w.len() - 1].to_string()
+        } else {
+            w.to_string()
+        }
+    };
+    let mut w: Vec<String> = line.split_whitespace().skip(1).map(unquote).collect();
     let mut to = None;
     if let Some(i) = w.iter().position(|x| x == ">") {
         to = w.get(i + 1).cloned();
