@@ -265,6 +265,9 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
 /// Seconds of messages a step of `--find max-rate` sends.
 const STEP_S: f64 = 1.0;
 
+/// The most steps one search runs.
+const MAX_STEPS: u32 = 32;
+
 /// `run --find max-rate`: each throughput case of `plan` searched for the highest offered
 /// rate that holds `--slo` (scenarios::limit); every step is a case of the run, recorded.
 fn find_max_rate(
@@ -295,7 +298,7 @@ fn find_max_rate(
     for case in cases {
         let id = case.id();
         println!("{id}: the highest rate that holds {}", a.slo);
-        let mut search = Search::new(start, 10_000_000.0, 0.05, 24);
+        let mut search = Search::new(start, 10_000_000.0, 0.05, MAX_STEPS);
         while let Some(rate) = search.next_rate() {
             let mut step = case.clone();
             step.rate = Some(rate);

@@ -134,6 +134,9 @@ pub struct Search {
     ceiling: f64,
     /// Bisection ends when broken / held is at most 1 + this.
     tolerance: f64,
+    /// Every rate held once, for a step back when the rate held last breaks on its second
+    /// run.
+    held_all: Vec<f64>,
     /// Steps run, and the most it runs.
     pub steps: u32,
     max_steps: u32,
@@ -165,6 +168,7 @@ impl Search {
             pending: None,
             confirming: false,
             confirmed: false,
+            held_all: Vec::new(),
             start,
             ceiling,
             tolerance,
@@ -206,13 +210,16 @@ impl Search {
                 self.confirmed = true;
                 return;
             }
-            // Held once, broken the second time: not a limit; look below it.
+            // Held once, broken the second time: not a limit. The search goes on below it,
+            // from the highest other rate held (none: down from half of it).
             self.broke = Some(rate);
-            self.held = None;
+            self.held_all.retain(|&h| h < rate);
+            self.held = self.held_all.iter().copied().reduce(f64::max);
             self.start = rate / 2.0;
             return;
         }
         if held {
+            self.held_all.push(rate);
             self.held = Some(self.held.map_or(rate, |h| h.max(rate)));
         } else {
             self.broke = Some(self.broke.map_or(rate, |b| b.min(rate)));
