@@ -521,6 +521,43 @@ static int sink_idle(const spec_t *s, uint64_t *idle_ms, uint64_t received, int 
     return 0;
 }
 
+/* ---------- an echo's wait, linger and report ---------- */
+
+/* An echo's receive slice ran out with nothing: 1 when it is done (told to stop, or nothing
+ * for the timeout, said in `cut_short`), 0 to wait on. */
+static int echo_idle(const spec_t *s, uint64_t *idle_ms, char *cut_short, size_t cap)
+{
+    *idle_ms += SLICE_MS;
+    if (atomic_load(&g_stopped))
+        return 1;
+    if (*idle_ms >= s->timeout_ms) {
+        snprintf(cut_short, cap, "nothing arrived for %" PRIu64 " ms", *idle_ms);
+        return 1;
+    }
+    return 0;
+}
+
+/* The linger an echo closes its socket with: its last reply is only queued, and must leave
+ * before the process does (with linger 0 and a plain exit, a busy machine lost it now and
+ * then). The topology's linger, or 1 s. */
+static int echo_linger(const spec_t *s)
+{
+    const cJSON *lg = cJSON_GetObjectItemCaseSensitive(s->options, "linger");
+    return cJSON_IsNumber(lg) && lg->valuedouble >= 0 ? (int)lg->valuedouble : 1000;
+}
+
+/* An echo's report, sent once its socket is closed: its round trips from the first request
+ * to the last reply, and why it was cut short (if it was). */
+static void echo_report(uint64_t answered, uint64_t bytes, uint64_t start, uint64_t end,
+                        const char *cut_short)
+{
+    cJSON *report = new_report();
+    cJSON_AddItemToObject(report, "round_trips", span_json(answered, bytes, start, end));
+    if (cut_short[0])
+        cJSON_AddStringToObject(report, "cut_short", cut_short);
+    send_report(report, "echo");
+}
+
 /* ---------- a sink's report ---------- */
 
 /* A sink's report: what was delivered from its first message to its last read, whether the

@@ -460,13 +460,8 @@ static void run_echo(const spec_t *s, void *ctx, void *sock)
         if (zmq_msg_recv(&frames[0], sock, 0) < 0) {
             if (zmq_errno() != EAGAIN)
                 fail(EXIT_PROTOCOL, "receive failed: %s", zmq_strerror(zmq_errno()));
-            idle_ms += SLICE_MS;
-            if (atomic_load(&g_stopped))
+            if (echo_idle(s, &idle_ms, cut_short, sizeof cut_short))
                 break;
-            if (idle_ms >= s->timeout_ms) {
-                snprintf(cut_short, sizeof cut_short, "nothing arrived for %" PRIu64 " ms", idle_ms);
-                break;
-            }
             continue;
         }
         idle_ms = 0;
@@ -485,19 +480,12 @@ static void run_echo(const spec_t *s, void *ctx, void *sock)
         end = now_ns();
         answered++;
     }
-    /* The last reply is only queued: the socket closes with a linger (the topology's, or
-     * 1 s) and the context ends, so it leaves before the process does. With linger 0 and a
-     * plain exit, a busy machine lost it now and then (the ping's last round trip). */
-    const cJSON *lg = cJSON_GetObjectItemCaseSensitive(s->options, "linger");
-    int linger = cJSON_IsNumber(lg) && lg->valuedouble >= 0 ? (int)lg->valuedouble : 1000;
+    /* The context ends too, so the last reply has left when the report goes. */
+    int linger = echo_linger(s);
     zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close(sock);
     zmq_ctx_term(ctx);
-    cJSON *report = new_report();
-    cJSON_AddItemToObject(report, "round_trips", span_json(answered, bytes, start, end));
-    if (cut_short[0])
-        cJSON_AddStringToObject(report, "cut_short", cut_short);
-    send_report(report, "echo");
+    echo_report(answered, bytes, start, end, cut_short);
 }
 
 int main(int argc, char **argv)

@@ -426,13 +426,8 @@ static void run_echo(const spec_t *s, zsock_t *sock)
         if (!req) {
             if (zmq_errno() != EAGAIN)
                 fail(EXIT_PROTOCOL, "receive failed: %s", zmq_strerror(zmq_errno()));
-            idle_ms += SLICE_MS;
-            if (atomic_load(&g_stopped))
+            if (echo_idle(s, &idle_ms, cut_short, sizeof cut_short))
                 break;
-            if (idle_ms >= s->timeout_ms) {
-                snprintf(cut_short, sizeof cut_short, "nothing arrived for %" PRIu64 " ms", idle_ms);
-                break;
-            }
             continue;
         }
         idle_ms = 0;
@@ -445,15 +440,9 @@ static void run_echo(const spec_t *s, zsock_t *sock)
         end = now_ns();
         answered++;
     }
-    /* The last reply gets its way out: a linger (the topology's, or 1 s), as in the c peer's echo. */
-    cJSON *lg = cJSON_GetObjectItemCaseSensitive(s->options, "linger");
-    zsock_set_linger(sock, cJSON_IsNumber(lg) && lg->valuedouble >= 0 ? (int)lg->valuedouble : 1000);
-    cJSON *report = new_report();
-    cJSON_AddItemToObject(report, "round_trips", span_json(answered, bytes, start, end));
-    if (cut_short[0])
-        cJSON_AddStringToObject(report, "cut_short", cut_short);
+    zsock_set_linger(sock, echo_linger(s));
     zsock_destroy(&sock);
-    send_report(report, "echo");
+    echo_report(answered, bytes, start, end, cut_short);
 }
 
 int main(int argc, char **argv)
