@@ -330,11 +330,17 @@ pub fn fails_within(secs: u64, args: &[&str], code: i32, needle: &str) {
 /// installed from PyPI (once: a marker file says it is done); fails with python's or pip's
 /// words when it cannot be made (Debian: python3-venv). Returns the venv's folder.
 pub fn pip_venv(name: &str, package: &str) -> PathBuf {
+    // Tests of one binary run on several threads: the first makes the venv while the others
+    // wait for it, so that no pip reads a package another pip is still writing.
+    static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = MAKING.lock().unwrap_or_else(|e| e.into_inner());
     let venv = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let ready = venv.join("zmqperf-installed");
     if std::fs::read_to_string(&ready).is_ok_and(|p| p == package) {
         return venv;
     }
+    // A venv without the marker is one an earlier run left half made: start afresh.
+    let _ = std::fs::remove_dir_all(&venv);
     let mut mk = Command::new("python3");
     mk.arg("-m").arg("venv").arg(&venv);
     let o = run(mk, 120);
