@@ -10,6 +10,7 @@ mod history;
 mod import;
 mod install;
 mod k8s;
+mod limit;
 mod matrix;
 pub(crate) mod output;
 mod peers;

@@ -115,10 +115,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Search each throughput case for its limit instead of measuring it once: max-rate,
-    /// the highest offered rate (open loop) that holds --slo. From --rate (or 1,000 msg/s)
-    /// the rate doubles until a step breaks the service level, then bisects to 5%; the
-    /// rate held last is run again (a limit is held twice). Each step runs 1 s of messages.
-    #[arg(long, value_name = "WHAT", value_parser = ["max-rate"], conflicts_with_all = ["dry_run", "vs_libzmq"])]
+    /// the highest offered rate (open loop) that holds --slo; max-size, the largest
+    /// message (at --rate if given, else at full speed). From --rate (or 1,000 msg/s) or
+    /// --sizes the value doubles until a step breaks the service level, then bisects to
+    /// 5%; at the boundary the value held last and the lowest broken run three times each
+    /// (a limit holds every run). Each step runs 1 s of messages. docs/limits.md
+    #[arg(long, value_name = "WHAT", value_parser = ["max-rate", "max-size"], conflicts_with_all = ["dry_run", "vs_libzmq"])]
     pub find: Option<String>,
     /// The service level a step of --find must hold: loss=N (messages lost, default 0),
     /// p99<=DURATION (not bound by default), delivered>=PERCENT% (of the offered rate,
@@ -260,108 +262,6 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
         None => plan,
     };
     Ok((plan, None, settings))
-}
-
-/// Seconds of messages a step of `--find max-rate` sends.
-const STEP_S: f64 = 1.0;
-
-/// The most steps one search runs.
-const MAX_STEPS: u32 = 32;
-
-/// `run --find max-rate`: each throughput case of `plan` searched for the highest offered
-/// rate that holds `--slo` (scenarios::limit); every step is a case of the run, recorded.
-fn find_max_rate(
-    a: &RunArgs,
-    plan: &[CaseSpec],
-    workload: Option<Workload>,
-    settings: &Settings,
-    command: String,
-) -> Result<()> {
-    use zmqperf::scenarios::limit::{Found, Search, Slo};
-    use zmqperf::units::grouped;
-    let slo = Slo::parse(&a.slo)?;
-    let cases: Vec<&CaseSpec> = plan.iter().filter(|c| !c.is_latency()).collect();
-    if cases.is_empty() {
-        return Err(Error::invalid(
-            "--find",
-            "max-rate",
-            "the rate of round trips is not offered but answered; search a throughput \
-             pattern, e.g. --patterns pushpull or pubsub",
-        ));
-    }
-    let start = plan.iter().find_map(|c| c.rate).unwrap_or(1000.0);
-    let mut run = runner::new_run(command, workload);
-    run.environment.note = a.note.clone();
-    run.environment.network = runner::network(plan);
-    let mut session = a.db.session(a.no_history, &run)?;
-    runner::catch_signals();
-    for case in cases {
-        let id = case.id();
-        println!("{id}: the highest rate that holds {}", a.slo);
-        let mut search = Search::new(start, 10_000_000.0, 0.05, MAX_STEPS);
-        while let Some(rate) = search.next_rate() {
-            let mut step = case.clone();
-            step.rate = Some(rate);
-            step.count = ((rate * STEP_S) as u64).max(500);
-            step.repetitions = 1;
-            let steps = [step];
-            {
-                let mut progress = Progress::new(&steps, |c: &CaseResult| session.case_done(c));
-                runner::run_suite(&mut run, &steps, settings, &mut progress);
-            }
-            if run.status == RunStatus::Interrupted {
-                break;
-            }
-            let done = run.cases.last().expect("the step's case");
-            let (held, why) = slo.judge(done, rate);
-            println!(
-                "  step {:>2}: {:>11} msg/s  {}  {why}",
-                search.steps + 1,
-                grouped(rate.round() as u64),
-                if held { "holds" } else { "broke" }
-            );
-            search.record(held);
-        }
-        if run.status == RunStatus::Interrupted {
-            break;
-        }
-        let rate = |r: f64| format!("{} msg/s", grouped(r.round() as u64));
-        println!(
-            "{}",
-            match search.found() {
-                Found::Limit { held, broke } => format!(
-                    "{id}: max rate {} (held twice; {} broke it, {:.1}% above)",
-                    rate(held),
-                    rate(broke),
-                    100.0 * (broke / held - 1.0)
-                ),
-                Found::BelowStart { broke } => format!(
-                    "{id}: no rate holds the service level: even {} broke it",
-                    rate(broke)
-                ),
-                Found::AboveCeiling { held } => format!(
-                    "{id}: every rate held, up to {} (the search's ceiling)",
-                    rate(held)
-                ),
-                Found::OutOfSteps { held, broke } => format!(
-                    "{id}: no limit within {} steps (held {}, broke {})",
-                    search.steps,
-                    held.map_or("none".into(), rate),
-                    broke.map_or("none".into(), rate)
-                ),
-            }
-        );
-    }
-    let recorded = session.finish(&run);
-    recorded?;
-    session.announce()?;
-    if run.status == RunStatus::Interrupted {
-        return Err(Error::Interrupted(format!(
-            "by {}: the steps so far are printed and recorded",
-            runner::interrupted_by()
-        )));
-    }
-    Ok(())
 }
 
 /// `run --dry-run`: the cases of `plan` in order, each with its kind and its planned time
@@ -522,7 +422,7 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
         return Ok(());
     }
     if a.find.is_some() {
-        return find_max_rate(a, &plan, workload, &settings, command);
+        return super::limit::find(a, &plan, workload, &settings, command);
     }
     let mut run = runner::new_run(command, workload);
     run.environment.note = a.note.clone();

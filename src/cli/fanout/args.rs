@@ -261,6 +261,24 @@ pub struct FanoutArgs {
         value_name = "N"
     )]
     pub rounds: u32,
+    /// Search for the most subscribers that hold --slo instead of one run: max-subscribers.
+    /// With -c processes, the SUB sockets per process double from -s until a run breaks
+    /// the service level, then bisect to 5% (or 1 apart); at the boundary the value held
+    /// last and the lowest broken run three times each. Each step is a whole fan-out,
+    /// recorded.
+    /// docs/limits.md
+    #[arg(long, value_name = "WHAT", value_parser = ["max-subscribers"], conflicts_with_all = ["floor", "implementations"])]
+    pub find: Option<String>,
+    /// The service level a step of --find must hold: loss=N (messages lost over all
+    /// subscribers, default 0), p99<=DURATION (send to receipt, not bound by default),
+    /// comma-separated.
+    #[arg(
+        long,
+        value_name = "LEVEL",
+        requires = "find",
+        default_value = "loss=0"
+    )]
+    pub slo: String,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,

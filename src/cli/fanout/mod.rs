@@ -4,6 +4,7 @@
 
 mod args;
 mod check;
+mod find;
 
 pub use args::{FanoutArgs, PubArgs, SubClusterArgs, FANOUT_EXAMPLES, PUB_EXAMPLES, SUB_EXAMPLES};
 
@@ -238,6 +239,13 @@ fn fanout_endpoint(a: &FanoutArgs) -> Result<(Endpoint, Option<std::path::PathBu
 pub fn run_fanout(a: &FanoutArgs) -> Result<()> {
     zmqperf::runner::catch_signals();
     let (cfg, ipc_file) = fanout_config(a)?;
+    if a.find.is_some() {
+        let r = find::max_subscribers(&cfg, a);
+        if let Some(p) = ipc_file {
+            let _ = std::fs::remove_file(p);
+        }
+        return r;
+    }
     let impls = implementations(a)?;
     let several = impls.len() > 1 || a.rounds > 1;
     // Side by side, the runs are several: their table or JSON (each run's report is in the

@@ -1,0 +1,239 @@
+//! `run --find max-rate|max-size`: each throughput case searched for the highest value of
+//! one setting that holds `--slo` (scenarios::limit). Every step is a case of the run,
+//! printed as it ends and recorded; the limit is printed with its uncertainty, the step
+//! that broke it and that step's cause.
+
+use super::suite::{Progress, RunArgs};
+use zmqperf::error::{Error, Result};
+use zmqperf::model::{CaseResult, RunStatus, Workload};
+use zmqperf::runner::{self, CaseSpec, Settings};
+use zmqperf::scenarios::limit::{self, Busy, Figures, Found, Search, Slo};
+use zmqperf::units::grouped;
+
+/// Seconds of messages a step sends.
+const STEP_S: f64 = 1.0;
+
+/// The most steps one search runs.
+pub const MAX_STEPS: u32 = 32;
+
+/// A step that broke the service level: its value, its number, what broke and its cause.
+pub type Broken = (f64, u32, String, String);
+
+/// What is searched: its name, its unit and how a step sets it.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Find {
+    /// The offered rate, msg/s.
+    Rate,
+    /// The message size, bytes.
+    Size,
+    /// A fan-out's subscribers: SUB sockets per process, in this many processes.
+    Subscribers { processes: u32 },
+}
+
+impl Find {
+    /// `max-size` or `max-rate`, as `run --find` takes them.
+    pub fn parse(what: &str) -> Find {
+        if what == "max-size" {
+            Find::Size
+        } else {
+            Find::Rate
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Find::Rate => "rate",
+            Find::Size => "size",
+            Find::Subscribers { .. } => "subscribers",
+        }
+    }
+
+    /// A value with its unit: `245,146 msg/s`, `65,536 B`.
+    pub fn show(self, v: f64) -> String {
+        match self {
+            Find::Rate => format!("{} msg/s", grouped(v.round() as u64)),
+            Find::Size => format!("{} B", grouped(v.round() as u64)),
+            Find::Subscribers { processes } => format!(
+                "{} ({processes} x {})",
+                grouped(v.round() as u64 * processes as u64),
+                grouped(v.round() as u64)
+            ),
+        }
+    }
+
+    /// The case at value `v`: a step of 1 s of messages at its rate (at least 500), or at
+    /// full speed the case's count, at most 256 MiB of messages (at least 100).
+    fn step(self, case: &CaseSpec, v: f64, rate: Option<f64>) -> CaseSpec {
+        let mut step = case.clone();
+        step.repetitions = 1;
+        match self {
+            Find::Rate => step.rate = Some(v),
+            Find::Size => {
+                step.size = v.round() as usize;
+                step.rate = rate;
+            }
+            Find::Subscribers { .. } => unreachable!("a fan-out's search runs fan-outs"),
+        }
+        step.count = match step.rate {
+            Some(r) => ((r * STEP_S) as u64).max(500),
+            None => case
+                .count
+                .min((256 << 20) / step.size.max(1) as u64)
+                .max(100),
+        };
+        step
+    }
+}
+
+/// Runs the search of `--find` over each throughput case of `plan`, recording every step.
+pub fn find(
+    a: &RunArgs,
+    plan: &[CaseSpec],
+    workload: Option<Workload>,
+    settings: &Settings,
+    command: String,
+) -> Result<()> {
+    let what = Find::parse(a.find.as_deref().unwrap_or("max-rate"));
+    let slo = Slo::parse(&a.slo)?;
+    let cases: Vec<&CaseSpec> = plan.iter().filter(|c| !c.is_latency()).collect();
+    if cases.is_empty() {
+        return Err(Error::invalid(
+            "--find",
+            a.find.as_deref().unwrap_or("max-rate"),
+            "a round trip's rate and size are not offered but answered; search a \
+             throughput pattern, e.g. --patterns pushpull or pubsub",
+        ));
+    }
+    let rate = plan.iter().find_map(|c| c.rate);
+    let (start, ceiling) = match what {
+        Find::Rate => (rate.unwrap_or(1000.0), 10_000_000.0),
+        Find::Size | Find::Subscribers { .. } => (plan[0].size as f64, (64u64 << 20) as f64),
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut run = runner::new_run(command, workload);
+    run.environment.note = a.note.clone();
+    run.environment.network = runner::network(plan);
+    let mut session = a.db.session(a.no_history, &run)?;
+    runner::catch_signals();
+    for case in cases {
+        let id = case.id();
+        println!("{id}: the highest {} that holds {}", what.name(), a.slo);
+        let mut search = Search::new(start, ceiling, 0.05, MAX_STEPS);
+        if what != Find::Rate {
+            search = search.whole();
+        }
+        // The last step at each value that broke: its figures, its cause and its number.
+        let mut broken: Vec<Broken> = Vec::new();
+        while let Some(v) = search.next_rate() {
+            let steps = [what.step(case, v, rate)];
+            {
+                let mut progress = Progress::new(&steps, |c: &CaseResult| session.case_done(c));
+                runner::run_suite(&mut run, &steps, settings, &mut progress);
+            }
+            if run.status == RunStatus::Interrupted {
+                break;
+            }
+            let done = run.cases.last().expect("the step's case");
+            let figures = Figures::of_case(done, steps[0].rate);
+            let (held, why) = slo.judge(&figures);
+            println!(
+                "  step {:>2}: {:>14}  {}  {why}",
+                search.steps + 1,
+                what.show(v),
+                if held { "holds" } else { "broke" }
+            );
+            if !held {
+                let cause = limit::cause(
+                    &figures,
+                    &slo,
+                    &Busy::of_case(done),
+                    cores,
+                    limit::loss_of_case(done),
+                );
+                broken.retain(|b| b.0 != v);
+                broken.push((v, search.steps + 1, why, cause));
+            }
+            search.record(held);
+        }
+        if run.status == RunStatus::Interrupted {
+            break;
+        }
+        print!("{}", outcome(&id, what, &search, &broken));
+    }
+    let recorded = session.finish(&run);
+    recorded?;
+    session.announce()?;
+    if run.status == RunStatus::Interrupted {
+        return Err(Error::Interrupted(format!(
+            "by {}: the steps so far are printed and recorded",
+            runner::interrupted_by()
+        )));
+    }
+    Ok(())
+}
+
+/// The lines that end a search: the limit (or why there is none), its uncertainty, the step
+/// that broke it and that step's cause.
+pub fn outcome(id: &str, what: Find, search: &Search, broken: &[Broken]) -> String {
+    let show = |v: f64| what.show(v);
+    let mut out = match search.found() {
+        Found::Limit { held, .. } => format!(
+            "{id}: max {} {}, held at all {} of its runs\n",
+            what.name(),
+            show(held),
+            search.boundary
+        ),
+        Found::BelowStart { broke } => format!(
+            "{id}: no {} holds the service level: even {} broke it\n",
+            what.name(),
+            show(broke)
+        ),
+        Found::AboveCeiling { held } => format!(
+            "{id}: every {} held, up to {} (the search's ceiling)\n",
+            what.name(),
+            show(held)
+        ),
+        Found::OutOfSteps { held, broke } => format!(
+            "{id}: no limit within {} steps (held {}, broke {})\n",
+            search.steps,
+            held.map_or("none".into(), show),
+            broke.map_or("none".into(), show)
+        ),
+    };
+    if let Found::Limit { held, .. } = search.found() {
+        let (lo, hi) = search.band();
+        let lo = lo.unwrap_or(held);
+        out.push_str(&match hi {
+            Some(hi) => format!(
+                "  uncertainty: between {} and {} ({}+{:.1}%): the steps leave the values between open\n",
+                show(lo),
+                show(hi),
+                if lo < held {
+                    format!("-{:.1}% / ", 100.0 * (1.0 - lo / held))
+                } else {
+                    String::new()
+                },
+                100.0 * (hi / held - 1.0)
+            ),
+            None => format!(
+                "  uncertainty: from {} up, with no upper bound: every value that broke also held in another step\n",
+                show(lo)
+            ),
+        });
+    }
+    // The step that broke it: at the top of the band (a value that broke and never held),
+    // else the lowest value broken above the limit.
+    let limit = search.band().1.unwrap_or(search.held.unwrap_or(0.0));
+    if let Some((v, n, why, cause)) = broken
+        .iter()
+        .filter(|b| b.0 >= limit)
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .or_else(|| broken.iter().min_by(|a, b| a.0.total_cmp(&b.0)))
+    {
+        out.push_str(&format!(
+            "  broke at {} (step {n}): {why}\n  cause: {cause}\n",
+            show(*v)
+        ));
+    }
+    out
+}
