@@ -259,7 +259,7 @@ fn latency_ns(text: &str) -> Option<u64> {
         _ => return None,
     };
     let ns = (v * scale).round();
-    (ns >= 1.0 && ns < 1e15).then_some(ns as u64)
+    (1.0..1e15).contains(&ns).then_some(ns as u64)
 }
 
 /// An error's first sentence: what happened, without the fixes that follow.
