@@ -154,6 +154,7 @@ fn settings(a: &MatrixArgs) -> Result<Settings> {
         exe: zmqperf::runner::this_exe()?,
         stamp_every: 16,
         floor: false,
+        interval: None,
         hosts: Default::default(),
     })
 }

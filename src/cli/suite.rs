@@ -114,6 +114,16 @@ pub struct RunArgs {
     /// output file are checked as for a run).
     #[arg(long)]
     pub dry_run: bool,
+    /// Figures per interval of this length (e.g. 1s): each receiving node's delivered
+    /// rate, latency percentiles, loss and CPU, printed live (a line per interval and
+    /// node) and stored with the case, with a verdict on whether latency or loss drift over
+    /// the run. Latency needs the measurement header (messages of 24 B or more).
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<String>,
+    /// Each case's length in time instead of --count: its messages are its offered rate
+    /// (--rate) times this (e.g. 30s). Example: --rate 10000 --duration 30s --interval 1s
+    #[arg(long, value_name = "DURATION", conflicts_with = "count")]
+    pub duration: Option<String>,
     /// Search each throughput case for its limit instead of measuring it once: max-rate,
     /// the highest offered rate (open loop) that holds --slo; max-size, the largest
     /// message (at --rate if given, else at full speed). From --rate (or 1,000 msg/s) or
@@ -142,6 +152,11 @@ fn settings(a: &RunArgs) -> Result<Settings> {
         exe: zmqperf::runner::this_exe()?,
         stamp_every: parse_count("--stamp-every", &a.stamp_every)?,
         floor: !a.no_floor,
+        interval: a
+            .interval
+            .as_deref()
+            .map(|i| parse_duration("--interval", i))
+            .transpose()?,
         hosts: match &a.hosts {
             Some(f) => zmqperf::runner::hosts::Hosts::load(f)?,
             None => Default::default(),
@@ -264,6 +279,25 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
     Ok((plan, None, settings))
 }
 
+/// `--duration`: each case's count is its offered rate times `d`; a case at full speed has
+/// no rate to take it from, and is refused, naming it.
+fn for_duration(plan: &mut [CaseSpec], d: Duration) -> Result<()> {
+    for c in plan.iter_mut() {
+        let Some(rate) = c.rate else {
+            return Err(Error::invalid(
+                "--duration",
+                &zmqperf::error::fmt_duration(d),
+                format!(
+                    "case {} runs at full speed, whose length is its --count; give --rate (an offered rate, msg/s) to run for a time, or --count",
+                    c.id()
+                ),
+            ));
+        };
+        c.count = ((rate * d.as_secs_f64()).round() as u64).max(1);
+    }
+    Ok(())
+}
+
 /// `run --dry-run`: the cases of `plan` in order, each with its kind and its planned time
 /// ([`CaseSpec::planned`]: a paced case's count / rate, a guess for the rest), and the total;
 /// with `--vs-libzmq`, every case runs on both libraries.
@@ -319,6 +353,15 @@ pub struct Progress<'a> {
     on_case: Box<dyn FnMut(&CaseResult) + 'a>,
 }
 
+/// While it lives, intervals are printed ([`Progress::show_intervals`]).
+pub struct IntervalsShown;
+
+impl Drop for IntervalsShown {
+    fn drop(&mut self) {
+        zmqperf::roles::live::set_interval_hook(None);
+    }
+}
+
 /// How often a log (stderr not a terminal) is told of the repetitions done in a case.
 const LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -335,6 +378,19 @@ impl<'a> Progress<'a> {
             last_line: Instant::now(),
             on_case: Box::new(on_case),
         }
+    }
+
+    /// With `--interval` (`on`): each interval a receiving node closes is printed as a line
+    /// above the progress line, until what this returns is dropped.
+    pub fn show_intervals(&self, on: bool) -> Option<IntervalsShown> {
+        if !on {
+            return None;
+        }
+        let live = self.live.clone();
+        zmqperf::roles::live::set_interval_hook(Some(std::sync::Arc::new(move |node, r| {
+            live.log(&zmqperf::report::intervals::line(node, r))
+        })));
+        Some(IntervalsShown)
     }
 
     /// Shows `text` with the time the plan has left.
@@ -410,7 +466,10 @@ impl Drop for Progress<'_> {
 /// `zmqperf run`: plans, runs, records each case in the history as soon as it is done,
 /// and prints the report (a partial one after Ctrl-C).
 pub fn run(a: &RunArgs, command: String) -> Result<()> {
-    let (plan, workload, settings) = plan(a)?;
+    let (mut plan, workload, settings) = plan(a)?;
+    if let Some(d) = &a.duration {
+        for_duration(&mut plan, parse_duration("--duration", d)?)?;
+    }
     plan::check_measures(&plan, &command)?;
     runner::check_peers(&plan)?;
     a.out.check(Some(&a.db.path()))?;
@@ -431,6 +490,7 @@ pub fn run(a: &RunArgs, command: String) -> Result<()> {
     runner::catch_signals();
     {
         let mut progress = Progress::new(&plan, |case: &CaseResult| session.case_done(case));
+        let _shown = progress.show_intervals(settings.interval.is_some());
         runner::run_suite(&mut run, &plan, &settings, &mut progress);
     }
     let recorded = session.finish(&run);

@@ -187,6 +187,10 @@ pub struct CaseResult {
     /// runs and in cases not run by the runner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineLoad>,
+    /// With `--interval`: each receiving node's figures per interval, per repetition,
+    /// with the drift verdict on them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<super::IntervalSeries>,
 }
 
 /// Whether the runner's machine was idle around a case.

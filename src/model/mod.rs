@@ -11,6 +11,7 @@ mod case;
 mod environment;
 mod finding;
 mod graph;
+mod interval;
 mod metric;
 mod run;
 mod status;
@@ -25,6 +26,7 @@ pub use case::{
 pub use environment::{Environment, HostEnvironment, HostNic, NetworkInterface};
 pub use finding::{Finding, Measure, Severity, TimedGap, Triage};
 pub use graph::{is_receiving_role, is_sending_role, EdgeResult, NodeResult};
+pub use interval::{IntervalRecord, IntervalSeries};
 pub use metric::{Metric, MetricRow, METRICS};
 pub use run::{Imported, RunResult, Workload};
 pub mod envelope;

@@ -17,6 +17,7 @@ pub mod hlog;
 #[cfg(test)]
 mod hosts_tests;
 pub mod html;
+pub mod intervals;
 pub mod json;
 mod layout;
 pub use layout::first_middle_hole;
@@ -255,6 +256,7 @@ mod tests {
                 edges: Vec::new(),
                 sender: None,
                 machine: None,
+                intervals: Vec::new(),
             });
         }
         for f in Format::ALL {

@@ -379,6 +379,25 @@ fn lists(out: &mut String, run: &RunResult) {
             wrap(out, "- ", &d);
         }
     }
+    let over_time: Vec<(String, Vec<String>)> = run
+        .cases
+        .iter()
+        .filter(|c| !c.intervals.is_empty())
+        .map(|c| (c.id.clone(), super::intervals::verdicts(c)))
+        .collect();
+    if !over_time.is_empty() {
+        out.push('\n');
+        heading(
+            out,
+            "Over time (--interval: does latency or loss drift?)",
+            '-',
+        );
+        for (id, lines) in over_time {
+            for l in lines {
+                wrap(out, "- ", &format!("{id}: {l}"));
+            }
+        }
+    }
 }
 
 /// The tables of security cost and of resource use (each left out when empty).

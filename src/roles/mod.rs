@@ -25,6 +25,7 @@ pub mod swarm;
 mod control;
 pub mod fill;
 mod io;
+pub mod live;
 mod open;
 mod spec;
 mod usage;

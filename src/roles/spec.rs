@@ -157,6 +157,10 @@ pub struct NodeSpec {
     /// (a stream with an offset but no bound is reported as converted without one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub send_offset_error_ns: Vec<(u32, u64)>,
+    /// Sink: close an interval of figures every this many ms (`--interval`), handed to
+    /// the live hook and kept in the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ms: Option<u64>,
     /// A role's own settings, from the fields of its node that only it takes (e.g. a slow
     /// sink's `work_us`), by field name: its spec fill writes them, the role reads them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -296,6 +300,9 @@ pub struct RoleReport {
     /// ended (on this thread only: a role run here, not sent over the control channel).
     #[serde(skip)]
     pub sightings: Option<crate::net::Sightings>,
+    /// Sink with [`NodeSpec::interval_ms`]: its figures per interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<crate::model::IntervalRecord>,
     /// Slow sink asked to keep them ([`NodeSpec::trace_arrivals`]): every message
     /// it took, in the order they came, up to the most it was to keep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -356,6 +363,7 @@ impl NodeSpec {
             keep_partial: false,
             max_frame: None,
             quit: Quit::WaitForPeer,
+            interval_ms: None,
             frames: Vec::new(),
             type_id: 0,
             log_levels: Vec::new(),

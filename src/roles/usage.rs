@@ -56,6 +56,13 @@ fn cpu_ms(placement: &str) -> (f64, f64) {
     (ms(ru.ru_utime), ms(ru.ru_stime))
 }
 
+/// CPU time (user + system) of the calling thread, or of the whole process when
+/// `own_process`, ms.
+pub(crate) fn cpu_now_ms(own_process: bool) -> f64 {
+    let (u, s) = cpu_ms(if own_process { "process" } else { "thread" });
+    u + s
+}
+
 /// CPU time of the calling thread (or process) and the process's peak RSS and VIRT.
 pub fn usage(role: &str, placement: &str) -> RoleUsage {
     let (user, sys) = cpu_ms(placement);

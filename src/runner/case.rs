@@ -183,6 +183,8 @@ pub struct Settings {
     pub exe: PathBuf,
     /// Time-stamp every n-th message of a full-speed stream.
     pub stamp_every: u64,
+    /// `--interval`: the sinks close an interval of figures this often.
+    pub interval: Option<std::time::Duration>,
     /// Measure the raw-socket floor of latency cases.
     pub floor: bool,
     /// The hosts nodes may be placed on (`--hosts FILE`); a topology may add its own.

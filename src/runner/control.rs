@@ -62,6 +62,13 @@ pub enum ToRunner {
     },
     /// The node ended; what it measured.
     Report { v: u32, report: Box<RoleReport> },
+    /// Version 2, optional (`--interval`): a receiving node closed an interval (without
+    /// its histogram, which comes with the report), for the runner to show as it happens.
+    Interval {
+        v: u32,
+        node: String,
+        record: Box<crate::model::IntervalRecord>,
+    },
     /// The node failed; why, and the exit code the error carries.
     Error {
         v: u32,
@@ -125,6 +132,14 @@ impl ToRunner {
         let mut v: serde_json::Value = serde_json::from_str(line).ok()?;
         if !known(v.get("v")?.as_u64()?) {
             return None;
+        }
+        if v.get("type")?.as_str()? == "interval" {
+            let record = serde_json::from_value(v.get_mut("record")?.take()).ok()?;
+            return Some(ToRunner::Interval {
+                v: v.get("v")?.as_u64()? as u32,
+                node: v.get("node")?.as_str()?.to_string(),
+                record: Box::new(record),
+            });
         }
         if v.get("type")?.as_str()? == "report" {
             let report = serde_json::from_value(v.get_mut("report")?.take()).ok()?;

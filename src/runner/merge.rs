@@ -284,6 +284,29 @@ pub fn case_edges(reps: &[Vec<EdgeRep>]) -> Vec<EdgeResult> {
         .collect()
 }
 
+/// The intervals of every receiving replica in every repetition (`--interval`), each with
+/// its drift verdict.
+pub fn case_intervals(
+    reps: &[Reports],
+    every: Option<std::time::Duration>,
+) -> Vec<crate::model::IntervalSeries> {
+    let Some(every) = every else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, rep) in reps.iter().enumerate() {
+        for (r, rr) in rep.iter().filter(|(_, rr)| !rr.intervals.is_empty()) {
+            out.push(crate::model::IntervalSeries::new(
+                r.spec.name.clone(),
+                i as u32 + 1,
+                every.as_secs_f64() * 1e3,
+                rr.intervals.clone(),
+            ));
+        }
+    }
+    out
+}
+
 /// The nodes of the case: replicas and repetitions merged.
 pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
     g.topology

@@ -229,6 +229,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         }
     }
     let edges = merge::case_edges(&edge_reps);
+    let intervals = merge::case_intervals(&node_reps, settings.interval);
     let nodes = match &graph {
         Some(g) if !node_reps.is_empty() => merge::case_nodes(g, &node_reps),
         _ => Vec::new(),
@@ -289,5 +290,6 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         edges,
         sender: Some(sender_facts(&spec.topology)),
         machine: Some(machine),
+        intervals,
     }
 }

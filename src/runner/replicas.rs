@@ -416,5 +416,6 @@ fn common_spec(p: &Place, case: &CaseSpec, settings: &Settings, peer: bool) -> R
             Default::default()
         },
         own: Default::default(),
+        interval_ms: settings.interval.map(|d| d.as_millis() as u64),
     })
 }

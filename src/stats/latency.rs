@@ -170,6 +170,28 @@ impl LatencyHistogram {
         self.clock.merge(&other.clock);
     }
 
+    /// The samples recorded since `earlier`, a copy of this distribution taken before
+    /// (every sample of `earlier` is in this one): an interval's distribution, with no cost
+    /// per sample. Its min and max are read from the buckets (to the histogram's precision).
+    pub fn since(&self, earlier: &LatencyHistogram) -> LatencyHistogram {
+        let mut d = self.clone();
+        d.hist
+            .subtract(&earlier.hist)
+            .expect("a later copy holds every sample of an earlier one");
+        d.sum -= earlier.sum;
+        d.sum_sq -= earlier.sum_sq;
+        d.sum_inv = d.sum_inv.saturating_sub(earlier.sum_inv);
+        d.zeros -= earlier.zeros;
+        if d.hist.is_empty() {
+            d.min = u64::MAX;
+            d.max = 0;
+        } else {
+            d.min = d.hist.min();
+            d.max = d.hist.max();
+        }
+        d
+    }
+
     /// The summary figures.
     pub fn summary(&self) -> LatencySummary {
         let n = self.count();
@@ -356,6 +378,26 @@ impl<'de> Deserialize<'de> for LatencyHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_interval_is_what_was_recorded_since_an_earlier_copy() {
+        let mut h = LatencyHistogram::new();
+        for ns in [1_000, 2_000, 3_000] {
+            h.record(ns);
+        }
+        let before = h.clone();
+        for ns in [10_000, 20_000] {
+            h.record(ns);
+        }
+        let d = h.since(&before);
+        assert_eq!(d.count(), 2);
+        let s = d.summary();
+        assert!((9_990..=10_010).contains(&s.min_ns), "{s:?}");
+        assert!((19_980..=20_020).contains(&s.max_ns), "{s:?}");
+        assert_eq!(s.mean_ns, 15_000.0);
+        let empty = h.since(&h.clone());
+        assert_eq!(empty.summary().count, 0);
+    }
 
     #[test]
     fn known_samples_give_known_percentiles() {

@@ -4,6 +4,7 @@
 //! both would have made) and serialises to JSON.
 
 pub mod cause;
+pub mod drift;
 pub mod estimate;
 pub mod latency;
 pub mod ledger;

@@ -109,6 +109,7 @@ mod tests {
             edges: Vec::new(),
             sender: None,
             machine: None,
+            intervals: Vec::new(),
         }
     }
 

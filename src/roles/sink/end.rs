@@ -15,6 +15,13 @@ use crate::zmq;
 impl SinkState<'_> {
     /// The wait for a message ended without one (`next` is not [`Next::Got`]).
     pub fn on_wait(&mut self, next: Next, wait: &Waiting) -> Result<Then> {
+        // A quiet spell closes the intervals it spans as it goes (`--interval`).
+        if self.next_tick_ns != u64::MAX {
+            let now = now_ns();
+            if now >= self.next_tick_ns {
+                self.tick(now);
+            }
+        }
         match next {
             Next::Got => Ok(Then::Read),
             Next::Interrupted => {
@@ -159,7 +166,18 @@ impl SinkState<'_> {
             all.merge(h);
         }
         let header = self.header;
+        let intervals = match self.intervals.take() {
+            Some(iv) => iv.finish(
+                self.last_read_ns,
+                &spec.name,
+                received,
+                &self.ledger,
+                &self.hists,
+            ),
+            None => Vec::new(),
+        };
         RoleReport {
+            intervals,
             latency: header.then_some(all),
             stream_latency: if header {
                 spec.streams

@@ -18,6 +18,7 @@ use state::{SinkState, Then};
 use std::time::Duration;
 
 mod end;
+mod interval;
 pub mod ptmp;
 mod received;
 mod state;

@@ -5,6 +5,7 @@
 use super::super::eot::EotWatch;
 use super::super::shape::LogFilter;
 use super::super::{slice_for, HeaderUse, Io, NodeSpec, Patience, STOP_POLL};
+use super::interval::Intervals;
 use super::{check_frames, eot_done, interrupted_after, Taker};
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
@@ -86,6 +87,10 @@ pub(super) struct SinkState<'a> {
     pub(super) last_read_ns: u64,
     pub(super) cut_short: Option<String>,
     pub(super) protocol_error: Option<String>,
+    /// With `--interval`: the intervals, and when the current one ends (u64::MAX without:
+    /// the one comparison per time-stamped message never holds).
+    pub(super) intervals: Option<Intervals>,
+    pub(super) next_tick_ns: u64,
 }
 
 /// How long the sink waits before it looks again: its whole timeout, or [`STOP_POLL`] with a
@@ -171,6 +176,34 @@ impl<'a> SinkState<'a> {
             last_read_ns: 0,
             cut_short: None,
             protocol_error: None,
+            intervals: None,
+            next_tick_ns: u64::MAX,
+        }
+    }
+
+    /// Closes the intervals that ended by `now` (`--interval`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn tick(&mut self, now: u64) {
+        if let Some(iv) = self.intervals.as_mut() {
+            self.next_tick_ns = iv.close_until(
+                now,
+                &self.spec.name,
+                self.received,
+                &self.ledger,
+                &self.hists,
+            );
+        }
+    }
+
+    /// The first message came at `now`: with `--interval`, the intervals start.
+    #[cold]
+    #[inline(never)]
+    fn begin_intervals(&mut self, now: u64) {
+        if let Some(ms) = self.spec.interval_ms.filter(|&ms| ms > 0) {
+            let iv = Intervals::new(ms * 1_000_000, now);
+            self.next_tick_ns = iv.next_end();
+            self.intervals = Some(iv);
         }
     }
 
@@ -296,6 +329,9 @@ impl<'a> SinkState<'a> {
         };
         if self.received == 0 {
             self.start = now;
+            self.begin_intervals(now);
+        } else if now >= self.next_tick_ns {
+            self.tick(now);
         }
         self.last_read_ns = self.last_read_ns.max(now);
         self.received += 1;

@@ -271,6 +271,20 @@ pub fn child_main(spec_arg: Option<&str>) -> i32 {
         // Its machine is described once the libzmq it measures is chosen.
         say_hello(v);
     }
+    if v >= 2 && spec.interval_ms.is_some() {
+        // Each interval goes to the runner as it closes (without its histogram).
+        crate::roles::live::set_interval_hook(Some(std::sync::Arc::new(move |node, r| {
+            let record = Box::new(crate::model::IntervalRecord {
+                histogram: None,
+                ..r.clone()
+            });
+            let _ = say(&ToRunner::Interval {
+                v,
+                node: node.to_string(),
+                record,
+            });
+        })));
+    }
     let mut ctl = StdioControl::new(lines, v);
     let ctx = zmq::Context::new();
     match run_node(&ctx, &spec, &mut ctl) {

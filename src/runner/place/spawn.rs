@@ -135,6 +135,10 @@ impl Reader {
                 None
             }
             Ok(ToRunner::Pong { .. }) => None,
+            Ok(ToRunner::Interval { node, record, .. }) => {
+                crate::roles::live::interval(&node, &record);
+                None
+            }
             Ok(ToRunner::Ready { endpoints, .. }) => Some(Line::Event(Event::Ready(endpoints))),
             Ok(ToRunner::Sent { facts, .. }) => {
                 fill_slot(&self.slot, facts);

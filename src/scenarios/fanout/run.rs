@@ -135,6 +135,7 @@ pub(super) fn topology(
         case_timeout,
         exe: exe.to_path_buf(),
         stamp_every: 1,
+        interval: None,
         floor: false,
         hosts: hosts.clone(),
     };

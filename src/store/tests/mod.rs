@@ -115,6 +115,7 @@ fn case(size: usize, error: Option<&str>) -> CaseResult {
         edges: Vec::new(),
         sender: None,
         machine: None,
+        intervals: Vec::new(),
     }
 }
 

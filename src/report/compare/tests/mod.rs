@@ -53,6 +53,7 @@ pub(super) fn latency_case(size: usize, lat: Estimate) -> CaseResult {
         edges: Vec::new(),
         sender: None,
         machine: None,
+        intervals: Vec::new(),
     }
 }
 

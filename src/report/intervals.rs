@@ -1,0 +1,64 @@
+//! A case's intervals in words (`--interval`): the live line of one interval, as iperf3
+//! prints its own, and the drift verdict of each node's series for the text report.
+
+use crate::model::{CaseResult, IntervalRecord};
+use crate::units::grouped;
+
+/// A latency in the unit that reads best: `850 ns`, `52 us`, `1.25 ms`, `2.10 s`.
+fn lat(ns: u64) -> String {
+    let v = ns as f64;
+    if v >= 1e9 {
+        format!("{:.2} s", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.2} ms", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.0} us", v / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+/// One interval of `node` on a line: `[sink]  3.0-4.0 s  1,000 msg/s  p50 52 us  p99 120
+/// us  max 300 us  lost 0  cpu 12%`.
+pub fn line(node: &str, r: &IntervalRecord) -> String {
+    let from = r.start_ms / 1e3;
+    let mut s = format!(
+        "[{node}] {:>5.1}-{:.1} s {:>11} msg/s",
+        from,
+        from + r.dur_ms / 1e3,
+        grouped(r.msgs_per_sec().round() as u64)
+    );
+    match r.latency.filter(|l| l.count > 0) {
+        Some(l) => s.push_str(&format!(
+            "  p50 {}  p99 {}  max {}",
+            lat(l.p50_ns),
+            lat(l.p99_ns),
+            lat(l.max_ns)
+        )),
+        None => s.push_str("  no latency"),
+    }
+    s.push_str(&format!("  lost {}", grouped(r.lost)));
+    if let Some(c) = r.cpu_pct {
+        s.push_str(&format!("  cpu {c:.0}%"));
+    }
+    s
+}
+
+/// The drift verdict of every series of a case, a line each: `sink (repetition 1, 30
+/// intervals of 1 s): steady: p99 changed +3% over the run [...]`.
+pub fn verdicts(c: &CaseResult) -> Vec<String> {
+    c.intervals
+        .iter()
+        .map(|s| {
+            format!(
+                "{} (repetition {}, {} interval{} of {}): {}",
+                s.node,
+                s.repetition,
+                s.records.len(),
+                if s.records.len() == 1 { "" } else { "s" },
+                crate::error::fmt_duration(std::time::Duration::from_secs_f64(s.interval_ms / 1e3)),
+                s.drift.said
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,161 @@
+//! `run --interval 1s --duration`: a line per interval as it closes, the intervals stored
+//! with the case (every message counted in exactly one of them), and the drift verdict: a
+//! planted stall (the case's processes stopped for 2 s mid-run) is out of line with its
+//! time; a clean run has no interval starved and no trend.
+
+mod common;
+use common::*;
+use std::process::Command;
+use std::time::Duration;
+
+const T: u64 = 180;
+
+/// The processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: the comm may hold spaces, so read after its ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn signal(pids: &[u32], sig: &str) {
+    for p in pids {
+        let _ = Command::new("kill").args([sig, &p.to_string()]).status();
+    }
+}
+
+/// Continues the stopped processes whatever happens to the test.
+struct Resume(Vec<u32>);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        signal(&self.0, "-CONT");
+    }
+}
+
+fn interval_run(db: &str) -> Command {
+    zp(&[
+        "run",
+        "--patterns",
+        "pushpull",
+        "--transports",
+        "tcp",
+        "--sizes",
+        "64",
+        "--rate",
+        "2000",
+        "--duration",
+        "10s",
+        "--interval",
+        "1s",
+        "--repetitions",
+        "1",
+        "--db",
+        db,
+    ])
+}
+
+/// The one series of the last run in `db`, from its JSON.
+fn series(db: &str) -> serde_json::Value {
+    let v = envelope(&run(zp(&["show", "last", "--format", "json", "--db", db]), 60).stdout);
+    let s = &v["results"]["cases"][0]["intervals"];
+    assert_eq!(s.as_array().map(Vec::len), Some(1), "{v}");
+    s[0].clone()
+}
+
+#[test]
+fn a_clean_run_prints_and_stores_its_intervals_and_does_not_drift() {
+    with_watchdog(T, || {
+        let dir = std::env::temp_dir().join(format!("zmqperf-iv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("h.db").display().to_string();
+        let o = run(interval_run(&db), T - 30);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        // A line per interval as it closed: 10 whole ones (and a partial last one, if any).
+        let lines: Vec<&str> = o
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("[sink]"))
+            .collect();
+        assert!((10..=11).contains(&lines.len()), "{}", o.stderr);
+        assert!(
+            lines[0].contains("0.0-1.0 s") && lines[0].contains("msg/s"),
+            "{}",
+            lines[0]
+        );
+        let s = series(&db);
+        let records = s["records"].as_array().unwrap();
+        assert_eq!(records.len(), lines.len(), "{s}");
+        // Every message in exactly one interval.
+        let total: u64 = records
+            .iter()
+            .map(|r| r["messages"].as_u64().unwrap())
+            .sum();
+        assert_eq!(total, 20_000, "{s}");
+        assert!(records.iter().all(|r| r["lost"] == 0), "{s}");
+        assert!(records[0]["latency"]["p99_ns"].as_u64().unwrap() > 0, "{s}");
+        assert!(records[0]["histogram"]["count"].as_u64().is_some(), "{s}");
+        // No interval starved, no trend (a spike on a busy machine may still be named).
+        let said = s["drift"]["said"].as_str().unwrap();
+        assert!(!said.contains(" delivered "), "{said}");
+        let kind = s["drift"]["kind"].as_str().unwrap();
+        assert!(kind == "steady" || kind == "irregular", "{said}");
+        assert!(o.stdout.contains("Over time (--interval"), "{}", o.stdout);
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
+#[test]
+fn a_stall_planted_mid_run_shows_in_the_intervals_and_the_verdict() {
+    with_watchdog(T, || {
+        let dir = std::env::temp_dir().join(format!("zmqperf-ivs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("h.db").display().to_string();
+        let p = Proc::spawn(interval_run(&db), T - 30);
+        p.wait_stderr("[sink]   2.0-3.0 s");
+        // The source and the sink (over tcp each in a process of its own) stop for 2 s.
+        let nodes = children(p.pid());
+        assert!(!nodes.is_empty(), "no node processes");
+        let resume = Resume(nodes.clone());
+        signal(&nodes, "-STOP");
+        std::thread::sleep(Duration::from_secs(2));
+        drop(resume);
+        let o = p.finish();
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let s = series(&db);
+        let records = s["records"].as_array().unwrap();
+        let total: u64 = records
+            .iter()
+            .map(|r| r["messages"].as_u64().unwrap())
+            .sum();
+        assert_eq!(total, 20_000, "{s}");
+        // At least one whole interval delivered nothing, and the verdict names it.
+        assert!(
+            records[..records.len() - 1]
+                .iter()
+                .any(|r| r["messages"] == 0),
+            "{s}"
+        );
+        assert_eq!(s["drift"]["kind"], "irregular", "{s}");
+        let said = s["drift"]["said"].as_str().unwrap();
+        assert!(
+            said.contains("out of line") && said.contains("delivered 0 msg/s"),
+            "{said}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
