@@ -136,6 +136,7 @@ pub fn find(
             let done = run.cases.last().expect("the step's case");
             let figures = Figures::of_case(done, steps[0].rate);
             let (held, why) = slo.judge(&figures);
+            search.note_usage(v, slo.usage(&figures));
             println!(
                 "  step {:>2}: {:>14}  {}  {why}",
                 search.steps + 1,
@@ -201,11 +202,18 @@ pub fn outcome(id: &str, what: Find, search: &Search, broken: &[Broken]) -> Stri
         ),
     };
     if let Found::Limit { held, .. } = search.found() {
-        let (lo, hi) = search.band();
+        let (lo, hi, spread) = search.uncertainty();
         let lo = lo.unwrap_or(held);
+        let from = match spread {
+            Some(r) if r > 0.0 => format!(
+                "the steps leave the values between open, and the deciding figure moved {:.0}% between runs of one value",
+                100.0 * r
+            ),
+            _ => "the steps leave the values between open".into(),
+        };
         out.push_str(&match hi {
             Some(hi) => format!(
-                "  uncertainty: between {} and {} ({}+{:.1}%): the steps leave the values between open\n",
+                "  uncertainty: between {} and {} ({}+{:.1}%): {from}\n",
                 show(lo),
                 show(hi),
                 if lo < held {

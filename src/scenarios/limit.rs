@@ -115,6 +115,26 @@ impl Slo {
     }
 }
 
+impl Slo {
+    /// The largest share of a continuous bound a step used: its p99 over the p99 bound,
+    /// the delivered rate it needed over the one it got (1.0: just at the bound; above:
+    /// broken). None when no such bound applies (a failure, or a bound on loss alone).
+    pub fn usage(&self, f: &Figures) -> Option<f64> {
+        if f.error.is_some() {
+            return None;
+        }
+        let p99 = self.max_p99_ns.zip(f.p99_ns).map(|(max, p)| p / max as f64);
+        let kept_up = match (f.delivered, f.offered) {
+            (Some(d), Some(o)) if d > 0.0 => Some(o * self.min_delivered / d),
+            _ => None,
+        };
+        match (p99, kept_up) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
 /// What a step measured, as far as a service level judges it.
 #[derive(Debug, Clone, Default)]
 pub struct Figures {
@@ -310,6 +330,9 @@ pub struct Search {
     whole: bool,
     /// Every step: its value and whether it held.
     pub history: Vec<(f64, bool)>,
+    /// Every step that measured a figure the service level bounds continuously: its value
+    /// and the share of the bound it used ([`Slo::usage`]).
+    pub usage: Vec<(f64, f64)>,
     /// Steps run, and the most it runs.
     pub steps: u32,
     max_steps: u32,
@@ -355,6 +378,7 @@ impl Search {
             left: 0,
             confirmed: false,
             history: Vec::new(),
+            usage: Vec::new(),
             start,
             ceiling,
             tolerance,
@@ -490,6 +514,62 @@ impl Search {
             (None, Some(broke)) if self.start < 1.0 => Found::BelowStart { broke },
             (held, broke) => Found::OutOfSteps { held, broke },
         }
+    }
+
+    /// Notes what the step at `value` used of the service level's continuous bounds (its
+    /// [`Slo::usage`]), for [`Search::spread`].
+    pub fn note_usage(&mut self, value: f64, usage: Option<f64>) {
+        if let Some(u) = usage.filter(|u| u.is_finite() && *u > 0.0) {
+            self.usage.push((value, u));
+        }
+    }
+
+    /// How much the deciding figure moved between runs of one value: over the values that
+    /// ran more than once (the boundary's), the largest ratio of the highest share of the
+    /// bound used to the lowest, less 1 (0.12: 12%). None when no value ran twice with a
+    /// figure to compare (a service level of loss only).
+    pub fn spread(&self) -> Option<f64> {
+        let mut values: Vec<f64> = self.usage.iter().map(|u| u.0).collect();
+        values.sort_by(f64::total_cmp);
+        values.dedup();
+        values
+            .iter()
+            .filter_map(|&v| {
+                let us: Vec<f64> = self
+                    .usage
+                    .iter()
+                    .filter(|u| u.0 == v)
+                    .map(|u| u.1)
+                    .collect();
+                (us.len() >= 2).then(|| {
+                    let hi = us.iter().copied().fold(f64::MIN, f64::max);
+                    let lo = us.iter().copied().fold(f64::MAX, f64::min);
+                    hi / lo - 1.0
+                })
+            })
+            .reduce(f64::max)
+    }
+
+    /// The limit's uncertainty ([`Search::band`]) widened by the figure's own noise: a
+    /// figure that moves by a share `r` between runs of one value (its [`Search::spread`]),
+    /// read as proportional to the value, moves the value where it meets its bound by as
+    /// much, so the band reaches from the limit / (1 + r) to the lowest broken x (1 + r).
+    /// Returns the band and the spread.
+    pub fn uncertainty(&self) -> (Option<f64>, Option<f64>, Option<f64>) {
+        let (lo, hi) = self.band();
+        let Some(r) = self.spread() else {
+            return (lo, hi, None);
+        };
+        let widen = |v: f64| if self.whole { v.round() } else { v };
+        let lo = match (lo, self.held) {
+            (Some(l), Some(h)) => Some(l.min(widen(h / (1.0 + r)))),
+            (l, _) => l,
+        };
+        let hi = match (hi, self.broke) {
+            (Some(x), Some(b)) => Some(x.max(widen(b * (1.0 + r)))),
+            (x, _) => x,
+        };
+        (lo, hi, Some(r))
     }
 
     /// The limit's uncertainty from every step run: from the highest value held with no
@@ -671,6 +751,31 @@ mod tests {
             said.starts_with("not the nodes' CPU (the busiest, a, used 85%"),
             "{said}"
         );
+    }
+
+    #[test]
+    fn the_figure_s_own_noise_at_the_boundary_widens_the_band() {
+        let mut s = Search::new(1.0, 1e5, 0.05, 40).whole();
+        s.history = vec![(100.0, true), (100.0, true), (104.0, false), (104.0, false)];
+        s.held = Some(100.0);
+        s.broke = Some(104.0);
+        assert_eq!(s.uncertainty(), (Some(100.0), Some(104.0), None));
+        // p99 at 0.90 and 0.99 of its bound at 100, 1.02 and 1.10 at 104: 10% apart at
+        // most, so the band is 100 / 1.1 .. 104 x 1.1.
+        for (v, u) in [(100.0, 0.9), (100.0, 0.99), (104.0, 1.02), (104.0, 1.10)] {
+            s.note_usage(v, Some(u));
+        }
+        let (lo, hi, r) = s.uncertainty();
+        assert!((r.unwrap() - 0.1).abs() < 1e-9, "{r:?}");
+        assert_eq!((lo, hi), (Some(91.0), Some(114.0)));
+        let slo = Slo::parse("p99<=1ms,delivered>=90%").unwrap();
+        let f = Figures {
+            p99_ns: Some(500_000.0),
+            delivered: Some(900.0),
+            offered: Some(1000.0),
+            ..Figures::default()
+        };
+        assert_eq!(slo.usage(&f), Some(1.0));
     }
 
     #[test]

@@ -134,6 +134,7 @@ pub fn max_subscribers(cfg: &FanoutConfig, a: &FanoutArgs) -> Result<()> {
         }
         let f = figures(&r);
         let (held, why) = slo.judge(&f);
+        search.note_usage(v, slo.usage(&f));
         println!(
             "  step {:>2}: {:>22}  {}  {why}",
             search.steps + 1,
