@@ -115,6 +115,17 @@ fn a_clean_run_prints_and_stores_its_intervals_and_does_not_drift() {
         let kind = s["drift"]["kind"].as_str().unwrap();
         assert!(kind == "steady" || kind == "irregular", "{said}");
         assert!(o.stdout.contains("Over time (--interval"), "{}", o.stdout);
+        // The HTML draws each series over time, its verdict as the caption.
+        let html = run(zp(&["report", "last", "--format", "html", "--db", &db]), 60).stdout;
+        assert!(html.contains("<h2>Over time</h2>"), "{html}");
+        assert!(
+            html.contains("Latency per interval: sink"),
+            "no latency chart"
+        );
+        assert!(
+            html.contains("Delivered per interval: sink"),
+            "no rate chart"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     });
 }

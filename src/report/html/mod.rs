@@ -10,6 +10,7 @@ mod delivery;
 mod fanout;
 mod findings;
 mod floor;
+mod intervals;
 mod parts;
 mod sizes;
 mod spectrum;
@@ -95,6 +96,7 @@ impl Reporter for Html {
         if !run.cases.is_empty() || run.findings.is_empty() {
             cases::cases(&mut out, run);
         }
+        intervals::over_time(&mut out, run);
         let _ = writeln!(
             out,
             "<p class=\"note\">Made by zmqperf {}.</p>\n</main>\n</body>\n</html>",
