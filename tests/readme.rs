@@ -48,6 +48,22 @@ const EXAMPLES: &[(&str, How)] = &[
         OK,
     ),
     (
+        "zmqperf fanout -c 2 -t 1000 -n 1 -p 5 --find max-subscribers --slo \"loss=0,p99<=50ms\"",
+        How::Elsewhere(
+            "tests/limit.rs",
+            "max-subscribers",
+            "a search of whole fan-outs at 1 msg/s takes minutes; the test searches at 50 ticks a second under an open-files limit",
+        ),
+    ),
+    (
+        "zmqperf run --patterns pushpull --transports tcp --rate 20000 --duration 30s --interval 1s",
+        How::Elsewhere(
+            "tests/intervals.rs",
+            "\"--interval\"",
+            "30 s of messages; the test runs the same for 10 s, once clean and once with a stall planted",
+        ),
+    ),
+    (
         "zmqperf run --patterns pushpull --transports tcp --sizes 64,1KiB --rate 10000,100000",
         How::DryRun("paced at 10,000 msg/s: over a minute"),
     ),
