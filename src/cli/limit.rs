@@ -135,26 +135,15 @@ pub fn find(
             }
             let done = run.cases.last().expect("the step's case");
             let figures = Figures::of_case(done, steps[0].rate);
-            let (held, why) = slo.judge(&figures);
-            search.note_usage(v, slo.usage(&figures));
-            println!(
-                "  step {:>2}: {:>14}  {}  {why}",
-                search.steps + 1,
-                what.show(v),
-                if held { "holds" } else { "broke" }
-            );
-            if !held {
-                let cause = limit::cause(
-                    &figures,
+            step_done(&mut search, &slo, what, v, &figures, &mut broken, |f| {
+                limit::cause(
+                    f,
                     &slo,
                     &Busy::of_case(done),
                     cores,
                     limit::loss_of_case(done),
-                );
-                broken.retain(|b| b.0 != v);
-                broken.push((v, search.steps + 1, why, cause));
-            }
-            search.record(held);
+                )
+            });
         }
         if run.status == RunStatus::Interrupted {
             break;
@@ -171,6 +160,32 @@ pub fn find(
         )));
     }
     Ok(())
+}
+
+/// The step at `v` measured `f`: judged by `slo`, its line printed, kept among `broken`
+/// with its cause (`cause`, asked only of a step that broke), and recorded in the search.
+pub fn step_done(
+    search: &mut Search,
+    slo: &Slo,
+    what: Find,
+    v: f64,
+    f: &Figures,
+    broken: &mut Vec<Broken>,
+    cause: impl FnOnce(&Figures) -> String,
+) {
+    let (held, why) = slo.judge(f);
+    search.note_usage(v, slo.usage(f));
+    let n = search.steps + 1;
+    println!(
+        "  step {n:>2}: {:>14}  {}  {why}",
+        what.show(v),
+        if held { "holds" } else { "broke" }
+    );
+    if !held {
+        broken.retain(|b| b.0 != v);
+        broken.push((v, n, why, cause(f)));
+    }
+    search.record(held);
 }
 
 /// The lines that end a search: the limit (or why there is none), its uncertainty, the step

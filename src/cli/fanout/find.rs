@@ -3,7 +3,7 @@
 //! printed as it ends and recorded as a case of one run.
 
 use super::{live_notes, planned_end, FanoutArgs};
-use crate::cli::limit::{outcome, Broken, Find, MAX_STEPS};
+use crate::cli::limit::{outcome, step_done, Broken, Find, MAX_STEPS};
 use zmqperf::error::{Error, Result};
 use zmqperf::progress::Live;
 use zmqperf::scenarios::fanout::{self, FanoutConfig, FanoutReport};
@@ -133,19 +133,9 @@ pub fn max_subscribers(cfg: &FanoutConfig, a: &FanoutArgs) -> Result<()> {
             break;
         }
         let f = figures(&r);
-        let (held, why) = slo.judge(&f);
-        search.note_usage(v, slo.usage(&f));
-        println!(
-            "  step {:>2}: {:>22}  {}  {why}",
-            search.steps + 1,
-            what.show(v),
-            if held { "holds" } else { "broke" }
-        );
-        if !held {
-            broken.retain(|b| b.0 != v);
-            broken.push((v, search.steps + 1, why, cause(&f, &slo, &r, wall_s, cores)));
-        }
-        search.record(held);
+        step_done(&mut search, &slo, what, v, &f, &mut broken, |f| {
+            cause(f, &slo, &r, wall_s, cores)
+        });
     }
     let interrupted = zmqperf::runner::interrupted();
     if !interrupted {
