@@ -10,7 +10,8 @@ For each case (PUSH/PULL and lossy PUB/SUB over tcp, 64 B by default) this runs,
     does, and the sweep ends at the first rate that broke in 2 of its 3 runs (one that held
     in 2 of 3 counts as held: on a shared machine a single step breaks by chance). The
     highest rate held before the end is the sweep's limit.
-It prints both limits, their ratio, and the time each took, and the ratio of the times.
+It prints both limits, their ratio, the time each took and the ratio of the times, and
+whether the sweep's limit lies inside the uncertainty the search stated.
 With --rounds N the pair runs N times, alternating which goes first.
 
     python3 scripts/bench-limit.py                 # pushpull and pubsub-lossy, 1 round
@@ -48,7 +49,12 @@ def search(pattern, transport, size, start, slo):
     if not m:
         raise RuntimeError("no limit found:\n" + r.stdout)
     steps = len([l for l in r.stdout.splitlines() if " step " in l])
-    return float(m.group(1).replace(",", "")), took, steps
+    # The search's stated uncertainty: "between A msg/s and B msg/s", or "from A msg/s up".
+    num = lambda t: float(t.replace(",", ""))
+    b = re.search(r"uncertainty: between ([\d,]+) msg/s and ([\d,]+) msg/s", r.stdout)
+    u = re.search(r"uncertainty: from ([\d,]+) msg/s up", r.stdout)
+    band = (num(b.group(1)), num(b.group(2))) if b else ((num(u.group(1)), float("inf")) if u else None)
+    return float(m.group(1).replace(",", "")), took, steps, band
 
 
 def holds(case, rate, max_lost, min_delivered):
@@ -112,12 +118,16 @@ def main():
                 else:
                     got[what] = sweep(pattern, args.transport, args.size, args.start, 0, 0.95,
                                       args.max_steps)
-            (s_rate, s_time, s_steps), (w_rate, w_time, w_steps) = got["search"], got["sweep"]
+            (s_rate, s_time, s_steps, band), (w_rate, w_time, w_steps) = got["search"], got["sweep"]
             ratio = s_rate / w_rate if w_rate else float("nan")
-            print("%-14s %5d %14s %14s %7.3f %9.1f %9.1f %7.3f   (%d vs %d steps)" % (
-                pattern, k + 1, "{:,.0f}".format(s_rate),
-                "{:,.0f}".format(w_rate) if w_rate else "none", ratio, s_time, w_time,
-                s_time / w_time, s_steps, w_steps))
+            inside = band is not None and w_rate is not None and band[0] <= w_rate <= band[1]
+            print("%-14s %5d %14s %14s %7.3f %9.1f %9.1f %7.3f   (%d vs %d steps; the sweep's "
+                  "limit is %s the search's band %s)" % (
+                      pattern, k + 1, "{:,.0f}".format(s_rate),
+                      "{:,.0f}".format(w_rate) if w_rate else "none", ratio, s_time, w_time,
+                      s_time / w_time, s_steps, w_steps, "inside" if inside else "OUTSIDE",
+                      "%s..%s" % ("{:,.0f}".format(band[0]), "{:,.0f}".format(band[1]))
+                      if band else "(none)"))
             sys.stdout.flush()
 
 
