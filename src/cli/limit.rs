@@ -85,8 +85,16 @@ impl Find {
     }
 }
 
+/// `run --find`: the plan checked as `run` checks it, then searched.
+pub fn run(a: &RunArgs, command: String) -> Result<()> {
+    let Some((plan, workload, settings)) = super::suite::checked_plan(a, &command)? else {
+        return Ok(());
+    };
+    find(a, &plan, workload, &settings, command)
+}
+
 /// Runs the search of `--find` over each throughput case of `plan`, recording every step.
-pub fn find(
+fn find(
     a: &RunArgs,
     plan: &[CaseSpec],
     workload: Option<Workload>,

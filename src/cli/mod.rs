@@ -320,6 +320,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Fanout(a) => fanout::run_fanout(a),
         Cmd::Run(a) => match &a.vs_libzmq {
             Some(other) if !a.dry_run => versus::run(a, other, command()),
+            _ if a.find.is_some() => limit::run(a, command()),
             _ => suite::run(a, command()),
         },
         Cmd::Diagnose(a) => diagnose::run(a, command()),

@@ -279,6 +279,29 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
     Ok((plan, None, settings))
 }
 
+/// The plan of `run` and `run --find`, checked (what it measures, its peers, the output
+/// file), with `--duration` applied; None once `--dry-run` has printed it.
+pub fn checked_plan(a: &RunArgs, command: &str) -> Result<Option<Planned>> {
+    let (mut plan, workload, settings) = plan(a)?;
+    if let Some(d) = &a.duration {
+        for_duration(&mut plan, parse_duration("--duration", d)?)?;
+    }
+    plan::check_measures(&plan, command)?;
+    runner::check_peers(&plan)?;
+    a.out.check(Some(&a.db.path()))?;
+    if a.dry_run {
+        print!(
+            "{}",
+            zmqperf::term::fit(&dry_run(&plan, a.vs_libzmq.as_deref()))
+        );
+        return Ok(None);
+    }
+    Ok(Some((plan, workload, settings)))
+}
+
+/// A run's cases, its workload file (if any) and its settings.
+pub type Planned = (Vec<CaseSpec>, Option<Workload>, Settings);
+
 /// `--duration`: each case's count is its offered rate times `d`; a case at full speed has
 /// no rate to take it from, and is refused, naming it.
 fn for_duration(plan: &mut [CaseSpec], d: Duration) -> Result<()> {
@@ -466,23 +489,9 @@ impl Drop for Progress<'_> {
 /// `zmqperf run`: plans, runs, records each case in the history as soon as it is done,
 /// and prints the report (a partial one after Ctrl-C).
 pub fn run(a: &RunArgs, command: String) -> Result<()> {
-    let (mut plan, workload, settings) = plan(a)?;
-    if let Some(d) = &a.duration {
-        for_duration(&mut plan, parse_duration("--duration", d)?)?;
-    }
-    plan::check_measures(&plan, &command)?;
-    runner::check_peers(&plan)?;
-    a.out.check(Some(&a.db.path()))?;
-    if a.dry_run {
-        print!(
-            "{}",
-            zmqperf::term::fit(&dry_run(&plan, a.vs_libzmq.as_deref()))
-        );
+    let Some((plan, workload, settings)) = checked_plan(a, &command)? else {
         return Ok(());
-    }
-    if a.find.is_some() {
-        return super::limit::find(a, &plan, workload, &settings, command);
-    }
+    };
     let mut run = runner::new_run(command, workload);
     run.environment.note = a.note.clone();
     run.environment.network = runner::network(&plan);
