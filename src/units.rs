@@ -80,6 +80,19 @@ pub(crate) fn value_step(v: f64) -> f64 {
     }
 }
 
+/// A latency in ns in the unit that reads best: `850 ns`, `52 us`, `1.25 ms`, `2.10 s`.
+pub fn latency(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.0} us", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
 /// A rate in msg/s: whole number with separators, or two decimals below 100.
 pub fn rate(r: f64) -> String {
     if r.is_finite() && r < 100.0 && r.fract() != 0.0 {

@@ -4,20 +4,6 @@
 use crate::model::{CaseResult, IntervalRecord};
 use crate::units::grouped;
 
-/// A latency in the unit that reads best: `850 ns`, `52 us`, `1.25 ms`, `2.10 s`.
-fn lat(ns: u64) -> String {
-    let v = ns as f64;
-    if v >= 1e9 {
-        format!("{:.2} s", v / 1e9)
-    } else if v >= 1e6 {
-        format!("{:.2} ms", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.0} us", v / 1e3)
-    } else {
-        format!("{ns} ns")
-    }
-}
-
 /// One interval of `node` on a line: `[sink]  3.0-4.0 s  1,000 msg/s  p50 52 us  p99 120
 /// us  max 300 us  lost 0  cpu 12%`.
 pub fn line(node: &str, r: &IntervalRecord) -> String {
@@ -31,9 +17,9 @@ pub fn line(node: &str, r: &IntervalRecord) -> String {
     match r.latency.filter(|l| l.count > 0) {
         Some(l) => s.push_str(&format!(
             "  p50 {}  p99 {}  max {}",
-            lat(l.p50_ns),
-            lat(l.p99_ns),
-            lat(l.max_ns)
+            crate::units::latency(l.p50_ns as f64),
+            crate::units::latency(l.p99_ns as f64),
+            crate::units::latency(l.max_ns as f64)
         )),
         None => s.push_str("  no latency"),
     }

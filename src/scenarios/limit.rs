@@ -92,7 +92,11 @@ impl Slo {
         }
         match (self.max_p99_ns, f.p99_ns) {
             (Some(max), Some(p)) if p > max as f64 => {
-                broke.push(format!("p99 {} above {}", us(p), us(max as f64)));
+                broke.push(format!(
+                    "p99 {} above {}",
+                    crate::units::latency(p),
+                    crate::units::latency(max as f64)
+                ));
             }
             // A bound on latency is not held by a step that measured none (a message too
             // small for the time stamp, a stream with no sample).
@@ -108,7 +112,9 @@ impl Slo {
         }
         measured.push(format!(
             "p99 {}",
-            f.p99_ns.map(us).unwrap_or_else(|| "-".into())
+            f.p99_ns
+                .map(crate::units::latency)
+                .unwrap_or_else(|| "-".into())
         ));
         measured.push(format!("{} lost", grouped(f.lost)));
         (true, measured.join(", "))
@@ -288,16 +294,6 @@ fn first_sentence(e: &str) -> &str {
     match line.find(". ") {
         Some(i) => &line[..i],
         None => line.trim_end_matches('.'),
-    }
-}
-
-fn us(ns: f64) -> String {
-    if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.0} us", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
     }
 }
 

@@ -65,21 +65,13 @@ fn cause(f: &Figures, slo: &Slo, r: &Result<FanoutReport>, wall_s: f64, cores: u
         let l = &r.latency;
         return format!(
             "the fan-out's spread: a message reached the first subscriber {} after its send and the last {} after, one copy per subscriber written in turn by the publisher's I/O thread ({} subscribers; the busiest process used {:.0}% of a core over the run)",
-            us(l.min_ns as f64),
-            us(l.max_ns as f64),
+            zmqperf::units::latency(l.min_ns as f64),
+            zmqperf::units::latency(l.max_ns as f64),
             grouped(r.subscribers),
             busy(r, wall_s).iter().map(|b| b.core_pct).fold(0.0, f64::max)
         );
     }
     said
-}
-
-fn us(ns: f64) -> String {
-    if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.0} us", ns / 1e3)
-    }
 }
 
 /// Runs the search: each step the fan-out `cfg` with its subscribers per process set by
