@@ -151,6 +151,7 @@ fn thr_inproc(pattern: Pattern, count: u64) -> (Value, Value) {
             hwm: None,
             lossy: false,
             stream_id: 7,
+            interval: None,
         };
         let scfg = ThrConfig {
             side: Side::Connect,

@@ -170,3 +170,173 @@ fn a_stall_planted_mid_run_shows_in_the_intervals_and_the_verdict() {
         let _ = std::fs::remove_dir_all(&dir);
     });
 }
+
+/// A fan-out of 2 processes x 20 subscribers, a message a second for `secs` seconds.
+fn fanout_ticks(db: &str, secs: u32) -> Command {
+    zp(&[
+        "fanout",
+        "-c",
+        "2",
+        "-s",
+        "20",
+        "-t",
+        "1s",
+        "--duration",
+        &format!("{secs}s"),
+        "--db",
+        db,
+    ])
+}
+
+/// The lines of whole ticks a fan-out printed.
+fn tick_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("[subscribers] tick"))
+        .collect()
+}
+
+#[test]
+fn a_30_second_fanout_prints_and_stores_a_record_per_tick_and_does_not_drift() {
+    with_watchdog(T, || {
+        let dir = std::env::temp_dir().join(format!("zmqperf-ivf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("h.db").display().to_string();
+        let o = run(fanout_ticks(&db, 30), T - 30);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let lines = tick_lines(&o.stderr);
+        assert_eq!(lines.len(), 30, "{}", o.stderr);
+        // Seed 002's figures per tick, and the run so far ("current").
+        for want in [
+            "40 of 40",
+            "min ",
+            "max ",
+            "mean ",
+            "hmean ",
+            "so far: mean",
+        ] {
+            assert!(lines[0].contains(want), "{want}: {}", lines[0]);
+        }
+        assert!(
+            lines[29].starts_with("[subscribers] tick 30 "),
+            "{}",
+            lines[29]
+        );
+        let s = series(&db);
+        let records = s["records"].as_array().unwrap();
+        assert_eq!(records.len(), 30, "{s}");
+        assert_eq!(s["interval_ms"], 1000.0, "{s}");
+        let total: u64 = records
+            .iter()
+            .map(|r| r["messages"].as_u64().unwrap())
+            .sum();
+        assert_eq!(total, 30 * 40, "{s}");
+        assert!(records.iter().all(|r| r["lost"] == 0), "{s}");
+        assert!(
+            records
+                .iter()
+                .all(|r| r["latency"]["max_ns"].as_u64().unwrap() < 500_000_000),
+            "{s}"
+        );
+        // No trend and no loss (a scheduling spike on a busy machine may still be named).
+        let said = s["drift"]["said"].as_str().unwrap();
+        let kind = s["drift"]["kind"].as_str().unwrap();
+        assert!(kind == "steady" || kind == "irregular", "{said}");
+        assert!(!said.contains("drifts") && !said.contains("lost"), "{said}");
+        assert!(
+            o.stdout.contains("per tick (30 records of 1 s)"),
+            "{}",
+            o.stdout
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
+#[test]
+fn a_subscriber_process_stopped_for_2_s_shows_in_its_ticks_and_the_verdict() {
+    with_watchdog(T, || {
+        let dir = std::env::temp_dir().join(format!("zmqperf-ivfs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("h.db").display().to_string();
+        let p = Proc::spawn(fanout_ticks(&db, 12), T - 30);
+        p.wait_stderr("[subscribers] tick 4 ");
+        // One of the two subscriber processes (the publisher is a thread of the runner).
+        let nodes = children(p.pid());
+        assert_eq!(nodes.len(), 2, "subscriber processes: {nodes:?}");
+        let resume = Resume(vec![nodes[1]]);
+        signal(&nodes[1..], "-STOP");
+        std::thread::sleep(Duration::from_secs(2));
+        drop(resume);
+        let o = p.finish();
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert_eq!(tick_lines(&o.stderr).len(), 12, "{}", o.stderr);
+        let s = series(&db);
+        let records = s["records"].as_array().unwrap();
+        // Nothing lost: the stopped process's messages waited in its queues.
+        let total: u64 = records
+            .iter()
+            .map(|r| r["messages"].as_u64().unwrap())
+            .sum();
+        assert_eq!(total, 12 * 40, "{s}");
+        // The ticks sent while it was stopped arrived a second or more late.
+        let late = records
+            .iter()
+            .filter(|r| r["latency"]["max_ns"].as_u64().unwrap() >= 1_000_000_000)
+            .count();
+        assert!((1..=3).contains(&late), "{s}");
+        assert_eq!(s["drift"]["kind"], "irregular", "{s}");
+        let said = s["drift"]["said"].as_str().unwrap();
+        assert!(
+            said.contains("out of line") && said.contains("the median"),
+            "{said}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
+#[test]
+fn local_thr_prints_its_intervals_on_stderr_and_puts_them_in_its_json() {
+    with_watchdog(T, || {
+        let l = Proc::spawn(
+            zp(&[
+                "local_thr",
+                "tcp://127.0.0.1:*",
+                "64",
+                "2000000",
+                "--interval",
+                "200ms",
+                "--json",
+            ]),
+            T - 30,
+        );
+        let ep = l.bound_endpoint();
+        let s = run(zp(&["remote_thr", &ep, "64", "2000000"]), T - 30);
+        assert_eq!(s.code, Some(0), "{s:?}");
+        let o = l.finish();
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let lines: Vec<&str> = o
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("[local_thr]"))
+            .collect();
+        let v = envelope(&o.stdout);
+        let iv = &v["results"]["intervals"];
+        let records = iv["records"].as_array().unwrap();
+        assert!(!records.is_empty(), "{iv}");
+        assert_eq!(records.len(), lines.len(), "{}", o.stderr);
+        assert!(
+            lines[0].contains("0.0-0.2 s") && lines[0].contains("msg/s"),
+            "{}",
+            lines[0]
+        );
+        // Every message in exactly one interval, none lost.
+        let total: u64 = records
+            .iter()
+            .map(|r| r["messages"].as_u64().unwrap())
+            .sum();
+        assert_eq!(total, 2_000_000, "{iv}");
+        assert!(records.iter().all(|r| r["lost"] == 0), "{iv}");
+        assert_eq!(iv["interval_ms"], 200.0, "{iv}");
+        assert!(iv["drift"]["said"].as_str().is_some(), "{iv}");
+    });
+}

@@ -25,6 +25,10 @@ pub struct IntervalRecord {
     /// The node's CPU in it (its thread, or its process when it has one), % of one core.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pct: Option<f64>,
+    /// A fan-out's record: the first tick in it, from 1 (its messages are those the
+    /// publisher sent in its ticks, whenever they arrived).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick: Option<u64>,
 }
 
 impl IntervalRecord {

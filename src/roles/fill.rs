@@ -264,6 +264,10 @@ pub fn swarm(p: &Place, spec: &mut NodeSpec) -> Result<()> {
         ));
     }
     let t = &p.g.topology;
+    let publisher =
+        p.g.peers((p.node, 0))
+            .iter()
+            .find_map(|q| t.nodes[q.0].ticks.clone());
     spec.swarm = Some(SwarmSpec {
         process: p.replica,
         subs: n.subs.unwrap_or(1),
@@ -275,11 +279,15 @@ pub fn swarm(p: &Place, spec: &mut NodeSpec) -> Result<()> {
             .then_some(spec.count)
             .or(inflow.streams.first().map(|(_, c)| *c)),
         // A swarm connected to a raw publisher reads plain stream sockets.
-        raw: p
-            .g
-            .peers((p.node, 0))
-            .iter()
-            .any(|q| t.nodes[q.0].ticks.as_ref().is_some_and(|tk| tk.raw)),
+        raw: publisher.as_ref().is_some_and(|tk| tk.raw),
+        // Figures per tick when the ticks are spaced (not for the raw floor).
+        ticks: publisher
+            .filter(|tk| tk.interval_ms > 0.0 && !tk.raw)
+            .map(|tk| crate::roles::swarm::TickPlan {
+                per_tick: tk.per_tick,
+                interval_ms: tk.interval_ms,
+                passes: tk.passes,
+            }),
     });
     // A swarm reached by the case's publisher knows its size (a sub-cluster alone does
     // not: it takes any).

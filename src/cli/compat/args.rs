@@ -127,6 +127,11 @@ pub(in crate::cli) struct LocalThr {
     pub(super) enable_curve: Option<String>,
     #[command(flatten)]
     pub(super) thr: ThrOpts,
+    /// Close an interval of figures this often (1s): each printed on stderr as it closes
+    /// (msg/s, latency with the measurement header, loss, CPU), all of them in the JSON
+    /// with a drift verdict. stdout stays libzmq's.
+    #[arg(long, value_name = "DURATION")]
+    pub(super) interval: Option<String>,
     #[command(flatten)]
     pub(super) sec: SecurityOpts,
     #[command(flatten)]

@@ -64,8 +64,21 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
         endpoint: ep.clone(),
         security: security(&a.sec, a.enable_curve.as_ref())?,
         curve_keys: curve_keys(&a.sec, security(&a.sec, a.enable_curve.as_ref())?)?,
+        interval: a
+            .interval
+            .as_deref()
+            .map(|v| zmqperf::parse::parse_duration("--interval", v))
+            .transpose()?,
     };
-    let r = compat::local_thr(ctx, &cfg, |b| announce("local_thr", &ep, b))?;
+    // Each interval on a line of stderr as it closes (stdout stays libzmq's).
+    if cfg.interval.is_some() {
+        zmqperf::roles::live::set_interval_hook(Some(std::sync::Arc::new(|node, r| {
+            zmqperf::errln!("{}", zmqperf::report::intervals::line(node, r))
+        })));
+    }
+    let r = compat::local_thr(ctx, &cfg, |b| announce("local_thr", &ep, b));
+    zmqperf::roles::live::set_interval_hook(None);
+    let r = r?;
     caveat_if_short(r.elapsed_ns);
     if r.arrivals != r.distinct {
         zmqperf::errln!(
@@ -157,6 +170,7 @@ fn remote_thr_here(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
         stream_id: std::process::id(),
         security: security(&a.sec, a.enable_curve.as_ref())?,
         curve_keys: curve_keys(&a.sec, security(&a.sec, a.enable_curve.as_ref())?)?,
+        interval: None,
     };
     let r = compat::remote_thr(ctx, &cfg)?;
     print(

@@ -51,7 +51,10 @@ endpoint, 12 messages lost (the report is printed first), 16 subscribers missing
 /// The publishing schedule, shared by `pub` and `fanout`.
 #[derive(Args)]
 pub struct Schedule {
-    /// Milliseconds between ticks; 0 sends every message as fast as possible.
+    /// Time between ticks: milliseconds (1000), or a duration with its unit (1s, 250ms);
+    /// 0 sends every message as fast as possible. Spaced ticks are measured per tick too:
+    /// a line per tick as it is delivered (a second of ticks when they are closer) and a
+    /// record of each in the report.
     #[arg(
         short = 't',
         long = "interval",
@@ -78,6 +81,10 @@ pub struct Schedule {
         allow_negative_numbers = true
     )]
     pub passes: String,
+    /// Instead of -p: send ticks for this long (its passes: the duration over -t).
+    /// Example: -t 1s --duration 30s
+    #[arg(long, value_name = "DURATION", conflicts_with = "passes")]
+    pub duration: Option<String>,
     /// Warm-up ticks sent first on the same schedule and not counted (first-use costs).
     #[arg(
         long,

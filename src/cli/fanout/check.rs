@@ -95,22 +95,60 @@ pub(super) fn exe() -> Result<std::path::PathBuf> {
 }
 
 /// The publisher's settings from the schedule and the endpoint.
-pub(super) fn pub_config(s: &Schedule, ep: Endpoint, timeout: &str) -> Result<PubConfig> {
-    let interval = number(
-        "-t",
-        &s.interval,
-        true,
-        "the interval is in milliseconds: 0 sends as fast as possible, 1000 is one tick a second",
-    )?;
-    if interval > MAX_INTERVAL_MS {
+/// The time between ticks of `-t`: milliseconds, or a duration with its unit.
+fn tick_interval(s: &str) -> Result<Duration> {
+    let with_unit = s.trim().ends_with(|c: char| c.is_ascii_alphabetic());
+    let interval = if with_unit {
+        parse_duration("-t", s)?
+    } else {
+        Duration::from_millis(number(
+            "-t",
+            s,
+            true,
+            "the interval is in milliseconds (or give its unit: 1s, 250ms): 0 sends as fast as possible, 1000 is one tick a second",
+        )?)
+    };
+    if interval > Duration::from_millis(MAX_INTERVAL_MS) {
         return Err(Error::invalid(
             "-t",
-            &s.interval,
+            s,
             format!("at most {MAX_INTERVAL_MS} ms (a week) between ticks"),
         ));
     }
+    Ok(interval)
+}
+
+/// The ticks to send: `-p`, or `--duration` over the interval.
+fn passes(s: &Schedule, interval: Duration) -> Result<u64> {
+    let Some(d) = &s.duration else {
+        return number("-p", &s.passes, false, "run at least 1 pass");
+    };
+    let length = parse_duration("--duration", d)?;
+    if interval.is_zero() {
+        return Err(Error::invalid(
+            "--duration",
+            d,
+            "with -t 0 the ticks go out back to back and take no set time; give -p, or -t with the time between ticks",
+        ));
+    }
+    let n = (length.as_secs_f64() / interval.as_secs_f64()).round() as u64;
+    if n == 0 {
+        return Err(Error::invalid(
+            "--duration",
+            d,
+            format!(
+                "shorter than one tick ({}); give at least -t",
+                zmqperf::error::fmt_duration(interval)
+            ),
+        ));
+    }
+    Ok(n)
+}
+
+pub(super) fn pub_config(s: &Schedule, ep: Endpoint, timeout: &str) -> Result<PubConfig> {
+    let interval = tick_interval(&s.interval)?;
     let per_tick = number("-n", &s.per_tick, false, "send at least 1 message per tick")?;
-    let passes = number("-p", &s.passes, false, "run at least 1 pass")?;
+    let passes = passes(s, interval)?;
     let warmup = number("--warmup", &s.warmup, true, "give 0 or more warm-up ticks")?;
     if per_tick
         .checked_mul(passes)
@@ -133,7 +171,7 @@ pub(super) fn pub_config(s: &Schedule, ep: Endpoint, timeout: &str) -> Result<Pu
     let io_threads = small("--io-threads", &s.io_threads, 64, "use 1 to 64 io threads")?;
     Ok(PubConfig {
         endpoint: ep,
-        interval: Duration::from_millis(interval),
+        interval,
         per_tick,
         passes,
         warmup,

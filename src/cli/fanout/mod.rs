@@ -324,6 +324,20 @@ fn implementations(a: &FanoutArgs) -> Result<Vec<String>> {
     Ok(impls)
 }
 
+/// While it lives, each tick is printed above the progress line once every subscriber
+/// process has closed it.
+fn show_ticks(live: &Live, processes: u32) -> super::suite::IntervalsShown {
+    let live = live.clone();
+    let ticks = std::sync::Mutex::new(fanout::LiveTicks::new(processes));
+    zmqperf::roles::live::set_interval_hook(Some(Arc::new(move |_node, r| {
+        let whole = ticks.lock().unwrap_or_else(|e| e.into_inner()).add(r);
+        if let Some((tick, so_far)) = whole {
+            live.log(&zmqperf::report::intervals::tick_line(&tick, &so_far));
+        }
+    })));
+    super::suite::IntervalsShown
+}
+
 /// One fan-out run, then the floor beside it with `--floor`: recorded and printed; the
 /// socket file of a made-up ipc endpoint removed once the run is over.
 fn one_run(cfg: &FanoutConfig, a: &FanoutArgs, ipc_file: Option<std::path::PathBuf>) -> Result<()> {
@@ -337,7 +351,9 @@ fn one_run(cfg: &FanoutConfig, a: &FanoutArgs, ipc_file: Option<std::path::PathB
         cfg.processes
     );
     live.set(what, Some(planned_end(planned, 1)));
+    let shown = show_ticks(&live, cfg.processes);
     let r = fanout::fanout(cfg, notes.clone());
+    drop(shown);
     if let Some(p) = ipc_file {
         let _ = std::fs::remove_file(p);
     }

@@ -91,6 +91,16 @@ pub fn text(r: &FanoutReport) -> String {
             rate(dr.max)
         );
     }
+    if let Some(t) = &r.ticks {
+        let _ = writeln!(
+            out,
+            "per tick ({} record{} of {}): {}",
+            t.records.len(),
+            if t.records.len() == 1 { "" } else { "s" },
+            crate::error::fmt_duration(std::time::Duration::from_secs_f64(t.interval_ms / 1e3)),
+            t.drift.said
+        );
+    }
     host_lines(&mut out, r);
     process_lines(&mut out, r);
     if let Some(f) = &r.floor {

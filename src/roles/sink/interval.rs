@@ -90,6 +90,7 @@ impl Intervals {
                     latency: None,
                     histogram: None,
                     cpu_pct: None,
+                    tick: None,
                 }
             };
             first = false;
@@ -125,6 +126,7 @@ impl Intervals {
             latency: (h.count() > 0).then(|| h.summary()),
             histogram: (h.count() > 0).then_some(h),
             cpu_pct: (spent_ms > 0.0).then(|| 100.0 * (cpu - self.cpu_at) / spent_ms),
+            tick: None,
         }
     }
 

@@ -16,13 +16,15 @@ mod context;
 mod poller;
 pub(crate) mod raw;
 mod state;
+pub mod ticks;
 
 pub use state::{ChildReport, ProcessUsage, StopReason, SubReport};
+pub use ticks::TickPlan;
 
 use super::{Control, NodeSpec, RoleReport};
 use crate::clock::now_ns;
 use crate::error::{zmq_err, Error, Result};
-use crate::header::{Header, HEADER_LEN};
+use crate::header::{Header, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::limits;
 use crate::stats::{LatencyHistogram, OneWay};
@@ -56,6 +58,10 @@ pub struct SwarmSpec {
     /// raw-socket floor, read from a raw publisher.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub raw: bool,
+    /// The publisher's tick schedule, when its ticks are spaced: the swarm then keeps its
+    /// figures per tick ([`ticks`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticks: Option<TickPlan>,
 }
 
 /// The swarm's one-way latency: the histogram of all its subscribers, and how its stream's
@@ -101,16 +107,19 @@ impl SwarmLatency {
 
 /// Records one message of subscriber `i` received at `now` (`prefix`: its first bytes,
 /// `len`: its size): the ledger and figures of the subscriber, and the swarm's histogram.
-/// The same for SUB sockets and raw ones, so both runs are measured alike.
+/// The same for SUB sockets and raw ones, so both runs are measured alike. With `ticks`,
+/// a measured message counts in its tick too (as `node`).
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn deliver(
     st: &mut SubState,
     lat: &mut SwarmLatency,
+    ticks: Option<&mut ticks::TickRecords>,
     prefix: &[u8],
     len: usize,
     now: u64,
-    i: usize,
-    process: u32,
+    (i, process): (usize, u32),
+    node: &str,
 ) -> Result<()> {
     let h = match Header::decode(prefix) {
         Ok(Some(h)) => h,
@@ -122,8 +131,12 @@ fn deliver(
         Err(e) => return Err(Error::Protocol(e.to_string())),
     };
     let clock = lat.clock(h.stream_id);
-    if let Some(ns) = st.record(&h, now, clock).map_err(Error::Protocol)? {
+    let latency = st.record(&h, now, clock).map_err(Error::Protocol)?;
+    if let Some(ns) = latency {
         lat.hist.record(ns);
+    }
+    if let Some(t) = ticks.filter(|_| h.flags & FLAG_WARMUP == 0) {
+        t.add(h.sequence, latency, now, node);
     }
     Ok(())
 }
@@ -160,6 +173,7 @@ fn child_report(
     hist: LatencyHistogram,
     stop: StopReason,
     connect_ns: u64,
+    ticks: Vec<crate::model::IntervalRecord>,
 ) -> ChildReport {
     // The end mark is the sender's own word on how many it sent (a publisher stopped by a
     // signal sends fewer than asked, and marks its last); then the length asked for.
@@ -185,6 +199,7 @@ fn child_report(
         usage: ProcessUsage::of_this_process(&format!("subscribers {}", sw.process)),
         host: None,
         clock_error_ns: None,
+        ticks,
     }
 }
 
@@ -331,6 +346,7 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
     let first_deadline = now_ns().saturating_add(sw.first_timeout_ms.saturating_mul(1_000_000));
     let idle_ns = sw.idle_ms.saturating_mul(1_000_000);
     let mut last_activity: Option<u64> = None;
+    let mut ticks = sw.ticks.map(|p| ticks::TickRecords::new(p, sw.subs));
     let stop = loop {
         for &token in &woken {
             if token == STDIN_TOKEN {
@@ -353,11 +369,12 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
                 deliver(
                     &mut states[i],
                     &mut lat,
+                    ticks.as_mut(),
                     msg.prefix(HEADER_LEN),
                     len,
                     now,
-                    i,
-                    sw.process,
+                    (i, sw.process),
+                    &spec.name,
                 )?;
                 last_activity = Some(now);
                 if states[i].ended() {
@@ -377,6 +394,9 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
         if ctl.stop_requested() {
             break StopReason::ParentGone;
         }
+        if let Some(t) = ticks.as_mut() {
+            t.close_idle(now_ns(), idle_ns, &spec.name);
+        }
         let wait_ms = match over(open, last_activity, first_deadline, idle_ns) {
             Ok(stop) => break stop,
             Err(ms) => ms,
@@ -384,7 +404,8 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
         poller.wait(wait_ms, &mut woken).map_err(poller_err)?;
     };
     let hist = lat.histogram();
-    let report = child_report(sw, &states, hist.clone(), stop, connect_ns);
+    let ticks = ticks.map_or_else(Vec::new, |t| t.finish(now_ns(), &spec.name));
+    let report = child_report(sw, &states, hist.clone(), stop, connect_ns, ticks);
     hold_until_stop(ctl, stop, in_process)?;
     // Closing tells the publisher the subscribers are done.
     drop(socks);

@@ -97,6 +97,9 @@ pub struct ChildReport {
     /// The bound on its latencies from the clocks of two hosts, ns (set by the runner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_error_ns: Option<u64>,
+    /// Its figures per tick (or second of ticks), when the publisher's ticks are spaced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ticks: Vec<crate::model::IntervalRecord>,
 }
 
 /// The full form of a [`ChildReport`], as zmqperf writes it.
@@ -109,6 +112,8 @@ struct FullReport {
     subscribers: Vec<SubReport>,
     latency: LatencyHistogram,
     usage: ProcessUsage,
+    #[serde(default)]
+    ticks: Vec<crate::model::IntervalRecord>,
 }
 
 /// A peer's subscriber: its arrivals as runs, its latency buckets.
@@ -210,6 +215,7 @@ impl CompactReport {
             },
             host: None,
             clock_error_ns: None,
+            ticks: Vec::new(),
         }
     }
 }
@@ -239,6 +245,7 @@ impl<'de> Deserialize<'de> for ChildReport {
             usage: f.usage,
             host: None,
             clock_error_ns: None,
+            ticks: f.ticks,
         })
     }
 }

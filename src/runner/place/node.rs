@@ -271,11 +271,13 @@ pub fn child_main(spec_arg: Option<&str>) -> i32 {
         // Its machine is described once the libzmq it measures is chosen.
         say_hello(v);
     }
-    if v >= 2 && spec.interval_ms.is_some() {
-        // Each interval goes to the runner as it closes (without its histogram).
+    let ticks = spec.swarm.as_ref().is_some_and(|s| s.ticks.is_some());
+    if v >= 2 && (spec.interval_ms.is_some() || ticks) {
+        // Each interval goes to the runner as it closes, without its histogram (a tick's
+        // keeps it: the fan-out's line merges the processes' ticks).
         crate::roles::live::set_interval_hook(Some(std::sync::Arc::new(move |node, r| {
             let record = Box::new(crate::model::IntervalRecord {
-                histogram: None,
+                histogram: r.histogram.clone().filter(|_| r.tick.is_some()),
                 ..r.clone()
             });
             let _ = say(&ToRunner::Interval {

@@ -101,6 +101,7 @@ pub fn inproc_thr(
         hwm: None,
         lossy: false,
         stream_id: 0,
+        interval: None,
     };
     let send_cfg = ThrConfig {
         security: Mechanism::Null,

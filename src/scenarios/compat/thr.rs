@@ -56,6 +56,8 @@ pub struct ThrConfig {
     pub security: Mechanism,
     /// CURVE keys of the pair (None: those of libzmq's perf tools).
     pub curve_keys: Option<CurveKeys>,
+    /// Receiver: close an interval of figures this often (`--interval`).
+    pub interval: Option<Duration>,
 }
 
 /// What both sides of the throughput pair report first: the command, its socket, and the
@@ -140,6 +142,9 @@ pub struct ReceiverResult {
     /// The stream broke the protocol part-way; the figures are of what arrived before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_error: Option<String>,
+    /// With `--interval`: the figures per interval, with the drift verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<crate::model::IntervalSeries>,
     /// How many senders' streams (stream ids) arrived: more than one when a sender was
     /// restarted or several sent at once (for the cause; not in the JSON).
     #[serde(skip)]
@@ -202,7 +207,16 @@ pub fn local_thr(
     spec.streams = vec![(cfg.stream_id, cfg.count)];
     spec.header = HeaderUse::Detect;
     spec.peer_label = Some("remote_thr".into());
+    spec.interval_ms = cfg.interval.map(|d| d.as_millis().max(1) as u64);
     let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, on_ready)?;
+    let intervals = cfg.interval.map(|d| {
+        crate::model::IntervalSeries::new(
+            "local_thr".into(),
+            1,
+            d.as_secs_f64() * 1e3,
+            r.intervals.clone(),
+        )
+    });
     let delivered = r.delivered.unwrap_or_default();
     let header = r.header;
     let (loss, stream_length, streams) = stream_loss(&r, cfg, header);
@@ -239,6 +253,7 @@ pub fn local_thr(
         cut_short: r.cut_short,
         stream_length,
         protocol_error: r.protocol_error,
+        intervals,
         streams,
     })
 }

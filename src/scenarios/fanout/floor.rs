@@ -225,6 +225,7 @@ mod tests {
             usage: usage(cpu_ms),
             host: None,
             clock_error_ns: None,
+            ticks: Vec::new(),
         };
         super::super::merge("fanout", "x", transport, subs, vec![child], None)
     }

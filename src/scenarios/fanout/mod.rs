@@ -18,6 +18,7 @@ mod floor;
 mod record;
 mod run;
 mod summary;
+mod ticks;
 
 pub use crate::net::{connect_endpoint, limits};
 pub use crate::roles::publisher::{dur_ns, PubConfig, PubResult, Publisher};
@@ -25,6 +26,7 @@ pub use crate::roles::swarm::{ChildReport, ProcessUsage, StopReason, SubReport, 
 pub use floor::{FanoutFloor, FloorFigures, FloorRatios};
 pub use record::to_case;
 pub use summary::{merge, FanoutReport, ProcessSummary, RateSpread};
+pub use ticks::LiveTicks;
 
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};

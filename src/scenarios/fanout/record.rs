@@ -57,7 +57,7 @@ pub fn to_case(r: &FanoutReport, wall_s: f64) -> CaseResult {
         edges,
         sender: Some(r.sender_facts()),
         machine: None,
-        intervals: Vec::new(),
+        intervals: r.ticks.iter().cloned().collect(),
     }
 }
 

@@ -129,6 +129,10 @@ pub struct FanoutReport {
     /// Who played the subscribers, when a peer did (`fanout --impl node`): its versions.
     #[serde(default, rename = "impl", skip_serializing_if = "Option::is_none")]
     pub implementation: Option<String>,
+    /// Every subscriber's figures per tick (a second of ticks when they are closer), the
+    /// processes merged, with the drift verdict; None when the ticks were not spaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticks: Option<crate::model::IntervalSeries>,
 }
 
 /// Raises a subscriber's expected count to `expected` (its process knew a shorter stream,
@@ -300,6 +304,7 @@ pub fn merge(
     publisher: Option<PubResult>,
 ) -> FanoutReport {
     children.sort_by_key(|c| c.process);
+    let ticks = ticks_of(&children);
     let per_host = hosts_of(&children, expected_of(&children, publisher.as_ref()));
     let expected = children
         .iter()
@@ -348,7 +353,25 @@ pub fn merge(
         per_host,
         floor: None,
         implementation: None,
+        ticks,
     }
+}
+
+/// The processes' figures per tick merged into one series, with its verdict.
+fn ticks_of(children: &[ChildReport]) -> Option<crate::model::IntervalSeries> {
+    let per_process: Vec<_> = children
+        .iter()
+        .map(|c| c.ticks.clone())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let records = crate::roles::swarm::ticks::merge(&per_process);
+    let every_ms = records.first()?.dur_ms;
+    Some(crate::model::IntervalSeries::new(
+        "subscribers".into(),
+        1,
+        every_ms,
+        records,
+    ))
 }
 
 impl FanoutReport {

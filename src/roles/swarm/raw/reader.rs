@@ -153,11 +153,12 @@ pub(in crate::roles::swarm) fn run(
                     deliver(
                         st,
                         &mut lat,
+                        None,
                         &m[..m.len().min(HEADER_LEN)],
                         m.len(),
                         now,
-                        i,
-                        process,
+                        (i, process),
+                        "",
                     )
                 })?;
                 last_activity = Some(now);
@@ -189,7 +190,7 @@ pub(in crate::roles::swarm) fn run(
         stop
     };
     let hist = lat.histogram();
-    let report = child_report(sw, &states, hist.clone(), stop, connect_ns);
+    let report = child_report(sw, &states, hist.clone(), stop, connect_ns, Vec::new());
     hold_until_stop(ctl, stop, in_process)?;
     // Closing tells the raw publisher the subscribers are done.
     drop(poller);

@@ -43,6 +43,7 @@ fn child(process: u32, subs: Vec<SubReport>, samples: &[u64]) -> ChildReport {
         },
         host: None,
         clock_error_ns: None,
+        ticks: Vec::new(),
     }
 }
 
