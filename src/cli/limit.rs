@@ -123,40 +123,30 @@ fn find(
     run.environment.network = runner::network(plan);
     let mut session = a.db.session(a.no_history, &run)?;
     runner::catch_signals();
+    let mut ctx = Searching {
+        what,
+        slo: &slo,
+        settings,
+        rate,
+        ceiling,
+        cores,
+        run: &mut run,
+        session: &mut session,
+    };
     for case in cases {
         let id = case.id();
         println!("{id}: the highest {} that holds {}", what.name(), a.slo);
-        let mut search = Search::new(start, ceiling, 0.05, MAX_STEPS);
-        if what != Find::Rate {
-            search = search.whole();
-        }
-        // The last step at each value that broke: its figures, its cause and its number.
-        let mut broken: Vec<Broken> = Vec::new();
-        while let Some(v) = search.next_rate() {
-            let steps = [what.step(case, v, rate)];
-            {
-                let mut progress = Progress::new(&steps, |c: &CaseResult| session.case_done(c));
-                runner::run_suite(&mut run, &steps, settings, &mut progress);
-            }
-            if run.status == RunStatus::Interrupted {
-                break;
-            }
-            let done = run.cases.last().expect("the step's case");
-            let figures = Figures::of_case(done, steps[0].rate);
-            step_done(&mut search, &slo, what, v, &figures, &mut broken, |f| {
-                limit::cause(
-                    f,
-                    &slo,
-                    &Busy::of_case(done),
-                    cores,
-                    limit::loss_of_case(done),
-                )
-            });
-        }
-        if run.status == RunStatus::Interrupted {
+        let first = ctx.search(case, start);
+        if ctx.interrupted() {
             break;
         }
-        print!("{}", outcome(&id, what, &search, &broken));
+        print!("{}", outcome(&id, what, &first.0, &first.1));
+        if a.tune {
+            super::tune::tune(&mut ctx, case, &first, &a.slo);
+            if ctx.interrupted() {
+                break;
+            }
+        }
     }
     let recorded = session.finish(&run);
     recorded?;
@@ -194,6 +184,74 @@ pub fn step_done(
         broken.push((v, n, why, cause(f)));
     }
     search.record(held);
+}
+
+/// What every search of one `--find` shares: what is searched, the service level, the
+/// run the steps go into and where they are recorded.
+pub struct Searching<'a> {
+    pub what: Find,
+    pub slo: &'a Slo,
+    pub settings: &'a Settings,
+    /// The run's `--rate`, for `max-size`.
+    pub rate: Option<f64>,
+    pub ceiling: f64,
+    cores: usize,
+    pub run: &'a mut zmqperf::model::RunResult,
+    session: &'a mut zmqperf::runner::session::Session,
+}
+
+impl Searching<'_> {
+    /// Whether a signal ended the run.
+    pub fn interrupted(&self) -> bool {
+        self.run.status == RunStatus::Interrupted
+    }
+
+    /// Searches `case` from `start`: every step run, printed and recorded; the search and
+    /// the steps that broke.
+    pub fn search(&mut self, case: &CaseSpec, start: f64) -> (Search, Vec<Broken>) {
+        let what = self.what;
+        let mut search = Search::new(start, self.ceiling, 0.05, MAX_STEPS);
+        if what != Find::Rate {
+            search = search.whole();
+        }
+        // The last step at each value that broke: its figures, its cause and its number.
+        let mut broken: Vec<Broken> = Vec::new();
+        while let Some(v) = search.next_rate() {
+            let steps = [what.step(case, v, self.rate)];
+            {
+                let session = &mut *self.session;
+                let mut progress = Progress::new(&steps, |c: &CaseResult| session.case_done(c));
+                runner::run_suite(self.run, &steps, self.settings, &mut progress);
+            }
+            if self.interrupted() {
+                break;
+            }
+            let done = self.run.cases.last().expect("the step's case");
+            let figures = Figures::of_case(done, steps[0].rate);
+            let (slo, cores) = (self.slo, self.cores);
+            step_done(&mut search, slo, what, v, &figures, &mut broken, |f| {
+                limit::cause(
+                    f,
+                    slo,
+                    &Busy::of_case(done),
+                    cores,
+                    limit::loss_of_case(done),
+                )
+            });
+        }
+        (search, broken)
+    }
+}
+
+/// The step that broke a search's limit: at the top of its band (a value that broke and
+/// never held), else the lowest value broken above the limit.
+pub fn breaking<'a>(search: &Search, broken: &'a [Broken]) -> Option<&'a Broken> {
+    let limit = search.band().1.unwrap_or(search.held.unwrap_or(0.0));
+    broken
+        .iter()
+        .filter(|b| b.0 >= limit)
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .or_else(|| broken.iter().min_by(|a, b| a.0.total_cmp(&b.0)))
 }
 
 /// The lines that end a search: the limit (or why there is none), its uncertainty, the step
@@ -252,15 +310,7 @@ pub fn outcome(id: &str, what: Find, search: &Search, broken: &[Broken]) -> Stri
             ),
         });
     }
-    // The step that broke it: at the top of the band (a value that broke and never held),
-    // else the lowest value broken above the limit.
-    let limit = search.band().1.unwrap_or(search.held.unwrap_or(0.0));
-    if let Some((v, n, why, cause)) = broken
-        .iter()
-        .filter(|b| b.0 >= limit)
-        .min_by(|a, b| a.0.total_cmp(&b.0))
-        .or_else(|| broken.iter().min_by(|a, b| a.0.total_cmp(&b.0)))
-    {
+    if let Some((v, n, why, cause)) = breaking(search, broken) {
         out.push_str(&format!(
             "  broke at {} (step {n}): {why}\n  cause: {cause}\n",
             show(*v)

@@ -16,6 +16,7 @@ pub(crate) mod output;
 mod peers;
 mod ptmp;
 mod suite;
+mod tune;
 mod versus;
 
 use clap::{Parser, Subcommand};

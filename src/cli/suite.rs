@@ -142,6 +142,13 @@ pub struct RunArgs {
         default_value = "loss=0"
     )]
     pub slo: String,
+    /// After --find found a limit: try the settings that may move it (high-water marks,
+    /// kernel socket buffers, ZMQ_XPUB_NODROP for a loss, poll vs blocking calls), one at a
+    /// time and then the ones that helped together, each searched the same way; their
+    /// gains on the limit with intervals, best first, and the tuned topology to save and
+    /// run. docs/limits.md
+    #[arg(long, requires = "find")]
+    pub tune: bool,
 }
 
 /// The settings every case of `run` runs with.

@@ -15,3 +15,4 @@ pub mod fanout;
 pub mod limit;
 pub mod matrix;
 pub mod ptmp;
+pub mod tune;

@@ -1,0 +1,192 @@
+//! `run --find ... --tune`: once a case's limit is found, the settings that may move it
+//! (scenarios::tune, chosen by the cause of the step that broke it) are tried one at a
+//! time, each by the same search from the limit found; those that raised it beyond both
+//! bands are then tried together. The gains are printed best first, with their intervals,
+//! and the tuned topology is printed as a file to save and run.
+
+use super::limit::{breaking, Broken, Searching};
+use zmqperf::runner::CaseSpec;
+use zmqperf::scenarios::limit::{Found, Search};
+use zmqperf::scenarios::tune::{candidates, Gain, Knob, Limit};
+
+/// The limit a search found, with its band (None: it found none).
+fn limit_of(search: &Search) -> Option<Limit> {
+    match search.found() {
+        Found::Limit { held, .. } => {
+            let (low, high, _) = search.uncertainty();
+            Some(Limit {
+                low: low.unwrap_or(held),
+                held,
+                high: high.unwrap_or(held),
+            })
+        }
+        // Every value held: the ceiling is a floor of the limit.
+        Found::AboveCeiling { held } => Some(Limit {
+            low: held,
+            held,
+            high: held,
+        }),
+        _ => None,
+    }
+}
+
+/// What one try of settings found.
+struct Tried {
+    knobs: Vec<Knob>,
+    limit: Option<Limit>,
+}
+
+/// The settings of `knobs`, in words.
+fn said(knobs: &[Knob]) -> String {
+    knobs.iter().map(Knob::said).collect::<Vec<_>>().join(", ")
+}
+
+/// `case` with `knobs` set (None: none of them changed anything), named for them in the
+/// history.
+fn tuned(case: &CaseSpec, knobs: &[Knob]) -> Option<CaseSpec> {
+    let mut c = case.clone();
+    let mut changed = false;
+    for k in knobs {
+        changed |= k.apply(&mut c.topology);
+    }
+    let tag = knobs
+        .iter()
+        .map(|k| k.said().replace(' ', ""))
+        .collect::<Vec<_>>()
+        .join(",");
+    c.label = if c.label.is_empty() {
+        tag
+    } else {
+        format!("{},{tag}", c.label)
+    };
+    changed.then_some(c)
+}
+
+/// Searches `case` with `knobs` set, from `start`; None when nothing takes them.
+fn try_knobs(ctx: &mut Searching, case: &CaseSpec, knobs: Vec<Knob>, start: f64) -> Option<Tried> {
+    let Some(c) = tuned(case, &knobs) else {
+        println!(
+            "  {}: nothing in the topology takes it, or it is set so already",
+            said(&knobs)
+        );
+        return None;
+    };
+    let on = if knobs.len() == 1 {
+        knobs[0].on()
+    } else {
+        "together"
+    };
+    println!("{} with {} {on}:", case.id(), said(&knobs));
+    let (search, broken): (Search, Vec<Broken>) = ctx.search(&c, start);
+    let limit = limit_of(&search);
+    match (limit, breaking(&search, &broken)) {
+        (Some(l), _) => println!(
+            "  limit {} [{} .. {}]",
+            ctx.what.show(l.held),
+            ctx.what.show(l.low),
+            ctx.what.show(l.high)
+        ),
+        (None, Some(b)) => println!("  no limit found: broke at {}: {}", ctx.what.show(b.0), b.2),
+        (None, None) => println!("  no limit found"),
+    }
+    Some(Tried { knobs, limit })
+}
+
+/// `--tune` on `case`, whose first search is `first`.
+pub fn tune(ctx: &mut Searching, case: &CaseSpec, first: &(Search, Vec<Broken>), slo: &str) {
+    let id = case.id();
+    let Some(base) = limit_of(&first.0) else {
+        println!("{id}: --tune: no limit was found, so there is none to move");
+        return;
+    };
+    let cause = breaking(&first.0, &first.1)
+        .map(|b| b.3.clone())
+        .unwrap_or_default();
+    let knobs = candidates(&cause);
+    if knobs.is_empty() {
+        println!("{id}: --tune: nothing to try: the limit is set by {cause}, which no socket option moves");
+        return;
+    }
+    println!(
+        "{id}: --tune: {} settings that may move a limit set by this cause, one at a time, each searched from {}",
+        knobs.len(),
+        ctx.what.show(base.held)
+    );
+    let mut tried = Vec::new();
+    for k in knobs {
+        if let Some(t) = try_knobs(ctx, case, vec![k], base.held) {
+            tried.push(t);
+        }
+        if ctx.interrupted() {
+            return;
+        }
+    }
+    let helping: Vec<Knob> = tried
+        .iter()
+        .filter(|t| t.limit.is_some_and(|l| Gain::of(base, l).helps()))
+        .flat_map(|t| t.knobs.clone())
+        .collect();
+    if helping.len() >= 2 {
+        if let Some(t) = try_knobs(ctx, case, helping, base.held) {
+            tried.push(t);
+        }
+        if ctx.interrupted() {
+            return;
+        }
+    }
+    print!("{}", summary(ctx, case, base, &tried, slo));
+}
+
+/// The gains best first, and the best settings as a topology file.
+fn summary(ctx: &Searching, case: &CaseSpec, base: Limit, tried: &[Tried], slo: &str) -> String {
+    let what = ctx.what;
+    let mut rows: Vec<(&Tried, Option<Gain>)> = tried
+        .iter()
+        .map(|t| (t, t.limit.map(|l| Gain::of(base, l))))
+        .collect();
+    rows.sort_by(|a, b| {
+        let r = |g: &Option<Gain>| g.map_or(0.0, |g| g.ratio);
+        r(&b.1).total_cmp(&r(&a.1))
+    });
+    let mut out = format!(
+        "{}: tuned, best first (the limit without them: {} [{} .. {}]):\n",
+        case.id(),
+        what.show(base.held),
+        what.show(base.low),
+        what.show(base.high)
+    );
+    for (t, g) in &rows {
+        let effect = match (t.limit, g) {
+            (Some(l), Some(g)) => format!("{}  {}", what.show(l.held), g.said()),
+            _ => "no limit found: it broke the service level from the start".into(),
+        };
+        out.push_str(&format!("  {:<40} {effect}\n", said(&t.knobs)));
+    }
+    let best = rows
+        .iter()
+        .find(|(_, g)| g.is_some_and(|g| g.helps()))
+        .map(|(t, _)| t);
+    match best.and_then(|t| tuned(case, &t.knobs)) {
+        None => out.push_str(
+            "  none raised the limit beyond the noise: the topology is best left as it is\n",
+        ),
+        Some(mut c) => {
+            c.topology.name = format!("{}-tuned", c.topology.name);
+            let text = toml::to_string(&c.topology).unwrap_or_default();
+            out.push_str(&format!(
+                "  suggested: {} (measured above). As a topology file, to save as tuned.toml and run: zmqperf run tuned.toml --transports {} --sizes {} --find {} --slo \"{slo}\"\n",
+                said(&best.map(|t| t.knobs.clone()).unwrap_or_default()),
+                case.transport,
+                case.size,
+                match what {
+                    super::limit::Find::Size => "max-size",
+                    _ => "max-rate",
+                },
+            ));
+            out.push_str("# --- tuned topology ---\n");
+            out.push_str(&text);
+            out.push_str("# --- end ---\n");
+        }
+    }
+    out
+}

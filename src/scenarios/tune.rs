@@ -1,0 +1,275 @@
+//! `--tune`: the settings that may move a limit, tried one at a time and then together.
+//! A setting is a change to the case's topology ([`Knob::apply`]); its effect is the limit
+//! the same search finds with it, against the limit without it, each with its band of
+//! uncertainty ([`Gain`]). Only a setting whose whole band lies above the first limit's is
+//! said to help, and only those go into the tuned topology.
+
+use crate::topology::{IoMode, Topology};
+
+/// One setting `--tune` tries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Knob {
+    /// ZMQ_SNDHWM on every socket that sends.
+    SndHwm(i32),
+    /// ZMQ_RCVHWM on every socket that receives.
+    RcvHwm(i32),
+    /// ZMQ_SNDBUF and ZMQ_RCVBUF (the kernel's socket buffers) on every socket, bytes.
+    Buffers(i32),
+    /// ZMQ_XPUB_NODROP on every PUB: block at the high-water mark instead of dropping.
+    NoDrop,
+    /// The nodes' calls with ZMQ_DONTWAIT and zmq_poll instead of blocking calls.
+    Poll,
+}
+
+/// Socket types that send, and that receive.
+fn sends(kind: &str) -> bool {
+    matches!(
+        kind.to_ascii_uppercase().as_str(),
+        "PUB" | "XPUB" | "PUSH" | "DEALER" | "ROUTER" | "PAIR" | "REQ" | "REP" | "XSUB"
+    )
+}
+
+fn receives(kind: &str) -> bool {
+    matches!(
+        kind.to_ascii_uppercase().as_str(),
+        "SUB" | "XSUB" | "PULL" | "DEALER" | "ROUTER" | "PAIR" | "REQ" | "REP" | "XPUB"
+    )
+}
+
+impl Knob {
+    /// The setting in words, as in a topology file: `sndhwm = 10000`.
+    pub fn said(&self) -> String {
+        match self {
+            Knob::SndHwm(n) => format!("sndhwm = {n}"),
+            Knob::RcvHwm(n) => format!("rcvhwm = {n}"),
+            Knob::Buffers(n) => format!("sndbuf = rcvbuf = {n}"),
+            Knob::NoDrop => "xpub_nodrop = true".into(),
+            Knob::Poll => "io = \"poll\"".into(),
+        }
+    }
+
+    /// Where it goes.
+    pub fn on(&self) -> &'static str {
+        match self {
+            Knob::SndHwm(_) => "on the sending sockets",
+            Knob::RcvHwm(_) => "on the receiving sockets",
+            Knob::Buffers(_) => {
+                "on every socket (the kernel caps it at net.core.wmem_max / rmem_max)"
+            }
+            Knob::NoDrop => "on the PUB sockets",
+            Knob::Poll => "on every node",
+        }
+    }
+
+    /// Sets it in `t`; false when nothing in `t` takes it (or it is set so already).
+    pub fn apply(&self, t: &mut Topology) -> bool {
+        let mut changed = false;
+        for n in &mut t.nodes {
+            if let Knob::Poll = self {
+                if n.io != Some(IoMode::Poll) {
+                    n.io = Some(IoMode::Poll);
+                    changed = true;
+                }
+                continue;
+            }
+            for s in n.socket.iter_mut().chain(n.sockets.iter_mut()) {
+                let o = &mut s.options;
+                let (slot, value) = match self {
+                    Knob::SndHwm(v) if sends(&s.kind) => (&mut o.sndhwm, *v),
+                    Knob::RcvHwm(v) if receives(&s.kind) => (&mut o.rcvhwm, *v),
+                    Knob::Buffers(v) => {
+                        if o.sndbuf != Some(*v) || o.rcvbuf != Some(*v) {
+                            o.sndbuf = Some(*v);
+                            o.rcvbuf = Some(*v);
+                            changed = true;
+                        }
+                        continue;
+                    }
+                    Knob::NoDrop if s.kind.eq_ignore_ascii_case("PUB") => {
+                        if o.xpub_nodrop != Some(true) {
+                            o.xpub_nodrop = Some(true);
+                            changed = true;
+                        }
+                        continue;
+                    }
+                    _ => continue,
+                };
+                if *slot != Some(value) {
+                    *slot = Some(value);
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+}
+
+/// The settings worth trying for a limit set by `cause` (the one cause rule's words), in
+/// the order they are tried: for a loss, the queues and what a PUB does when they are full;
+/// for a node's CPU or a queue between nodes, the queues, the buffers and how the nodes
+/// wait. A limit set by file descriptors or a failure has none: no socket option moves it.
+pub fn candidates(cause: &str) -> Vec<Knob> {
+    let queues = [
+        Knob::SndHwm(10_000),
+        Knob::RcvHwm(10_000),
+        Knob::Buffers(4 << 20),
+    ];
+    if cause.starts_with("file descriptors") || cause.starts_with("the step failed") {
+        return Vec::new();
+    }
+    let mut out = queues.to_vec();
+    if cause.contains("lost") || cause.contains("high-water") || cause.contains("drop") {
+        out.push(Knob::NoDrop);
+    }
+    out.push(Knob::Poll);
+    out
+}
+
+/// A limit with its band: the highest value that held, and the band the search gives it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limit {
+    pub low: f64,
+    pub held: f64,
+    pub high: f64,
+}
+
+/// A setting's effect on the limit: the ratio of the two limits, and its interval from the
+/// two bands (the lowest the tuned one may be over the highest the first may be, and the
+/// other way round).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gain {
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Gain {
+    /// The tuned limit `t` against the first, `base`.
+    pub fn of(base: Limit, t: Limit) -> Gain {
+        let div = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::INFINITY };
+        Gain {
+            ratio: div(t.held, base.held),
+            low: div(t.low, base.high),
+            high: div(t.high, base.low),
+        }
+    }
+
+    /// Whether the setting helps beyond the bands' noise.
+    pub fn helps(&self) -> bool {
+        self.low > 1.0
+    }
+
+    /// Whether it harms beyond them.
+    pub fn harms(&self) -> bool {
+        self.high < 1.0
+    }
+
+    /// `x1.80 [1.52 .. 2.10]: helps`.
+    pub fn said(&self) -> String {
+        format!(
+            "x{:.2} [{:.2} .. {:.2}]: {}",
+            self.ratio,
+            self.low,
+            self.high,
+            if self.helps() {
+                "raises it, beyond the noise"
+            } else if self.harms() {
+                "lowers it, beyond the noise"
+            } else {
+                "within the noise: not suggested"
+            }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topology() -> Topology {
+        let text = include_str!("../../topologies/pubsub-lossy.toml");
+        crate::topology::load::load("pubsub-lossy.toml", text)
+            .unwrap()
+            .remove(0)
+            .topology
+    }
+
+    #[test]
+    fn each_setting_lands_on_the_sockets_it_is_for() {
+        let mut t = topology();
+        assert!(Knob::SndHwm(10_000).apply(&mut t));
+        let kind_of = |t: &Topology, name: &str| {
+            t.nodes
+                .iter()
+                .find(|n| n.name == name)
+                .unwrap()
+                .socket
+                .clone()
+                .unwrap()
+        };
+        assert_eq!(kind_of(&t, "source").options.sndhwm, Some(10_000));
+        assert_eq!(kind_of(&t, "sink").options.sndhwm, None);
+        // Set once, a second time changes nothing.
+        assert!(!Knob::SndHwm(10_000).apply(&mut t));
+        assert!(Knob::RcvHwm(10_000).apply(&mut t));
+        assert_eq!(kind_of(&t, "sink").options.rcvhwm, Some(10_000));
+        assert!(Knob::NoDrop.apply(&mut t));
+        assert_eq!(kind_of(&t, "source").options.xpub_nodrop, Some(true));
+        assert!(Knob::Poll.apply(&mut t));
+        assert!(t.nodes.iter().all(|n| n.io == Some(IoMode::Poll)));
+        // The tuned topology still loads and checks as a file.
+        let text = toml::to_string(&t).unwrap();
+        let back = crate::topology::load::load("tuned.toml", &text).unwrap();
+        crate::topology::check::check("tuned.toml", &back[0].topology).unwrap();
+        assert_eq!(back[0].topology, t);
+    }
+
+    #[test]
+    fn the_cause_picks_the_settings() {
+        assert!(candidates("file descriptors: a process reached its limit").is_empty());
+        let loss = candidates("12 lost in the middle: the high-water mark");
+        assert!(loss.contains(&Knob::NoDrop) && loss.len() == 5);
+        assert!(
+            !candidates("a slow consumer: sink (sink) used 98% of a core").contains(&Knob::NoDrop)
+        );
+    }
+
+    #[test]
+    fn a_gain_counts_only_beyond_both_bands() {
+        let base = Limit {
+            low: 90.0,
+            held: 100.0,
+            high: 110.0,
+        };
+        let up = Gain::of(
+            base,
+            Limit {
+                low: 150.0,
+                held: 160.0,
+                high: 170.0,
+            },
+        );
+        assert!(up.helps() && !up.harms());
+        assert!((up.ratio - 1.6).abs() < 1e-9);
+        assert!((up.low - 150.0 / 110.0).abs() < 1e-9);
+        let same = Gain::of(
+            base,
+            Limit {
+                low: 105.0,
+                held: 112.0,
+                high: 120.0,
+            },
+        );
+        assert!(!same.helps() && !same.harms());
+        assert!(same.said().contains("within the noise"));
+        let down = Gain::of(
+            base,
+            Limit {
+                low: 40.0,
+                held: 50.0,
+                high: 60.0,
+            },
+        );
+        assert!(down.harms());
+    }
+}
