@@ -387,3 +387,154 @@ fn tune_measures_the_settings_of_a_lossy_pubsub_and_its_topology_reproduces_the_
         let _ = std::fs::remove_dir_all(&dir);
     });
 }
+
+#[test]
+fn a_load_curve_rises_until_the_level_breaks_marks_its_knee_and_is_kept_and_drawn() {
+    with_watchdog(T, || {
+        let dir = std::env::temp_dir().join(format!("zmqperf-curve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("h.db").display().to_string();
+        let o = run(
+            zp(&[
+                "run",
+                "--patterns",
+                "pushpull",
+                "--transports",
+                "tcp",
+                "--sizes",
+                "64",
+                "--rate",
+                "20000",
+                "--curve",
+                "--slo",
+                "loss=0,p99<=5ms",
+                "--db",
+                &db,
+            ]),
+            T - 30,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(
+            o.stdout.contains("latency under load (loss=0,p99<=5ms)"),
+            "{}",
+            o.stdout
+        );
+        assert!(o.stdout.contains("  ended: "), "{}", o.stdout);
+        let v = envelope(&run(zp(&["show", "last", "--format", "json", "--db", &db]), 60).stdout);
+        let c = &v["results"]["curves"][0];
+        let points = c["points"].as_array().unwrap();
+        assert!(!points.is_empty(), "{c}");
+        // Each step offers half as much again as the last, and every step is a case.
+        for w in points.windows(2) {
+            let (a, b) = (
+                w[0]["offered"].as_f64().unwrap(),
+                w[1]["offered"].as_f64().unwrap(),
+            );
+            assert!((b / a - 1.5).abs() < 0.01, "{a} -> {b}");
+            assert_eq!(w[0]["held"], true, "{c}");
+        }
+        assert_eq!(
+            v["results"]["cases"].as_array().unwrap().len(),
+            points.len(),
+            "{v}"
+        );
+        // It ended at the first step that broke (or at its ceiling), and the knee, when
+        // there is one, is a step that held.
+        let last = points.last().unwrap();
+        assert!(last["held"] == false || points.len() >= 20, "{c}");
+        if let Some(k) = c["knee"].as_u64() {
+            assert_eq!(points[k as usize]["held"], true, "{c}");
+            assert!(o.stdout.contains("<- knee"), "{}", o.stdout);
+        }
+        let html = run(zp(&["report", "last", "--format", "html", "--db", &db]), 60).stdout;
+        assert!(
+            html.contains("<h2>Latency under load</h2>"),
+            "no curve section"
+        );
+        assert!(
+            html.contains("Delivered under load: "),
+            "no delivered chart"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
+#[test]
+fn compare_fails_the_gate_when_a_limit_dropped_beyond_its_band() {
+    with_watchdog(T + 120, || {
+        let dir = std::env::temp_dir().join(format!("zmqperf-limit-gate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("h.db").display().to_string();
+        // The same case (its name) with a sink four times slower: its limit falls 4x.
+        let search = |work_us: &str, rate: &str| {
+            let file = dir.join(format!("slow-{work_us}.toml"));
+            std::fs::write(
+                &file,
+                SLOW.replace("work_us = 500", &format!("work_us = {work_us}")),
+            )
+            .unwrap();
+            let o = run(
+                zp(&[
+                    "run",
+                    &file.display().to_string(),
+                    "--transports",
+                    "tcp",
+                    "--find",
+                    "max-rate",
+                    "--rate",
+                    rate,
+                    "--db",
+                    &db,
+                ]),
+                T,
+            );
+            assert_eq!(o.code, Some(0), "{o:?}");
+        };
+        search("500", "1000");
+        search("2000", "250");
+        let v = envelope(&run(zp(&["show", "last", "--format", "json", "--db", &db]), 60).stdout);
+        let l = &v["results"]["limits"][0];
+        assert_eq!(l["what"], "rate", "{l}");
+        assert!(l["held"].as_f64().unwrap() < 700.0, "{l}");
+        let o = run(
+            zp(&[
+                "compare",
+                "last~1",
+                "last",
+                "--fail-above",
+                "10",
+                "--db",
+                &db,
+            ]),
+            60,
+        );
+        assert_eq!(o.code, Some(15), "{o:?}");
+        assert!(
+            o.stdout.contains("dropped beyond noise  REGRESSED"),
+            "{}",
+            o.stdout
+        );
+        assert!(
+            o.stdout
+                .contains("1 limit dropped by more than 10% beyond noise"),
+            "{}",
+            o.stdout
+        );
+        // The other way round it rose: the gate passes.
+        let o = run(
+            zp(&[
+                "compare",
+                "last",
+                "last~1",
+                "--fail-above",
+                "10",
+                "--db",
+                &db,
+            ]),
+            60,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(o.stdout.contains("rose beyond noise"), "{}", o.stdout);
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}

@@ -40,7 +40,8 @@ impl Find {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// What varies, as the run keeps it: `rate`, `size`, `subscribers`.
+    pub fn name(self) -> &'static str {
         match self {
             Find::Rate => "rate",
             Find::Size => "size",
@@ -105,11 +106,15 @@ fn find(
     let slo = Slo::parse(&a.slo)?;
     let cases: Vec<&CaseSpec> = plan.iter().filter(|c| !c.is_latency()).collect();
     if cases.is_empty() {
+        let (flag, value) = match &a.find {
+            Some(f) => ("--find", f.as_str()),
+            None => ("--curve", "on"),
+        };
         return Err(Error::invalid(
-            "--find",
-            a.find.as_deref().unwrap_or("max-rate"),
-            "a round trip's rate and size are not offered but answered; search a \
-             throughput pattern, e.g. --patterns pushpull or pubsub",
+            flag,
+            value,
+            "a round trip's rate and size are not offered but answered; search (or draw the \
+             curve of) a throughput pattern, e.g. --patterns pushpull or pubsub",
         ));
     }
     let rate = plan.iter().find_map(|c| c.rate);
@@ -135,17 +140,41 @@ fn find(
     };
     for case in cases {
         let id = case.id();
+        if a.curve {
+            println!(
+                "{id}: latency under a rising load, until a step breaks {}",
+                a.slo
+            );
+            let c = super::curve::curve(&mut ctx, case, start, &a.slo);
+            ctx.run.curves.push(c);
+            if ctx.interrupted() {
+                break;
+            }
+            continue;
+        }
         println!("{id}: the highest {} that holds {}", what.name(), a.slo);
         let first = ctx.search(case, start);
         if ctx.interrupted() {
             break;
         }
         print!("{}", outcome(&id, what, &first.0, &first.1));
-        if a.tune {
-            super::tune::tune(&mut ctx, case, &first, &a.slo);
-            if ctx.interrupted() {
-                break;
+        // Kept under the case without the rate it started from (the rate is what varied),
+        // so that searches from different rates compare.
+        let key = match what {
+            Find::Rate => {
+                let mut c = (*case).clone();
+                c.rate = None;
+                c.id()
             }
+            _ => id.clone(),
+        };
+        let mut found = limit_result(&key, what, &a.slo, &first.0, &first.1);
+        if a.tune {
+            found.tuned = super::tune::tune(&mut ctx, case, &first, &a.slo);
+        }
+        ctx.run.limits.push(found);
+        if ctx.interrupted() {
+            break;
         }
     }
     let recorded = session.finish(&run);
@@ -217,29 +246,38 @@ impl Searching<'_> {
         // The last step at each value that broke: its figures, its cause and its number.
         let mut broken: Vec<Broken> = Vec::new();
         while let Some(v) = search.next_rate() {
-            let steps = [what.step(case, v, self.rate)];
-            {
-                let session = &mut *self.session;
-                let mut progress = Progress::new(&steps, |c: &CaseResult| session.case_done(c));
-                runner::run_suite(self.run, &steps, self.settings, &mut progress);
-            }
-            if self.interrupted() {
+            let Some((done, figures)) = self.measure(case, v) else {
                 break;
-            }
-            let done = self.run.cases.last().expect("the step's case");
-            let figures = Figures::of_case(done, steps[0].rate);
+            };
             let (slo, cores) = (self.slo, self.cores);
             step_done(&mut search, slo, what, v, &figures, &mut broken, |f| {
                 limit::cause(
                     f,
                     slo,
-                    &Busy::of_case(done),
+                    &Busy::of_case(&done),
                     cores,
-                    limit::loss_of_case(done),
+                    limit::loss_of_case(&done),
                 )
             });
         }
         (search, broken)
+    }
+
+    /// Runs `case` at value `v` once, recorded: the step's case and its figures (None: a
+    /// signal ended the run).
+    pub fn measure(&mut self, case: &CaseSpec, v: f64) -> Option<(CaseResult, Figures)> {
+        let steps = [self.what.step(case, v, self.rate)];
+        {
+            let session = &mut *self.session;
+            let mut progress = Progress::new(&steps, |c: &CaseResult| session.case_done(c));
+            runner::run_suite(self.run, &steps, self.settings, &mut progress);
+        }
+        if self.interrupted() {
+            return None;
+        }
+        let done = self.run.cases.last().expect("the step's case").clone();
+        let figures = Figures::of_case(&done, steps[0].rate);
+        Some((done, figures))
     }
 }
 
@@ -252,6 +290,39 @@ pub fn breaking<'a>(search: &Search, broken: &'a [Broken]) -> Option<&'a Broken>
         .filter(|b| b.0 >= limit)
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .or_else(|| broken.iter().min_by(|a, b| a.0.total_cmp(&b.0)))
+}
+
+/// What a search found, as the run keeps it.
+pub fn limit_result(
+    case: &str,
+    what: Find,
+    slo: &str,
+    search: &Search,
+    broken: &[Broken],
+) -> zmqperf::model::LimitResult {
+    let (held, low, high) = match search.found() {
+        Found::Limit { held, .. } => {
+            let (lo, hi, _) = search.uncertainty();
+            (Some(held), Some(lo.unwrap_or(held)), hi)
+        }
+        Found::AboveCeiling { held } => (Some(held), Some(held), None),
+        _ => (None, None, None),
+    };
+    let b = breaking(search, broken);
+    let said = outcome(case, what, search, broken);
+    zmqperf::model::LimitResult {
+        case: case.to_string(),
+        what: what.name().to_string(),
+        slo: slo.to_string(),
+        held,
+        low,
+        high,
+        said: said.lines().next().unwrap_or("").to_string(),
+        broke_at: b.map(|b| b.0),
+        cause: b.map(|b| b.3.clone()),
+        steps: search.steps,
+        tuned: Vec::new(),
+    }
 }
 
 /// The lines that end a search: the limit (or why there is none), its uncertainty, the step

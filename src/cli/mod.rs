@@ -4,6 +4,7 @@
 use zmqperf::zmq;
 
 mod compat;
+mod curve;
 mod diagnose;
 mod fanout;
 mod history;
@@ -321,7 +322,13 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Fanout(a) => fanout::run_fanout(a),
         Cmd::Run(a) => match &a.vs_libzmq {
             Some(other) if !a.dry_run => versus::run(a, other, command()),
-            _ if a.find.is_some() => limit::run(a, command()),
+            _ if a.find.is_some() || a.curve => limit::run(a, command()),
+            // A service level judges the steps of a search or a curve, nothing else.
+            _ if a.slo != "loss=0" => Err(zmqperf::error::Error::invalid(
+                "--slo",
+                &a.slo,
+                "it judges the steps of --find or --curve; add one of them, or leave --slo out",
+            )),
             _ => suite::run(a, command()),
         },
         Cmd::Diagnose(a) => diagnose::run(a, command()),

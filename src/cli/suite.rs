@@ -130,17 +130,20 @@ pub struct RunArgs {
     /// --sizes the value doubles until a step breaks the service level, then bisects to
     /// 5%; at the boundary the value held last and the lowest broken run three times each
     /// (a limit holds every run). Each step runs 1 s of messages. docs/limits.md
-    #[arg(long, value_name = "WHAT", value_parser = ["max-rate", "max-size"], conflicts_with_all = ["dry_run", "vs_libzmq"])]
+    #[arg(long, value_name = "WHAT", value_parser = ["max-rate", "max-size"], conflicts_with_all = ["dry_run", "vs_libzmq", "curve"])]
     pub find: Option<String>,
+    /// Latency under load instead of one measurement: each throughput case at an offered
+    /// rate (open loop) that rises by half each step, from --rate (or 1,000 msg/s), 1 s of
+    /// messages a step, until a step breaks --slo; the curve (offered vs delivered, p50,
+    /// p99 and max) as a table with its knee marked, kept with the run and drawn in the
+    /// HTML report. Example: --patterns pushpull --transports tcp --curve --slo
+    /// "loss=0,p99<=5ms". docs/limits.md
+    #[arg(long, conflicts_with_all = ["dry_run", "vs_libzmq"])]
+    pub curve: bool,
     /// The service level a step of --find must hold: loss=N (messages lost, default 0),
     /// p99<=DURATION (not bound by default), delivered>=PERCENT% (of the offered rate,
     /// default 95%), comma-separated.
-    #[arg(
-        long,
-        value_name = "LEVEL",
-        requires = "find",
-        default_value = "loss=0"
-    )]
+    #[arg(long, value_name = "LEVEL", default_value = "loss=0")]
     pub slo: String,
     /// After --find found a limit: try the settings that may move it (high-water marks,
     /// kernel socket buffers, ZMQ_XPUB_NODROP for a loss, poll vs blocking calls), one at a

@@ -5,6 +5,7 @@
 //! and the tuned topology is printed as a file to save and run.
 
 use super::limit::{breaking, Broken, Searching};
+use zmqperf::model::TunedSetting;
 use zmqperf::runner::CaseSpec;
 use zmqperf::scenarios::limit::{Found, Search};
 use zmqperf::scenarios::tune::{candidates, Gain, Knob, Limit};
@@ -92,12 +93,17 @@ fn try_knobs(ctx: &mut Searching, case: &CaseSpec, knobs: Vec<Knob>, start: f64)
     Some(Tried { knobs, limit })
 }
 
-/// `--tune` on `case`, whose first search is `first`.
-pub fn tune(ctx: &mut Searching, case: &CaseSpec, first: &(Search, Vec<Broken>), slo: &str) {
+/// `--tune` on `case`, whose first search is `first`: what each try found, best first.
+pub fn tune(
+    ctx: &mut Searching,
+    case: &CaseSpec,
+    first: &(Search, Vec<Broken>),
+    slo: &str,
+) -> Vec<TunedSetting> {
     let id = case.id();
     let Some(base) = limit_of(&first.0) else {
         println!("{id}: --tune: no limit was found, so there is none to move");
-        return;
+        return Vec::new();
     };
     let cause = breaking(&first.0, &first.1)
         .map(|b| b.3.clone())
@@ -105,7 +111,7 @@ pub fn tune(ctx: &mut Searching, case: &CaseSpec, first: &(Search, Vec<Broken>),
     let knobs = candidates(&cause);
     if knobs.is_empty() {
         println!("{id}: --tune: nothing to try: the limit is set by {cause}, which no socket option moves");
-        return;
+        return Vec::new();
     }
     println!(
         "{id}: --tune: {} settings that may move a limit set by this cause, one at a time, each searched from {}",
@@ -118,7 +124,7 @@ pub fn tune(ctx: &mut Searching, case: &CaseSpec, first: &(Search, Vec<Broken>),
             tried.push(t);
         }
         if ctx.interrupted() {
-            return;
+            return kept(base, &tried);
         }
     }
     let helping: Vec<Knob> = tried
@@ -131,10 +137,34 @@ pub fn tune(ctx: &mut Searching, case: &CaseSpec, first: &(Search, Vec<Broken>),
             tried.push(t);
         }
         if ctx.interrupted() {
-            return;
+            return kept(base, &tried);
         }
     }
     print!("{}", summary(ctx, case, base, &tried, slo));
+    kept(base, &tried)
+}
+
+/// The tries as the run keeps them, best first.
+fn kept(base: Limit, tried: &[Tried]) -> Vec<TunedSetting> {
+    let mut out: Vec<TunedSetting> = tried
+        .iter()
+        .map(|t| {
+            let gain = t.limit.map(|l| Gain::of(base, l));
+            TunedSetting {
+                settings: said(&t.knobs),
+                held: t.limit.map(|l| l.held),
+                low: t.limit.map(|l| l.low),
+                high: t.limit.map(|l| l.high),
+                gain: gain.map(|g| [g.ratio, g.low, g.high]),
+                helps: gain.is_some_and(|g| g.helps()),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        let r = |t: &TunedSetting| t.gain.map_or(0.0, |g| g[0]);
+        r(b).total_cmp(&r(a))
+    });
+    out
 }
 
 /// The gains best first, and the best settings as a topology file.

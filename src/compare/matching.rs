@@ -29,7 +29,17 @@ pub fn compare(a: &RunResult, b: &RunResult, fail_above_pct: Option<f64>) -> Com
         incomplete_cases: Vec::new(),
         same_run: a.run_id == b.run_id,
         allow_incomplete: false,
+        limits: Vec::new(),
     };
+    if !a.limits.is_empty() || !b.limits.is_empty() {
+        // Searches: their limits, not their steps.
+        let (limits, only_a, only_b) = super::limits::compare_limits(a, b, fail_above_pct);
+        out.cases_compared = limits.len();
+        out.limits = limits;
+        out.only_in_a = only_a;
+        out.only_in_b = only_b;
+        return out;
+    }
     for ca in &a.cases {
         let Some(j) = in_b.get_mut(ca.id.as_str()).and_then(VecDeque::pop_front) else {
             out.only_in_a.push(ca.id.clone());

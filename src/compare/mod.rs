@@ -7,12 +7,15 @@
 //! between their machines, host by host for runs across hosts), each pair of figures
 //! judged in `noise`. The verdict is written out by [`crate::report::compare`], which also
 //! lays several runs side by side, a column per host (`compare --by-host`); its tests cover
-//! this module too (they read the text).
+//! this module too (they read the text). Runs of `--find` are compared by their limits
+//! (`limits`): the steps of two searches differ by design.
 
+mod limits;
 mod matching;
 mod noise;
 mod types;
 
+pub use limits::LimitChange;
 pub use matching::compare;
 #[cfg(test)]
 pub(crate) use noise::change;

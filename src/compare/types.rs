@@ -140,6 +140,9 @@ pub struct Comparison {
     pub same_run: bool,
     /// The gate accepts a comparison that could not judge everything (`--allow-incomplete`).
     pub allow_incomplete: bool,
+    /// Runs of `--find`: each limit in both runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<super::LimitChange>,
 }
 
 impl Comparison {
@@ -148,6 +151,7 @@ impl Comparison {
     pub fn regressed(&self) -> bool {
         self.fail_above_pct.is_some()
             && (self.changes.iter().any(|c| c.regressed)
+                || self.limits.iter().any(|l| l.regressed)
                 || self.failures.iter().any(CaseFailure::newly_failing))
     }
 
@@ -166,7 +170,7 @@ impl Comparison {
         }
         if self.cases_compared == 0 {
             g.push("the runs have no case in common".to_string());
-        } else if self.changes.is_empty() {
+        } else if self.changes.is_empty() && self.limits.is_empty() {
             g.push("no figure was compared".to_string());
         }
         if self.cases_compared > 0 && !self.only_in_a.is_empty() {

@@ -72,6 +72,12 @@ pub struct RunResultsIn {
     /// The findings (none for `run`).
     #[serde(default)]
     pub findings: Vec<Finding>,
+    /// What `--find` found.
+    #[serde(default)]
+    pub limits: Vec<super::LimitResult>,
+    /// The curves of `--curve`.
+    #[serde(default)]
+    pub curves: Vec<super::LoadCurve>,
 }
 
 impl From<RunEnvelope> for RunResult {
@@ -88,6 +94,8 @@ impl From<RunEnvelope> for RunResult {
             cases: e.results.cases,
             findings: e.results.findings,
             imported: e.run.imported,
+            limits: e.results.limits,
+            curves: e.results.curves,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! A run: one invocation of `zmqperf run`, `diagnose`, `matrix` or a recorded fan-out, with
 //! its environment, its cases and its findings; and where it came from when imported.
 
-use super::{CaseResult, Environment, Finding, NodeResult, RunStatus};
+use super::{CaseResult, Environment, Finding, LimitResult, LoadCurve, NodeResult, RunStatus};
 use serde::{Deserialize, Serialize};
 
 /// One invocation of `zmqperf run` or `zmqperf diagnose`.
@@ -35,6 +35,12 @@ pub struct RunResult {
     /// (absent for a run recorded here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<Imported>,
+    /// What `--find` found for each case searched (its steps are among `cases`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<LimitResult>,
+    /// The latency-under-load curves of `--curve` (their steps are among `cases`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curves: Vec<LoadCurve>,
 }
 
 /// The mark of an imported run: the run as it was known where it was made, and the file

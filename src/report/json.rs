@@ -58,6 +58,10 @@ pub struct ErrorInfo {
 struct RunResults<'a> {
     cases: &'a [CaseResult],
     findings: &'a [Finding],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    limits: &'a [crate::model::LimitResult],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    curves: &'a [crate::model::LoadCurve],
 }
 
 /// `results` of `kind` in the envelope, with `run` and `environment`; pretty-printed
@@ -132,6 +136,8 @@ impl Reporter for Json {
             &RunResults {
                 cases: &run.cases,
                 findings: &run.findings,
+                limits: &run.limits,
+                curves: &run.curves,
             },
             true,
         )

@@ -5,6 +5,7 @@ pub mod checked;
 pub mod compare;
 pub mod compat;
 pub mod csv;
+pub mod curve;
 pub mod estimate;
 pub mod fanout;
 pub mod file;
@@ -220,6 +221,8 @@ mod tests {
             cases: Vec::new(),
             findings: Vec::new(),
             imported: None,
+            limits: Vec::new(),
+            curves: Vec::new(),
         }
     }
 

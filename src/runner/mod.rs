@@ -110,6 +110,8 @@ pub fn new_run(command: String, workload: Option<crate::model::Workload>) -> Run
         cases: Vec::new(),
         findings: Vec::new(),
         imported: None,
+        limits: Vec::new(),
+        curves: Vec::new(),
     }
 }
 

@@ -47,6 +47,9 @@ pub struct Store {
     /// Whether the file has the `imports` table (layout 3; a read-only file of layout 2
     /// is read without it).
     imports: bool,
+    /// Whether its layout has the outcomes table (version 4; a file opened read-only may
+    /// be older).
+    outcomes: bool,
 }
 
 impl std::fmt::Debug for Store {

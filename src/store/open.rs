@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Layout version this build writes and reads (older ones are migrated when opened).
-pub(super) const LAYOUT_VERSION: i64 = 3;
+pub(super) const LAYOUT_VERSION: i64 = 4;
 /// `PRAGMA application_id` of a zmqperf history ("zmqp").
 const APPLICATION_ID: i64 = 0x7a6d_7170;
 /// How long a statement waits for another process's lock before giving up.
@@ -66,6 +66,18 @@ CREATE TABLE imports (
 CREATE INDEX imports_by_original ON imports(original_run_id, content_sha256);
 ";
 
+/// What layout version 4 adds to version 3: the limits (`--find`) and the load curves
+/// (`--curve`) of a run, beside its step cases.
+const CREATE_OUTCOMES: &str = "
+CREATE TABLE outcomes (
+    run_id   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    kind     TEXT NOT NULL,
+    data     TEXT NOT NULL,
+    PRIMARY KEY (run_id, position)
+);
+";
+
 impl Store {
     /// Opens the history at `path`, creating the file, its folder and its tables if absent.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
@@ -95,6 +107,7 @@ impl Store {
             path,
             identity,
             imports: true,
+            outcomes: true,
         };
         store.prepare_layout()?;
         Ok(store)
@@ -151,8 +164,11 @@ impl Store {
             path,
             identity,
             imports: true,
+            outcomes: true,
         };
-        store.imports = store.check_layout_read_only()? >= 3;
+        let layout = store.check_layout_read_only()?;
+        store.imports = layout >= 3;
+        store.outcomes = layout >= 4;
         Ok(store)
     }
 
@@ -290,6 +306,7 @@ impl Store {
             tx.execute_batch(CREATE_TABLES).map_err(open_err)?;
             tx.execute_batch(CREATE_FINDINGS).map_err(open_err)?;
             tx.execute_batch(CREATE_IMPORTS).map_err(open_err)?;
+            tx.execute_batch(CREATE_OUTCOMES).map_err(open_err)?;
             tx.pragma_update(None, "application_id", APPLICATION_ID)
                 .map_err(open_err)?;
             tx.pragma_update(None, "user_version", LAYOUT_VERSION)
@@ -307,12 +324,15 @@ impl Store {
                 supported: LAYOUT_VERSION,
             });
         } else if version < LAYOUT_VERSION {
-            // Version 1 -> 2: the findings table; 2 -> 3: the imports table. Runs and cases
-            // are unchanged.
+            // Version 1 -> 2: the findings table; 2 -> 3: the imports table; 3 -> 4: the
+            // outcomes table. Runs and cases are unchanged.
             if version == 1 {
                 tx.execute_batch(CREATE_FINDINGS).map_err(open_err)?;
             }
-            tx.execute_batch(CREATE_IMPORTS).map_err(open_err)?;
+            if version <= 2 {
+                tx.execute_batch(CREATE_IMPORTS).map_err(open_err)?;
+            }
+            tx.execute_batch(CREATE_OUTCOMES).map_err(open_err)?;
             tx.pragma_update(None, "user_version", LAYOUT_VERSION)
                 .map_err(open_err)?;
         }

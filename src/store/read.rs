@@ -299,6 +299,7 @@ impl Store {
         let cases: Vec<CaseResult> = self.parts_of(&id, "cases", "case")?;
         let findings: Vec<Finding> = self.parts_of(&id, "findings", "finding")?;
         let imported = self.import_of(&id)?;
+        let (limits, curves) = self.outcomes_of(&id)?;
         let status =
             effective_status(&status, owner.as_deref()).ok_or_else(|| StoreError::Corrupt {
                 path: self.path.clone(),
@@ -317,7 +318,46 @@ impl Store {
             cases,
             findings,
             imported,
+            limits,
+            curves,
         })
+    }
+
+    /// The limits and curves of run `id`.
+    fn outcomes_of(
+        &self,
+        id: &str,
+    ) -> Result<(Vec<crate::model::LimitResult>, Vec<crate::model::LoadCurve>), StoreError> {
+        if !self.outcomes {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let sql_err = |e| StoreError::sqlite(&self.path, format!("reading run {id}"), e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT position, kind, data FROM outcomes WHERE run_id = ?1 ORDER BY position",
+            )
+            .map_err(sql_err)?;
+        let rows: Vec<(i64, String, String)> = stmt
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(sql_err)?
+            .collect::<Result<_, _>>()
+            .map_err(sql_err)?;
+        let corrupt = |pos: i64, e: serde_json::Error| StoreError::Corrupt {
+            path: self.path.clone(),
+            what: format!("outcome #{} of run {id}", pos + 1),
+            reason: e.to_string(),
+        };
+        let (mut limits, mut curves) = (Vec::new(), Vec::new());
+        for (pos, kind, data) in rows {
+            match kind.as_str() {
+                "limit" => limits.push(serde_json::from_str(&data).map_err(|e| corrupt(pos, e))?),
+                "curve" => curves.push(serde_json::from_str(&data).map_err(|e| corrupt(pos, e))?),
+                // A kind a newer build wrote: left out, not an error.
+                _ => {}
+            }
+        }
+        Ok((limits, curves))
     }
 }
 

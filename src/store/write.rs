@@ -102,6 +102,7 @@ impl Store {
         if let Some(i) = imported {
             insert_import(&tx, &run.run_id, i).map_err(sql_err)?;
         }
+        insert_outcomes(&tx, run).map_err(sql_err)?;
         tx.commit().map_err(sql_err)
     }
 
@@ -169,6 +170,19 @@ impl Store {
                 )
                 .map_err(|e| StoreError::sqlite(&path, op.as_str(), e))?;
         }
+        if !run.limits.is_empty() || !run.curves.is_empty() {
+            let op = format!("recording the limits and curves of run {}", run.run_id);
+            let path = self.path.clone();
+            let sql_err = |e| StoreError::sqlite(&path, op.as_str(), e);
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_err)?;
+            tx.execute("DELETE FROM outcomes WHERE run_id = ?1", [&run.run_id])
+                .map_err(sql_err)?;
+            insert_outcomes(&tx, run).map_err(sql_err)?;
+            tx.commit().map_err(sql_err)?;
+        }
         self.finish_run(&run.run_id, status, run.finished_at.as_deref())
     }
 
@@ -196,6 +210,22 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// The limits and curves of `run`, in that order.
+fn insert_outcomes(tx: &rusqlite::Transaction<'_>, run: &RunResult) -> rusqlite::Result<()> {
+    let rows = run
+        .limits
+        .iter()
+        .map(|l| ("limit", to_json(l)))
+        .chain(run.curves.iter().map(|c| ("curve", to_json(c))));
+    for (position, (kind, data)) in rows.enumerate() {
+        tx.execute(
+            "INSERT INTO outcomes (run_id, position, kind, data) VALUES (?1, ?2, ?3, ?4)",
+            params![run.run_id, position as i64, kind, data],
+        )?;
+    }
+    Ok(())
 }
 
 /// The import mark of run `run_id` (taken in by `zmqperf import`).

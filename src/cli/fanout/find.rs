@@ -132,6 +132,9 @@ pub fn max_subscribers(cfg: &FanoutConfig, a: &FanoutArgs) -> Result<()> {
     let interrupted = zmqperf::runner::interrupted();
     if !interrupted {
         print!("{}", outcome(&id, what, &search, &broken));
+        run.limits.push(crate::cli::limit::limit_result(
+            &id, what, &a.slo, &search, &broken,
+        ));
     }
     zmqperf::runner::finish(
         &mut run,

@@ -112,7 +112,11 @@ pub fn format_comparison(c: &Comparison) -> String {
     let mut out = String::new();
     runs(&mut out, c);
     out.push('\n');
-    figures(&mut out, c);
+    if c.limits.is_empty() {
+        figures(&mut out, c);
+    } else {
+        out.push_str(&super::limits::table(c));
+    }
     let extra = left_over(c);
     if !extra.is_empty() {
         out.push('\n');
@@ -223,11 +227,15 @@ fn left_over(c: &Comparison) -> String {
 }
 
 fn summary(c: &Comparison) -> String {
-    let figures = format!(
-        "{} in {} compared",
-        count(c.changes.len(), "figure"),
-        count(c.cases_compared, "case")
-    );
+    let figures = if c.limits.is_empty() {
+        format!(
+            "{} in {} compared",
+            count(c.changes.len(), "figure"),
+            count(c.cases_compared, "case")
+        )
+    } else {
+        format!("{} compared", count(c.limits.len(), "limit"))
+    };
     let Some(t) = c.fail_above_pct else {
         let by =
             |pred: &dyn Fn(&MetricChange) -> bool| c.changes.iter().filter(|x| pred(x)).count();
@@ -284,6 +292,13 @@ fn summary(c: &Comparison) -> String {
         parts.push(format!(
             "{} worse by more than {t}% beyond noise",
             count(regressed, "figure")
+        ));
+    }
+    let dropped = super::limits::regressed(c);
+    if dropped > 0 {
+        parts.push(format!(
+            "{} dropped by more than {t}% beyond noise",
+            count(dropped, "limit")
         ));
     }
     if newly_failing > 0 {

@@ -4,6 +4,7 @@
 
 mod by_host;
 mod format;
+mod limits;
 #[cfg(test)]
 mod tests;
 

@@ -11,6 +11,7 @@ mod fanout;
 mod findings;
 mod floor;
 mod intervals;
+mod limits;
 mod parts;
 mod sizes;
 mod spectrum;
@@ -97,6 +98,7 @@ impl Reporter for Html {
             cases::cases(&mut out, run);
         }
         intervals::over_time(&mut out, run);
+        limits::limits_and_curves(&mut out, run);
         let _ = writeln!(
             out,
             "<p class=\"note\">Made by zmqperf {}.</p>\n</main>\n</body>\n</html>",

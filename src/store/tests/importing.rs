@@ -315,7 +315,7 @@ fn a_layout_2_history_takes_imports_once_opened_and_reads_without_them_read_only
     drop(store_with(&db, &["old-1"]));
     // Make it a layout 2 file, as zmqperf wrote before imports existed.
     let conn = rusqlite::Connection::open(db.path()).unwrap();
-    conn.execute_batch("DROP TABLE imports; PRAGMA user_version = 2;")
+    conn.execute_batch("DROP TABLE imports; DROP TABLE outcomes; PRAGMA user_version = 2;")
         .unwrap();
     drop(conn);
     // Read-only: read as it is.
@@ -323,7 +323,7 @@ fn a_layout_2_history_takes_imports_once_opened_and_reads_without_them_read_only
     assert_eq!(ro.load_run("old-1").unwrap().imported, None);
     assert!(ro.list_runs(None).unwrap()[0].imported.is_none());
     drop(ro);
-    // Opened for writing: brought to layout 3, and imports work.
+    // Opened for writing: brought to the current layout, and imports work.
     let mut store = Store::open(db.path()).unwrap();
     let version: i64 = store
         .conn

@@ -148,6 +148,8 @@ fn run(id: &str) -> RunResult {
         cases: Vec::new(),
         findings: Vec::new(),
         imported: None,
+        limits: Vec::new(),
+        curves: Vec::new(),
     }
 }
 

@@ -119,3 +119,52 @@ fn bad_selectors_name_the_selector() {
         .unwrap_err();
     assert!(e.to_string().contains("holds no runs yet"), "{e}");
 }
+
+#[test]
+fn limits_and_curves_are_kept_with_their_run() {
+    use crate::model::{CurvePoint, LimitResult, LoadCurve, TunedSetting};
+    let db = TempDb::new();
+    let mut store = Store::open(db.path()).unwrap();
+    let mut r = run("20261126-200000-aaaa");
+    store.begin_run(&r).unwrap();
+    r.limits.push(LimitResult {
+        case: "throughput/pubsub-lossy/tcp/64/20000".into(),
+        what: "rate".into(),
+        slo: "loss=0".into(),
+        held: Some(91_103.0),
+        low: Some(90_943.0),
+        high: Some(113_137.0),
+        said: "max rate 91,103 msg/s".into(),
+        broke_at: Some(113_137.0),
+        cause: Some("the high-water mark".into()),
+        steps: 12,
+        tuned: vec![TunedSetting {
+            settings: "sndhwm = 10000".into(),
+            held: Some(640_000.0),
+            low: Some(636_783.0),
+            high: Some(761_093.0),
+            gain: Some([7.03, 5.63, 8.37]),
+            helps: true,
+        }],
+    });
+    r.curves.push(LoadCurve {
+        case: "throughput/pushpull/tcp/64".into(),
+        slo: "loss=0".into(),
+        points: vec![CurvePoint {
+            offered: 1000.0,
+            delivered: 1001.0,
+            p50_ns: Some(89e3),
+            p99_ns: Some(162e3),
+            max_ns: None,
+            lost: 0,
+            held: true,
+        }],
+        knee: Some(0),
+    });
+    store.finish(&r, "complete").unwrap();
+    drop(store);
+    let store = Store::open(db.path()).unwrap();
+    let loaded = store.load_run(&r.run_id).unwrap();
+    assert_eq!(loaded.limits, r.limits);
+    assert_eq!(loaded.curves, r.curves);
+}

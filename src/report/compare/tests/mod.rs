@@ -85,6 +85,8 @@ pub(super) fn run(id: &str, cases: Vec<CaseResult>) -> RunResult {
         cases,
         findings: Vec::new(),
         imported: None,
+        limits: Vec::new(),
+        curves: Vec::new(),
     }
 }
 
