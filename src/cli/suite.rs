@@ -140,7 +140,7 @@ pub struct RunArgs {
     /// "loss=0,p99<=5ms". docs/limits.md
     #[arg(long, conflicts_with_all = ["dry_run", "vs_libzmq"])]
     pub curve: bool,
-    /// The service level a step of --find must hold: loss=N (messages lost, default 0),
+    /// The service level a step of --find or --curve must hold: loss=N (messages lost, default 0),
     /// p99<=DURATION (not bound by default), delivered>=PERCENT% (of the offered rate,
     /// default 95%), comma-separated.
     #[arg(long, value_name = "LEVEL", default_value = "loss=0")]

@@ -35,6 +35,8 @@ fn limit_of(search: &Search) -> Option<Limit> {
 struct Tried {
     knobs: Vec<Knob>,
     limit: Option<Limit>,
+    /// Why there is no limit, when there is none.
+    none: String,
 }
 
 /// The settings of `knobs`, in words.
@@ -80,6 +82,15 @@ fn try_knobs(ctx: &mut Searching, case: &CaseSpec, knobs: Vec<Knob>, start: f64)
     println!("{} with {} {on}:", case.id(), said(&knobs));
     let (search, broken): (Search, Vec<Broken>) = ctx.search(&c, start);
     let limit = limit_of(&search);
+    let none = match search.found() {
+        Found::BelowStart { .. } => "no limit: even the lowest value tried broke".to_string(),
+        Found::OutOfSteps { held, .. } => format!(
+            "no limit within {} steps (the noise kept the boundary open); held up to {}",
+            search.steps,
+            held.map_or("none".into(), |v| ctx.what.show(v))
+        ),
+        _ => String::new(),
+    };
     match (limit, breaking(&search, &broken)) {
         (Some(l), _) => println!(
             "  limit {} [{} .. {}]",
@@ -90,7 +101,7 @@ fn try_knobs(ctx: &mut Searching, case: &CaseSpec, knobs: Vec<Knob>, start: f64)
         (None, Some(b)) => println!("  no limit found: broke at {}: {}", ctx.what.show(b.0), b.2),
         (None, None) => println!("  no limit found"),
     }
-    Some(Tried { knobs, limit })
+    Some(Tried { knobs, limit, none })
 }
 
 /// `--tune` on `case`, whose first search is `first`: what each try found, best first.
@@ -188,7 +199,7 @@ fn summary(ctx: &Searching, case: &CaseSpec, base: Limit, tried: &[Tried], slo: 
     for (t, g) in &rows {
         let effect = match (t.limit, g) {
             (Some(l), Some(g)) => format!("{}  {}", what.show(l.held), g.said()),
-            _ => "no limit found: it broke the service level from the start".into(),
+            _ => t.none.clone(),
         };
         out.push_str(&format!("  {:<40} {effect}\n", said(&t.knobs)));
     }

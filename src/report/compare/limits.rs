@@ -42,7 +42,7 @@ pub fn table(c: &Comparison) -> String {
             verdict(l).to_string(),
         ]);
     }
-    crate::report::text_table::table(&rows, &[4])
+    crate::report::text_table::table(&rows, &[3])
 }
 
 /// How many limits dropped past the threshold.
