@@ -2,7 +2,7 @@
 //! (p50, p99, max) and its delivered rate against time, each interval a point, with the
 //! drift verdict as the caption.
 
-use super::parts::{figure, medians, y_axis};
+use super::parts::{figure, latency_series, medians, y_axis};
 use crate::model::{IntervalSeries, RunResult};
 use crate::report::svg::{self, Axis, Dash, LineChart, Marker, Point, Scale, Series};
 use crate::units;
@@ -69,25 +69,11 @@ fn latency(s: &IntervalSeries, id: &str) -> Option<String> {
             })
             .collect()
     };
-    let lines = [
-        ("p50", Dash::Solid, Marker::Circle, pick(|l| l.p50_ns)),
-        ("p99", Dash::Dashed, Marker::Square, pick(|l| l.p99_ns)),
-        ("max", Dash::Dotted, Marker::None, pick(|l| l.max_ns)),
-    ];
-    if lines[0].3.is_empty() {
+    let (p50, p99, max) = (pick(|l| l.p50_ns), pick(|l| l.p99_ns), pick(|l| l.max_ns));
+    if p50.is_empty() {
         return None;
     }
-    let series: Vec<Series> = lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, (name, dash, marker, points))| Series {
-            name: name.to_string(),
-            color: svg::PALETTE[i],
-            dash,
-            marker,
-            points,
-        })
-        .collect();
+    let series = latency_series(p50, p99, max);
     let ys: Vec<f64> = svg::y_values(&series).into_iter().chain([0.0]).collect();
     Some(
         LineChart {

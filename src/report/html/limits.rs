@@ -3,7 +3,7 @@
 //! latency against the offered rate and the delivered rate against it, the knee named in
 //! the caption.
 
-use super::parts::{figure, medians, plain_table, y_axis};
+use super::parts::{figure, latency_series, medians, plain_table, y_axis};
 use crate::model::{LoadCurve, RunResult};
 use crate::report::svg::{self, Axis, Dash, LineChart, Marker, Point, Scale, Series};
 use crate::units;
@@ -113,25 +113,11 @@ fn latency(c: &LoadCurve, id: &str) -> Option<String> {
             .filter_map(|p| f(p).map(|v| Point::at(p.offered, v / 1e6)))
             .collect()
     };
-    let lines = [
-        ("p50", Dash::Solid, Marker::Circle, pick(|p| p.p50_ns)),
-        ("p99", Dash::Dashed, Marker::Square, pick(|p| p.p99_ns)),
-        ("max", Dash::Dotted, Marker::None, pick(|p| p.max_ns)),
-    ];
-    if lines[1].3.is_empty() {
+    let (p50, p99, max) = (pick(|p| p.p50_ns), pick(|p| p.p99_ns), pick(|p| p.max_ns));
+    if p99.is_empty() {
         return None;
     }
-    let series: Vec<Series> = lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, (name, dash, marker, points))| Series {
-            name: name.to_string(),
-            color: svg::PALETTE[i],
-            dash,
-            marker,
-            points,
-        })
-        .collect();
+    let series = latency_series(p50, p99, max);
     let ys: Vec<f64> = svg::y_values(&series).into_iter().chain([0.0]).collect();
     Some(
         LineChart {

@@ -3,7 +3,7 @@
 //! value axis of a chart.
 
 use crate::report::layout::Grid;
-use crate::report::svg::{self, esc, Axis, Scale, Series};
+use crate::report::svg::{self, esc, Axis, Dash, Marker, Point, Scale, Series};
 use crate::units;
 use std::fmt::Write;
 
@@ -153,4 +153,24 @@ pub(super) fn y_axis(label: &str, medians: &[f64], values: Vec<f64>) -> Axis {
         units::linear_ticks
     };
     Axis::new(&label, scale, values, units::compact).relabel(ticks)
+}
+
+/// The three lines of a latency chart: p50 (solid, circles), p99 (dashed, squares) and max
+/// (dotted), in the palette's first three colours.
+pub(super) fn latency_series(p50: Vec<Point>, p99: Vec<Point>, max: Vec<Point>) -> Vec<Series> {
+    [
+        ("p50", Dash::Solid, Marker::Circle, p50),
+        ("p99", Dash::Dashed, Marker::Square, p99),
+        ("max", Dash::Dotted, Marker::None, max),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, (name, dash, marker, points))| Series {
+        name: name.to_string(),
+        color: svg::PALETTE[i],
+        dash,
+        marker,
+        points,
+    })
+    .collect()
 }
