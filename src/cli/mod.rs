@@ -16,6 +16,7 @@ mod matrix;
 pub(crate) mod output;
 mod peers;
 mod ptmp;
+mod searches;
 mod suite;
 mod tune;
 mod versus;
@@ -322,7 +323,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Fanout(a) => fanout::run_fanout(a),
         Cmd::Run(a) => match &a.vs_libzmq {
             Some(other) if !a.dry_run => versus::run(a, other, command()),
-            _ if a.find.is_some() || a.curve => limit::run(a, command()),
+            _ if a.find.is_some() || a.curve => searches::run(a, command()),
             // A service level judges the steps of a search or a curve, nothing else.
             _ if a.slo != "loss=0" => Err(zmqperf::error::Error::invalid(
                 "--slo",
