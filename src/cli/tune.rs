@@ -138,13 +138,22 @@ pub fn tune(
             return kept(base, &tried);
         }
     }
+    // The machine drifts between minutes more than within one search: the untuned case
+    // searched again now, and the two limits' ratio widens every tuned band.
+    let Some((base, drift)) = again(ctx, case, base) else {
+        return kept(base, &tried);
+    };
+    for t in &mut tried {
+        t.limit = t.limit.map(|l| l.widened(drift));
+    }
     let helping: Vec<Knob> = tried
         .iter()
         .filter(|t| t.limit.is_some_and(|l| Gain::of(base, l).helps()))
         .flat_map(|t| t.knobs.clone())
         .collect();
     if helping.len() >= 2 {
-        if let Some(t) = try_knobs(ctx, case, helping, base.held) {
+        if let Some(mut t) = try_knobs(ctx, case, helping, base.held) {
+            t.limit = t.limit.map(|l| l.widened(drift));
             tried.push(t);
         }
         if ctx.interrupted() {
@@ -153,6 +162,39 @@ pub fn tune(
     }
     print!("{}", summary(ctx, case, base, &tried, slo));
     kept(base, &tried)
+}
+
+/// The untuned `case` searched again after the tries: the first limit's band widened to
+/// take in the second's, and the drift between them (their ratio, at least 1). None: a
+/// signal ended the run.
+fn again(ctx: &mut Searching, case: &CaseSpec, base: Limit) -> Option<(Limit, f64)> {
+    println!(
+        "{} untuned again (the machine's drift between minutes):",
+        case.id()
+    );
+    let (search, _) = ctx.search(case, base.held);
+    if ctx.interrupted() {
+        return None;
+    }
+    let Some(b) = limit_of(&search) else {
+        println!("  no limit found this time: the bands are left as they are");
+        return Some((base, 1.0));
+    };
+    let drift = (b.held / base.held).max(base.held / b.held);
+    println!(
+        "  limit {} (first {}): every tuned band is widened by {:.0}%, the drift between the two",
+        ctx.what.show(b.held),
+        ctx.what.show(base.held),
+        100.0 * (drift - 1.0)
+    );
+    Some((
+        Limit {
+            low: base.low.min(b.low),
+            held: base.held,
+            high: base.high.max(b.high),
+        },
+        drift,
+    ))
 }
 
 /// The tries as the run keeps them, best first.

@@ -133,6 +133,18 @@ pub struct Limit {
     pub high: f64,
 }
 
+impl Limit {
+    /// Its band widened by the factor `by` (at least 1) on both sides.
+    pub fn widened(self, by: f64) -> Limit {
+        let by = by.max(1.0);
+        Limit {
+            low: self.low / by,
+            held: self.held,
+            high: self.high * by,
+        }
+    }
+}
+
 /// A setting's effect on the limit: the ratio of the two limits, and its interval from the
 /// two bands (the lowest the tuned one may be over the highest the first may be, and the
 /// other way round).
