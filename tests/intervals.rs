@@ -69,6 +69,14 @@ fn interval_run(db: &str) -> Command {
     ])
 }
 
+/// The messages of a series' records, all together.
+fn messages_in(records: &[serde_json::Value]) -> u64 {
+    records
+        .iter()
+        .map(|r| r["messages"].as_u64().unwrap())
+        .sum()
+}
+
 /// The one series of the last run in `db`, from its JSON.
 fn series(db: &str) -> serde_json::Value {
     let v = envelope(&run(zp(&["show", "last", "--format", "json", "--db", db]), 60).stdout);
@@ -101,10 +109,7 @@ fn a_clean_run_prints_and_stores_its_intervals_and_does_not_drift() {
         let records = s["records"].as_array().unwrap();
         assert_eq!(records.len(), lines.len(), "{s}");
         // Every message in exactly one interval.
-        let total: u64 = records
-            .iter()
-            .map(|r| r["messages"].as_u64().unwrap())
-            .sum();
+        let total = messages_in(records);
         assert_eq!(total, 20_000, "{s}");
         assert!(records.iter().all(|r| r["lost"] == 0), "{s}");
         assert!(records[0]["latency"]["p99_ns"].as_u64().unwrap() > 0, "{s}");
@@ -149,10 +154,7 @@ fn a_stall_planted_mid_run_shows_in_the_intervals_and_the_verdict() {
         assert_eq!(o.code, Some(0), "{o:?}");
         let s = series(&db);
         let records = s["records"].as_array().unwrap();
-        let total: u64 = records
-            .iter()
-            .map(|r| r["messages"].as_u64().unwrap())
-            .sum();
+        let total = messages_in(records);
         assert_eq!(total, 20_000, "{s}");
         // At least one whole interval delivered nothing, and the verdict names it.
         assert!(
@@ -226,10 +228,7 @@ fn a_30_second_fanout_prints_and_stores_a_record_per_tick_and_does_not_drift() {
         let records = s["records"].as_array().unwrap();
         assert_eq!(records.len(), 30, "{s}");
         assert_eq!(s["interval_ms"], 1000.0, "{s}");
-        let total: u64 = records
-            .iter()
-            .map(|r| r["messages"].as_u64().unwrap())
-            .sum();
+        let total = messages_in(records);
         assert_eq!(total, 30 * 40, "{s}");
         assert!(records.iter().all(|r| r["lost"] == 0), "{s}");
         assert!(
@@ -273,10 +272,7 @@ fn a_subscriber_process_stopped_for_2_s_shows_in_its_ticks_and_the_verdict() {
         let s = series(&db);
         let records = s["records"].as_array().unwrap();
         // Nothing lost: the stopped process's messages waited in its queues.
-        let total: u64 = records
-            .iter()
-            .map(|r| r["messages"].as_u64().unwrap())
-            .sum();
+        let total = messages_in(records);
         assert_eq!(total, 12 * 40, "{s}");
         // The ticks sent while it was stopped arrived a second or more late.
         let late = records
@@ -330,10 +326,7 @@ fn local_thr_prints_its_intervals_on_stderr_and_puts_them_in_its_json() {
             lines[0]
         );
         // Every message in exactly one interval, none lost.
-        let total: u64 = records
-            .iter()
-            .map(|r| r["messages"].as_u64().unwrap())
-            .sum();
+        let total = messages_in(records);
         assert_eq!(total, 2_000_000, "{iv}");
         assert!(records.iter().all(|r| r["lost"] == 0), "{iv}");
         assert_eq!(iv["interval_ms"], 200.0, "{iv}");

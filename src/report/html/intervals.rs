@@ -2,7 +2,7 @@
 //! (p50, p99, max) and its delivered rate against time, each interval a point, with the
 //! drift verdict as the caption.
 
-use super::parts::{figure, latency_series, medians, y_axis};
+use super::parts::{figure, latency_chart};
 use crate::model::{IntervalSeries, RunResult};
 use crate::report::svg::{self, Axis, Dash, LineChart, Marker, Point, Scale, Series};
 use crate::units;
@@ -73,20 +73,12 @@ fn latency(s: &IntervalSeries, id: &str) -> Option<String> {
     if p50.is_empty() {
         return None;
     }
-    let series = latency_series(p50, p99, max);
-    let ys: Vec<f64> = svg::y_values(&series).into_iter().chain([0.0]).collect();
-    Some(
-        LineChart {
-            id: format!("{id}-lat"),
-            title: format!("Latency per interval: {}", s.node),
-            x: time_axis(s),
-            y: y_axis("latency (ms)", &medians(&series), ys),
-            series,
-            legend: Vec::new(),
-            end_labels: false,
-        }
-        .render(),
-    )
+    Some(latency_chart(
+        format!("{id}-lat"),
+        format!("Latency per interval: {}", s.node),
+        time_axis(s),
+        [p50, p99, max],
+    ))
 }
 
 /// The delivered rate against time, msg/s.

@@ -3,7 +3,7 @@
 //! latency against the offered rate and the delivered rate against it, the knee named in
 //! the caption.
 
-use super::parts::{figure, latency_series, medians, plain_table, y_axis};
+use super::parts::{figure, latency_chart, plain_table};
 use crate::model::{LoadCurve, RunResult};
 use crate::report::svg::{self, Axis, Dash, LineChart, Marker, Point, Scale, Series};
 use crate::units;
@@ -117,20 +117,12 @@ fn latency(c: &LoadCurve, id: &str) -> Option<String> {
     if p99.is_empty() {
         return None;
     }
-    let series = latency_series(p50, p99, max);
-    let ys: Vec<f64> = svg::y_values(&series).into_iter().chain([0.0]).collect();
-    Some(
-        LineChart {
-            id: format!("{id}-lat"),
-            title: format!("Latency under load: {}", c.case),
-            x: offered_axis(c),
-            y: y_axis("latency (ms)", &medians(&series), ys),
-            series,
-            legend: Vec::new(),
-            end_labels: false,
-        }
-        .render(),
-    )
+    Some(latency_chart(
+        format!("{id}-lat"),
+        format!("Latency under load: {}", c.case),
+        offered_axis(c),
+        [p50, p99, max],
+    ))
 }
 
 /// Delivered against offered, msg/s, beside delivered = offered.

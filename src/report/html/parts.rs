@@ -3,7 +3,7 @@
 //! value axis of a chart.
 
 use crate::report::layout::Grid;
-use crate::report::svg::{self, esc, Axis, Dash, Marker, Point, Scale, Series};
+use crate::report::svg::{self, esc, Axis, Dash, LineChart, Marker, Point, Scale, Series};
 use crate::units;
 use std::fmt::Write;
 
@@ -155,10 +155,15 @@ pub(super) fn y_axis(label: &str, medians: &[f64], values: Vec<f64>) -> Axis {
     Axis::new(&label, scale, values, units::compact).relabel(ticks)
 }
 
-/// The three lines of a latency chart: p50 (solid, circles), p99 (dashed, squares) and max
+/// A latency chart, ms, against `x`: p50 (solid, circles), p99 (dashed, squares) and max
 /// (dotted), in the palette's first three colours.
-pub(super) fn latency_series(p50: Vec<Point>, p99: Vec<Point>, max: Vec<Point>) -> Vec<Series> {
-    [
+pub(super) fn latency_chart(
+    id: String,
+    title: String,
+    x: Axis,
+    [p50, p99, max]: [Vec<Point>; 3],
+) -> String {
+    let series: Vec<Series> = [
         ("p50", Dash::Solid, Marker::Circle, p50),
         ("p99", Dash::Dashed, Marker::Square, p99),
         ("max", Dash::Dotted, Marker::None, max),
@@ -172,5 +177,16 @@ pub(super) fn latency_series(p50: Vec<Point>, p99: Vec<Point>, max: Vec<Point>) 
         marker,
         points,
     })
-    .collect()
+    .collect();
+    let ys: Vec<f64> = svg::y_values(&series).into_iter().chain([0.0]).collect();
+    LineChart {
+        id,
+        title,
+        x,
+        y: y_axis("latency (ms)", &medians(&series), ys),
+        series,
+        legend: Vec::new(),
+        end_labels: false,
+    }
+    .render()
 }
