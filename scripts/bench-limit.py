@@ -12,7 +12,9 @@ For each case (PUSH/PULL and lossy PUB/SUB over tcp, 64 B by default) this runs,
     highest rate held before the end is the sweep's limit.
 It prints both limits, their ratio, the time each took and the ratio of the times, and
 whether the sweep's limit lies inside the uncertainty the search stated.
-With --rounds N the pair runs N times, alternating which goes first.
+With --rounds N the pair runs N times, alternating which goes first. With --sweeps 2 the
+sweep runs twice in each round (search between them), and the two sweeps' limits are
+printed with their ratio: how far the reference itself moves from one minute to the next.
 
     python3 scripts/bench-limit.py                 # pushpull and pubsub-lossy, 1 round
     python3 scripts/bench-limit.py --patterns pushpull --rounds 2
@@ -99,6 +101,7 @@ def main():
     ap.add_argument("--start", type=float, default=1000.0)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--max-steps", type=int, default=400)
+    ap.add_argument("--sweeps", type=int, default=1, choices=[1, 2])
     args = ap.parse_args()
     if not os.path.exists(BIN):
         sys.exit("no %s: build it first (cargo build --release) or set ZMQPERF" % BIN)
@@ -111,6 +114,8 @@ def main():
     for pattern in args.patterns.split(","):
         for k in range(args.rounds):
             order = ["search", "sweep"] if k % 2 == 0 else ["sweep", "search"]
+            if args.sweeps == 2:
+                order = ["sweep", "search", "sweep2"]
             got = {}
             for what in order:
                 if what == "search":
@@ -128,6 +133,14 @@ def main():
                       s_time / w_time, s_steps, w_steps, "inside" if inside else "OUTSIDE",
                       "%s..%s" % ("{:,.0f}".format(band[0]), "{:,.0f}".format(band[1]))
                       if band else "(none)"))
+            if "sweep2" in got:
+                a, b = got["sweep"][0], got["sweep2"][0]
+                r2 = b / a if a and b else float("nan")
+                ratio2 = s_rate / b if b else float("nan")
+                print("%-14s %5d %14s %14s %7.3f   (the second sweep: sweep 2 / sweep 1 = %.3f; "
+                      "the two sweeps differ by %.1f%%)" % (
+                          pattern, k + 1, "", "{:,.0f}".format(b) if b else "none", ratio2, r2,
+                          100.0 * (max(a, b) / min(a, b) - 1.0) if a and b else float("nan")))
             sys.stdout.flush()
 
 
