@@ -197,14 +197,12 @@ pub fn limit_result(
     search: &Search,
     broken: &[Broken],
 ) -> zmqperf::model::LimitResult {
-    let (held, low, high) = match search.found() {
-        Found::Limit { held, .. } => {
-            let (lo, hi, _) = search.uncertainty();
-            (Some(held), Some(lo.unwrap_or(held)), hi)
-        }
-        Found::AboveCeiling { held } => (Some(held), Some(held), None),
-        _ => (None, None, None),
-    };
+    let found = search.limit();
+    let (low, held, high) = (
+        found.map(|f| f.0),
+        found.map(|f| f.1),
+        found.and_then(|f| f.2),
+    );
     let b = breaking(search, broken);
     let said = outcome(case, what, search, broken);
     zmqperf::model::LimitResult {

@@ -12,23 +12,13 @@ use zmqperf::scenarios::tune::{candidates, Gain, Knob, Limit};
 
 /// The limit a search found, with its band (None: it found none).
 fn limit_of(search: &Search) -> Option<Limit> {
-    match search.found() {
-        Found::Limit { held, .. } => {
-            let (low, high, _) = search.uncertainty();
-            Some(Limit {
-                low: low.unwrap_or(held),
-                held,
-                high: high.unwrap_or(held),
-            })
-        }
-        // Every value held: the ceiling is a floor of the limit.
-        Found::AboveCeiling { held } => Some(Limit {
-            low: held,
-            held,
-            high: held,
-        }),
-        _ => None,
-    }
+    // With no upper bound (every value that broke also held once, or all held up to the
+    // ceiling), the limit itself is the top of its band.
+    search.limit().map(|(low, held, high)| Limit {
+        low,
+        held,
+        high: high.unwrap_or(held),
+    })
 }
 
 /// What one try of settings found.

@@ -502,6 +502,19 @@ impl Search {
         }
     }
 
+    /// The limit found, with its band: (lowest, limit, highest; None when the band has no
+    /// upper bound or every value held up to the ceiling). None: no limit was found.
+    pub fn limit(&self) -> Option<(f64, f64, Option<f64>)> {
+        match self.found() {
+            Found::Limit { held, .. } => {
+                let (low, high, _) = self.uncertainty();
+                Some((low.unwrap_or(held), held, high))
+            }
+            Found::AboveCeiling { held } => Some((held, held, None)),
+            _ => None,
+        }
+    }
+
     /// The outcome, once [`Search::next_rate`] said the search is over.
     pub fn found(&self) -> Found {
         match (self.held, self.broke) {
