@@ -1,7 +1,12 @@
 //! `run --interval 1s --duration`: a line per interval as it closes, the intervals stored
 //! with the case (every message counted in exactly one of them), and the drift verdict: a
 //! planted stall (the case's processes stopped for 2 s mid-run) is out of line with its
-//! time; a clean run has no interval starved and no trend.
+//! time; a clean run has no interval starved and nothing lost, and its verdict is read.
+//!
+//! Whether a clean run's p99 trends is up to the machine's other load (a run that starts
+//! beside a busy neighbour and ends alone "falls"), which no test can hold still: the trend
+//! rule is tested on fixed series in `stats/drift.rs`, and here only that it is read. The
+//! tests of this file run one at a time, so they are not each other's neighbour.
 
 mod common;
 use common::*;
@@ -9,6 +14,34 @@ use std::process::Command;
 use std::time::Duration;
 
 const T: u64 = 180;
+
+/// Holds the machine for one test of this file at a time (the throughput run would load both
+/// cores under the others' latency).
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The drift verdict of series `s` was read: enough intervals, a trend figure with its
+/// interval, and a sentence that opens with its kind.
+fn assert_verdict_read(s: &serde_json::Value) {
+    let kind = s["drift"]["kind"].as_str().unwrap();
+    let said = s["drift"]["said"].as_str().unwrap();
+    let head = match kind {
+        "steady" => "steady:",
+        "rising" => "drifts: latency rises",
+        "falling" => "drifts: latency falls",
+        "irregular" => "irregular:",
+        other => panic!("verdict {other}: {said}"),
+    };
+    assert!(said.starts_with(head), "{kind}: {said}");
+    let change = s["drift"]["p99_change_pct"]
+        .as_array()
+        .expect("a trend figure");
+    assert_eq!(change.len(), 3, "{s}");
+    let f: Vec<f64> = change.iter().map(|v| v.as_f64().unwrap()).collect();
+    assert!(f[1] <= f[0] && f[0] <= f[2], "{f:?}");
+}
 
 /// The processes whose parent is `pid`.
 fn children(pid: u32) -> Vec<u32> {
@@ -86,7 +119,8 @@ fn series(db: &str) -> serde_json::Value {
 }
 
 #[test]
-fn a_clean_run_prints_and_stores_its_intervals_and_does_not_drift() {
+fn a_clean_run_prints_and_stores_its_intervals_and_its_verdict() {
+    let _machine = alone();
     with_watchdog(T, || {
         let dir = std::env::temp_dir().join(format!("zmqperf-iv-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -114,11 +148,10 @@ fn a_clean_run_prints_and_stores_its_intervals_and_does_not_drift() {
         assert!(records.iter().all(|r| r["lost"] == 0), "{s}");
         assert!(records[0]["latency"]["p99_ns"].as_u64().unwrap() > 0, "{s}");
         assert!(records[0]["histogram"]["count"].as_u64().is_some(), "{s}");
-        // No interval starved, no trend (a spike on a busy machine may still be named).
+        // No interval starved (the sender is open loop), the verdict read.
         let said = s["drift"]["said"].as_str().unwrap();
         assert!(!said.contains(" delivered "), "{said}");
-        let kind = s["drift"]["kind"].as_str().unwrap();
-        assert!(kind == "steady" || kind == "irregular", "{said}");
+        assert_verdict_read(&s);
         assert!(o.stdout.contains("Over time (--interval"), "{}", o.stdout);
         // The HTML draws each series over time, its verdict as the caption.
         let html = run(zp(&["report", "last", "--format", "html", "--db", &db]), 60).stdout;
@@ -137,6 +170,7 @@ fn a_clean_run_prints_and_stores_its_intervals_and_does_not_drift() {
 
 #[test]
 fn a_stall_planted_mid_run_shows_in_the_intervals_and_the_verdict() {
+    let _machine = alone();
     with_watchdog(T, || {
         let dir = std::env::temp_dir().join(format!("zmqperf-ivs-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -199,7 +233,8 @@ fn tick_lines(stderr: &str) -> Vec<&str> {
 }
 
 #[test]
-fn a_30_second_fanout_prints_and_stores_a_record_per_tick_and_does_not_drift() {
+fn a_30_second_fanout_prints_and_stores_a_record_per_tick_and_its_verdict() {
+    let _machine = alone();
     with_watchdog(T, || {
         let dir = std::env::temp_dir().join(format!("zmqperf-ivf-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -237,11 +272,10 @@ fn a_30_second_fanout_prints_and_stores_a_record_per_tick_and_does_not_drift() {
                 .all(|r| r["latency"]["max_ns"].as_u64().unwrap() < 500_000_000),
             "{s}"
         );
-        // No trend and no loss (a scheduling spike on a busy machine may still be named).
+        // Nothing lost, the verdict read.
         let said = s["drift"]["said"].as_str().unwrap();
-        let kind = s["drift"]["kind"].as_str().unwrap();
-        assert!(kind == "steady" || kind == "irregular", "{said}");
-        assert!(!said.contains("drifts") && !said.contains("lost"), "{said}");
+        assert!(!said.contains("lost"), "{said}");
+        assert_verdict_read(&s);
         assert!(
             o.stdout.contains("per tick (30 records of 1 s)"),
             "{}",
@@ -253,6 +287,7 @@ fn a_30_second_fanout_prints_and_stores_a_record_per_tick_and_does_not_drift() {
 
 #[test]
 fn a_subscriber_process_stopped_for_2_s_shows_in_its_ticks_and_the_verdict() {
+    let _machine = alone();
     with_watchdog(T, || {
         let dir = std::env::temp_dir().join(format!("zmqperf-ivfs-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -292,6 +327,7 @@ fn a_subscriber_process_stopped_for_2_s_shows_in_its_ticks_and_the_verdict() {
 
 #[test]
 fn local_thr_prints_its_intervals_on_stderr_and_puts_them_in_its_json() {
+    let _machine = alone();
     with_watchdog(T, || {
         let l = Proc::spawn(
             zp(&[
