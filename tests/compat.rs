@@ -52,6 +52,7 @@ fn lat_inproc(size: usize, count: u64, echo: EchoMode) -> (Value, Value) {
             timeout: Duration::from_secs(10),
             instrumented: true,
             echo,
+            interval: None,
         };
         let rcfg = LatConfig {
             side: Side::Connect,
@@ -565,6 +566,8 @@ fn every_json_output_follows_the_schema() {
             &["inproc_lat", "64", "100", "--json", "--plain"],
             &["inproc_thr", "64", "1000", "--json"],
             &["inproc_thr", "64", "1000", "--json", "--plain"],
+            &["inproc_lat", "64", "2000", "--json", "--interval", "5ms"],
+            &["inproc_thr", "64", "20000", "--json", "--interval", "2ms"],
         ] {
             outputs.push((args.join(" "), json_line(&run(zp(args), T))));
         }

@@ -369,3 +369,85 @@ fn local_thr_prints_its_intervals_on_stderr_and_puts_them_in_its_json() {
         assert!(iv["drift"]["said"].as_str().is_some(), "{iv}");
     });
 }
+
+#[test]
+fn remote_lat_and_a_latency_case_take_intervals_of_round_trips() {
+    let _machine = alone();
+    with_watchdog(T, || {
+        let l = Proc::spawn(
+            zp(&["local_lat", "tcp://127.0.0.1:*", "64", "8000"]),
+            T - 30,
+        );
+        let ep = l.bound_endpoint();
+        let o = run(
+            zp(&[
+                "remote_lat",
+                &ep,
+                "64",
+                "8000",
+                "--interval",
+                "100ms",
+                "--json",
+            ]),
+            T - 30,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert_eq!(l.finish().code, Some(0));
+        let lines: Vec<&str> = o
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("[remote_lat]"))
+            .collect();
+        assert!(
+            lines[0].contains("0.0-0.1 s") && lines[0].contains("round trips/s"),
+            "{}",
+            o.stderr
+        );
+        assert!(o.stderr.contains("zmqperf: over time: "), "{}", o.stderr);
+        let v = envelope(&o.stdout);
+        let iv = &v["results"]["intervals"];
+        let records = iv["records"].as_array().unwrap();
+        assert_eq!(records.len(), lines.len(), "{}", o.stderr);
+        // Every round trip in exactly one interval, each timed.
+        assert_eq!(messages_in(records), 8000, "{iv}");
+        assert!(records.iter().all(|r| r["round_trips"] == true), "{iv}");
+        assert!(
+            records
+                .iter()
+                .all(|r| r["latency"]["p50_ns"].as_u64().unwrap() > 0),
+            "{iv}"
+        );
+        // `run` on a latency case: the client's series, of round trips.
+        let dir = std::env::temp_dir().join(format!("zmqperf-ivl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("h.db").display().to_string();
+        let o = run(
+            zp(&[
+                "run",
+                "--patterns",
+                "reqrep",
+                "--transports",
+                "ipc",
+                "--sizes",
+                "64",
+                "--count",
+                "5000",
+                "--interval",
+                "100ms",
+                "--repetitions",
+                "1",
+                "--db",
+                &db,
+            ]),
+            T - 30,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        assert!(o.stderr.contains("round trips/s"), "{}", o.stderr);
+        let s = series(&db);
+        let records = s["records"].as_array().unwrap();
+        // The warm-up's round trips are not measured, the count's are.
+        assert_eq!(messages_in(records), 5000, "{s}");
+        assert!(records.iter().all(|r| r["round_trips"] == true), "{s}");
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}

@@ -29,6 +29,10 @@ pub struct IntervalRecord {
     /// publisher sent in its ticks, whenever they arrived).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tick: Option<u64>,
+    /// A closed-loop client's record: its `messages` are round trips, its latency round
+    /// trip / 2.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub round_trips: bool,
 }
 
 impl IntervalRecord {

@@ -9,10 +9,15 @@ use crate::units::grouped;
 pub fn line(node: &str, r: &IntervalRecord) -> String {
     let from = r.start_ms / 1e3;
     let mut s = format!(
-        "[{node}] {:>5.1}-{:.1} s {:>11} msg/s",
+        "[{node}] {:>5.1}-{:.1} s {:>11} {}",
         from,
         from + r.dur_ms / 1e3,
-        grouped(r.msgs_per_sec().round() as u64)
+        grouped(r.msgs_per_sec().round() as u64),
+        if r.round_trips {
+            "round trips/s"
+        } else {
+            "msg/s"
+        }
     );
     match r.latency.filter(|l| l.count > 0) {
         Some(l) => s.push_str(&format!(

@@ -12,6 +12,7 @@ use crate::zmq;
 
 mod echo;
 pub mod eot;
+mod interval;
 mod ping;
 mod proxy;
 pub mod publisher;

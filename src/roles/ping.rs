@@ -1,8 +1,10 @@
 //! The ping role: a closed-loop client (REQ, DEALER or PAIR) that sends a request, waits
 //! for the echo and times the round trip. Records round trip / 2, libzmq's one-way latency,
 //! and on request the full round trips (remote_lat's figure). In plain mode it reads no
-//! clock per round trip, as libzmq's own loop.
+//! clock per round trip, as libzmq's own loop (with `--interval` it reads one, to close the
+//! intervals: their round trips per second, without latency).
 
+use super::interval::Intervals;
 use super::{node_usage, open_all, Control, HeaderUse, Io, NodeSpec, RoleReport};
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
@@ -51,6 +53,14 @@ pub(super) fn run(
     let mut start = now_ns();
     let mut first_reply_ns = None;
     let mut stopped = None;
+    // With `--interval`: the intervals from the first measured round trip, and when the
+    // current one ends (u64::MAX without).
+    let every_ns = spec
+        .interval_ms
+        .filter(|&ms| ms > 0)
+        .map(|ms| ms * 1_000_000);
+    let mut intervals = None;
+    let mut next_tick = u64::MAX;
     for i in 0..total {
         // A signal that ends the run: the round trips so far are the report.
         if crate::interrupt::interrupted() {
@@ -60,6 +70,11 @@ pub(super) fn run(
         let warm = i < spec.warmup;
         if i == spec.warmup {
             start = now_ns();
+            if let Some(ns) = every_ns {
+                let iv = Intervals::new(ns, start).of_round_trips();
+                next_tick = iv.next_end();
+                intervals = Some(iv);
+            }
         }
         let t0 = if plain { 0 } else { now_ns() };
         if header {
@@ -78,6 +93,12 @@ pub(super) fn run(
         }
         progress.tick(i);
         if plain {
+            if next_tick != u64::MAX {
+                let now = now_ns();
+                if now >= next_tick {
+                    next_tick = close(&mut intervals, now, spec, i, &hist);
+                }
+            }
             continue;
         }
         let t1 = now_ns();
@@ -94,6 +115,9 @@ pub(super) fn run(
                 rtt.record(t1 - t0);
             }
         }
+        if t1 >= next_tick {
+            next_tick = close(&mut intervals, t1, spec, i, &hist);
+        }
     }
     let mut end = now_ns();
     let mut done = spec.count;
@@ -109,7 +133,11 @@ pub(super) fn run(
     }
     progress.finish();
     ctl.sent()?;
+    let intervals = intervals.map_or_else(Vec::new, |iv| {
+        iv.finish(end, &spec.name, done, None, std::slice::from_ref(&hist))
+    });
     Ok(RoleReport {
+        intervals,
         latency: (!plain).then_some(hist),
         rtt: (spec.full_rtt && !plain).then_some(rtt),
         first_round_trip_ns: first_reply_ns.map(|t: u64| t.saturating_sub(start)),
@@ -125,6 +153,23 @@ pub(super) fn run(
         io_waits: io.waits(),
         ..Default::default()
     })
+}
+
+/// Closes the intervals that ended by `now`, round trip `i` done; returns when the next ends.
+#[cold]
+#[inline(never)]
+fn close(
+    intervals: &mut Option<Intervals>,
+    now: u64,
+    spec: &NodeSpec,
+    i: u64,
+    hist: &LatencyHistogram,
+) -> u64 {
+    let Some(iv) = intervals.as_mut() else {
+        return u64::MAX;
+    };
+    let done = (i + 1).saturating_sub(spec.warmup);
+    iv.close_until(now, &spec.name, done, None, std::slice::from_ref(hist))
 }
 
 /// Writes request `i`'s header, stamped `t0`, into the start of `msg`.

@@ -87,6 +87,8 @@ pub(in crate::cli) struct RemoteLat {
     #[arg(long)]
     pub(super) plain: bool,
     #[command(flatten)]
+    pub(super) every: IntervalOpt,
+    #[command(flatten)]
     pub(super) sec: SecurityOpts,
     #[command(flatten)]
     pub(super) peer: PeerOn,
@@ -127,17 +129,24 @@ pub(in crate::cli) struct LocalThr {
     pub(super) enable_curve: Option<String>,
     #[command(flatten)]
     pub(super) thr: ThrOpts,
-    /// Close an interval of figures this often (1s): each printed on stderr as it closes
-    /// (msg/s, latency with the measurement header, loss, CPU), all of them in the JSON
-    /// with a drift verdict. stdout stays libzmq's.
-    #[arg(long, value_name = "DURATION")]
-    pub(super) interval: Option<String>,
+    #[command(flatten)]
+    pub(super) every: IntervalOpt,
     #[command(flatten)]
     pub(super) sec: SecurityOpts,
     #[command(flatten)]
     pub(super) peer: PeerOn,
     #[command(flatten)]
     pub(in crate::cli) common: Common,
+}
+
+#[derive(Args)]
+pub(in crate::cli) struct IntervalOpt {
+    /// Close an interval of figures this often (1s) on the measuring side: each printed on
+    /// stderr as it closes (msg/s or round trips/s, latency where it is timed, loss, CPU),
+    /// all of them in the JSON with a drift verdict, which goes on stderr at the end.
+    /// stdout stays libzmq's.
+    #[arg(long, value_name = "DURATION")]
+    pub(super) interval: Option<String>,
 }
 
 #[derive(Args)]
@@ -194,6 +203,8 @@ pub(in crate::cli) struct InprocLat {
     #[command(flatten)]
     pub(super) echo: EchoOpts,
     #[command(flatten)]
+    pub(super) every: IntervalOpt,
+    #[command(flatten)]
     pub(in crate::cli) common: Common,
 }
 
@@ -207,6 +218,8 @@ pub(in crate::cli) struct InprocThr {
     pub(super) message_count: String,
     #[command(flatten)]
     pub(super) send: SendOpts,
+    #[command(flatten)]
+    pub(super) every: IntervalOpt,
     #[command(flatten)]
     pub(in crate::cli) common: Common,
 }

@@ -3,8 +3,8 @@
 use super::args::{InprocLat, LocalLat, RemoteLat};
 use super::peer::{peer_endpoint, peer_words, with_peer};
 use super::{
-    announce, curve_keys, echo_mode, endpoint, interrupted_after_print, network, print, security,
-    timeout,
+    announce, curve_keys, echo_mode, endpoint, interrupted_after_print, interval, network, print,
+    say_drift, security, timeout, with_interval_lines,
 };
 use zmqperf::endpoint::Side;
 use zmqperf::error::{Error, Result};
@@ -41,6 +41,7 @@ fn local_lat_here(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
         side: Side::Bind,
         instrumented: false,
         echo: echo_mode(&a.echo),
+        interval: None,
         endpoint: ep.clone(),
         security: security(&a.sec, None)?,
         curve_keys: curve_keys(&a.sec, security(&a.sec, None)?)?,
@@ -83,10 +84,11 @@ fn remote_lat_here(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
         side: Side::Connect,
         instrumented: !a.plain,
         echo: EchoMode::Inspect,
+        interval: interval(&a.every)?,
         security: security(&a.sec, None)?,
         curve_keys: curve_keys(&a.sec, security(&a.sec, None)?)?,
     };
-    let r = compat::remote_lat(ctx, &cfg)?;
+    let r = with_interval_lines(cfg.interval, || compat::remote_lat(ctx, &cfg))?;
     if cfg.instrumented && !r.header && cfg.size >= zmqperf::header::HEADER_LEN {
         zmqperf::errln!(
             "zmqperf: warning: the echo side's first reply did not carry the request's bytes back (an echo that answers with bytes of its own): the replies were timed but not checked",
@@ -98,6 +100,7 @@ fn remote_lat_here(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
         out::latency_lines(&r),
         || out::latency_detail(&r),
     );
+    say_drift(r.intervals.as_ref());
     if let Some(note) = first_wait_note(&r) {
         zmqperf::errln!("zmqperf: note: {note}");
     }
@@ -136,18 +139,18 @@ fn first_wait_note(r: &compat::LatencyResult) -> Option<String> {
 /// `zmqperf inproc_lat`.
 pub(in crate::cli) fn inproc_lat(a: &InprocLat) -> Result<()> {
     zmqperf::runner::catch_signals();
-    let r = compat::inproc_lat(
-        parse_size("<message-size>", &a.message_size)?,
-        parse_count("<roundtrip-count>", &a.roundtrip_count)?,
-        timeout(&a.common)?,
-        !a.plain,
-        echo_mode(&a.echo),
-    )?;
+    let size = parse_size("<message-size>", &a.message_size)?;
+    let count = parse_count("<roundtrip-count>", &a.roundtrip_count)?;
+    let (every, wait) = (interval(&a.every)?, timeout(&a.common)?);
+    let r = with_interval_lines(every, || {
+        compat::inproc_lat(size, count, wait, !a.plain, echo_mode(&a.echo), every)
+    })?;
     print(
         &a.common,
         || out::json(r.command, &r, None),
         out::latency_lines(&r),
         || out::latency_detail(&r),
     );
+    say_drift(r.intervals.as_ref());
     cut_short_after_print(&r)
 }

@@ -12,7 +12,7 @@ pub(super) use args::{InprocLat, InprocThr, LocalLat, LocalThr, RemoteLat, Remot
 pub(super) use lat::{inproc_lat, local_lat, remote_lat};
 pub(super) use thr::{inproc_thr, local_thr, remote_thr};
 
-use args::{Common, EchoOpts, PatternArg, SecurityOpts};
+use args::{Common, EchoOpts, IntervalOpt, PatternArg, SecurityOpts};
 use std::time::Duration;
 use zmqperf::endpoint::{Endpoint, Side, Transport};
 use zmqperf::error::{Error, Result};
@@ -45,6 +45,35 @@ pub(super) fn echo_mode(e: &EchoOpts) -> EchoMode {
 
 pub(super) fn timeout(c: &Common) -> Result<Duration> {
     parse_duration("--timeout", &c.timeout)
+}
+
+/// `--interval`, checked.
+pub(super) fn interval(o: &IntervalOpt) -> Result<Option<Duration>> {
+    o.interval
+        .as_deref()
+        .map(|v| parse_duration("--interval", v))
+        .transpose()
+}
+
+/// Runs `f` with each interval printed on a line of stderr as it closes (`--interval`;
+/// stdout stays libzmq's).
+pub(super) fn with_interval_lines<T>(every: Option<Duration>, f: impl FnOnce() -> T) -> T {
+    if every.is_none() {
+        return f();
+    }
+    zmqperf::roles::live::set_interval_hook(Some(std::sync::Arc::new(|node, r| {
+        zmqperf::errln!("{}", zmqperf::report::intervals::line(node, r))
+    })));
+    let out = f();
+    zmqperf::roles::live::set_interval_hook(None);
+    out
+}
+
+/// The drift verdict of a run's intervals on stderr, after its figures.
+pub(super) fn say_drift(s: Option<&zmqperf::model::IntervalSeries>) {
+    if let Some(s) = s {
+        zmqperf::errln!("zmqperf: over time: {}", s.drift.said);
+    }
 }
 
 /// The CURVE keys of `--curve-keys FILE`, checked.

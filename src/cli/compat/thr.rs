@@ -3,8 +3,8 @@
 use super::args::{InprocThr, LocalThr, PatternArg, RemoteThr, ThrOpts};
 use super::peer::{peer_endpoint, peer_words, with_peer};
 use super::{
-    announce, caveat_if_short, curve_keys, endpoint, interrupted_after_print, network, pattern,
-    print, security, timeout,
+    announce, caveat_if_short, curve_keys, endpoint, interrupted_after_print, interval, network,
+    pattern, print, say_drift, security, timeout, with_interval_lines,
 };
 use zmqperf::endpoint::Side;
 use zmqperf::error::{Error, Result};
@@ -64,21 +64,11 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
         endpoint: ep.clone(),
         security: security(&a.sec, a.enable_curve.as_ref())?,
         curve_keys: curve_keys(&a.sec, security(&a.sec, a.enable_curve.as_ref())?)?,
-        interval: a
-            .interval
-            .as_deref()
-            .map(|v| zmqperf::parse::parse_duration("--interval", v))
-            .transpose()?,
+        interval: interval(&a.every)?,
     };
-    // Each interval on a line of stderr as it closes (stdout stays libzmq's).
-    if cfg.interval.is_some() {
-        zmqperf::roles::live::set_interval_hook(Some(std::sync::Arc::new(|node, r| {
-            zmqperf::errln!("{}", zmqperf::report::intervals::line(node, r))
-        })));
-    }
-    let r = compat::local_thr(ctx, &cfg, |b| announce("local_thr", &ep, b));
-    zmqperf::roles::live::set_interval_hook(None);
-    let r = r?;
+    let r = with_interval_lines(cfg.interval, || {
+        compat::local_thr(ctx, &cfg, |b| announce("local_thr", &ep, b))
+    })?;
     caveat_if_short(r.elapsed_ns);
     if r.arrivals != r.distinct {
         zmqperf::errln!(
@@ -94,6 +84,7 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
         out::throughput_lines(&r),
         || out::receiver_detail(&r),
     );
+    say_drift(r.intervals.as_ref());
     if let Some(why) = &r.protocol_error {
         return Err(Error::Protocol(format!(
             "{why} (the figures above are of the messages before it)"
@@ -193,13 +184,13 @@ fn remote_thr_here(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
 /// `zmqperf inproc_thr`.
 pub(in crate::cli) fn inproc_thr(a: &InprocThr) -> Result<()> {
     zmqperf::runner::catch_signals();
-    let (r, s) = compat::inproc_thr(
-        parse_size("<message-size>", &a.message_size)?,
-        parse_count("<message-count>", &a.message_count)?,
-        timeout(&a.common)?,
-        !a.send.plain,
-        parse_count("--stamp-every", &a.send.stamp_every)?,
-    )?;
+    let size = parse_size("<message-size>", &a.message_size)?;
+    let count = parse_count("<message-count>", &a.message_count)?;
+    let stamp_every = parse_count("--stamp-every", &a.send.stamp_every)?;
+    let (every, wait) = (interval(&a.every)?, timeout(&a.common)?);
+    let (r, s) = with_interval_lines(every, || {
+        compat::inproc_thr(size, count, wait, !a.send.plain, stamp_every, every)
+    })?;
     caveat_if_short(r.elapsed_ns);
     print(
         &a.common,
@@ -211,5 +202,6 @@ pub(in crate::cli) fn inproc_thr(a: &InprocThr) -> Result<()> {
         out::throughput_lines(&r),
         || format!("{}{}", out::receiver_detail(&r), out::sender_detail(&s)),
     );
+    say_drift(r.intervals.as_ref());
     interrupted_after_print(r.cut_short.as_deref().or(s.cut_short.as_deref()))
 }

@@ -83,8 +83,14 @@ fn latency(s: &IntervalSeries, id: &str) -> Option<String> {
 
 /// The delivered rate against time, msg/s.
 fn rate(s: &IntervalSeries, id: &str) -> String {
+    let round_trips = s.records.first().is_some_and(|r| r.round_trips);
     let series = vec![Series {
-        name: "delivered".to_string(),
+        name: if round_trips {
+            "round trips"
+        } else {
+            "delivered"
+        }
+        .to_string(),
         color: svg::PALETTE[0],
         dash: Dash::Solid,
         marker: Marker::Circle,
@@ -99,7 +105,17 @@ fn rate(s: &IntervalSeries, id: &str) -> String {
         id: format!("{id}-rate"),
         title: format!("Delivered per interval: {}", s.node),
         x: time_axis(s),
-        y: Axis::new("msg/s", Scale::Linear, ys, units::compact).relabel(units::linear_ticks),
+        y: Axis::new(
+            if round_trips {
+                "round trips/s"
+            } else {
+                "msg/s"
+            },
+            Scale::Linear,
+            ys,
+            units::compact,
+        )
+        .relabel(units::linear_ticks),
         series,
         legend: Vec::new(),
         end_labels: false,

@@ -171,7 +171,7 @@ impl SinkState<'_> {
                 self.last_read_ns,
                 &spec.name,
                 received,
-                &self.ledger,
+                Some(&self.ledger),
                 &self.hists,
             ),
             None => Vec::new(),

@@ -18,7 +18,6 @@ use state::{SinkState, Then};
 use std::time::Duration;
 
 mod end;
-mod interval;
 pub mod ptmp;
 mod received;
 mod state;

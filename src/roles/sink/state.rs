@@ -5,7 +5,6 @@
 use super::super::eot::EotWatch;
 use super::super::shape::LogFilter;
 use super::super::{slice_for, HeaderUse, Io, NodeSpec, Patience, STOP_POLL};
-use super::interval::Intervals;
 use super::{check_frames, eot_done, interrupted_after, Taker};
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
@@ -13,6 +12,7 @@ use crate::header::{Header, FLAG_END, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::{check_size, Waiting};
 use crate::progress::Progress;
+use crate::roles::interval::Intervals;
 use crate::roles::Next;
 use crate::stats::{LatencyHistogram, Ledger, OneWay};
 use crate::topology::SocketType;
@@ -190,7 +190,7 @@ impl<'a> SinkState<'a> {
                 now,
                 &self.spec.name,
                 self.received,
-                &self.ledger,
+                Some(&self.ledger),
                 &self.hists,
             );
         }

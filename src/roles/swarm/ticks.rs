@@ -55,6 +55,7 @@ impl TickPlan {
             histogram: None,
             cpu_pct: None,
             tick: Some(first + 1),
+            round_trips: false,
         }
     }
 }

@@ -38,6 +38,7 @@ pub fn inproc_lat(
     timeout: Duration,
     instrumented: bool,
     echo: EchoMode,
+    interval: Option<Duration>,
 ) -> Result<LatencyResult> {
     let ctx = zmq::Context::new();
     let ep = Endpoint::parse("inproc://lat_test", Side::Bind)?;
@@ -51,12 +52,14 @@ pub fn inproc_lat(
         timeout,
         instrumented: false,
         echo,
+        interval: None,
     };
     let meas_cfg = LatConfig {
         security: Mechanism::Null,
         curve_keys: None,
         side: Side::Bind,
         instrumented,
+        interval,
         ..echo_cfg.clone()
     };
     let c2 = ctx.clone();
@@ -84,6 +87,7 @@ pub fn inproc_thr(
     timeout: Duration,
     instrumented: bool,
     stamp_every: u64,
+    interval: Option<Duration>,
 ) -> Result<(ReceiverResult, SenderResult)> {
     let ctx = zmq::Context::new();
     let ep = Endpoint::parse("inproc://thr_test", Side::Bind)?;
@@ -101,12 +105,13 @@ pub fn inproc_thr(
         hwm: None,
         lossy: false,
         stream_id: 0,
-        interval: None,
+        interval,
     };
     let send_cfg = ThrConfig {
         security: Mechanism::Null,
         curve_keys: None,
         side: Side::Connect,
+        interval: None,
         ..recv_cfg.clone()
     };
     let c2 = ctx.clone();

@@ -35,6 +35,8 @@ pub struct LatConfig {
     pub security: Mechanism,
     /// CURVE keys of the pair (None: those of libzmq's perf tools).
     pub curve_keys: Option<CurveKeys>,
+    /// remote_lat: close an interval of figures this often (`--interval`).
+    pub interval: Option<Duration>,
 }
 
 /// What remote_lat measured.
@@ -78,6 +80,10 @@ pub struct LatencyResult {
     /// answering); the figures are of the round trips done (`roundtrip_count`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cut_short: Option<String>,
+    /// With `--interval`: the figures per interval (round trips/s, round trip / 2), with the
+    /// drift verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<crate::model::IntervalSeries>,
 }
 
 /// What local_lat saw.
@@ -185,7 +191,16 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
     spec.full_rtt = true;
     spec.peer_label = Some("local_lat".into());
     spec.keep_partial = true;
+    spec.interval_ms = cfg.interval.map(|d| d.as_millis().max(1) as u64);
     let (r, endpoint) = run_reported(ctx, &spec, &cfg.endpoint, |_| {})?;
+    let intervals = cfg.interval.map(|d| {
+        crate::model::IntervalSeries::new(
+            "remote_lat".into(),
+            1,
+            d.as_secs_f64() * 1e3,
+            r.intervals.clone(),
+        )
+    });
     let elapsed = r.round_trips.map(|t| t.elapsed_ns()).unwrap_or(0);
     // The round trips done: the count, or fewer when the echo side stopped part-way.
     let done = r.round_trips.map_or(cfg.count, |t| t.messages).max(1);
@@ -214,5 +229,6 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
         rtt_histogram: r.rtt,
         timer,
         cut_short: r.cut_short,
+        intervals,
     })
 }

@@ -62,6 +62,7 @@ mod tests {
             histogram: Some(h),
             cpu_pct: Some(1.0),
             tick: Some(tick),
+            round_trips: false,
         }
     }
 

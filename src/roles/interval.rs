@@ -1,9 +1,9 @@
-//! The sink's figures per interval (`--interval`): at each interval's end it takes what
-//! arrived since the last (messages, the holes its ledger saw open, the latency histogram
-//! since a copy taken then, its CPU), with nothing added per message but one comparison
-//! of a clock reading it already takes (on the time-stamped messages) with the next
-//! interval's end. A quiet interval is closed by the sink's idle slices, so a stall shows
-//! while it lasts.
+//! A measuring role's figures per interval (`--interval`), the sink's and the ping's: at
+//! each interval's end it takes what arrived since the last (messages or round trips, the
+//! holes the sink's ledger saw open, the latency histogram since a copy taken then, its
+//! CPU), with nothing added per message but one comparison of a clock reading the role
+//! already takes with the next interval's end. A quiet interval is closed by the sink's idle
+//! slices (the ping's by the round trip that ends it), so a stall shows.
 
 use crate::model::IntervalRecord;
 use crate::stats::{LatencyHistogram, Ledger};
@@ -24,6 +24,8 @@ pub(super) struct Intervals {
     cpu_at: f64,
     /// Whether the node has a process of its own (its CPU is the process's).
     own_process: bool,
+    /// Whether what is counted is round trips (the ping's).
+    round_trips: bool,
     pub(super) records: Vec<IntervalRecord>,
 }
 
@@ -34,6 +36,12 @@ fn merged(hists: &[LatencyHistogram]) -> LatencyHistogram {
         all.merge(h);
     }
     all
+}
+
+/// What the ledger counts lost so far (a role with no ledger, the ping, loses nothing: a
+/// round trip that never came back ends its run).
+fn lost_in(ledger: Option<&Ledger>) -> u64 {
+    ledger.map_or(0, |l| l.summary(None).lost)
 }
 
 impl Intervals {
@@ -49,7 +57,16 @@ impl Intervals {
             before: LatencyHistogram::new(),
             cpu_at: crate::roles::usage::cpu_now_ms(own_process),
             own_process,
+            round_trips: false,
             records: Vec::new(),
+        }
+    }
+
+    /// The same, counting round trips.
+    pub(super) fn of_round_trips(self) -> Intervals {
+        Intervals {
+            round_trips: true,
+            ..self
         }
     }
 
@@ -68,14 +85,14 @@ impl Intervals {
         now: u64,
         node: &str,
         received: u64,
-        ledger: &Ledger,
+        ledger: Option<&Ledger>,
         hists: &[LatencyHistogram],
     ) -> u64 {
         if now < self.next_end() {
             return self.next_end();
         }
         let all = merged(hists);
-        let lost = ledger.summary(None).lost;
+        let lost = lost_in(ledger);
         let cpu = crate::roles::usage::cpu_now_ms(self.own_process);
         let mut first = true;
         while now >= self.next_end() {
@@ -91,6 +108,7 @@ impl Intervals {
                     histogram: None,
                     cpu_pct: None,
                     tick: None,
+                    round_trips: self.round_trips,
                 }
             };
             first = false;
@@ -127,6 +145,7 @@ impl Intervals {
             histogram: (h.count() > 0).then_some(h),
             cpu_pct: (spent_ms > 0.0).then(|| 100.0 * (cpu - self.cpu_at) / spent_ms),
             tick: None,
+            round_trips: self.round_trips,
         }
     }
 
@@ -137,13 +156,13 @@ impl Intervals {
         last: u64,
         node: &str,
         received: u64,
-        ledger: &Ledger,
+        ledger: Option<&Ledger>,
         hists: &[LatencyHistogram],
     ) -> Vec<IntervalRecord> {
         self.close_until(last, node, received, ledger, hists);
         if received > self.received_at && last > self.from {
             let all = merged(hists);
-            let lost = ledger.summary(None).lost;
+            let lost = lost_in(ledger);
             let cpu = crate::roles::usage::cpu_now_ms(self.own_process);
             let r = self.record(last - self.from, received, lost, &all, cpu, last);
             crate::roles::live::interval(node, &r);
