@@ -45,22 +45,13 @@ pub(super) fn run(
     // Whether replies still carry our header (an echo that rewrites the payload ends that
     // when the header is only detected).
     let mut header = spec.size >= HEADER_LEN && !plain;
-    let mut hist = LatencyHistogram::new();
-    let mut rtt = LatencyHistogram::new();
+    let mut timed = Timed::new(spec);
     let mut progress = Progress::new("round trips", spec.count);
     let total = spec.warmup + spec.count;
     let skip_first = spec.warmup == 0 && spec.count > 1;
     let mut start = now_ns();
     let mut first_reply_ns = None;
     let mut stopped = None;
-    // With `--interval`: the intervals from the first measured round trip, and when the
-    // current one ends (u64::MAX without).
-    let every_ns = spec
-        .interval_ms
-        .filter(|&ms| ms > 0)
-        .map(|ms| ms * 1_000_000);
-    let mut intervals = None;
-    let mut next_tick = u64::MAX;
     for i in 0..total {
         // A signal that ends the run: the round trips so far are the report.
         if crate::interrupt::interrupted() {
@@ -70,11 +61,7 @@ pub(super) fn run(
         let warm = i < spec.warmup;
         if i == spec.warmup {
             start = now_ns();
-            if let Some(ns) = every_ns {
-                let iv = Intervals::new(ns, start).of_round_trips();
-                next_tick = iv.next_end();
-                intervals = Some(iv);
-            }
+            timed.begin(start);
         }
         let t0 = if plain { 0 } else { now_ns() };
         if header {
@@ -93,12 +80,7 @@ pub(super) fn run(
         }
         progress.tick(i);
         if plain {
-            if next_tick != u64::MAX {
-                let now = now_ns();
-                if now >= next_tick {
-                    next_tick = close(&mut intervals, now, spec, i, &hist);
-                }
-            }
+            timed.untimed(i);
             continue;
         }
         let t1 = now_ns();
@@ -109,15 +91,7 @@ pub(super) fn run(
         // hops before the request): it is kept out of the distribution, not out of the
         // elapsed time of libzmq's average.
         let handshake = i == 0 && skip_first;
-        if !(warm || handshake) {
-            hist.record((t1 - t0) / 2);
-            if spec.full_rtt {
-                rtt.record(t1 - t0);
-            }
-        }
-        if t1 >= next_tick {
-            next_tick = close(&mut intervals, t1, spec, i, &hist);
-        }
+        timed.round_trip(i, t0, t1, !(warm || handshake));
     }
     let mut end = now_ns();
     let mut done = spec.count;
@@ -133,9 +107,7 @@ pub(super) fn run(
     }
     progress.finish();
     ctl.sent()?;
-    let intervals = intervals.map_or_else(Vec::new, |iv| {
-        iv.finish(end, &spec.name, done, None, std::slice::from_ref(&hist))
-    });
+    let (hist, rtt, intervals) = timed.finish(end, done);
     Ok(RoleReport {
         intervals,
         latency: (!plain).then_some(hist),
@@ -155,21 +127,91 @@ pub(super) fn run(
     })
 }
 
-/// Closes the intervals that ended by `now`, round trip `i` done; returns when the next ends.
-#[cold]
-#[inline(never)]
-fn close(
-    intervals: &mut Option<Intervals>,
-    now: u64,
-    spec: &NodeSpec,
-    i: u64,
-    hist: &LatencyHistogram,
-) -> u64 {
-    let Some(iv) = intervals.as_mut() else {
-        return u64::MAX;
-    };
-    let done = (i + 1).saturating_sub(spec.warmup);
-    iv.close_until(now, &spec.name, done, None, std::slice::from_ref(hist))
+/// What the ping records of its round trips: round trip / 2, the full round trips (on
+/// request), and with `--interval` the intervals, from the first measured round trip.
+struct Timed<'a> {
+    spec: &'a NodeSpec,
+    hist: LatencyHistogram,
+    rtt: LatencyHistogram,
+    intervals: Option<Intervals>,
+    /// When the current interval ends (u64::MAX without intervals).
+    next_tick: u64,
+}
+
+impl<'a> Timed<'a> {
+    fn new(spec: &'a NodeSpec) -> Timed<'a> {
+        Timed {
+            spec,
+            hist: LatencyHistogram::new(),
+            rtt: LatencyHistogram::new(),
+            intervals: None,
+            next_tick: u64::MAX,
+        }
+    }
+
+    /// The measured round trips start at `start` (after the warm-up).
+    fn begin(&mut self, start: u64) {
+        if let Some(ms) = self.spec.interval_ms.filter(|&ms| ms > 0) {
+            let iv = Intervals::new(ms * 1_000_000, start).of_round_trips();
+            self.next_tick = iv.next_end();
+            self.intervals = Some(iv);
+        }
+    }
+
+    /// Round trip `i`, sent at `t0` and answered at `t1`; `counted` when it belongs in the
+    /// distribution (not a warm-up's, not the handshake's).
+    #[inline(always)]
+    fn round_trip(&mut self, i: u64, t0: u64, t1: u64, counted: bool) {
+        if counted {
+            self.hist.record((t1 - t0) / 2);
+            if self.spec.full_rtt {
+                self.rtt.record(t1 - t0);
+            }
+        }
+        if t1 >= self.next_tick {
+            self.close(t1, i);
+        }
+    }
+
+    /// Round trip `i` in plain mode: no clock reading unless intervals need one.
+    #[inline(always)]
+    fn untimed(&mut self, i: u64) {
+        if self.next_tick != u64::MAX {
+            let now = now_ns();
+            if now >= self.next_tick {
+                self.close(now, i);
+            }
+        }
+    }
+
+    /// Closes the intervals that ended by `now`, round trip `i` done.
+    #[cold]
+    #[inline(never)]
+    fn close(&mut self, now: u64, i: u64) {
+        if let Some(iv) = self.intervals.as_mut() {
+            let done = (i + 1).saturating_sub(self.spec.warmup);
+            let hists = std::slice::from_ref(&self.hist);
+            self.next_tick = iv.close_until(now, &self.spec.name, done, None, hists);
+        }
+    }
+
+    /// The distributions and the intervals, the last one ending at `end` with `done` round
+    /// trips.
+    fn finish(
+        self,
+        end: u64,
+        done: u64,
+    ) -> (
+        LatencyHistogram,
+        LatencyHistogram,
+        Vec<crate::model::IntervalRecord>,
+    ) {
+        let hists = std::slice::from_ref(&self.hist);
+        let intervals = self.intervals.map_or_else(Vec::new, |iv| {
+            iv.finish(end, &self.spec.name, done, None, hists)
+        });
+        (self.hist, self.rtt, intervals)
+    }
 }
 
 /// Writes request `i`'s header, stamped `t0`, into the start of `msg`.
