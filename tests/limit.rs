@@ -210,6 +210,72 @@ fn the_most_subscribers_under_an_open_files_limit_are_found_and_the_limit_named(
     });
 }
 
+/// `fanout --find max-subscribers --tune`: once the limit is found (set by the spread of
+/// one publisher's copies under a p99 bound), a second I/O thread is searched the same
+/// way, the untuned fan-out again, and the gain is printed and kept with its interval.
+#[test]
+fn fanout_tune_searches_a_second_io_thread_and_keeps_its_gain() {
+    with_watchdog(T, || {
+        let dir = std::env::temp_dir().join(format!("zmqperf-fan-tune-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("h.db").display().to_string();
+        let o = run(
+            zp(&[
+                "fanout",
+                "-c",
+                "1",
+                "-s",
+                "20",
+                "-t",
+                "50",
+                "-n",
+                "1",
+                "-p",
+                "4",
+                "--find",
+                "max-subscribers",
+                "--slo",
+                "loss=0,p99<=5ms",
+                "--tune",
+                "--db",
+                &db,
+            ]),
+            T - 30,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        for want in [
+            ": max subscribers ",
+            "--tune: 1 setting that may move a limit set by this cause",
+            "fanout/tcp with --io-threads 2 (the publisher's context):",
+            "fanout/tcp untuned again",
+            "fanout/tcp: tuned, best first",
+        ] {
+            assert!(o.stdout.contains(want), "{want}:\n{}", o.stdout);
+        }
+        let v = envelope(&run(zp(&["show", "last", "--format", "json", "--db", &db]), 60).stdout);
+        let limit = &v["results"]["limits"][0];
+        let tuned = limit["tuned"].as_array().unwrap();
+        assert_eq!(tuned.len(), 1, "{limit}");
+        assert_eq!(tuned[0]["settings"], "--io-threads 2", "{limit}");
+        // Its steps are recorded apart from the untuned ones.
+        let cases = v["results"]["cases"].as_array().unwrap();
+        assert!(
+            cases
+                .iter()
+                .any(|c| c["pattern"].as_str().unwrap().ends_with("[io-threads=2]")),
+            "{v}"
+        );
+        // A limit was found with it, and its gain has an interval around it.
+        if let Some(g) = tuned[0]["gain"].as_array() {
+            let g: Vec<f64> = g.iter().map(|x| x.as_f64().unwrap()).collect();
+            assert!(g[1] <= g[0] && g[0] <= g[2], "{g:?}");
+        } else {
+            panic!("no limit with --io-threads 2:\n{}", o.stdout);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
 /// `run --find max-size` halves the size from --sizes while every step breaks, down to
 /// 1 byte, in whole bytes, and says that no size holds (a p99 bound of 1 ns cannot be met).
 #[test]

@@ -94,7 +94,7 @@ fn find(
         };
         let mut found = limit_result(&key, what, &a.slo, &first.0, &first.1);
         if a.tune {
-            found.tuned = super::tune::tune(&mut ctx, case, &first, &a.slo);
+            found.tuned = super::tune::tune_case(&mut ctx, case, &first, &a.slo);
         }
         ctx.run.limits.push(found);
         if ctx.interrupted() {

@@ -1,14 +1,36 @@
-//! `run --find ... --tune`: once a case's limit is found, the settings that may move it
-//! (scenarios::tune, chosen by the cause of the step that broke it) are tried one at a
-//! time, each by the same search from the limit found; those that raised it beyond both
-//! bands are then tried together. The gains are printed best first, with their intervals,
-//! and the tuned topology is printed as a file to save and run.
+//! `--tune` (`run --find ... --tune`, `fanout --find max-subscribers --tune`): once a limit
+//! is found, the settings that may move it (scenarios::tune, chosen by the cause of the step
+//! that broke it) are tried one at a time, each by the same search from the limit found;
+//! those that raised it beyond both bands are then tried together. The gains are printed
+//! best first, with their intervals, and the tuned settings as something to paste. What is
+//! tuned (a case's topology, a fan-out's flags) is a [`Tuning`]; the rest is one loop.
 
-use super::limit::{breaking, Broken, Searching};
+use super::limit::{breaking, Broken, Find, Searching};
 use zmqperf::model::TunedSetting;
 use zmqperf::runner::CaseSpec;
 use zmqperf::scenarios::limit::{Found, Search};
 use zmqperf::scenarios::tune::{candidates, Gain, Knob, Limit};
+
+/// What `--tune` tunes: the searches it runs with settings, and how it names them.
+pub trait Tuning {
+    type Knob: Clone;
+    /// The tuned thing's name (a case's id).
+    fn id(&self) -> String;
+    /// What the search varies.
+    fn what(&self) -> Find;
+    /// A setting in words, as the user would write it.
+    fn said(&self, k: &Self::Knob) -> String;
+    /// Where it goes.
+    fn on(&self, k: &Self::Knob) -> &'static str;
+    /// Searches with `knobs` set (none: untuned) from `start`: every step run, printed and
+    /// recorded. None when nothing takes them (or they are set so already).
+    fn search(&mut self, knobs: &[Self::Knob], start: f64) -> Option<(Search, Vec<Broken>)>;
+    /// Whether a signal ended the run.
+    fn interrupted(&self) -> bool;
+    /// The best settings `best`, measured, as something to paste: a topology file, a
+    /// command line.
+    fn suggestion(&self, best: &[Self::Knob], slo: &str) -> String;
+}
 
 /// The limit a search found, with its band (None: it found none).
 fn limit_of(search: &Search) -> Option<Limit> {
@@ -22,86 +44,68 @@ fn limit_of(search: &Search) -> Option<Limit> {
 }
 
 /// What one try of settings found.
-struct Tried {
-    knobs: Vec<Knob>,
+struct Tried<K> {
+    knobs: Vec<K>,
     limit: Option<Limit>,
     /// Why there is no limit, when there is none.
     none: String,
 }
 
 /// The settings of `knobs`, in words.
-fn said(knobs: &[Knob]) -> String {
-    knobs.iter().map(Knob::said).collect::<Vec<_>>().join(", ")
-}
-
-/// `case` with `knobs` set (None: none of them changed anything), named for them in the
-/// history.
-fn tuned(case: &CaseSpec, knobs: &[Knob]) -> Option<CaseSpec> {
-    let mut c = case.clone();
-    let mut changed = false;
-    for k in knobs {
-        changed |= k.apply(&mut c.topology);
-    }
-    let tag = knobs
+fn said<T: Tuning>(t: &T, knobs: &[T::Knob]) -> String {
+    knobs
         .iter()
-        .map(|k| k.said().replace(' ', ""))
+        .map(|k| t.said(k))
         .collect::<Vec<_>>()
-        .join(",");
-    c.label = if c.label.is_empty() {
-        tag
-    } else {
-        format!("{},{tag}", c.label)
-    };
-    changed.then_some(c)
+        .join(", ")
 }
 
-/// Searches `case` with `knobs` set, from `start`; None when nothing takes them.
-fn try_knobs(ctx: &mut Searching, case: &CaseSpec, knobs: Vec<Knob>, start: f64) -> Option<Tried> {
-    let Some(c) = tuned(case, &knobs) else {
-        println!(
-            "  {}: nothing in the topology takes it, or it is set so already",
-            said(&knobs)
-        );
-        return None;
-    };
+/// Searches with `knobs` set, from `start`; None when nothing takes them.
+fn try_knobs<T: Tuning>(t: &mut T, knobs: Vec<T::Knob>, start: f64) -> Option<Tried<T::Knob>> {
     let on = if knobs.len() == 1 {
-        knobs[0].on()
+        t.on(&knobs[0])
     } else {
         "together"
     };
-    println!("{} with {} {on}:", case.id(), said(&knobs));
-    let (search, broken): (Search, Vec<Broken>) = ctx.search(&c, start);
+    println!("{} with {} {on}:", t.id(), said(t, &knobs));
+    let Some((search, broken)) = t.search(&knobs, start) else {
+        println!("  nothing takes it, or it is set so already");
+        return None;
+    };
+    let what = t.what();
     let limit = limit_of(&search);
     let none = match search.found() {
         Found::BelowStart { .. } => "no limit: even the lowest value tried broke".to_string(),
         Found::OutOfSteps { held, .. } => format!(
             "no limit within {} steps (the noise kept the boundary open); held up to {}",
             search.steps,
-            held.map_or("none".into(), |v| ctx.what.show(v))
+            held.map_or("none".into(), |v| what.show(v))
         ),
         _ => String::new(),
     };
     match (limit, breaking(&search, &broken)) {
         (Some(l), _) => println!(
             "  limit {} [{} .. {}]",
-            ctx.what.show(l.held),
-            ctx.what.show(l.low),
-            ctx.what.show(l.high)
+            what.show(l.held),
+            what.show(l.low),
+            what.show(l.high)
         ),
-        (None, Some(b)) => println!("  no limit found: broke at {}: {}", ctx.what.show(b.0), b.2),
+        (None, Some(b)) => println!("  no limit found: broke at {}: {}", what.show(b.0), b.2),
         (None, None) => println!("  no limit found"),
     }
     Some(Tried { knobs, limit, none })
 }
 
-/// `--tune` on `case`, whose first search is `first`: what each try found, best first.
-pub fn tune(
-    ctx: &mut Searching,
-    case: &CaseSpec,
+/// `--tune` of `t`, whose first search is `first`, trying `knobs_for(cause)`: what each try
+/// found, best first.
+pub fn tune<T: Tuning>(
+    t: &mut T,
     first: &(Search, Vec<Broken>),
     slo: &str,
+    knobs_for: impl FnOnce(&str) -> Vec<T::Knob>,
 ) -> Vec<TunedSetting> {
-    let id = case.id();
+    let id = t.id();
+    let what = t.what();
     let Some(base) = limit_of(&first.0) else {
         println!("{id}: --tune: no limit was found, so there is none to move");
         return Vec::new();
@@ -109,61 +113,63 @@ pub fn tune(
     let cause = breaking(&first.0, &first.1)
         .map(|b| b.3.clone())
         .unwrap_or_default();
-    let knobs = candidates(&cause);
+    let knobs = knobs_for(&cause);
     if knobs.is_empty() {
-        println!("{id}: --tune: nothing to try: the limit is set by {cause}, which no socket option moves");
+        println!("{id}: --tune: nothing to try: the limit is set by {cause}, which no setting here moves");
         return Vec::new();
     }
     println!(
-        "{id}: --tune: {} settings that may move a limit set by this cause, one at a time, each searched from {}",
+        "{id}: --tune: {} setting{} that may move a limit set by this cause, one at a time, each searched from {}",
         knobs.len(),
-        ctx.what.show(base.held)
+        if knobs.len() == 1 { "" } else { "s" },
+        what.show(base.held)
     );
     let mut tried = Vec::new();
     for k in knobs {
-        if let Some(t) = try_knobs(ctx, case, vec![k], base.held) {
-            tried.push(t);
+        if let Some(one) = try_knobs(t, vec![k], base.held) {
+            tried.push(one);
         }
-        if ctx.interrupted() {
-            return kept(base, &tried);
+        if t.interrupted() {
+            return kept(t, base, &tried);
         }
     }
     // The machine drifts between minutes more than within one search: the untuned case
     // searched again now, and the two limits' ratio widens every tuned band.
-    let Some((base, drift)) = again(ctx, case, base) else {
-        return kept(base, &tried);
+    let Some((base, drift)) = again(t, base) else {
+        return kept(t, base, &tried);
     };
-    for t in &mut tried {
-        t.limit = t.limit.map(|l| l.widened(drift));
+    for one in &mut tried {
+        one.limit = one.limit.map(|l| l.widened(drift));
     }
-    let helping: Vec<Knob> = tried
+    let helping: Vec<T::Knob> = tried
         .iter()
-        .filter(|t| t.limit.is_some_and(|l| Gain::of(base, l).helps()))
-        .flat_map(|t| t.knobs.clone())
+        .filter(|one| one.limit.is_some_and(|l| Gain::of(base, l).helps()))
+        .flat_map(|one| one.knobs.clone())
         .collect();
     if helping.len() >= 2 {
-        if let Some(mut t) = try_knobs(ctx, case, helping, base.held) {
-            t.limit = t.limit.map(|l| l.widened(drift));
-            tried.push(t);
+        if let Some(mut one) = try_knobs(t, helping, base.held) {
+            one.limit = one.limit.map(|l| l.widened(drift));
+            tried.push(one);
         }
-        if ctx.interrupted() {
-            return kept(base, &tried);
+        if t.interrupted() {
+            return kept(t, base, &tried);
         }
     }
-    print!("{}", summary(ctx, case, base, &tried, slo));
-    kept(base, &tried)
+    print!("{}", summary(t, base, &tried, slo));
+    kept(t, base, &tried)
 }
 
-/// The untuned `case` searched again after the tries: the first limit's band widened to
+/// The untuned thing searched again after the tries: the first limit's band widened to
 /// take in the second's, and the drift between them (their ratio, at least 1). None: a
 /// signal ended the run.
-fn again(ctx: &mut Searching, case: &CaseSpec, base: Limit) -> Option<(Limit, f64)> {
+fn again<T: Tuning>(t: &mut T, base: Limit) -> Option<(Limit, f64)> {
     println!(
         "{} untuned again (the machine's drift between minutes):",
-        case.id()
+        t.id()
     );
-    let (search, _) = ctx.search(case, base.held);
-    if ctx.interrupted() {
+    let what = t.what();
+    let (search, _) = t.search(&[], base.held)?;
+    if t.interrupted() {
         return None;
     }
     let Some(b) = limit_of(&search) else {
@@ -173,8 +179,8 @@ fn again(ctx: &mut Searching, case: &CaseSpec, base: Limit) -> Option<(Limit, f6
     let drift = (b.held / base.held).max(base.held / b.held);
     println!(
         "  limit {} (first {}): every tuned band is widened by {:.0}%, the drift between the two",
-        ctx.what.show(b.held),
-        ctx.what.show(base.held),
+        what.show(b.held),
+        what.show(base.held),
         100.0 * (drift - 1.0)
     );
     Some((
@@ -188,16 +194,16 @@ fn again(ctx: &mut Searching, case: &CaseSpec, base: Limit) -> Option<(Limit, f6
 }
 
 /// The tries as the run keeps them, best first.
-fn kept(base: Limit, tried: &[Tried]) -> Vec<TunedSetting> {
+fn kept<T: Tuning>(t: &T, base: Limit, tried: &[Tried<T::Knob>]) -> Vec<TunedSetting> {
     let mut out: Vec<TunedSetting> = tried
         .iter()
-        .map(|t| {
-            let gain = t.limit.map(|l| Gain::of(base, l));
+        .map(|one| {
+            let gain = one.limit.map(|l| Gain::of(base, l));
             TunedSetting {
-                settings: said(&t.knobs),
-                held: t.limit.map(|l| l.held),
-                low: t.limit.map(|l| l.low),
-                high: t.limit.map(|l| l.high),
+                settings: said(t, &one.knobs),
+                held: one.limit.map(|l| l.held),
+                low: one.limit.map(|l| l.low),
+                high: one.limit.map(|l| l.high),
                 gain: gain.map(|g| [g.ratio, g.low, g.high]),
                 helps: gain.is_some_and(|g| g.helps()),
             }
@@ -210,12 +216,12 @@ fn kept(base: Limit, tried: &[Tried]) -> Vec<TunedSetting> {
     out
 }
 
-/// The gains best first, and the best settings as a topology file.
-fn summary(ctx: &Searching, case: &CaseSpec, base: Limit, tried: &[Tried], slo: &str) -> String {
-    let what = ctx.what;
-    let mut rows: Vec<(&Tried, Option<Gain>)> = tried
+/// The gains best first, and the best settings to paste.
+fn summary<T: Tuning>(t: &T, base: Limit, tried: &[Tried<T::Knob>], slo: &str) -> String {
+    let what = t.what();
+    let mut rows: Vec<(&Tried<T::Knob>, Option<Gain>)> = tried
         .iter()
-        .map(|t| (t, t.limit.map(|l| Gain::of(base, l))))
+        .map(|one| (one, one.limit.map(|l| Gain::of(base, l))))
         .collect();
     rows.sort_by(|a, b| {
         let r = |g: &Option<Gain>| g.map_or(0.0, |g| g.ratio);
@@ -223,43 +229,112 @@ fn summary(ctx: &Searching, case: &CaseSpec, base: Limit, tried: &[Tried], slo: 
     });
     let mut out = format!(
         "{}: tuned, best first (the limit without them: {} [{} .. {}]):\n",
-        case.id(),
+        t.id(),
         what.show(base.held),
         what.show(base.low),
         what.show(base.high)
     );
-    for (t, g) in &rows {
-        let effect = match (t.limit, g) {
+    for (one, g) in &rows {
+        let effect = match (one.limit, g) {
             (Some(l), Some(g)) => format!("{}  {}", what.show(l.held), g.said()),
-            _ => t.none.clone(),
+            _ => one.none.clone(),
         };
-        out.push_str(&format!("  {:<40} {effect}\n", said(&t.knobs)));
+        out.push_str(&format!("  {:<40} {effect}\n", said(t, &one.knobs)));
     }
-    let best = rows
-        .iter()
-        .find(|(_, g)| g.is_some_and(|g| g.helps()))
-        .map(|(t, _)| t);
-    match best.and_then(|t| tuned(case, &t.knobs)) {
+    match rows.iter().find(|(_, g)| g.is_some_and(|g| g.helps())) {
         None => out.push_str(
-            "  none raised the limit beyond the noise: the topology is best left as it is\n",
+            "  none raised the limit beyond the noise: the settings are best left as they are\n",
         ),
-        Some(mut c) => {
-            c.topology.name = format!("{}-tuned", c.topology.name);
-            let text = toml::to_string(&c.topology).unwrap_or_default();
-            out.push_str(&format!(
-                "  suggested: {} (measured above). As a topology file, to save as tuned.toml and run: zmqperf run tuned.toml --transports {} --sizes {} --find {} --slo \"{slo}\"\n",
-                said(&best.map(|t| t.knobs.clone()).unwrap_or_default()),
-                case.transport,
-                case.size,
-                match what {
-                    super::limit::Find::Size => "max-size",
-                    _ => "max-rate",
-                },
-            ));
-            out.push_str("# --- tuned topology ---\n");
-            out.push_str(&text);
-            out.push_str("# --- end ---\n");
-        }
+        Some((best, _)) => out.push_str(&t.suggestion(&best.knobs, slo)),
     }
     out
+}
+
+/// A case of the suite tuned: its topology's socket options and calls.
+pub struct CaseTuning<'a, 'b> {
+    pub ctx: &'a mut Searching<'b>,
+    pub case: &'a CaseSpec,
+}
+
+impl CaseTuning<'_, '_> {
+    /// The case with `knobs` set (None: none of them changed anything), named for them in
+    /// the history.
+    fn tuned(&self, knobs: &[Knob]) -> Option<CaseSpec> {
+        let mut c = self.case.clone();
+        let mut changed = false;
+        for k in knobs {
+            changed |= k.apply(&mut c.topology);
+        }
+        let tag = knobs
+            .iter()
+            .map(|k| k.said().replace(' ', ""))
+            .collect::<Vec<_>>()
+            .join(",");
+        c.label = if c.label.is_empty() {
+            tag
+        } else {
+            format!("{},{tag}", c.label)
+        };
+        changed.then_some(c)
+    }
+}
+
+impl Tuning for CaseTuning<'_, '_> {
+    type Knob = Knob;
+
+    fn id(&self) -> String {
+        self.case.id()
+    }
+
+    fn what(&self) -> Find {
+        self.ctx.what
+    }
+
+    fn said(&self, k: &Knob) -> String {
+        k.said()
+    }
+
+    fn on(&self, k: &Knob) -> &'static str {
+        k.on()
+    }
+
+    fn search(&mut self, knobs: &[Knob], start: f64) -> Option<(Search, Vec<Broken>)> {
+        if knobs.is_empty() {
+            return Some(self.ctx.search(self.case, start));
+        }
+        let c = self.tuned(knobs)?;
+        Some(self.ctx.search(&c, start))
+    }
+
+    fn interrupted(&self) -> bool {
+        self.ctx.interrupted()
+    }
+
+    fn suggestion(&self, best: &[Knob], slo: &str) -> String {
+        let Some(mut c) = self.tuned(best) else {
+            return String::new();
+        };
+        c.topology.name = format!("{}-tuned", c.topology.name);
+        let text = toml::to_string(&c.topology).unwrap_or_default();
+        format!(
+            "  suggested: {} (measured above). As a topology file, to save as tuned.toml and run: zmqperf run tuned.toml --transports {} --sizes {} --find {} --slo \"{slo}\"\n# --- tuned topology ---\n{text}# --- end ---\n",
+            said(self, best),
+            c.transport,
+            c.size,
+            match self.ctx.what {
+                Find::Size => "max-size",
+                _ => "max-rate",
+            },
+        )
+    }
+}
+
+/// `--tune` of a case of the suite, whose first search is `first`.
+pub fn tune_case(
+    ctx: &mut Searching,
+    case: &CaseSpec,
+    first: &(Search, Vec<Broken>),
+    slo: &str,
+) -> Vec<TunedSetting> {
+    tune(&mut CaseTuning { ctx, case }, first, slo, candidates)
 }

@@ -4,6 +4,7 @@
 //! uncertainty ([`Gain`]). Only a setting whose whole band lies above the first limit's is
 //! said to help, and only those go into the tuned topology.
 
+use crate::scenarios::fanout::FanoutConfig;
 use crate::topology::{IoMode, Topology};
 
 /// One setting `--tune` tries.
@@ -122,6 +123,68 @@ pub fn candidates(cause: &str) -> Vec<Knob> {
         out.push(Knob::NoDrop);
     }
     out.push(Knob::Poll);
+    out
+}
+
+/// One setting `fanout --tune` tries: a fan-out's flags.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FanKnob {
+    /// The publisher's libzmq I/O threads (`--io-threads`): the copies to its subscribers'
+    /// connections written by more than one thread.
+    IoThreads(i32),
+    /// The high-water marks of the publisher and of every subscriber (`--hwm`).
+    Hwm(i32),
+    /// A PUB that waits at its high-water mark and for its subscribers (no `--lossy`).
+    NoDrop,
+}
+
+impl FanKnob {
+    /// The setting as a flag: `--io-threads 2`.
+    pub fn said(&self) -> String {
+        match self {
+            FanKnob::IoThreads(n) => format!("--io-threads {n}"),
+            FanKnob::Hwm(n) => format!("--hwm {n}"),
+            FanKnob::NoDrop => "without --lossy".into(),
+        }
+    }
+
+    /// Where it goes.
+    pub fn on(&self) -> &'static str {
+        match self {
+            FanKnob::IoThreads(_) => "(the publisher's context)",
+            FanKnob::Hwm(_) => "(the publisher's and every subscriber's)",
+            FanKnob::NoDrop => "(the publisher waits instead of dropping)",
+        }
+    }
+
+    /// Sets it in `cfg`; false when it is set so already.
+    pub fn apply(&self, cfg: &mut FanoutConfig) -> bool {
+        let p = &mut cfg.publisher;
+        match *self {
+            FanKnob::IoThreads(n) if p.io_threads != n => p.io_threads = n,
+            FanKnob::Hwm(n) if p.hwm != Some(n) || cfg.hwm != Some(n) => {
+                p.hwm = Some(n);
+                cfg.hwm = Some(n);
+            }
+            FanKnob::NoDrop if p.lossy => p.lossy = false,
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// The fan-out settings worth trying for a limit set by `cause`: for a loss, the queues
+/// and a publisher that waits; for every cause but a failure or file descriptors, a second
+/// I/O thread (one thread writes every subscriber's copy in turn).
+pub fn fan_candidates(cause: &str) -> Vec<FanKnob> {
+    if cause.starts_with("file descriptors") || cause.starts_with("the step failed") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if cause.contains("lost") || cause.contains("high-water") || cause.contains("drop") {
+        out.extend([FanKnob::Hwm(100_000), FanKnob::NoDrop]);
+    }
+    out.push(FanKnob::IoThreads(2));
     out
 }
 

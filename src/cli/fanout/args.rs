@@ -286,6 +286,12 @@ pub struct FanoutArgs {
         default_value = "loss=0"
     )]
     pub slo: String,
+    /// After --find found the limit: try the flags that may move it (--io-threads 2; for a
+    /// loss, --hwm 100000 and a publisher without --lossy), one at a time and then the
+    /// ones that helped together, each searched the same way; their gains with intervals,
+    /// best first, and the flags to add. docs/limits.md
+    #[arg(long, requires = "find")]
+    pub tune: bool,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
