@@ -9,6 +9,14 @@ use common::*;
 
 const T: u64 = 300;
 
+/// Holds the machine for one test of this file at a time: a step's cause is read from the
+/// nodes' CPU, which another search beside it would take (the slow sink's spin on the clock
+/// then gets a share of a core, and its cause reads as a queue, not a slow consumer).
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 const SLOW: &str = r#"name = "slow-pushpull"
 params = { size = 64, repetitions = 1, warmup = 0 }
 [[nodes]]
@@ -24,6 +32,7 @@ socket = { type = "PULL", connect = ["src"] }
 
 #[test]
 fn the_limit_of_a_slow_sink_is_found_below_what_it_can_take() {
+    let _machine = alone();
     with_watchdog(T, || {
         let dir = std::env::temp_dir().join(format!("zmqperf-limit-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -92,6 +101,7 @@ fn the_limit_of_a_slow_sink_is_found_below_what_it_can_take() {
 
 #[test]
 fn a_search_without_a_rate_to_offer_or_with_a_bad_service_level_is_refused() {
+    let _machine = alone();
     with_watchdog(60, || {
         let o = run(
             zp(&[
@@ -153,6 +163,7 @@ fn a_search_without_a_rate_to_offer_or_with_a_bad_service_level_is_refused() {
 /// the open-files limit, on the step that broke; every step that ran is a recorded case.
 #[test]
 fn the_most_subscribers_under_an_open_files_limit_are_found_and_the_limit_named() {
+    let _machine = alone();
     with_watchdog(T, || {
         let dir = std::env::temp_dir().join(format!("zmqperf-limit-fd-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -215,6 +226,7 @@ fn the_most_subscribers_under_an_open_files_limit_are_found_and_the_limit_named(
 /// way, the untuned fan-out again, and the gain is printed and kept with its interval.
 #[test]
 fn fanout_tune_searches_a_second_io_thread_and_keeps_its_gain() {
+    let _machine = alone();
     with_watchdog(T, || {
         let dir = std::env::temp_dir().join(format!("zmqperf-fan-tune-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -280,6 +292,7 @@ fn fanout_tune_searches_a_second_io_thread_and_keeps_its_gain() {
 /// 1 byte, in whole bytes, and says that no size holds (a p99 bound of 1 ns cannot be met).
 #[test]
 fn a_size_search_goes_down_in_whole_bytes_and_says_when_nothing_holds() {
+    let _machine = alone();
     with_watchdog(T, || {
         let o = run(
             zp(&[
@@ -343,6 +356,7 @@ fn band(stdout: &str) -> (f64, f64) {
 
 #[test]
 fn tune_measures_the_settings_of_a_lossy_pubsub_and_its_topology_reproduces_the_gain() {
+    let _machine = alone();
     with_watchdog(T + 300, || {
         let dir = std::env::temp_dir().join(format!("zmqperf-tune-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -471,6 +485,7 @@ fn tune_measures_the_settings_of_a_lossy_pubsub_and_its_topology_reproduces_the_
 
 #[test]
 fn a_load_curve_rises_until_the_level_breaks_marks_its_knee_and_is_kept_and_drawn() {
+    let _machine = alone();
     with_watchdog(T, || {
         let dir = std::env::temp_dir().join(format!("zmqperf-curve-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -542,6 +557,7 @@ fn a_load_curve_rises_until_the_level_breaks_marks_its_knee_and_is_kept_and_draw
 
 #[test]
 fn compare_fails_the_gate_when_a_limit_dropped_beyond_its_band() {
+    let _machine = alone();
     with_watchdog(T + 120, || {
         let dir = std::env::temp_dir().join(format!("zmqperf-limit-gate-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

@@ -241,10 +241,20 @@ fn nodes_on_another_host_through_netns_ssh_and_srun_measure_on_one_clock() {
 }
 
 /// The __node processes of this machine in `host`'s network namespace.
+/// Whether process `pid` runs in the network namespace of `host` of this testbed (the
+/// inodes of the two namespaces are equal; other testbeds' namespaces are not it).
+fn in_ns(tb: &Testbed, host: &str, pid: u32) -> bool {
+    let ino = |p: String| std::fs::metadata(p).map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+    match (
+        ino(format!("/run/netns/{}", tb.ns(host))),
+        ino(format!("/proc/{pid}/ns/net")),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 fn nodes_in(tb: &Testbed, host: &str) -> Vec<u32> {
-    let ns = std::fs::metadata(format!("/run/netns/{}", tb.ns(host)))
-        .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
-        .unwrap_or(0);
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
@@ -252,17 +262,7 @@ fn nodes_in(tb: &Testbed, host: &str) -> Vec<u32> {
         };
         let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        if !cmd.contains("__node") {
-            continue;
-        }
-        let net = std::fs::metadata(format!("/proc/{pid}/ns/net"))
-            .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
-            .unwrap_or(1);
-        if net == ns
-            || std::fs::read_link(format!("/proc/{pid}/ns/net"))
-                .map(|l| l.to_string_lossy().contains(&ns.to_string()))
-                .unwrap_or(false)
-        {
+        if cmd.contains("__node") && in_ns(tb, host, pid) {
             out.push(pid);
         }
     }
@@ -346,13 +346,15 @@ fn a_dead_node_a_cut_link_and_a_killed_ssh_fail_the_case_within_5_s_naming_host_
         );
         tb.script("link-up", &["b"]);
         broken_run(&tb, "ssh killed", &["ssh"], |tb| {
-            let _ = tb;
+            // This testbed's ssh clients only (they run on a): another test's are not ours.
             let out = Command::new("pgrep")
                 .args(["-f", "ssh .*BatchMode=yes.*__node"])
                 .output()
                 .unwrap();
             for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
-                let _ = Command::new("kill").args(["-9", pid]).status();
+                if pid.parse().is_ok_and(|p| in_ns(tb, "a", p)) {
+                    let _ = Command::new("kill").args(["-9", pid]).status();
+                }
             }
         });
     });
