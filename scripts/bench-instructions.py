@@ -10,14 +10,19 @@ commands, the measured side and its libzmq I/O thread); the other side runs nati
 
 Sides: each --side LABEL=PATH names a zmqperf binary, or, with LABEL=c:DIR, the folder of
 libzmq's own perf tools (scripts/build-c-perf.sh prints it). The first side is the baseline;
-every other side is shown as a ratio to it. The native peer of a two-process cell is the
-first side's program.
+every other side is shown as a ratio to it.
+
+Modes (--modes plain,instrumented): plain runs zmqperf's sending and measuring commands with
+--plain (libzmq's loop: no header, no clock per message), and the native peer of a
+two-process cell is the first side's program (plain too); instrumented runs zmqperf as it
+runs by default (the header, the clock), and the native peer is the first zmqperf side's
+program, so that a zmqperf receiver has headers to read. A C side is the same in both.
 
 usage: scripts/bench-instructions.py --side before=/path/zmqperf --side now=target/release/zmqperf
        scripts/bench-instructions.py --side c=c:$(scripts/build-c-perf.sh | tail -n 1) \\
                                      --side zmqperf=target/release/zmqperf
        [--cells inproc_thr,inproc_lat,local_thr,remote_thr,local_lat,remote_lat]
-       [--transports tcp,ipc] [--sizes 64,1024] [--repeat 1]
+       [--transports tcp,ipc] [--sizes 64,1024] [--repeat 1] [--modes plain,instrumented]
 """
 import argparse
 import os
@@ -34,12 +39,24 @@ TIMEOUT_S = 600
 COLLECTED = re.compile(r"Collected : (\d+)")
 
 
+# The commands of zmqperf that take --plain (the receivers follow what the sender sends).
+PLAIN = {"remote_lat", "remote_thr", "inproc_lat", "inproc_thr"}
+MODE = {"plain": True}
+
+
 def program(side, name):
-    """The command that runs `name` (local_thr, ...) for a side."""
+    """The command that runs `name` (local_thr, ...) for a side, in the mode chosen."""
     label, where = side
     if where.startswith("c:"):
         return [os.path.join(where[2:], name)]
     return [where, name]
+
+
+def plain_flag(side, name):
+    """--plain after a zmqperf command's positional arguments, in plain mode."""
+    if side[1].startswith("c:") or not MODE["plain"] or name not in PLAIN:
+        return []
+    return ["--plain"]
 
 
 def counts(size):
@@ -79,7 +96,7 @@ def callgrind(cmd):
 
 
 def one_process(side, cell, size, n):
-    return callgrind(program(side, cell) + [str(size), str(n)])
+    return callgrind(program(side, cell) + [str(size), str(n)] + plain_flag(side, cell))
 
 
 # The measured command of a two-process cell, and the peer that runs natively beside it.
@@ -91,8 +108,8 @@ BINDS = {"local_thr", "local_lat"}
 def two_process(side, base, cell, transport, size, n, tmp):
     bind_ep, connect_ep = free_endpoint(transport, tmp)
     measured_ep, peer_ep = (bind_ep, connect_ep) if cell in BINDS else (connect_ep, bind_ep)
-    peer_cmd = program(base, PEER[cell]) + [peer_ep, str(size), str(n)]
-    measured_cmd = program(side, cell) + [measured_ep, str(size), str(n)]
+    peer_cmd = program(base, PEER[cell]) + [peer_ep, str(size), str(n)] + plain_flag(base, PEER[cell])
+    measured_cmd = program(side, cell) + [measured_ep, str(size), str(n)] + plain_flag(side, cell)
     if cell in BINDS:
         # The measured side binds first; the peer connects (and retries) natively.
         first, second = measured_cmd, peer_cmd
@@ -145,6 +162,7 @@ def main():
     ap.add_argument("--transports", default="tcp,ipc")
     ap.add_argument("--sizes", default="64,1024")
     ap.add_argument("--repeat", type=int, default=1, help="runs per figure (the median is shown)")
+    ap.add_argument("--modes", default="plain", help="plain, instrumented or both (comma-separated)")
     a = ap.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("bench-instructions: valgrind is not installed (apt-get install valgrind)")
@@ -154,21 +172,29 @@ def main():
         if not where:
             sys.exit(f"bench-instructions: --side {s}: give LABEL=PATH or LABEL=c:DIR")
         sides.append((label, where))
-    base = sides[0]
+    modes = a.modes.split(",")
+    for m in modes:
+        if m not in ("plain", "instrumented"):
+            sys.exit(f"bench-instructions: --modes {a.modes}: each is plain or instrumented")
+    zmqperf_sides = [s for s in sides if not s[1].startswith("c:")]
     rows = []
     with tempfile.TemporaryDirectory(prefix="zmqperf-bi-") as tmp:
-        for cell in a.cells.split(","):
-            transports = ["inproc"] if cell.startswith("inproc") else a.transports.split(",")
-            for t in transports:
-                for size in (int(x) for x in a.sizes.split(",")):
-                    figures = [per_message(s, base, cell, t, size, a.repeat, tmp) for s in sides]
-                    rows.append((cell, t, size, figures))
-                    ratios = "  ".join(f"{s[0]}/{base[0]} {f / figures[0]:.3f}" for s, f in zip(sides[1:], figures[1:]))
-                    print(f"{cell:<11} {t:<6} {size:>6} B  " +
-                          "  ".join(f"{s[0]} {f:>9,.0f}" for s, f in zip(sides, figures)) +
-                          ("  " + ratios if ratios else ""), flush=True)
+        for mode in modes:
+            MODE["plain"] = mode == "plain"
+            # The native peer: the first side's program (plain), or the first zmqperf side's.
+            peer = sides[0] if MODE["plain"] or not zmqperf_sides else zmqperf_sides[0]
+            for cell in a.cells.split(","):
+                transports = ["inproc"] if cell.startswith("inproc") else a.transports.split(",")
+                for t in transports:
+                    for size in (int(x) for x in a.sizes.split(",")):
+                        figures = [per_message(s, peer, cell, t, size, a.repeat, tmp) for s in sides]
+                        rows.append((mode, cell, t, size, figures))
+                        ratios = "  ".join(f"{s[0]}/{sides[0][0]} {f / figures[0]:.3f}" for s, f in zip(sides[1:], figures[1:]))
+                        print(f"{mode:<12} {cell:<11} {t:<6} {size:>6} B  " +
+                              "  ".join(f"{s[0]} {f:>9,.0f}" for s, f in zip(sides, figures)) +
+                              ("  " + ratios if ratios else ""), flush=True)
     unit = "instructions per message (per round trip for *_lat)"
-    print(f"\n{unit}; ratios to {base[0]}")
+    print(f"\n{unit}; ratios to {sides[0][0]}")
 
 
 if __name__ == "__main__":
