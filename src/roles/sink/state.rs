@@ -91,6 +91,10 @@ pub(super) struct SinkState<'a> {
     /// the one comparison per time-stamped message never holds).
     pub(super) intervals: Option<Intervals>,
     pub(super) next_tick_ns: u64,
+    /// Counting only, from the second message of a stream without the header (libzmq's C
+    /// sender) into a plain sink that ends at its count: each message is checked for its
+    /// size and counted, and nothing else is asked of it (libzmq's local_thr loop).
+    pub(super) counting: bool,
 }
 
 /// How long the sink waits before it looks again: its whole timeout, or [`STOP_POLL`] with a
@@ -178,6 +182,7 @@ impl<'a> SinkState<'a> {
             protocol_error: None,
             intervals: None,
             next_tick_ns: u64::MAX,
+            counting: false,
         }
     }
 
@@ -231,6 +236,17 @@ impl<'a> SinkState<'a> {
         s: &mut zmq::Socket,
         wait: &Waiting,
     ) -> Result<Then> {
+        if !ROUTED && self.counting {
+            check_size(&mut self.msg, self.first_len, self.seen)?;
+            self.seen += 1;
+            self.progress.tick(self.seen);
+            self.received += 1;
+            return Ok(if self.received == self.total {
+                Then::End
+            } else {
+                Then::Read
+            });
+        }
         let spec = self.spec;
         let received = self.received;
         if ROUTED {
@@ -403,6 +419,13 @@ impl<'a> SinkState<'a> {
         } else if spec.ends_itself && self.received == self.total {
             return Then::End;
         }
+        // What the next messages of this stream ask is known now: only their count.
+        self.counting = spec.ends_itself
+            && self.eot.is_none()
+            && self.log.is_none()
+            && spec.frames.is_empty()
+            && !self.routed
+            && self.first_len > 0;
         Then::Read
     }
 }
