@@ -44,39 +44,34 @@ pub(super) fn run(
     let mut done = 0u64;
     let mut start = 0;
     let mut cut_short = None;
-    let mut stopped = false;
+    // Once the first request showed one frame without the header (libzmq's C remote_lat),
+    // the next ones go through `plain`, as long as they look the same.
+    let mut plain = false;
+    let mut turn = Turn {
+        spec,
+        patience: &mut patience,
+        io: &mut io,
+        wait: &wait,
+        progress: &mut progress,
+    };
     while !(spec.ends_itself && done == spec.expect) {
-        let mut n = 0;
-        loop {
-            if frames.len() == n {
-                frames.push(RawMsg::new());
-            }
-            let got = if n == 0 {
-                patience
-                    .recv(&mut frames[0], s, ctl, &mut io)
-                    .map_err(|e| wait.error(e, done, String::new()))?
-            } else {
-                io.recv(&mut frames[n], s)
-                    .map_err(|e| wait.error(e, done, String::new()))?;
-                Next::Got
-            };
-            match got {
-                Next::Got => {}
-                Next::Stopped => stopped = true,
-                other => cut_short = Some(cut(other, done, &patience, &wait)?),
-            }
-            if stopped || cut_short.is_some() {
-                break;
-            }
-            let more = frames[n].more();
-            n += 1;
-            if !more {
-                break;
+        // frames[0] may hold a first frame `plain` took (a request of several frames).
+        let mut first = None;
+        if plain {
+            match turn.plain(&mut frames[0], s, ctl, &mut done)? {
+                Taken::Ended => break,
+                Taken::Wait(next) => first = Some(next),
+                Taken::More => first = Some(Next::Got),
             }
         }
-        if stopped || cut_short.is_some() {
-            break;
-        }
+        let n = match turn.request(&mut frames, s, ctl, done, first)? {
+            Request::Frames(n) => n,
+            Request::Stopped => break,
+            Request::Cut(why) => {
+                cut_short = Some(why);
+                break;
+            }
+        };
         if done == 0 {
             start = now_ns();
         }
@@ -89,10 +84,11 @@ pub(super) fn run(
             let copy = RawMsg::copy_of(payload.bytes())?;
             frames[n - 1] = copy;
         }
-        reply(&mut frames[..n], &mut io, s)
+        reply(&mut frames[..n], turn.io, s)
             .map_err(|e| wait.error(e, done + 1, " (the reply could not be sent)".into()))?;
         done += 1;
-        progress.tick(done);
+        turn.progress.tick(done);
+        plain = n == 1 && !header && spec.echo != EchoMode::Copy;
     }
     let end = now_ns();
     progress.finish();
@@ -123,6 +119,114 @@ pub(super) fn run(
         io_waits: io.waits(),
         ..Default::default()
     })
+}
+
+/// What [`Turn::plain`] ended on.
+enum Taken {
+    /// The count is done.
+    Ended,
+    /// A wait ended without a request.
+    Wait(Next),
+    /// A request of several frames: its first is in the frame, the rest to read.
+    More,
+}
+
+/// How [`Turn::request`] ended.
+enum Request {
+    /// A request of this many frames is in the first frames.
+    Frames(usize),
+    /// The runner said stop.
+    Stopped,
+    /// The requests ended before the count: why.
+    Cut(String),
+}
+
+/// The echo's waits for requests.
+struct Turn<'a, 'w> {
+    spec: &'a NodeSpec,
+    patience: &'a mut Patience,
+    io: &'a mut Io,
+    wait: &'a Waiting<'w>,
+    progress: &'a mut Progress,
+}
+
+impl Turn<'_, '_> {
+    /// Reads a request's frames into `frames` (its first already there when `first` says
+    /// how its wait ended).
+    #[inline(always)]
+    fn request(
+        &mut self,
+        frames: &mut Vec<RawMsg>,
+        s: &mut zmq::Socket,
+        ctl: &mut dyn Control,
+        done: u64,
+        mut first: Option<Next>,
+    ) -> Result<Request> {
+        let mut n = 0;
+        loop {
+            if frames.len() == n {
+                frames.push(RawMsg::new());
+            }
+            let got = match first.take() {
+                Some(next) => next,
+                None if n == 0 => self
+                    .patience
+                    .recv(&mut frames[0], s, ctl, self.io)
+                    .map_err(|e| self.wait.error(e, done, String::new()))?,
+                None => {
+                    self.io
+                        .recv(&mut frames[n], s)
+                        .map_err(|e| self.wait.error(e, done, String::new()))?;
+                    Next::Got
+                }
+            };
+            match got {
+                Next::Got => {}
+                Next::Stopped => return Ok(Request::Stopped),
+                other => return Ok(Request::Cut(cut(other, done, self.patience, self.wait)?)),
+            }
+            let more = frames[n].more();
+            n += 1;
+            if !more {
+                return Ok(Request::Frames(n));
+            }
+        }
+    }
+
+    /// Requests of one frame without the header, each sent back as it came: the loop of
+    /// libzmq's local_lat, with the echo's waits and checks.
+    #[inline(always)]
+    fn plain(
+        &mut self,
+        frame: &mut RawMsg,
+        s: &mut zmq::Socket,
+        ctl: &mut dyn Control,
+        done: &mut u64,
+    ) -> Result<Taken> {
+        let spec = self.spec;
+        loop {
+            if spec.ends_itself && *done == spec.expect {
+                return Ok(Taken::Ended);
+            }
+            let got = self
+                .patience
+                .recv(frame, s, ctl, self.io)
+                .map_err(|e| self.wait.error(e, *done, String::new()))?;
+            if got != Next::Got {
+                return Ok(Taken::Wait(got));
+            }
+            if frame.more() {
+                return Ok(Taken::More);
+            }
+            check_size(frame, spec.size, *done)?;
+            self.io.send(frame, s, 0).map_err(|e| {
+                self.wait
+                    .error(e, *done + 1, " (the reply could not be sent)".into())
+            })?;
+            *done += 1;
+            self.progress.tick(*done);
+        }
+    }
 }
 
 /// Why the requests end after `done` round trips: a signal, or no request for the idle
