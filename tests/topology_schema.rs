@@ -178,6 +178,23 @@ fn sample_report() -> RoleReport {
     }
 }
 
+/// An interval of a ping: 1 s, its round trips, its latency and CPU.
+fn interval_record() -> zmqperf::model::IntervalRecord {
+    let mut h = LatencyHistogram::new();
+    h.record(40_000);
+    zmqperf::model::IntervalRecord {
+        start_ms: 1000.0,
+        dur_ms: 1000.0,
+        messages: 1,
+        lost: 0,
+        latency: Some(h.summary()),
+        histogram: None,
+        cpu_pct: Some(12.5),
+        tick: None,
+        round_trips: true,
+    }
+}
+
 #[test]
 fn constructed_control_lines_validate_both_ways() {
     let v = schema_validator("control-protocol.schema.json");
@@ -211,6 +228,21 @@ fn constructed_control_lines_validate_both_ways() {
         ToRunner::Report {
             v: VERSION,
             report: Box::default(),
+        }
+        .line(),
+        // Version 2, `--interval`: an interval as it closes, and a report that keeps them.
+        ToRunner::Interval {
+            v: VERSION,
+            node: "sink".into(),
+            record: Box::new(interval_record()),
+        }
+        .line(),
+        ToRunner::Report {
+            v: VERSION,
+            report: Box::new(RoleReport {
+                intervals: vec![interval_record()],
+                ..Default::default()
+            }),
         }
         .line(),
         ToRunner::Error {
