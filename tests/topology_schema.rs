@@ -241,6 +241,11 @@ fn constructed_control_lines_validate_both_ways() {
             v: VERSION,
             report: Box::new(RoleReport {
                 intervals: vec![interval_record()],
+                first_round_trip_ns: Some(80_000),
+                full_send_ns: Some(1_000),
+                eot_ahead: Some(0),
+                clock_error_ns: Some(20_000),
+                io_waits: Some(3),
                 ..Default::default()
             }),
         }
