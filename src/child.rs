@@ -173,8 +173,16 @@ impl ChildProc {
     }
 }
 
+/// How long a child whose input is closed (told to finish: a node that reported) may take
+/// to end by itself when its handle goes, before it is stopped: its exit (libzmq's context
+/// ended, a tool's report over it) is its own.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
 impl Drop for ChildProc {
     fn drop(&mut self) {
+        if self.stdin.is_closed() {
+            self.wait_until(Instant::now() + EXIT_GRACE);
+        }
         self.kill();
     }
 }
