@@ -15,13 +15,6 @@ use std::time::Duration;
 
 const T: u64 = 180;
 
-/// Holds the machine for one test of this file at a time (the throughput run would load both
-/// cores under the others' latency).
-fn alone() -> std::sync::MutexGuard<'static, ()> {
-    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    ONE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The drift verdict of series `s` was read: enough intervals, a trend figure with its
 /// interval, and a sentence that opens with its kind.
 fn assert_verdict_read(s: &serde_json::Value) {

@@ -3,19 +3,15 @@
 //! (held at every run at the boundary, delivered at least 95% of the offered rate, nothing
 //! lost) lies below 2,000 / 0.95 and above a quarter of 2,000; the steps are printed as they
 //! run and recorded as cases, and the step that broke it is put down to the slow consumer.
+//!
+//! The searches run one at a time (`alone`): a step's cause is read from the nodes' CPU,
+//! which a search beside it would take (the slow sink's spin on the clock then gets a share
+//! of a core, and its cause reads as a queue, not a slow consumer).
 
 mod common;
 use common::*;
 
 const T: u64 = 300;
-
-/// Holds the machine for one test of this file at a time: a step's cause is read from the
-/// nodes' CPU, which another search beside it would take (the slow sink's spin on the clock
-/// then gets a share of a core, and its cause reads as a queue, not a slow consumer).
-fn alone() -> std::sync::MutexGuard<'static, ()> {
-    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    ONE.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 const SLOW: &str = r#"name = "slow-pushpull"
 params = { size = 64, repetitions = 1, warmup = 0 }

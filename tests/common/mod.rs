@@ -33,6 +33,14 @@ pub fn with_watchdog<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send 
     }
 }
 
+/// Holds the machine for one test of this test binary at a time, for the tests whose
+/// figures another test beside them would move (CPU shares, latency trends): each takes it
+/// first (before its watchdog starts). A panic in one does not lock out the rest.
+pub fn alone() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The zmqperf binary under test. Its history goes to a file of this test process in the
 /// temp folder (a test may point ZMQPERF_DB elsewhere), never to the user's.
 pub fn zmqperf() -> Command {
