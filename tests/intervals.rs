@@ -444,3 +444,41 @@ fn remote_lat_and_a_latency_case_take_intervals_of_round_trips() {
         let _ = std::fs::remove_dir_all(&dir);
     });
 }
+
+#[test]
+fn local_thr_closes_intervals_of_a_stream_without_the_header() {
+    let _machine = alone();
+    with_watchdog(T, || {
+        // libzmq's C remote_thr: no header, so no stamp to read the time from.
+        let l = Proc::spawn(
+            zp(&[
+                "local_thr",
+                "tcp://127.0.0.1:*",
+                "64",
+                "2000000",
+                "--interval",
+                "100ms",
+                "--json",
+            ]),
+            T - 30,
+        );
+        let ep = l.bound_endpoint();
+        let s = run(c_tool("remote_thr", &[&ep, "64", "2000000"]), T - 30);
+        assert_eq!(s.code, Some(0), "{s:?}");
+        let o = l.finish();
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let lines = o
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("[local_thr]"))
+            .count();
+        let v = envelope(&o.stdout);
+        let records = v["results"]["intervals"]["records"].as_array().unwrap();
+        assert!(!records.is_empty(), "{}", o.stderr);
+        assert_eq!(records.len(), lines, "{}", o.stderr);
+        // Every message in exactly one interval; rate and CPU, no latency.
+        assert_eq!(messages_in(records), 2_000_000, "{v}");
+        assert!(records.iter().all(|r| r["latency"].is_null()), "{v}");
+        assert!(records[0]["cpu_pct"].as_f64().is_some(), "{v}");
+    });
+}

@@ -409,9 +409,20 @@ impl<'a> SinkState<'a> {
             return Then::Read;
         }
         if self.received == 0 {
-            self.start = now_ns();
+            let now = now_ns();
+            self.start = now;
+            self.begin_intervals(now);
         }
         self.received += 1;
+        // With `--interval`: no stamp to read the time from, so the clock is read every
+        // 64 messages to close the intervals (their rate and CPU).
+        if self.intervals.is_some() && self.received & 63 == 0 {
+            let now = now_ns();
+            self.last_read_ns = now;
+            if now >= self.next_tick_ns {
+                self.tick(now);
+            }
+        }
         if let Some(w) = self.eot.as_mut() {
             if eot_done(w, &spec.streams, self.received, &mut self.at_eot) {
                 return Then::End;
@@ -421,6 +432,7 @@ impl<'a> SinkState<'a> {
         }
         // What the next messages of this stream ask is known now: only their count.
         self.counting = spec.ends_itself
+            && self.intervals.is_none()
             && self.eot.is_none()
             && self.log.is_none()
             && spec.frames.is_empty()
