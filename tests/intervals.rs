@@ -318,27 +318,34 @@ fn a_subscriber_process_stopped_for_2_s_shows_in_its_ticks_and_the_verdict() {
     });
 }
 
+/// `local_thr` taking 2,000,000 messages of 64 B with `--interval every --json`, from the
+/// sender `sender` makes for its endpoint; both succeeded.
+fn local_thr_against(every: &str, sender: impl FnOnce(&str) -> Command) -> Output {
+    let l = Proc::spawn(
+        zp(&[
+            "local_thr",
+            "tcp://127.0.0.1:*",
+            "64",
+            "2000000",
+            "--interval",
+            every,
+            "--json",
+        ]),
+        T - 30,
+    );
+    let ep = l.bound_endpoint();
+    let s = run(sender(&ep), T - 30);
+    assert_eq!(s.code, Some(0), "{s:?}");
+    let o = l.finish();
+    assert_eq!(o.code, Some(0), "{o:?}");
+    o
+}
+
 #[test]
 fn local_thr_prints_its_intervals_on_stderr_and_puts_them_in_its_json() {
     let _machine = alone();
     with_watchdog(T, || {
-        let l = Proc::spawn(
-            zp(&[
-                "local_thr",
-                "tcp://127.0.0.1:*",
-                "64",
-                "2000000",
-                "--interval",
-                "200ms",
-                "--json",
-            ]),
-            T - 30,
-        );
-        let ep = l.bound_endpoint();
-        let s = run(zp(&["remote_thr", &ep, "64", "2000000"]), T - 30);
-        assert_eq!(s.code, Some(0), "{s:?}");
-        let o = l.finish();
-        assert_eq!(o.code, Some(0), "{o:?}");
+        let o = local_thr_against("200ms", |ep| zp(&["remote_thr", ep, "64", "2000000"]));
         let lines: Vec<&str> = o
             .stderr
             .lines()
@@ -450,23 +457,7 @@ fn local_thr_closes_intervals_of_a_stream_without_the_header() {
     let _machine = alone();
     with_watchdog(T, || {
         // libzmq's C remote_thr: no header, so no stamp to read the time from.
-        let l = Proc::spawn(
-            zp(&[
-                "local_thr",
-                "tcp://127.0.0.1:*",
-                "64",
-                "2000000",
-                "--interval",
-                "100ms",
-                "--json",
-            ]),
-            T - 30,
-        );
-        let ep = l.bound_endpoint();
-        let s = run(c_tool("remote_thr", &[&ep, "64", "2000000"]), T - 30);
-        assert_eq!(s.code, Some(0), "{s:?}");
-        let o = l.finish();
-        assert_eq!(o.code, Some(0), "{o:?}");
+        let o = local_thr_against("100ms", |ep| c_tool("remote_thr", &[ep, "64", "2000000"]));
         let lines = o
             .stderr
             .lines()
