@@ -85,6 +85,7 @@ libzmq_api! {
     fn zmq_send(*mut c_void, *const c_void, usize, c_int) -> c_int;
     fn zmq_msg_init(*mut zmq_msg_t) -> c_int;
     fn zmq_msg_init_size(*mut zmq_msg_t, usize) -> c_int;
+    fn zmq_msg_init_data(*mut zmq_msg_t, *mut c_void, usize, Option<unsafe extern "C" fn(*mut c_void, *mut c_void)>, *mut c_void) -> c_int;
     fn zmq_msg_close(*mut zmq_msg_t) -> c_int;
     fn zmq_msg_data(*mut zmq_msg_t) -> *mut c_void;
     fn zmq_msg_size(*const zmq_msg_t) -> usize;

@@ -74,6 +74,9 @@ fn bundled() -> Loaded {
         built::SODIUM_VERSION
     );
     let info = describe(&api, "bundled", path, built::SHA256.to_string(), build);
+    if super::layout::holds(&api) {
+        super::layout::use_direct();
+    }
     Loaded { api, info }
 }
 

@@ -1,13 +1,14 @@
 //! zmqperf's own thin layer over libzmq's C API: contexts, sockets, options, polling and
 //! errors, over the function table of the libzmq chosen for the run ([`library`]). The one
 //! place in the project that talks to libzmq (with [`msg::RawMsg`] for the hot loops): the
-//! constants of zmq.h in [`consts`], the error in [`error`], the context (and its ZAP
+//! constants of zmq.h in [`consts`], the bundled library's message layout in [`layout`], the error in [`error`], the context (and its ZAP
 //! handler) in [`context`], the socket in [`socket`], polling in [`poll`].
 
 mod consts;
 mod context;
 mod error;
 pub mod ffi;
+mod layout;
 pub mod library;
 pub mod msg;
 mod poll;

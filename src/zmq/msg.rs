@@ -1,7 +1,7 @@
 //! A raw ZeroMQ message for the hot loops: allocated once, sent and received in place,
 //! without the zero-fill or copies of the safe wrappers (what libzmq's own tools do).
 
-use crate::zmq::{self, api, ffi::zmq_msg_t, CallFailed};
+use crate::zmq::{self, api, ffi::zmq_msg_t, layout, CallFailed};
 
 /// An owned `zmq_msg_t`, with its length kept beside it (every way of changing the content
 /// goes through this type, and `zmq_msg_recv` returns the length), so the hot loops make no
@@ -100,9 +100,16 @@ impl RawMsg {
         Ok(m)
     }
 
+    #[inline]
     fn data_ptr(&mut self) -> *mut u8 {
         // SAFETY: the message is initialised.
-        unsafe { (api().zmq_msg_data)(&mut self.msg) as *mut u8 }
+        unsafe { layout::data(api(), &mut self.msg) }
+    }
+
+    /// The `zmq_msg_t` itself, for a test that reads it as libzmq does.
+    #[cfg(test)]
+    pub(crate) fn raw(&mut self) -> *mut zmq_msg_t {
+        &mut self.msg
     }
 
     /// Size in bytes.
@@ -167,7 +174,7 @@ impl RawMsg {
     #[inline]
     pub fn more(&self) -> bool {
         // SAFETY: the message is initialised; zmq_msg_more only reads its flags.
-        unsafe { (api().zmq_msg_more)(&self.msg) != 0 }
+        unsafe { layout::more(api(), &self.msg) }
     }
 
     /// The whole content. Only for messages whose content was written.
