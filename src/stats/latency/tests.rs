@@ -142,3 +142,28 @@ fn the_clock_check_travels_with_the_samples() {
 fn empty_summary_is_zero() {
     assert_eq!(LatencyHistogram::new().summary().count, 0);
 }
+
+/// The u64 shortcut gives the u128 conversion's integer for every sample it takes (from
+/// [`WIDE_BELOW`] up), and the samples below it need the u128 (their inverse is past u64).
+#[test]
+fn the_scaled_inverse_is_the_same_integer_by_either_conversion() {
+    let wide = |ns: u64| (INV_SCALE as f64 / ns as f64) as u128;
+    assert!(wide(WIDE_BELOW - 1) > u64::MAX as u128);
+    assert!(wide(WIDE_BELOW) <= u64::MAX as u128);
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut values: Vec<u64> = (1..200_000).collect();
+    values.extend((0..64).flat_map(|k| {
+        let p = 1u64 << k;
+        [p.saturating_sub(1), p, p.saturating_add(1)]
+    }));
+    for _ in 0..200_000 {
+        // xorshift: large samples of every magnitude
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        values.push(x >> (x % 64));
+    }
+    for ns in values.into_iter().filter(|&v| v > 0) {
+        assert_eq!(scaled_inverse(ns), wide(ns), "{ns} ns");
+    }
+}
