@@ -95,6 +95,11 @@ pub(super) struct SinkState<'a> {
     /// sender) into a plain sink that ends at its count: each message is checked for its
     /// size and counted, and nothing else is asked of it (libzmq's local_thr loop).
     pub(super) counting: bool,
+    /// From the second message of a plain stream with the header (no routing id, log
+    /// level, typed frames or end-of-transmission channel): each message is checked for its
+    /// size and read through [`SinkState::on_stream_message`], which skips the questions
+    /// whose answers the first message settled.
+    pub(super) lean: bool,
 }
 
 /// How long the sink waits before it looks again: its whole timeout, or [`STOP_POLL`] with a
@@ -183,6 +188,7 @@ impl<'a> SinkState<'a> {
             intervals: None,
             next_tick_ns: u64::MAX,
             counting: false,
+            lean: false,
         }
     }
 
@@ -246,6 +252,11 @@ impl<'a> SinkState<'a> {
             } else {
                 Then::Read
             });
+        }
+        if !ROUTED && self.lean {
+            if let Some(then) = self.on_stream_message()? {
+                return Ok(then);
+            }
         }
         let spec = self.spec;
         let received = self.received;
@@ -314,65 +325,84 @@ impl<'a> SinkState<'a> {
                 },
             );
         }
-        if spec.ends_itself && self.ends == spec.streams.len() {
-            return Ok(Then::End);
-        }
-        // Or at the count: every message the streams were to carry has arrived once (an
-        // end mark that never comes must not cost the timeout, and a longer stream is not
-        // read past it). Duplicates do not count: the distinct figure is taken only once
-        // the arrivals reach the count, so the common path costs one comparison.
+        Ok(self.after_record())
+    }
+
+    /// Whether a sink that ends by itself has everything: every stream's end mark, or
+    /// every message the streams were to carry, once (an end mark that never comes must not
+    /// cost the timeout, and a longer stream is not read past it). Duplicates do not count:
+    /// the distinct figure is taken only once the arrivals reach the count, so the common
+    /// path costs one comparison.
+    #[inline(always)]
+    fn after_record(&mut self) -> Then {
+        let spec = self.spec;
         if spec.ends_itself
-            && self.received >= self.total
-            && self.ledger.summary(None).received >= self.total
+            && (self.ends == spec.streams.len()
+                || (self.received >= self.total
+                    && self.ledger.summary(None).received >= self.total))
         {
-            return Ok(Then::End);
+            Then::End
+        } else {
+            Then::Read
         }
-        Ok(Then::Read)
+    }
+
+    /// A message of a lean stream ([`SinkState::lean`]): its size checked, its header read
+    /// and recorded. `None` for a message the full path must read: a warm-up, a header that
+    /// is not this build's (the full path words the error).
+    #[inline(always)]
+    fn on_stream_message(&mut self) -> Result<Option<Then>> {
+        check_size(&mut self.msg, self.first_len, self.seen)?;
+        let h = match Header::decode(self.msg.prefix(HEADER_LEN)) {
+            Ok(Some(h)) if h.flags & FLAG_WARMUP == 0 => h,
+            _ => return Ok(None),
+        };
+        self.seen += 1;
+        self.progress.tick(self.seen);
+        // A lean stream has no log filter.
+        self.record_plain(&h);
+        Ok(Some(self.after_record()))
     }
 
     /// A message with the header, past the warm-up: its sequence goes in the ledger, its
     /// delay (when time-stamped) in its stream's histogram, and its end mark is counted.
     #[inline(always)]
     fn record(&mut self, h: &Header) {
-        let spec = self.spec;
+        if self.log.is_some() {
+            self.record_line(h);
+        } else {
+            self.record_plain(h);
+        }
+    }
+
+    /// The record of a message of a stream without a log filter: its sequence is its place,
+    /// and its end mark ends it.
+    #[inline(always)]
+    fn record_plain(&mut self, h: &Header) {
+        self.arrive(h, h.sequence);
+        if h.flags & FLAG_END != 0 {
+            self.ends += 1;
+        }
+    }
+
+    /// The arrival of a message whose place in its stream is `seq`: the clock where a
+    /// figure needs it, the count, the ledger, the delay.
+    #[inline(always)]
+    fn arrive(&mut self, h: &Header, seq: u64) {
         // The clock is read only where a figure needs it (as in local_thr): on the first
         // message and on the time-stamped ones.
         let stamped = h.has_timestamp();
-        let now = if stamped || self.received == 0 {
-            now_ns()
-        } else {
-            0
-        };
-        if self.received == 0 {
-            self.start = now;
-            self.begin_intervals(now);
-        } else if now >= self.next_tick_ns {
-            self.tick(now);
-        }
-        self.last_read_ns = self.last_read_ns.max(now);
-        self.received += 1;
-        // A log line behind a filter: its rank among the lines the filter lets through
-        // is the sequence the ledger keeps, so a hole is a line that should have come.
-        let seq = match &self.log {
-            Some(f) => {
-                let want = &spec.log_levels[(h.sequence % spec.log_levels.len() as u64) as usize];
-                if self.level != want.as_bytes() {
-                    self.frame_error.get_or_insert(format!(
-                        "line {} of stream {} came with level '{}', but it was written as {want}",
-                        h.sequence,
-                        h.stream_id,
-                        String::from_utf8_lossy(&self.level)
-                    ));
-                } else if !f.passes(h.sequence) {
-                    self.frame_error.get_or_insert(format!(
-                        "line {} ({want}) of stream {} came through a filter that should have stopped it",
-                        h.sequence, h.stream_id
-                    ));
-                }
-                f.rank(h.sequence)
+        let mut now = 0;
+        if stamped || self.received == 0 {
+            now = now_ns();
+            if self.received == 0 {
+                self.first_arrival(now);
+            } else if now >= self.next_tick_ns {
+                self.tick(now);
             }
-            None => h.sequence,
-        };
+            self.last_read_ns = self.last_read_ns.max(now);
+        }
+        self.received += 1;
         self.ledger.record(h.stream_id, seq);
         if stamped {
             let i = match self.slot.get(h.stream_id as usize) {
@@ -384,20 +414,52 @@ impl<'a> SinkState<'a> {
                 self.hists[i].record(d);
             }
         }
-        match &self.log {
-            // A filtered stream ends at the last line the filter lets through.
-            Some(_) => {
-                let want = self
-                    .slot
-                    .get(h.stream_id as usize)
-                    .and_then(|&i| spec.streams.get(i))
-                    .map(|(_, n)| *n);
-                if want == Some(seq + 1) {
-                    self.ends += 1;
-                }
-            }
-            None if h.flags & FLAG_END != 0 => self.ends += 1,
-            None => {}
+    }
+
+    /// The first message with the header came at `now`: the run's start, the intervals, and
+    /// whether the next messages can take the lean path.
+    #[cold]
+    #[inline(never)]
+    fn first_arrival(&mut self, now: u64) {
+        self.start = now;
+        self.begin_intervals(now);
+        self.lean = self.eot.is_none()
+            && self.log.is_none()
+            && self.spec.frames.is_empty()
+            && !self.routed
+            && self.first_len >= HEADER_LEN;
+    }
+
+    /// A log line behind a filter: its rank among the lines the filter lets through is the
+    /// sequence the ledger keeps, so a hole is a line that should have come; the stream
+    /// ends at the last line the filter lets through.
+    #[inline(never)]
+    fn record_line(&mut self, h: &Header) {
+        let spec = self.spec;
+        let Some(f) = &self.log else { return };
+        let want = &spec.log_levels[(h.sequence % spec.log_levels.len() as u64) as usize];
+        if self.level != want.as_bytes() {
+            self.frame_error.get_or_insert(format!(
+                "line {} of stream {} came with level '{}', but it was written as {want}",
+                h.sequence,
+                h.stream_id,
+                String::from_utf8_lossy(&self.level)
+            ));
+        } else if !f.passes(h.sequence) {
+            self.frame_error.get_or_insert(format!(
+                "line {} ({want}) of stream {} came through a filter that should have stopped it",
+                h.sequence, h.stream_id
+            ));
+        }
+        let seq = f.rank(h.sequence);
+        self.arrive(h, seq);
+        let want = self
+            .slot
+            .get(h.stream_id as usize)
+            .and_then(|&i| spec.streams.get(i))
+            .map(|(_, n)| *n);
+        if want == Some(seq + 1) {
+            self.ends += 1;
         }
     }
 

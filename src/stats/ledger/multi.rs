@@ -22,7 +22,7 @@ impl Ledger {
     }
 
     /// Records `seq` of stream `stream`.
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, stream: u32, seq: u64) {
         if let Some((id, l)) = &mut self.hot {
             if *id == stream {

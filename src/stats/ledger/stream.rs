@@ -60,7 +60,7 @@ impl StreamLedger {
     }
 
     /// Records the arrival of `seq`, with `clock` giving the time (ns) when one is needed.
-    #[inline]
+    #[inline(always)]
     pub fn record_with(&mut self, seq: u64, clock: impl FnOnce() -> u64) {
         self.arrivals += 1;
         let (start, end) = self.run;
