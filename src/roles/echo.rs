@@ -44,9 +44,9 @@ pub(super) fn run(
     let mut done = 0u64;
     let mut start = 0;
     let mut cut_short = None;
-    // Once the first request showed one frame without the header (libzmq's C remote_lat),
-    // the next ones go through `plain`, as long as they look the same.
-    let mut plain = false;
+    // Once the first request showed one frame (libzmq's C remote_lat, zmqperf's REQ), the
+    // next ones go through `Turn::single`, as long as they look the same.
+    let mut one_frame = false;
     let mut turn = Turn {
         spec,
         patience: &mut patience,
@@ -55,10 +55,16 @@ pub(super) fn run(
         progress: &mut progress,
     };
     while !(spec.ends_itself && done == spec.expect) {
-        // frames[0] may hold a first frame `plain` took (a request of several frames).
+        // frames[0] may hold a first frame `single` took (a request of several frames).
         let mut first = None;
-        if plain {
-            match turn.plain(&mut frames[0], s, ctl, &mut done)? {
+        if one_frame {
+            let one = &mut frames[0];
+            let taken = if header {
+                turn.single::<true>(one, s, ctl, &mut done, &mut ledger)?
+            } else {
+                turn.single::<false>(one, s, ctl, &mut done, &mut ledger)?
+            };
+            match taken {
                 Taken::Ended => break,
                 Taken::Wait(next) => first = Some(next),
                 Taken::More => first = Some(Next::Got),
@@ -88,7 +94,7 @@ pub(super) fn run(
             .map_err(|e| wait.error(e, done + 1, " (the reply could not be sent)".into()))?;
         done += 1;
         turn.progress.tick(done);
-        plain = n == 1 && !header && spec.echo != EchoMode::Copy;
+        one_frame = n == 1 && spec.echo != EchoMode::Copy;
     }
     let end = now_ns();
     progress.finish();
@@ -121,7 +127,7 @@ pub(super) fn run(
     })
 }
 
-/// What [`Turn::plain`] ended on.
+/// What [`Turn::single`] ended on.
 enum Taken {
     /// The count is done.
     Ended,
@@ -193,15 +199,17 @@ impl Turn<'_, '_> {
         }
     }
 
-    /// Requests of one frame without the header, each sent back as it came: the loop of
-    /// libzmq's local_lat, with the echo's waits and checks.
+    /// Requests of one frame, each sent back as it came: the loop of libzmq's local_lat,
+    /// with the echo's waits and checks, and with `HEADER` each request's header read into
+    /// the ledger.
     #[inline(always)]
-    fn plain(
+    fn single<const HEADER: bool>(
         &mut self,
         frame: &mut RawMsg,
         s: &mut zmq::Socket,
         ctl: &mut dyn Control,
         done: &mut u64,
+        ledger: &mut Ledger,
     ) -> Result<Taken> {
         let spec = self.spec;
         loop {
@@ -219,6 +227,10 @@ impl Turn<'_, '_> {
                 return Ok(Taken::More);
             }
             check_size(frame, spec.size, *done)?;
+            if HEADER {
+                // The header was seen on the first request: it is never dropped after.
+                inspect(frame, *done, spec, ledger, &mut true)?;
+            }
             self.io.send(frame, s, 0).map_err(|e| {
                 self.wait
                     .error(e, *done + 1, " (the reply could not be sent)".into())
