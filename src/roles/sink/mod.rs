@@ -20,6 +20,7 @@ use std::time::Duration;
 mod end;
 pub mod ptmp;
 mod received;
+mod record;
 mod state;
 pub(super) mod trace;
 
