@@ -10,6 +10,7 @@
 //! (a delimiter, a join), goes through libzmq's functions as before.
 
 use super::ffi::{zmq_msg_t, Api};
+use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Offsets in libzmq 4.3.5's `msg_t` (src/msg.hpp): a metadata pointer (8 bytes), then the
@@ -35,18 +36,18 @@ pub(super) fn use_direct() {
     DIRECT.store(true, Ordering::Relaxed);
 }
 
-/// The message's bytes.
+/// The message's bytes. The library's table is looked up only when it is asked.
 ///
 /// # Safety
-/// `msg` is an initialised message of the library `api` belongs to.
+/// `msg` is an initialised message of the library this process measures.
 #[inline(always)]
-pub unsafe fn data(api: &Api, msg: *mut zmq_msg_t) -> *mut u8 {
+pub unsafe fn data(msg: *mut zmq_msg_t) -> *mut u8 {
     if DIRECT.load(Ordering::Relaxed) {
         if let Some(p) = direct_data(msg) {
             return p;
         }
     }
-    (api.zmq_msg_data)(msg) as *mut u8
+    (super::api().zmq_msg_data)(msg) as *mut u8
 }
 
 /// Whether more frames of the same message follow.
@@ -54,11 +55,11 @@ pub unsafe fn data(api: &Api, msg: *mut zmq_msg_t) -> *mut u8 {
 /// # Safety
 /// As [`data`].
 #[inline(always)]
-pub unsafe fn more(api: &Api, msg: *const zmq_msg_t) -> bool {
+pub unsafe fn more(msg: *const zmq_msg_t) -> bool {
     if DIRECT.load(Ordering::Relaxed) {
         return *(msg as *const u8).add(FLAGS_AT) & MORE != 0;
     }
-    (api.zmq_msg_more)(msg) != 0
+    (super::api().zmq_msg_more)(msg) != 0
 }
 
 /// Where 4.3.5 keeps the bytes of a message of a type it knows: in the message (very
@@ -81,38 +82,36 @@ unsafe fn direct_data(msg: *mut zmq_msg_t) -> Option<*mut u8> {
 /// that differs in any of them is read through its functions.
 pub(super) fn holds(api: &Api) -> bool {
     static CONSTANT: [u8; 48] = [7; 48];
-    let sizes = [0usize, 1, 10, 33, 34, 64, 1024, 100_000];
-    let mut ok = true;
-    for (i, &size) in sizes
-        .iter()
-        .enumerate()
-        .chain(std::iter::once((sizes.len(), &48)))
-    {
+    // One message, made by `init`, read both ways, then closed.
+    let agrees = |init: &dyn Fn(*mut zmq_msg_t) -> c_int| {
         let mut m = std::mem::MaybeUninit::<zmq_msg_t>::zeroed();
-        // SAFETY: each message is initialised by libzmq before it is read, and closed once.
-        unsafe {
-            let made = if i == sizes.len() {
-                (api.zmq_msg_init_data)(
-                    m.as_mut_ptr(),
-                    CONSTANT.as_ptr() as *mut _,
-                    CONSTANT.len(),
-                    None,
-                    std::ptr::null_mut(),
-                )
-            } else {
-                (api.zmq_msg_init_size)(m.as_mut_ptr(), size)
-            };
-            if made != 0 {
-                return false;
-            }
-            let theirs = (api.zmq_msg_data)(m.as_mut_ptr()) as *mut u8;
-            ok &= direct_data(m.as_mut_ptr()) == Some(theirs);
-            ok &= ((api.zmq_msg_more)(m.as_ptr()) != 0)
-                == (*(m.as_ptr() as *const u8).add(FLAGS_AT) & MORE != 0);
-            (api.zmq_msg_close)(m.as_mut_ptr());
+        if init(m.as_mut_ptr()) != 0 {
+            return false;
         }
-    }
-    ok
+        // SAFETY: libzmq initialised the message; it is read, then closed once.
+        unsafe {
+            let theirs = (api.zmq_msg_data)(m.as_mut_ptr()) as *mut u8;
+            let same = direct_data(m.as_mut_ptr()) == Some(theirs)
+                && ((api.zmq_msg_more)(m.as_ptr()) != 0)
+                    == (*(m.as_ptr() as *const u8).add(FLAGS_AT) & MORE != 0);
+            (api.zmq_msg_close)(m.as_mut_ptr());
+            same
+        }
+    };
+    // SAFETY (both closures): `m` points at a message struct for libzmq to initialise; the
+    // constant data outlives every message made from it.
+    [0usize, 1, 10, 33, 34, 64, 1024, 100_000]
+        .iter()
+        .all(|&size| agrees(&|m| unsafe { (api.zmq_msg_init_size)(m, size) }))
+        && agrees(&|m| unsafe {
+            (api.zmq_msg_init_data)(
+                m,
+                CONSTANT.as_ptr() as *mut _,
+                CONSTANT.len(),
+                None,
+                std::ptr::null_mut(),
+            )
+        })
 }
 
 #[cfg(test)]
@@ -156,8 +155,8 @@ mod tests {
                             assert_eq!(ours, theirs, "{ep}, {size} B");
                         }
                         assert_eq!((api().zmq_msg_more)(p) != 0, more, "{ep}, {size} B");
-                        assert_eq!(super::more(api(), p), more, "{ep}, {size} B");
-                        assert_eq!(super::data(api(), p), theirs, "{ep}, {size} B");
+                        assert_eq!(super::more(p), more, "{ep}, {size} B");
+                        assert_eq!(super::data(p), theirs, "{ep}, {size} B");
                     }
                     assert!(r.bytes().iter().all(|&x| x == 0x5a), "{ep}, {size} B");
                 }

@@ -103,7 +103,7 @@ impl RawMsg {
     #[inline]
     fn data_ptr(&mut self) -> *mut u8 {
         // SAFETY: the message is initialised.
-        unsafe { layout::data(api(), &mut self.msg) }
+        unsafe { layout::data(&mut self.msg) }
     }
 
     /// The `zmq_msg_t` itself, for a test that reads it as libzmq does.
@@ -174,7 +174,7 @@ impl RawMsg {
     #[inline]
     pub fn more(&self) -> bool {
         // SAFETY: the message is initialised; zmq_msg_more only reads its flags.
-        unsafe { layout::more(api(), &self.msg) }
+        unsafe { layout::more(&self.msg) }
     }
 
     /// The whole content. Only for messages whose content was written.
