@@ -6,7 +6,7 @@
 mod waker;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-pub use waker::{catch_signals, WokenOnStop};
+pub use waker::{catch_signals, Wakeable, WokenOnStop};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// The signal that interrupted the run (0: none, or [`interrupt`] called directly).

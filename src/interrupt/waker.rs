@@ -24,6 +24,42 @@ extern "C" fn on_stop_signal(sig: libc::c_int) {
 
 extern "C" fn on_wake(_: libc::c_int) {}
 
+/// Installs the handler of [`WAKE_SIGNAL`] (once): a handler that does nothing, without
+/// SA_RESTART, so that the signal interrupts a blocking call (ignored, it would not).
+fn install_wake_handler() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // SAFETY: a handler that does nothing; the struct is ours and initialised.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_wake as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(WAKE_SIGNAL, &sa, std::ptr::null_mut());
+        }
+    });
+}
+
+/// A thread that can be woken out of a blocking ZeroMQ call on request ([`Wakeable::wake`]:
+/// the call returns EINTR), by another thread for as long as the thread lives.
+#[derive(Debug, Clone, Copy)]
+pub struct Wakeable(libc::pthread_t);
+
+impl Wakeable {
+    /// The calling thread.
+    pub fn this_thread() -> Wakeable {
+        install_wake_handler();
+        // SAFETY: pthread_self has no preconditions.
+        Wakeable(unsafe { libc::pthread_self() })
+    }
+
+    /// Interrupts the thread's blocking call, if it is in one (the caller makes sure the
+    /// thread is alive: it joins the waking thread before the woken one ends).
+    pub fn wake(self) {
+        // SAFETY: the thread is alive (above); the handler does nothing.
+        unsafe { libc::pthread_kill(self.0, WAKE_SIGNAL) };
+    }
+}
+
 /// A role's thread, registered for as long as the guard lives: a stop signal (which the
 /// kernel gives to any one thread of the process) wakes it out of a blocking ZeroMQ call,
 /// so that it ends with what it measured instead of waiting out its timeout.
@@ -60,13 +96,7 @@ fn start_waker() {
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return;
     }
-    // SAFETY: a handler that does nothing; the struct is ours and initialised.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_wake as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(WAKE_SIGNAL, &sa, std::ptr::null_mut());
-    }
+    install_wake_handler();
     WAKE_FD.store(fds[1], Ordering::SeqCst);
     let read_fd = fds[0];
     let _ = std::thread::Builder::new()

@@ -35,6 +35,7 @@ pub(super) fn run(
     let s = &mut o.sock;
     let mut patience = Patience::new(spec.timeout());
     let mut io = Io::new(spec.io, spec.timeout());
+    io.watch_stalls(s, STOP_POLL)?;
     let mut progress = Progress::new("round trips", spec.expect);
     // Frames of one request: the routing envelope (ROUTER, DEALER), then the payload.
     let mut frames: Vec<RawMsg> = Vec::new();
@@ -97,6 +98,7 @@ pub(super) fn run(
         one_frame = n == 1 && spec.echo != EchoMode::Copy;
     }
     let end = now_ns();
+    io.end_watch();
     progress.finish();
     if spec.ends_itself && done < spec.expect && cut_short.is_none() {
         return Err(Error::Protocol(format!(

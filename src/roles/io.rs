@@ -7,6 +7,10 @@
 //!   socket (POLLOUT to send, POLLIN to receive) for at most one slice, then tries again.
 //! - timeout: the socket's ZMQ_SNDTIMEO and ZMQ_RCVTIMEO are one slice (set when it
 //!   opens, see [`socket_timeouts`]); a call that times out is tried again.
+//!
+//! A blocking role may wait without ZMQ_RCVTIMEO ([`Io::watch_stalls`]): a stall watch
+//! ([`super::stall`]) keeps the bound, and a receive it wakes returns EAGAIN as one that
+//! timed out did.
 
 use super::control::STOP_POLL;
 use crate::msg::RawMsg;
@@ -27,6 +31,8 @@ pub(crate) struct Io {
     limit: Duration,
     /// Poll: `zmq_poll` calls after an EAGAIN; timeout: calls that hit their timeout.
     waits: u64,
+    /// Blocking mode without ZMQ_RCVTIMEO: the watch that bounds the receives.
+    stall: Option<super::stall::StallWatch>,
 }
 
 impl Io {
@@ -35,7 +41,38 @@ impl Io {
             mode,
             limit,
             waits: 0,
+            stall: None,
         }
+    }
+
+    /// In blocking mode, takes ZMQ_RCVTIMEO off `s` and bounds its receives with a stall
+    /// watch instead: a receive that waits `step` with no frame taken returns EAGAIN, as
+    /// the socket's timeout of `step` made it do (libzmq reads no clock per message then,
+    /// as its own perf tools). Other modes keep their waits as they are. Ended by
+    /// [`Io::end_watch`] (or when the Io drops), before the role's other blocking calls.
+    pub fn watch_stalls(
+        &mut self,
+        s: &mut zmq::Socket,
+        step: Duration,
+    ) -> crate::error::Result<()> {
+        if self.mode != IoMode::Blocking {
+            return Ok(());
+        }
+        let watch =
+            super::stall::StallWatch::start(step).map_err(|source| crate::error::Error::Io {
+                op: "starting the stall watch of a blocking receive".into(),
+                source,
+            })?;
+        s.set_rcvtimeo(-1)
+            .map_err(crate::error::zmq_err("setting ZMQ_RCVTIMEO"))?;
+        self.stall = Some(watch);
+        Ok(())
+    }
+
+    /// Ends the stall watch (the socket keeps waiting without a timeout: no receive after
+    /// this one).
+    pub fn end_watch(&mut self) {
+        self.stall = None;
     }
 
     /// The waits counted, or None in blocking mode (which does not count).
@@ -57,7 +94,7 @@ impl Io {
     #[inline(always)]
     pub fn recv(&mut self, m: &mut RawMsg, s: &mut zmq::Socket) -> ZResult {
         if self.mode == IoMode::Blocking {
-            return m.recv(s, 0);
+            return self.recv_blocking(m, s);
         }
         self.recv_waiting(m, s, self.limit)
     }
@@ -68,9 +105,38 @@ impl Io {
     #[inline(always)]
     pub fn recv_slice(&mut self, m: &mut RawMsg, s: &mut zmq::Socket) -> ZResult {
         if self.mode == IoMode::Blocking {
-            return m.recv(s, 0);
+            return self.recv_blocking(m, s);
         }
         self.recv_waiting(m, s, SLICE)
+    }
+
+    /// A blocking receive: a beat for the stall watch when there is one, and its wake-up
+    /// turned into the EAGAIN of a timeout.
+    #[inline(always)]
+    fn recv_blocking(&mut self, m: &mut RawMsg, s: &mut zmq::Socket) -> ZResult {
+        let r = m.recv(s, 0);
+        if let Some(w) = &self.stall {
+            if r.is_err() {
+                return self.woken(r);
+            }
+            w.beat();
+        }
+        r
+    }
+
+    /// A watched receive that failed: EINTR from the watch (a tick to take, and no stop
+    /// signal, which keeps its EINTR) is the EAGAIN of a timeout.
+    #[cold]
+    #[inline(never)]
+    fn woken(&mut self, r: ZResult) -> ZResult {
+        if r == Err(zmq::Error::EINTR) && !crate::interrupt::interrupted() {
+            if let Some(w) = &mut self.stall {
+                if w.take_tick() {
+                    return Err(zmq::Error::EAGAIN);
+                }
+            }
+        }
+        r
     }
 
     #[inline(never)]
@@ -218,6 +284,49 @@ mod tests {
         assert_eq!(
             socket_timeouts(IoMode::Timeout, Duration::from_millis(20)),
             Some((100, 20))
+        );
+    }
+
+    /// Blocking with a stall watch: the socket loses ZMQ_RCVTIMEO, frames that come are
+    /// taken, and a receive with nothing to take ends with EAGAIN after about one step of
+    /// quiet, every time, as the socket's timeout ended it.
+    #[test]
+    fn a_watched_blocking_receive_gives_up_after_its_step() {
+        crate::roles::stall::tests::within(20, a_watched_receive_gives_up);
+    }
+
+    fn a_watched_receive_gives_up() {
+        let ctx = zmq::Context::new();
+        let (mut push, mut pull) = pair(&ctx, "watched");
+        let mut rx = Io::new(IoMode::Blocking, Duration::from_secs(5));
+        rx.watch_stalls(&mut pull, Duration::from_millis(200))
+            .unwrap();
+        assert_eq!(pull.get_int(zmq::ZMQ_RCVTIMEO).unwrap(), -1);
+        let mut tx = Io::new(IoMode::Blocking, Duration::from_secs(5));
+        let mut m = RawMsg::new();
+        for round in 0..2 {
+            for i in 0..50u8 {
+                let mut out = RawMsg::copy_of(&[i; 5]).unwrap();
+                tx.send(&mut out, &mut push, 0).unwrap();
+                rx.recv(&mut m, &mut pull).unwrap();
+                assert_eq!(m.bytes(), &[i; 5]);
+            }
+            let t = Instant::now();
+            assert_eq!(rx.recv_slice(&mut m, &mut pull), Err(zmq::Error::EAGAIN));
+            let took = t.elapsed();
+            assert!(
+                took >= Duration::from_millis(150) && took < Duration::from_secs(3),
+                "round {round}: {took:?}"
+            );
+        }
+        // Another mode keeps its own waits: no watch, the socket's timeout stays.
+        let mut poll = Io::new(IoMode::Poll, Duration::from_secs(5));
+        poll.watch_stalls(&mut push, Duration::from_millis(200))
+            .unwrap();
+        assert!(poll.stall.is_none());
+        assert_eq!(
+            push.get_int(zmq::ZMQ_RCVTIMEO).unwrap(),
+            SLICE.as_millis() as i32
         );
     }
 }

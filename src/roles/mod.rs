@@ -29,6 +29,7 @@ mod io;
 pub mod live;
 mod open;
 mod spec;
+mod stall;
 mod usage;
 mod wait;
 

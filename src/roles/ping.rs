@@ -33,6 +33,7 @@ pub(super) fn run(
     };
     let s = &mut o.sock;
     let mut io = Io::new(spec.io, spec.timeout());
+    io.watch_stalls(s, spec.timeout())?;
     // A request still queued when the peer never answered must not hold the close for the
     // linger as well: the wait for the peer is the timeout, once.
     let fail = |s: &zmq::Socket, e: zmq::Error, i: u64| {
@@ -94,6 +95,7 @@ pub(super) fn run(
         timed.round_trip(i, t0, t1, !(warm || handshake));
     }
     let mut end = now_ns();
+    io.end_watch();
     let mut done = spec.count;
     let mut cut_short = None;
     if let Some((e, i)) = stopped {
