@@ -81,7 +81,7 @@ impl Reporter for Hlog {
                     out,
                     "Tag={tag},{from:.3},{length:.3},{:.3},{}",
                     h.quantile(1.0) as f64 / 1e6,
-                    encode_hdr(h.hdr())
+                    encode_hdr(&h.hdr())
                 );
             }
         }

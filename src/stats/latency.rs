@@ -1,6 +1,7 @@
 //! Latency samples in an HdrHistogram with ns resolution, plus exact moments.
 
 use super::oneway::ClockCheck;
+use counts::Counts;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -21,7 +22,8 @@ const INV_SCALE: u128 = 1_000_000_000_000_000_000_000;
 /// figures never travel without it.
 #[derive(Debug, Clone)]
 pub struct LatencyHistogram {
-    hist: Histogram<u64>,
+    /// The samples per HdrHistogram slot (the histogram itself is built when read).
+    counts: Counts,
     min: u64,
     max: u64,
     sum: u128,
@@ -71,8 +73,22 @@ pub struct LatencySummary {
 /// path); the same sample always gives the same integer, so sums still merge exactly.
 /// Above [`WIDE_BELOW`] ns the quotient fits in a u64, whose conversion from f64 is a few
 /// instructions where the u128's is a call (about 20 instructions): the same integer.
-#[inline]
+/// From [`NARROW_FROM`] ns to 2^63 ns (both conversions one instruction there) the same
+/// integer again, with no range checks.
+#[inline(always)]
 fn scaled_inverse(ns: u64) -> u128 {
+    if (NARROW_FROM..1 << 63).contains(&ns) {
+        let q = INV_SCALE as f64 / ns as i64 as f64;
+        // SAFETY: q lies in (10^21 / 2^63, 10^21 / 109] = (108.4, 9.17e18]: finite, and an
+        // i64 once truncated; the truncation is `as`'s own.
+        return unsafe { q.to_int_unchecked::<i64>() } as u128;
+    }
+    scaled_inverse_wide(ns)
+}
+
+#[cold]
+#[inline(never)]
+fn scaled_inverse_wide(ns: u64) -> u128 {
     let q = INV_SCALE as f64 / ns as f64;
     if ns >= WIDE_BELOW {
         (q as u64) as u128
@@ -83,6 +99,8 @@ fn scaled_inverse(ns: u64) -> u128 {
 
 /// The samples below it have a scaled inverse of 2^64 or more (10^21 / 2^64 = 54.2).
 const WIDE_BELOW: u64 = 55;
+/// The samples from it on have a scaled inverse below 2^63 (10^21 / 2^63 = 108.4).
+const NARROW_FROM: u64 = 109;
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
@@ -93,11 +111,8 @@ impl Default for LatencyHistogram {
 impl LatencyHistogram {
     /// An empty distribution.
     pub fn new() -> Self {
-        let mut hist =
-            Histogram::new_with_bounds(1, HIGHEST_NS, SIGFIG).expect("valid histogram bounds");
-        hist.auto(true);
         LatencyHistogram {
-            hist,
+            counts: Counts::default(),
             min: u64::MAX,
             max: 0,
             sum: 0,
@@ -119,9 +134,18 @@ impl LatencyHistogram {
     }
 
     /// Adds one sample in ns.
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, ns: u64) {
-        self.record_n(ns, 1);
+        self.counts.add(ns, 1);
+        self.min = self.min.min(ns);
+        self.max = self.max.max(ns);
+        self.sum += ns as u128;
+        self.sum_sq += ns as u128 * ns as u128;
+        if ns == 0 {
+            self.zeros += 1;
+        } else {
+            self.sum_inv = self.sum_inv.saturating_add(scaled_inverse(ns));
+        }
     }
 
     /// Adds `n` samples of the same value.
@@ -130,8 +154,7 @@ impl LatencyHistogram {
         if n == 0 {
             return;
         }
-        // With auto-resize on, recording cannot fail for any u64.
-        self.hist.saturating_record_n(ns, n);
+        self.counts.add(ns, n);
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
         self.sum += ns as u128 * n as u128;
@@ -143,14 +166,15 @@ impl LatencyHistogram {
         }
     }
 
-    /// The HdrHistogram behind it (ns), as the JSON's `hdr` and the interval log encode it.
-    pub fn hdr(&self) -> &Histogram<u64> {
-        &self.hist
+    /// The HdrHistogram of the samples (ns), as the JSON's `hdr` and the interval log
+    /// encode it: the same as one that recorded them (built from the counts).
+    pub fn hdr(&self) -> Histogram<u64> {
+        self.counts.to_hdr()
     }
 
     /// Number of samples.
     pub fn count(&self) -> u64 {
-        self.hist.len()
+        self.counts.total()
     }
 
     /// The value at quantile `q` (0.0 ..= 1.0), in ns.
@@ -158,19 +182,21 @@ impl LatencyHistogram {
         if self.count() == 0 {
             return 0;
         }
+        self.quantile_in(&self.hdr(), q)
+    }
+
+    /// The value at quantile `q` of `hdr`, this distribution's histogram.
+    fn quantile_in(&self, hdr: &Histogram<u64>, q: f64) -> u64 {
         // As HdrHistogram's reference (Java) does: the quantile taken one step down before
         // the count at it is rounded up, so that 0.9 x 3000 (2700.0000000000005 in floating
         // point) asks for the 2,700th sample, not the 2,701st.
-        self.hist
-            .value_at_quantile(q.next_down().max(0.0))
+        hdr.value_at_quantile(q.next_down().max(0.0))
             .clamp(self.min, self.max)
     }
 
     /// Combines another distribution into this one.
     pub fn merge(&mut self, other: &LatencyHistogram) {
-        self.hist
-            .add(&other.hist)
-            .expect("auto-resizing histograms always merge");
+        self.counts.merge(&other.counts);
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         self.sum += other.sum;
@@ -185,19 +211,18 @@ impl LatencyHistogram {
     /// per sample. Its min and max are read from the buckets (to the histogram's precision).
     pub fn since(&self, earlier: &LatencyHistogram) -> LatencyHistogram {
         let mut d = self.clone();
-        d.hist
-            .subtract(&earlier.hist)
-            .expect("a later copy holds every sample of an earlier one");
+        d.counts.subtract(&earlier.counts);
         d.sum -= earlier.sum;
         d.sum_sq -= earlier.sum_sq;
         d.sum_inv = d.sum_inv.saturating_sub(earlier.sum_inv);
         d.zeros -= earlier.zeros;
-        if d.hist.is_empty() {
+        if d.counts.total() == 0 {
             d.min = u64::MAX;
             d.max = 0;
         } else {
-            d.min = d.hist.min();
-            d.max = d.hist.max();
+            let hdr = d.hdr();
+            d.min = hdr.min();
+            d.max = hdr.max();
         }
         d
     }
@@ -226,14 +251,15 @@ impl LatencyHistogram {
         let var_num = (n as u128 * self.sum_sq).saturating_sub(self.sum * self.sum);
         let var = var_num as f64 / (n as f64 * n as f64);
         let positive = n - self.zeros;
+        let hdr = self.hdr();
         LatencySummary {
             count: n,
             min_ns: self.min,
-            p50_ns: self.quantile(0.5),
-            p90_ns: self.quantile(0.9),
-            p99_ns: self.quantile(0.99),
-            p99_9_ns: self.quantile(0.999),
-            p99_99_ns: self.quantile(0.9999),
+            p50_ns: self.quantile_in(&hdr, 0.5),
+            p90_ns: self.quantile_in(&hdr, 0.9),
+            p99_ns: self.quantile_in(&hdr, 0.99),
+            p99_9_ns: self.quantile_in(&hdr, 0.999),
+            p99_99_ns: self.quantile_in(&hdr, 0.9999),
             max_ns: self.max,
             mean_ns: mean,
             stddev_ns: var.sqrt(),
@@ -248,7 +274,7 @@ impl LatencyHistogram {
 
     /// The recorded buckets as (value in ns, count), lowest first: the percentile spectrum.
     pub fn buckets(&self) -> Vec<(u64, u64)> {
-        self.hist
+        self.hdr()
             .iter_recorded()
             .map(|v| (v.value_iterated_to(), v.count_at_value()))
             .collect()
@@ -257,7 +283,7 @@ impl LatencyHistogram {
 
 impl PartialEq for LatencyHistogram {
     fn eq(&self, other: &Self) -> bool {
-        self.buckets() == other.buckets()
+        self.counts.same_samples(&other.counts)
             && self.min == other.min
             && self.max == other.max
             && self.sum == other.sum
@@ -300,7 +326,7 @@ impl Serialize for LatencyHistogram {
             sum_sq_ns2: self.sum_sq.to_string(),
             sum_inv: self.sum_inv.to_string(),
             zeros: self.zeros,
-            hdr: encode_hdr(&self.hist),
+            hdr: encode_hdr(&self.hdr()),
             buckets: Vec::new(),
             clock: self.clock,
         }
@@ -362,12 +388,11 @@ impl<'de> Deserialize<'de> for LatencyHistogram {
         if !w.hdr.is_empty() {
             let read = decode_hdr(&w.hdr).map_err(D::Error::custom)?;
             for v in read.iter_recorded() {
-                h.hist
-                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+                h.counts.add(v.value_iterated_to(), v.count_at_value());
             }
         }
         for (v, c) in &w.buckets {
-            h.hist.saturating_record_n(*v, *c);
+            h.counts.add(*v, *c);
         }
         if h.count() != w.count {
             return Err(D::Error::custom(
@@ -385,5 +410,6 @@ impl<'de> Deserialize<'de> for LatencyHistogram {
     }
 }
 
+mod counts;
 #[cfg(test)]
 mod tests;
