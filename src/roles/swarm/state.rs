@@ -271,8 +271,8 @@ pub(crate) struct SubState {
 impl SubState {
     /// Records one message received at `now`; returns its latency (if stamped, and possible
     /// on this clock as `clock` reads the stream's stamps). A message of another stream is a
-    /// protocol error.
-    #[inline]
+    /// protocol error. Inlined into the swarm's receive loop (see `deliver`).
+    #[inline(always)]
     pub(crate) fn record(
         &mut self,
         h: &Header,
@@ -304,20 +304,27 @@ impl SubState {
             .flatten()
         {
             if self.count == 0 {
-                self.min_ns = ns;
+                self.first_delay(ns, now);
             }
             self.count += 1;
             self.sum_ns += ns as u128;
             self.min_ns = self.min_ns.min(ns);
             self.max_ns = self.max_ns.max(ns);
-            // The send time on this clock (converted when the publisher is elsewhere).
-            self.first_send_ns.get_or_insert(now - ns);
             latency = Some(ns);
         }
         if h.flags & FLAG_END != 0 {
             self.end_seq = Some(h.sequence);
         }
         Ok(latency)
+    }
+
+    /// The first delay of the subscriber, `ns` at `now`: where its minimum starts, and the
+    /// send time on this clock (converted when the publisher is elsewhere).
+    #[cold]
+    #[inline(never)]
+    fn first_delay(&mut self, ns: u64, now: u64) {
+        self.min_ns = ns;
+        self.first_send_ns = Some(now - ns);
     }
 
     /// The sequence number of the end-of-stream message, once it arrived.
