@@ -24,9 +24,21 @@ pub(crate) const SLICE: Duration = STOP_POLL;
 
 type ZResult = std::result::Result<(), zmq::Error>;
 
+/// How a call goes: the first test of every send and receive.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// Blocking, bounded by the socket's timeouts: the call itself.
+    Direct,
+    /// Blocking, bounded by a stall watch: the call, then a beat.
+    Watched,
+    /// Poll or timeout mode: the call in slices ([`Io::waiting`]).
+    Slices,
+}
+
 /// A role's way of sending and receiving, with the waits it counted.
 pub(crate) struct Io {
     mode: IoMode,
+    way: Way,
     /// The role's own timeout: the longest a send or a receive may wait in all.
     limit: Duration,
     /// Poll: `zmq_poll` calls after an EAGAIN; timeout: calls that hit their timeout.
@@ -39,6 +51,11 @@ impl Io {
     pub fn new(mode: IoMode, limit: Duration) -> Self {
         Io {
             mode,
+            way: if mode == IoMode::Blocking {
+                Way::Direct
+            } else {
+                Way::Slices
+            },
             limit,
             waits: 0,
             stall: None,
@@ -66,6 +83,7 @@ impl Io {
         s.set_rcvtimeo(-1)
             .map_err(crate::error::zmq_err("setting ZMQ_RCVTIMEO"))?;
         self.stall = Some(watch);
+        self.way = Way::Watched;
         Ok(())
     }
 
@@ -73,6 +91,9 @@ impl Io {
     /// this one).
     pub fn end_watch(&mut self) {
         self.stall = None;
+        if self.way == Way::Watched {
+            self.way = Way::Direct;
+        }
     }
 
     /// The waits counted, or None in blocking mode (which does not count).
@@ -83,7 +104,7 @@ impl Io {
     /// Sends one frame; EAGAIN after the role's timeout.
     #[inline(always)]
     pub fn send(&mut self, m: &mut RawMsg, s: &mut zmq::Socket, flags: i32) -> ZResult {
-        if self.mode == IoMode::Blocking {
+        if self.way != Way::Slices {
             return m.send(s, flags);
         }
         self.send_waiting(m, s, flags)
@@ -93,8 +114,11 @@ impl Io {
     /// ZMQ_RCVTIMEO, which the role set to its timeout).
     #[inline(always)]
     pub fn recv(&mut self, m: &mut RawMsg, s: &mut zmq::Socket) -> ZResult {
-        if self.mode == IoMode::Blocking {
-            return self.recv_blocking(m, s);
+        if self.way == Way::Direct {
+            return m.recv(s, 0);
+        }
+        if self.way == Way::Watched {
+            return self.recv_watched(m, s);
         }
         self.recv_waiting(m, s, self.limit)
     }
@@ -104,16 +128,19 @@ impl Io {
     /// which such a role sets to the slice).
     #[inline(always)]
     pub fn recv_slice(&mut self, m: &mut RawMsg, s: &mut zmq::Socket) -> ZResult {
-        if self.mode == IoMode::Blocking {
-            return self.recv_blocking(m, s);
+        if self.way == Way::Direct {
+            return m.recv(s, 0);
+        }
+        if self.way == Way::Watched {
+            return self.recv_watched(m, s);
         }
         self.recv_waiting(m, s, SLICE)
     }
 
-    /// A blocking receive: a beat for the stall watch when there is one, and its wake-up
-    /// turned into the EAGAIN of a timeout.
+    /// A watched blocking receive: a beat for the stall watch, and its wake-up turned into
+    /// the EAGAIN of a timeout.
     #[inline(always)]
-    fn recv_blocking(&mut self, m: &mut RawMsg, s: &mut zmq::Socket) -> ZResult {
+    fn recv_watched(&mut self, m: &mut RawMsg, s: &mut zmq::Socket) -> ZResult {
         let r = m.recv(s, 0);
         if let Some(w) = &self.stall {
             if r.is_err() {

@@ -15,9 +15,18 @@ impl SinkState<'_> {
     /// every message the streams were to carry, once (an end mark that never comes must not
     /// cost the timeout, and a longer stream is not read past it). Duplicates do not count:
     /// the distinct figure is taken only once the arrivals reach the count, so the common
-    /// path costs one comparison.
+    /// path costs one comparison (of `received` with [`SinkState::end_check_from`]).
     #[inline(always)]
     pub(super) fn after_record(&mut self) -> Then {
+        if self.received < self.end_check_from {
+            return Then::Read;
+        }
+        self.has_everything()
+    }
+
+    /// The question of [`SinkState::after_record`], asked.
+    #[inline(never)]
+    fn has_everything(&mut self) -> Then {
         let spec = self.spec;
         if spec.ends_itself
             && (self.ends == spec.streams.len()
@@ -65,6 +74,7 @@ impl SinkState<'_> {
         self.arrive(h, h.sequence);
         if h.flags & FLAG_END != 0 {
             self.ends += 1;
+            self.end_check_from = 0;
         }
     }
 
@@ -143,6 +153,7 @@ impl SinkState<'_> {
             .map(|(_, n)| *n);
         if want == Some(seq + 1) {
             self.ends += 1;
+            self.end_check_from = 0;
         }
     }
 

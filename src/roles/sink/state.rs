@@ -69,6 +69,10 @@ pub(super) struct SinkState<'a> {
     pub(super) at_eot: Option<u64>,
     pub(super) io: Io,
     pub(super) ends: usize,
+    /// `received` from which [`SinkState::after_record`] asks whether the sink has
+    /// everything: the count for a sink that ends by itself, 0 once an end mark came (or
+    /// with no streams), never for one that does not end by itself.
+    pub(super) end_check_from: u64,
     pub(super) header: bool,
     pub(super) progress: Progress,
     pub(super) ledger: Ledger,
@@ -170,6 +174,11 @@ impl<'a> SinkState<'a> {
             at_eot: None,
             io: Io::new(spec.io, spec.timeout()),
             ends: 0,
+            end_check_from: match (spec.ends_itself, spec.streams.is_empty()) {
+                (false, _) => u64::MAX,
+                (true, true) => 0,
+                (true, false) => total,
+            },
             header: spec.size >= HEADER_LEN,
             progress: Progress::new("messages", total),
             ledger: Ledger::new(),
