@@ -42,11 +42,10 @@ impl Progress {
         }
     }
 
-    /// Notes that `done` units are done; looks at the clock once every 256 units (the count
-    /// asked first: it is in a register, where `enabled` is a load).
-    #[inline(always)]
+    /// Notes that `done` units are done; looks at the clock once every 256 units.
+    #[inline]
     pub fn tick(&mut self, done: u64) {
-        if done & 0xFF == 0 && self.enabled {
+        if self.enabled && done & 0xFF == 0 {
             self.show(done);
         }
     }
