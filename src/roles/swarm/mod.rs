@@ -108,8 +108,9 @@ impl SwarmLatency {
 /// Records one message of subscriber `i` received at `now` (`prefix`: its first bytes,
 /// `len`: its size): the ledger and figures of the subscriber, and the swarm's histogram.
 /// The same for SUB sockets and raw ones, so both runs are measured alike. With `ticks`,
-/// a measured message counts in its tick too (as `node`). Inlined into the receive loop:
-/// a call of its own cost a fan-out about 25 instructions per delivery.
+/// a measured message counts in its tick too (as `node`). Inlined into the receive loop,
+/// with [`SubState::record`]: the two calls cost a fan-out's subscribers about 15
+/// instructions per delivery (1,374 -> 1,360 with both inlined, callgrind).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn deliver(
