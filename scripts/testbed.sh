@@ -162,7 +162,7 @@ up() {
     for ((i = 0; i < ttl * 2; i++)); do
       s=$(cat /proc/$owner/stat 2>/dev/null) || break
       s=${s##*) }; set -- $s; [ "$1" = Z ] && break; [ "${20}" = "$owner_st" ] || break
-      [ -e "$dir/down" ] && exit 0
+      [ -e "$dir/down.done" ] && exit 0
       sleep 0.5
     done
     echo "reaper: owner $owner gone or ttl ${ttl}s over: down"
@@ -359,15 +359,15 @@ write_files() {
 
 # ---------------------------------------------------------------------------------------------
 down() {
-  touch "$DIR/down" 2>/dev/null || true # tells the reaper to stop watching
   local f pid st left=() name
   if [ -d "$DIR/pids" ]; then
     for f in "$DIR"/pids/*.pid; do
       [ -e "$f" ] || continue
       read -r pid st <"$f" || continue
       name=$(basename "$f" .pid)
-      # The reaper that runs this very down is not killed; another down kills it.
-      [ "$name" = reaper ] && [ -n "${ZP_REAPING:-}" ] && continue
+      # The reaper goes last (below): a down killed part-way (its caller ended by a
+      # signal) leaves it watching, and it does the rest once the owner is gone.
+      [ "$name" = reaper ] && continue
       if [ -n "$pid" ] && alive "$pid" "$st"; then
         kill -TERM "$pid" 2>/dev/null || true
         left+=("$pid $st")
@@ -390,6 +390,7 @@ down() {
     echo "testbed: pid $1 ignored TERM for 3 s: KILL"
     kill -KILL "$1" 2>/dev/null || true
   done
+  failpoint down
   if load_id; then
     local h
     for h in "${HOSTS[@]}" sw; do
@@ -400,6 +401,20 @@ down() {
     say "down: $P"
   else
     say "down: $DIR holds no testbed id (nothing was made)"
+  fi
+  # Everything is down: the reaper may stop watching (it ends by itself at its next look;
+  # a down that is not the reaper's own ends it now).
+  touch "$DIR/down.done" 2>/dev/null || true
+  if [ -z "${ZP_REAPING:-}" ] && [ -e "$DIR/pids/reaper.pid" ]; then
+    read -r pid st <"$DIR/pids/reaper.pid" || true
+    if [ -n "${pid:-}" ] && alive "$pid" "$st"; then
+      kill -TERM "$pid" 2>/dev/null || true
+      for ((i = 0; i < 60; i++)); do
+        alive "$pid" "$st" || break
+        sleep 0.05
+      done
+      if alive "$pid" "$st"; then kill -KILL "$pid" 2>/dev/null || true; fi
+    fi
   fi
 }
 

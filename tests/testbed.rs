@@ -352,6 +352,30 @@ fn down_cleans_up_after_an_up_that_failed_half_way_and_twice() {
     });
 }
 
+/// A down that stops part-way (its caller ended by a signal, here a failpoint after the
+/// daemons) leaves the reaper watching: once the owner is gone, it takes the namespaces down.
+#[test]
+fn a_down_stopped_part_way_is_finished_by_the_reaper() {
+    with_watchdog(60, || {
+        let mut owner = Command::new("sleep").arg("30").spawn().expect("sleep");
+        let pid = owner.id().to_string();
+        let (mut tb, ran) = Testbed::start_with(false, &["--owner", &pid], &[]);
+        assert_eq!(ran.code, Some(0), "{ran:?}");
+        let recorded = tb.recorded();
+        let stopped = tb.down_with(&[("ZP_TESTBED_FAIL_AT", "down")]);
+        assert_eq!(stopped.code, Some(1), "{stopped:?}");
+        assert_eq!(tb.namespaces().len(), 4, "the failpoint came before the namespaces");
+        owner.kill().unwrap();
+        owner.wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !tb.namespaces().is_empty() || recorded.iter().any(|r| r.alive()) {
+            assert!(Instant::now() < deadline, "the reaper left the testbed up");
+            thread::sleep(Duration::from_millis(100));
+        }
+        assert_gone(&tb, &recorded);
+    });
+}
+
 #[test]
 fn the_reaper_takes_the_testbed_down_when_its_owner_is_gone() {
     with_watchdog(60, || {

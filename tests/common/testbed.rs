@@ -314,10 +314,20 @@ impl Testbed {
 
     /// Takes the testbed down (idempotent) and returns what down said.
     pub fn down(&mut self) -> Ran {
-        self.down = true;
+        self.down_with(&[])
+    }
+
+    /// The same, with `envs` in down's environment (a failpoint). A down that failed is
+    /// tried again when the testbed drops.
+    pub fn down_with(&mut self, envs: &[(&str, &str)]) -> Ran {
         let mut c = Command::new("bash");
         c.arg(script()).arg("down").arg(&self.dir);
-        run_logged(c, &self.dir.join("down.log"), DOWN_SECS)
+        for (k, v) in envs {
+            c.env(k, v);
+        }
+        let ran = run_logged(c, &self.dir.join("down.log"), DOWN_SECS);
+        self.down = ran.code == Some(0);
+        ran
     }
 
     /// Takes the testbed down and asserts that nothing of it is left: no namespace, no
