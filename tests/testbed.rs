@@ -364,7 +364,11 @@ fn a_down_stopped_part_way_is_finished_by_the_reaper() {
         let recorded = tb.recorded();
         let stopped = tb.down_with(&[("ZP_TESTBED_FAIL_AT", "down")]);
         assert_eq!(stopped.code, Some(1), "{stopped:?}");
-        assert_eq!(tb.namespaces().len(), 4, "the failpoint came before the namespaces");
+        assert_eq!(
+            tb.namespaces().len(),
+            4,
+            "the failpoint came before the namespaces"
+        );
         owner.kill().unwrap();
         owner.wait().unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
