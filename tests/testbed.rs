@@ -352,12 +352,30 @@ fn down_cleans_up_after_an_up_that_failed_half_way_and_twice() {
     });
 }
 
+/// Ends the testbed's owner, then waits (10 s at most) until the reaper has taken the
+/// testbed down: no namespace, no recorded process. The reaper looks twice a second, and
+/// down takes about a second.
+fn end_owner_and_wait_for_the_reaper(
+    mut owner: std::process::Child,
+    tb: &Testbed,
+    recorded: &[Recorded],
+) {
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !tb.namespaces().is_empty() || recorded.iter().any(|r| r.alive()) {
+        assert!(Instant::now() < deadline, "the reaper left the testbed up");
+        thread::sleep(Duration::from_millis(100));
+    }
+    assert_gone(tb, recorded);
+}
+
 /// A down that stops part-way (its caller ended by a signal, here a failpoint after the
 /// daemons) leaves the reaper watching: once the owner is gone, it takes the namespaces down.
 #[test]
 fn a_down_stopped_part_way_is_finished_by_the_reaper() {
     with_watchdog(60, || {
-        let mut owner = Command::new("sleep").arg("30").spawn().expect("sleep");
+        let owner = Command::new("sleep").arg("30").spawn().expect("sleep");
         let pid = owner.id().to_string();
         let (mut tb, ran) = Testbed::start_with(false, &["--owner", &pid], &[]);
         assert_eq!(ran.code, Some(0), "{ran:?}");
@@ -369,35 +387,20 @@ fn a_down_stopped_part_way_is_finished_by_the_reaper() {
             4,
             "the failpoint came before the namespaces"
         );
-        owner.kill().unwrap();
-        owner.wait().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !tb.namespaces().is_empty() || recorded.iter().any(|r| r.alive()) {
-            assert!(Instant::now() < deadline, "the reaper left the testbed up");
-            thread::sleep(Duration::from_millis(100));
-        }
-        assert_gone(&tb, &recorded);
+        end_owner_and_wait_for_the_reaper(owner, &tb, &recorded);
     });
 }
 
 #[test]
 fn the_reaper_takes_the_testbed_down_when_its_owner_is_gone() {
     with_watchdog(60, || {
-        let mut owner = Command::new("sleep").arg("30").spawn().expect("sleep");
+        let owner = Command::new("sleep").arg("30").spawn().expect("sleep");
         let pid = owner.id().to_string();
         let (tb, ran) = Testbed::start_with(false, &["--owner", &pid], &[]);
         assert_eq!(ran.code, Some(0), "{ran:?}");
         let recorded = tb.recorded();
         assert_eq!(tb.namespaces().len(), 4);
-        owner.kill().unwrap();
-        owner.wait().unwrap();
-        // The reaper looks twice a second, and down takes about a second.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !tb.namespaces().is_empty() || recorded.iter().any(|r| r.alive()) {
-            assert!(Instant::now() < deadline, "the reaper left the testbed up");
-            thread::sleep(Duration::from_millis(100));
-        }
-        assert_gone(&tb, &recorded);
+        end_owner_and_wait_for_the_reaper(owner, &tb, &recorded);
         let log = std::fs::read_to_string(tb.dir().join("reaper.log")).unwrap();
         assert!(log.contains("owner") && log.contains("gone"), "{log}");
     });
