@@ -96,6 +96,12 @@ impl Io {
         }
     }
 
+    /// Whether a receive is the call itself (blocking, bounded by the socket's timeout).
+    #[inline(always)]
+    pub fn is_direct(&self) -> bool {
+        self.way == Way::Direct
+    }
+
     /// The waits counted, or None in blocking mode (which does not count).
     pub fn waits(&self) -> Option<u64> {
         (self.mode != IoMode::Blocking).then_some(self.waits)

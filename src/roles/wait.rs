@@ -75,8 +75,24 @@ impl Patience {
         ctl: &mut dyn Control,
         io: &mut Io,
     ) -> std::result::Result<Next, zmq::Error> {
+        let first = io.recv_slice(msg, s);
+        self.recv_after(first, msg, s, ctl, io)
+    }
+
+    /// The same, for a wait whose first receive was made already (by a loop of the role's
+    /// own) and ended in `first`.
+    #[inline(always)]
+    pub fn recv_after(
+        &mut self,
+        first: std::result::Result<(), zmq::Error>,
+        msg: &mut RawMsg,
+        s: &mut zmq::Socket,
+        ctl: &mut dyn Control,
+        io: &mut Io,
+    ) -> std::result::Result<Next, zmq::Error> {
+        let mut got = first;
         loop {
-            match io.recv_slice(msg, s) {
+            match got {
                 Ok(()) => {
                     // A quiet spell (which every idle slice starts first) ends: one test
                     // per message instead of two stores.
@@ -94,35 +110,40 @@ impl Patience {
                 }
                 Err(zmq::Error::EINTR) => {}
                 Err(zmq::Error::EAGAIN) => {
-                    // The slice that just timed out began one slice ago, after the last
-                    // message: no clock read per message on the hot path.
-                    self.quiet_since_ns.get_or_insert_with(|| {
-                        now_ns().saturating_sub(self.step.as_nanos() as u64)
-                    });
-                    if crate::interrupt::interrupted() {
-                        let quiet = self
-                            .quiet_since_ns
-                            .map_or(0, |t| now_ns().saturating_sub(t));
-                        if !self.drain_after_signal || quiet >= SIGNAL_DRAIN.as_nanos() as u64 {
-                            return Ok(Next::Interrupted);
-                        }
-                        continue;
-                    }
-                    if self.stopping {
-                        return Ok(Next::Stopped);
-                    }
-                    if ctl.stop_requested() {
-                        self.stopping = true;
-                        continue;
-                    }
-                    self.idle += self.step;
-                    if self.idle >= self.limit {
-                        return Ok(Next::Idle);
+                    if let Some(next) = self.timed_out(ctl) {
+                        return Ok(next);
                     }
                 }
                 Err(e) => return Err(e),
             }
+            got = io.recv_slice(msg, s);
         }
+    }
+
+    /// A slice passed with nothing: how the wait ends, or None to wait another slice.
+    fn timed_out(&mut self, ctl: &mut dyn Control) -> Option<Next> {
+        // The slice that just timed out began one slice ago, after the last message: no
+        // clock read per message on the hot path.
+        self.quiet_since_ns
+            .get_or_insert_with(|| now_ns().saturating_sub(self.step.as_nanos() as u64));
+        if crate::interrupt::interrupted() {
+            let quiet = self
+                .quiet_since_ns
+                .map_or(0, |t| now_ns().saturating_sub(t));
+            if !self.drain_after_signal || quiet >= SIGNAL_DRAIN.as_nanos() as u64 {
+                return Some(Next::Interrupted);
+            }
+            return None;
+        }
+        if self.stopping {
+            return Some(Next::Stopped);
+        }
+        if ctl.stop_requested() {
+            self.stopping = true;
+            return None;
+        }
+        self.idle += self.step;
+        (self.idle >= self.limit).then_some(Next::Idle)
     }
 
     /// How long the role had been idle (for the cut-short note).

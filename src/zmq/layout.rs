@@ -68,9 +68,14 @@ pub unsafe fn more(msg: *const zmq_msg_t) -> bool {
 #[inline(always)]
 unsafe fn direct_data(msg: *mut zmq_msg_t) -> Option<*mut u8> {
     let p = msg as *mut u8;
-    match *p.add(TYPE_AT) {
+    let kind = *p.add(TYPE_AT);
+    // The kinds a receive gives most (a decoder's zero-copy message, a large one) first,
+    // tested in turn: a jump table cost about twice as many instructions per message.
+    if kind == ZCLMSG || kind == LMSG {
+        return Some(**(p.add(DATA_AT) as *const *const *mut u8));
+    }
+    match kind {
         VSM => Some(p.add(DATA_AT)),
-        LMSG | ZCLMSG => Some(**(p.add(DATA_AT) as *const *const *mut u8)),
         CMSG => Some(*(p.add(DATA_AT) as *const *mut u8)),
         _ => None,
     }

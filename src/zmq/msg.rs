@@ -170,6 +170,26 @@ impl RawMsg {
         unsafe { std::slice::from_raw_parts(self.data_ptr(), n) }
     }
 
+    /// The first 16 bytes as two little-endian words (a header's start and its sequence,
+    /// read without a slice), or None for a shorter message.
+    ///
+    /// Only call on messages whose content was written (received or zeroed).
+    #[inline(always)]
+    pub fn head_words(&mut self) -> Option<(u64, u64)> {
+        if self.len() < 16 {
+            return None;
+        }
+        let p = self.data_ptr();
+        // SAFETY: the message owns at least 16 initialised bytes at p.
+        let (a, b) = unsafe {
+            (
+                (p as *const u64).read_unaligned(),
+                (p.add(8) as *const u64).read_unaligned(),
+            )
+        };
+        Some((u64::from_le(a), u64::from_le(b)))
+    }
+
     /// Whether more frames of the same message follow this one (after a receive).
     #[inline]
     pub fn more(&self) -> bool {

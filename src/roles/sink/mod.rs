@@ -14,10 +14,12 @@ use crate::error::{Error, Result};
 use crate::msg::RawMsg;
 use crate::net::Waiting;
 use crate::zmq;
+use lean::Lean;
 use state::{SinkState, Then};
 use std::time::Duration;
 
 mod end;
+mod lean;
 pub mod ptmp;
 mod received;
 mod record;
@@ -97,6 +99,12 @@ trait Taker {
     fn taken(&mut self) -> &mut RawMsg;
     /// The error of a receive that failed other than by a timeout.
     fn recv_failed(&self, e: zmq::Error, wait: &Waiting) -> Error;
+    /// Messages taken by a loop of the state's own while nothing but their count changes
+    /// (the plain sink's [`SinkState::lean_run`]); none by default.
+    #[inline(always)]
+    fn lean_run(&mut self, _s: &mut zmq::Socket, _work: &mut impl FnMut(&mut RawMsg)) -> Lean {
+        Lean::Off
+    }
 }
 
 /// The sink's loop: a message at a time until the state says the end.
@@ -115,8 +123,24 @@ fn receive<T: Taker, const ROUTED: bool>(
             st.interrupted();
             return Ok(());
         }
+        // The state's own loop first; what it leaves is the wait's first receive.
+        let got = match if ROUTED {
+            Lean::Off
+        } else {
+            st.lean_run(s, &mut work)
+        } {
+            Lean::Off => None,
+            Lean::Pending => Some(Ok(())),
+            Lean::Failed(e) => Some(Err(e)),
+            Lean::Then(Then::Read) => continue,
+            Lean::Then(Then::End) => return Ok(()),
+        };
         let (patience, first, io) = st.next_parts::<ROUTED>();
-        let next = match patience.recv(first, s, ctl, io) {
+        let got = match got {
+            Some(got) => got,
+            None => io.recv_slice(first, s),
+        };
+        let next = match patience.recv_after(got, first, s, ctl, io) {
             Ok(n) => n,
             Err(e) => return Err(st.recv_failed(e, wait)),
         };

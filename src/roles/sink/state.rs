@@ -6,7 +6,7 @@
 use super::super::eot::EotWatch;
 use super::super::shape::LogFilter;
 use super::super::{slice_for, HeaderUse, Io, NodeSpec, Patience, STOP_POLL};
-use super::{check_frames, eot_done, interrupted_after, Taker};
+use super::{check_frames, eot_done, interrupted_after, Lean, Taker};
 use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
@@ -376,5 +376,10 @@ impl Taker for SinkState<'_> {
     #[cold]
     fn recv_failed(&self, e: zmq::Error, wait: &Waiting) -> Error {
         wait.error(e, self.received, String::new())
+    }
+
+    #[inline(always)]
+    fn lean_run(&mut self, s: &mut zmq::Socket, work: &mut impl FnMut(&mut RawMsg)) -> Lean {
+        SinkState::lean_run(self, s, work)
     }
 }

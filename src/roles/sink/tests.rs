@@ -171,3 +171,90 @@ fn a_stopped_sink_waits_for_a_stream_that_is_held_up_instead_of_counting_it_lost
     let loss = report.ledger.unwrap().summary(Some(20));
     assert_eq!((loss.received, loss.lost), (20, 0), "{loss:?}");
 }
+
+/// Runs a PULL sink of 64 B messages expecting `streams`, sends it `msgs` (stream,
+/// sequence, flags) over tcp, and returns its report.
+fn sink_of(streams: Vec<(u32, u64)>, msgs: &[(u32, u64, u8)]) -> RoleReport {
+    let ctx = zmq::Context::new();
+    let mut spec = pull_sink_of_20();
+    spec.count = streams.iter().map(|(_, n)| n).sum();
+    spec.streams = streams;
+    let (tx, rx) = mpsc::channel();
+    let sink_ctx = ctx.clone();
+    let sink = std::thread::spawn(move || run(&sink_ctx, &spec, &mut TestRunner::new(tx, true)));
+    let endpoint = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    let push = ctx.socket(zmq::PUSH).unwrap();
+    push.set_linger(0).unwrap();
+    push.set_sndtimeo(5000).unwrap();
+    push.connect(&endpoint).unwrap();
+    for &(stream_id, sequence, flags) in msgs {
+        let mut buf = [0u8; 64];
+        let h = Header {
+            flags,
+            stream_id,
+            sequence,
+            send_ns: now_ns(),
+        };
+        h.encode(&mut buf);
+        push.send(&buf[..], 0).unwrap();
+    }
+    sink.join().unwrap().unwrap()
+}
+
+#[test]
+fn the_lean_run_keeps_the_ledger_the_full_path_keeps() {
+    // Long in-order stretches (past several progress lines of 256) broken by everything
+    // the lean run leaves to the full path: stamps, a gap, a duplicate, a late number,
+    // another stream, and the end marks.
+    let mut msgs = Vec::new();
+    for seq in 0..700u64 {
+        let flags = if seq % 16 == 0 { FLAG_TIMESTAMP } else { 0 };
+        if seq != 300 && seq != 301 && seq != 450 {
+            msgs.push((0, seq, flags));
+        }
+        if seq == 460 {
+            msgs.push((0, 450, 0));
+            msgs.push((0, 455, 0));
+        }
+        if seq % 100 == 50 {
+            msgs.push((1, seq / 100, 0));
+        }
+    }
+    msgs.push((0, 700, FLAG_END | FLAG_TIMESTAMP));
+    msgs.push((1, 7, FLAG_END));
+    let r = sink_of(vec![(0, 701), (1, 8)], &msgs);
+    assert_eq!(r.cut_short, None);
+    let mut want = crate::stats::Ledger::new();
+    for &(stream, seq, _) in &msgs {
+        want.record(stream, seq);
+    }
+    // The same summary, but for when the gap was seen (a clock reading of each).
+    let timeless = |l: &crate::stats::Ledger| {
+        let mut s = l.summary(None);
+        s.gaps.iter_mut().for_each(|g| g.after_ns = None);
+        s
+    };
+    let got = r.ledger.unwrap();
+    assert_eq!(timeless(&got), timeless(&want));
+    let s = got.summary(None);
+    assert_eq!(
+        (s.received, s.lost, s.duplicated, s.reordered),
+        (707, 2, 1, 1),
+        "{s:?}"
+    );
+    // Every stamped message was timed, on the lean stretches as well.
+    assert_eq!(r.latency.unwrap().count(), 45);
+}
+
+#[test]
+fn the_lean_run_ends_at_the_count_of_a_stream_without_an_end_mark() {
+    let msgs: Vec<_> = (0..1000u64).map(|seq| (0, seq, 0)).collect();
+    let r = sink_of(vec![(0, 1000)], &msgs);
+    assert_eq!(
+        r.cut_short, None,
+        "the sink ends at its count, not at its timeout"
+    );
+    let s = r.ledger.unwrap().summary(Some(1000));
+    assert_eq!((s.received, s.lost), (1000, 0), "{s:?}");
+    assert_eq!(r.delivered.unwrap().messages, 1000);
+}

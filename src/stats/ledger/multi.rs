@@ -33,6 +33,12 @@ impl Ledger {
         self.record_other(stream, seq);
     }
 
+    /// The stream that received the last message, and its ledger.
+    #[inline(always)]
+    pub fn last_stream(&mut self) -> Option<(u32, &mut StreamLedger)> {
+        self.hot.as_mut().map(|(id, l)| (*id, l))
+    }
+
     #[cold]
     fn record_other(&mut self, stream: u32, seq: u64) {
         self.cool();

@@ -72,6 +72,22 @@ impl StreamLedger {
         self.record_slow(seq, clock());
     }
 
+    /// The number that continues the run in order (the next one on the common path of
+    /// [`StreamLedger::record_with`]), or None before the run has begun.
+    #[inline(always)]
+    pub fn next_in_order(&self) -> Option<u64> {
+        (self.run.1 > self.run.0).then_some(self.run.1)
+    }
+
+    /// Records the `n` numbers that continue the run in order, from
+    /// [`StreamLedger::next_in_order`] on: the same as recording each in turn.
+    #[inline(always)]
+    pub fn record_in_order(&mut self, n: u64) {
+        debug_assert!(n == 0 || self.run.1 > self.run.0);
+        self.arrivals += n;
+        self.run.1 += n;
+    }
+
     #[cold]
     fn record_slow(&mut self, seq: u64, now: u64) {
         if self.first_ns.is_none() {
