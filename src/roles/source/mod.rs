@@ -303,8 +303,10 @@ fn send_stream<W: FirstFrame, A: Around>(
     let (header, first_len, interval_ns) = (st.header, st.first_len, st.interval_ns);
     let (start, every) = (st.start, st.every);
     let last = count.saturating_sub(1);
-    // Counts down to the next time-stamped message (no division on the hot path).
-    let mut until_stamp = 0u64;
+    // The next time-stamped message at full speed (no division on the hot path): every
+    // `every`-th, and the last, which also carries the end mark. So a message that is not
+    // stamped is not the last either: one comparison.
+    let mut next_stamp = 0u64;
     let mut sent = count;
     let mut cut_short = None;
     for i in 0..count {
@@ -319,22 +321,22 @@ fn send_stream<W: FirstFrame, A: Around>(
         }
         m.reset_uninit(first_len)?;
         if header {
+            let end = || if i == last || stop { FLAG_END } else { 0 };
             let (flags, stamp) = match interval_ns {
                 Some(iv) => {
                     let due = around.due(start, i, iv);
                     wait_until(due);
                     delay.record(now_ns() - due);
-                    (FLAG_TIMESTAMP, due)
+                    (FLAG_TIMESTAMP | end(), due)
                 }
-                None if until_stamp == 0 || i == last || stop => {
-                    until_stamp = every;
-                    (FLAG_TIMESTAMP, now_ns())
+                None if i == next_stamp || stop => {
+                    next_stamp = i.saturating_add(every).min(last);
+                    (FLAG_TIMESTAMP | end(), now_ns())
                 }
                 None => (0, 0),
             };
-            until_stamp = until_stamp.wrapping_sub(1);
             let h = Header {
-                flags: flags | if i == last || stop { FLAG_END } else { 0 },
+                flags,
                 stream_id,
                 sequence: i,
                 send_ns: stamp,
