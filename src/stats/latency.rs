@@ -78,12 +78,19 @@ pub struct LatencySummary {
 #[inline(always)]
 fn scaled_inverse(ns: u64) -> u128 {
     if (NARROW_FROM..1 << 63).contains(&ns) {
-        let q = INV_SCALE as f64 / ns as i64 as f64;
-        // SAFETY: q lies in (10^21 / 2^63, 10^21 / 109] = (108.4, 9.17e18]: finite, and an
-        // i64 once truncated; the truncation is `as`'s own.
-        return unsafe { q.to_int_unchecked::<i64>() } as u128;
+        return narrow_inverse(ns);
     }
     scaled_inverse_wide(ns)
+}
+
+/// [`scaled_inverse`] of a sample in [`NARROW_FROM`]..2^63, the common case.
+#[inline(always)]
+fn narrow_inverse(ns: u64) -> u128 {
+    debug_assert!((NARROW_FROM..1 << 63).contains(&ns));
+    let q = INV_SCALE as f64 / ns as i64 as f64;
+    // SAFETY: for ns in that range, q lies in (10^21 / 2^63, 10^21 / 109] = (108.4,
+    // 9.17e18]: finite, and an i64 once truncated; the truncation is `as`'s own.
+    unsafe { q.to_int_unchecked::<i64>() as u128 }
 }
 
 #[cold]
@@ -141,6 +148,20 @@ impl LatencyHistogram {
         self.max = self.max.max(ns);
         self.sum += ns as u128;
         self.sum_sq += ns as u128 * ns as u128;
+        if (NARROW_FROM..1 << 63).contains(&ns) {
+            // Below 2^63 each: no sum of them reaches 2^128 (that would take 2^65 samples),
+            // so the plain add is the saturating one.
+            self.sum_inv += narrow_inverse(ns);
+        } else {
+            self.record_wide_inverse(ns);
+        }
+    }
+
+    /// The harmonic mean's part of a sample outside [`NARROW_FROM`]..2^63: a zero, or a
+    /// scaled inverse that may not fit in 63 bits.
+    #[cold]
+    #[inline(never)]
+    fn record_wide_inverse(&mut self, ns: u64) {
         if ns == 0 {
             self.zeros += 1;
         } else {
