@@ -203,7 +203,7 @@ impl Turn<'_, '_> {
 
     /// Requests of one frame, each sent back as it came: the loop of libzmq's local_lat,
     /// with the echo's waits and checks, and with `HEADER` each request's header read into
-    /// the ledger.
+    /// the ledger (the in-order requests of one stream counted by [`InOrder`]).
     #[inline(always)]
     fn single<const HEADER: bool>(
         &mut self,
@@ -212,6 +212,22 @@ impl Turn<'_, '_> {
         ctl: &mut dyn Control,
         done: &mut u64,
         ledger: &mut Ledger,
+    ) -> Result<Taken> {
+        let mut run = InOrder::default();
+        let taken = self.single_counted::<HEADER>(frame, s, ctl, done, ledger, &mut run);
+        run.flush(ledger);
+        taken
+    }
+
+    #[inline(always)]
+    fn single_counted<const HEADER: bool>(
+        &mut self,
+        frame: &mut RawMsg,
+        s: &mut zmq::Socket,
+        ctl: &mut dyn Control,
+        done: &mut u64,
+        ledger: &mut Ledger,
+        run: &mut InOrder,
     ) -> Result<Taken> {
         let spec = self.spec;
         loop {
@@ -229,9 +245,11 @@ impl Turn<'_, '_> {
                 return Ok(Taken::More);
             }
             check_size(frame, spec.size, *done)?;
-            if HEADER {
+            if HEADER && !run.takes(frame) {
                 // The header was seen on the first request: it is never dropped after.
+                run.flush(ledger);
                 inspect(frame, *done, spec, ledger, &mut true)?;
+                *run = InOrder::after(frame, ledger);
             }
             self.io.send(frame, s, 0).map_err(|e| {
                 self.wait
@@ -239,6 +257,57 @@ impl Turn<'_, '_> {
             })?;
             *done += 1;
             self.progress.tick(*done);
+        }
+    }
+}
+
+/// The requests that continue the ledger's last stream in order, with the same first eight
+/// bytes (magic, version, flags, stream) as the request before: counted here, and given to
+/// the ledger at once when the count stops ([`InOrder::flush`]), the same as recording each.
+#[derive(Default)]
+struct InOrder {
+    /// The first eight bytes of such a request (0: none is taken: no header starts so).
+    word: u64,
+    /// The sequence the next such request carries.
+    next: u64,
+    /// Requests counted since the last flush.
+    taken: u64,
+}
+
+impl InOrder {
+    /// The count after `frame`, just recorded in `ledger` the full way.
+    fn after(frame: &mut RawMsg, ledger: &mut Ledger) -> InOrder {
+        let next = ledger.last_stream().and_then(|(_, l)| l.next_in_order());
+        match (frame.head_words(), next) {
+            (Some((word, _)), Some(next)) => InOrder {
+                word,
+                next,
+                taken: 0,
+            },
+            _ => InOrder::default(),
+        }
+    }
+
+    /// Whether `frame` is the next such request (then it is counted).
+    #[inline(always)]
+    fn takes(&mut self, frame: &mut RawMsg) -> bool {
+        match frame.head_words() {
+            Some((w, seq)) if w == self.word && seq == self.next && w != 0 => {
+                self.next += 1;
+                self.taken += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Gives the requests counted to the ledger.
+    fn flush(&mut self, ledger: &mut Ledger) {
+        if self.taken > 0 {
+            if let Some((_, l)) = ledger.last_stream() {
+                l.record_in_order(self.taken);
+            }
+            self.taken = 0;
         }
     }
 }

@@ -13,6 +13,8 @@ use crate::zmq;
 mod echo;
 pub mod eot;
 mod interval;
+#[cfg(test)]
+mod lean_tests;
 mod ping;
 mod proxy;
 pub mod publisher;

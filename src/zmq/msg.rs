@@ -190,6 +190,26 @@ impl RawMsg {
         Some((u64::from_le(a), u64::from_le(b)))
     }
 
+    /// Writes two little-endian words at offset `at` (a header's sequence and time stamp,
+    /// written without a slice).
+    ///
+    /// # Panics
+    /// If the message is shorter than `at + 16` bytes.
+    #[inline(always)]
+    pub fn write_words_at(&mut self, at: usize, words: [u64; 2]) {
+        assert!(
+            self.len() >= at + 16,
+            "message shorter than {} bytes",
+            at + 16
+        );
+        let p = self.data_ptr();
+        // SAFETY: the message owns at least at + 16 bytes at p.
+        unsafe {
+            (p.add(at) as *mut u64).write_unaligned(words[0].to_le());
+            (p.add(at + 8) as *mut u64).write_unaligned(words[1].to_le());
+        }
+    }
+
     /// Whether more frames of the same message follow this one (after a receive).
     #[inline]
     pub fn more(&self) -> bool {
