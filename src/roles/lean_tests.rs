@@ -134,3 +134,47 @@ fn the_pings_lean_round_trips_time_every_round_trip() {
         "{s:?}"
     );
 }
+
+#[test]
+fn the_pings_lean_round_trips_start_their_span_after_the_warm_up() {
+    // An echo that holds each warm-up's reply for a second: a span that began before the
+    // warm-up would last over two seconds; the measured round trips take far less.
+    let ctx = zmq::Context::new();
+    let rep = ctx.socket(zmq::REP).unwrap();
+    rep.set_linger(0).unwrap();
+    rep.set_rcvtimeo(5000).unwrap();
+    rep.set_sndtimeo(5000).unwrap();
+    rep.bind("tcp://127.0.0.1:*").unwrap();
+    let ep = rep.get_last_endpoint().unwrap().unwrap();
+    let (warmup, count) = (2u64, 200u64);
+    let echo = std::thread::spawn(move || {
+        for _ in 0..warmup + count {
+            let m = rep.recv_bytes(0).unwrap();
+            if Header::decode(&m).unwrap().unwrap().flags & FLAG_WARMUP != 0 {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            rep.send(m, 0).unwrap();
+        }
+    });
+    let plan = SockPlan {
+        kind: SocketType::Req,
+        bind: Vec::new(),
+        connect: vec![ep],
+        options: Default::default(),
+    };
+    let mut spec = NodeSpec::single("ping", Role::Ping, plan, WAIT);
+    spec.size = 64;
+    spec.count = count;
+    spec.warmup = warmup;
+    let (tx, _rx) = mpsc::channel();
+    let r = ping::run(&ctx, &spec, &mut TestRunner::new(tx, false)).unwrap();
+    echo.join().unwrap();
+    let span = r.round_trips.unwrap();
+    assert_eq!(span.messages, count);
+    let ms = (span.end_ns - span.start_ns) / 1_000_000;
+    assert!(
+        ms < 2_000,
+        "the span of the measured round trips lasted {ms} ms"
+    );
+    assert_eq!(r.latency.unwrap().count(), count);
+}

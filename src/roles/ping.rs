@@ -53,27 +53,9 @@ pub(super) fn run(
     let mut start = now_ns();
     let mut first_reply_ns = None;
     let mut stopped = None;
-    let lean_from = if header && !spec.delimiter && timed.next_tick == u64::MAX {
-        spec.warmup.max(skip_first as u64)
-    } else {
-        u64::MAX
-    };
+    let lean_from = timed.lean_from(header, skip_first);
     let mut i = 0;
     while i < total {
-        if i == lean_from && header {
-            let lean = Lean {
-                io: &mut io,
-                msg: &mut msg,
-                timed: &mut timed,
-                progress: &mut progress,
-            };
-            let (next, stop) = lean.round_trips(s, spec, i)?;
-            stopped = stop;
-            if stopped.is_some() || next == total {
-                break;
-            }
-            i = next;
-        }
         // A signal that ends the run: the round trips so far are the report.
         if crate::interrupt::interrupted() {
             stopped = Some((zmq::Error::EINTR, i));
@@ -83,6 +65,18 @@ pub(super) fn run(
         if i == spec.warmup {
             start = now_ns();
             timed.begin(start);
+        }
+        if i == lean_from && header {
+            let lean = Lean {
+                io: &mut io,
+                msg: &mut msg,
+                timed: &mut timed,
+                progress: &mut progress,
+            };
+            (i, stopped) = lean.round_trips(s, spec, i)?;
+            if stopped.is_some() || i == total {
+                break;
+            }
         }
         let t0 = if plain { 0 } else { now_ns() };
         if header {
@@ -118,17 +112,18 @@ pub(super) fn run(
     }
     let mut end = now_ns();
     io.end_watch();
-    let mut done = spec.count;
-    let mut cut_short = None;
-    if let Some((e, i)) = stopped {
-        let (d, why) = partial(spec, e, i).ok_or_else(|| fail(s, e, i))?;
-        done = d;
-        cut_short = Some(why.unwrap_or_else(|| {
-            // The last reply came about one timeout before the failed wait gave up.
-            end = end.saturating_sub(spec.timeout_ms * 1_000_000).max(start);
-            fail(s, e, i).to_string()
-        }));
-    }
+    let (done, cut_short) = match stopped {
+        None => (spec.count, None),
+        Some((e, i)) => {
+            let (d, why) = partial(spec, e, i).ok_or_else(|| fail(s, e, i))?;
+            let why = why.unwrap_or_else(|| {
+                // The last reply came about one timeout before the failed wait gave up.
+                end = end.saturating_sub(spec.timeout_ms * 1_000_000).max(start);
+                fail(s, e, i).to_string()
+            });
+            (d, Some(why))
+        }
+    };
     progress.finish();
     ctl.sent()?;
     let (hist, rtt, intervals) = timed.finish(end, done);
@@ -170,6 +165,16 @@ impl<'a> Timed<'a> {
             rtt: LatencyHistogram::new(),
             intervals: None,
             next_tick: u64::MAX,
+        }
+    }
+
+    /// The first round trip [`Lean::round_trips`] may take: past the warm-up and the
+    /// handshake, with the header and no delimiter (u64::MAX: none).
+    fn lean_from(&self, header: bool, skip_first: bool) -> u64 {
+        if header && !self.spec.delimiter {
+            self.spec.warmup.max(skip_first as u64)
+        } else {
+            u64::MAX
         }
     }
 
@@ -248,8 +253,8 @@ struct Lean<'r, 's> {
 
 impl Lean<'_, '_> {
     /// The round trips from `from` on, once nothing is left to settle (past the warm-up
-    /// and the handshake, with the header, no delimiter, no intervals): the loop of
-    /// [`run`] with its settled questions out of it. Each request's header changes only
+    /// and the handshake, with the header and no delimiter): the loop of [`run`] with its
+    /// settled questions out of it. Each request's header changes only
     /// in its sequence and stamp, and a reply is compared with the first eight bytes of
     /// its request (the full checks word an error). The round trip after the last one
     /// taken, and why the run stopped, if it did.
