@@ -67,12 +67,7 @@ pub(super) fn run(
             timed.begin(start);
         }
         if i == lean_from && header {
-            let lean = Lean {
-                io: &mut io,
-                msg: &mut msg,
-                timed: &mut timed,
-                progress: &mut progress,
-            };
+            let lean = Lean::new(&mut io, &mut msg, &mut timed, &mut progress);
             (i, stopped) = lean.round_trips(s, spec, i)?;
             if stopped.is_some() || i == total {
                 break;
@@ -133,12 +128,7 @@ pub(super) fn run(
         rtt: (spec.full_rtt && !plain).then_some(rtt),
         first_round_trip_ns: first_reply_ns.map(|t: u64| t.saturating_sub(start)),
         cut_short,
-        round_trips: Some(Throughput {
-            messages: done,
-            payload_bytes: done * spec.size as u64,
-            start_ns: start,
-            end_ns: end,
-        }),
+        round_trips: Some(spanned(done, spec.size, start, end)),
         header,
         usage: Some(node_usage(spec)),
         io_waits: io.waits(),
@@ -251,13 +241,27 @@ struct Lean<'r, 's> {
     progress: &'r mut Progress,
 }
 
-impl Lean<'_, '_> {
+impl<'r, 's> Lean<'r, 's> {
+    fn new(
+        io: &'r mut Io,
+        msg: &'r mut RawMsg,
+        timed: &'r mut Timed<'s>,
+        progress: &'r mut Progress,
+    ) -> Self {
+        Lean {
+            io,
+            msg,
+            timed,
+            progress,
+        }
+    }
+
     /// The round trips from `from` on, once nothing is left to settle (past the warm-up
     /// and the handshake, with the header and no delimiter): the loop of [`run`] with its
-    /// settled questions out of it. Each request's header changes only
-    /// in its sequence and stamp, and a reply is compared with the first eight bytes of
-    /// its request (the full checks word an error). The round trip after the last one
-    /// taken, and why the run stopped, if it did.
+    /// settled questions out of it. Each request's header changes only in its sequence and
+    /// stamp, and a reply is compared with its request's first sixteen bytes (the full
+    /// checks word an error). The round trip after the last one taken, and why the run
+    /// stopped, if it did.
     #[inline(never)]
     fn round_trips(
         self,
@@ -297,6 +301,16 @@ impl Lean<'_, '_> {
             timed.round_trip(i, t0, t1, true);
         }
         Ok((total, None))
+    }
+}
+
+/// The round trips' rate: `done` of `size` B from `start` to `end`.
+fn spanned(done: u64, size: usize, start: u64, end: u64) -> Throughput {
+    Throughput {
+        messages: done,
+        payload_bytes: done * size as u64,
+        start_ns: start,
+        end_ns: end,
     }
 }
 
