@@ -38,10 +38,25 @@ fn echo_of(
 }
 
 /// The same summary, but for when each gap was seen (a clock reading of each side).
-fn timeless(l: &Ledger) -> crate::stats::LossSummary {
+pub(crate) fn timeless(l: &Ledger) -> crate::stats::LossSummary {
     let mut s = l.summary(None);
     s.gaps.iter_mut().for_each(|g| g.after_ns = None);
     s
+}
+
+/// A ping (REQ) of `count` round trips of 64 B after `warmup`, to `ep`.
+fn ping_of(ep: String, warmup: u64, count: u64) -> NodeSpec {
+    let plan = SockPlan {
+        kind: SocketType::Req,
+        bind: Vec::new(),
+        connect: vec![ep],
+        options: Default::default(),
+    };
+    let mut spec = NodeSpec::single("ping", Role::Ping, plan, WAIT);
+    spec.size = 64;
+    spec.count = count;
+    spec.warmup = warmup;
+    spec
 }
 
 #[test]
@@ -107,16 +122,7 @@ fn the_pings_lean_round_trips_time_every_round_trip() {
     let (warmup, count) = (3u64, 400u64);
     let ctx = zmq::Context::new();
     let (ep, h) = echo_of(&ctx, warmup + count);
-    let plan = SockPlan {
-        kind: SocketType::Req,
-        bind: Vec::new(),
-        connect: vec![ep],
-        options: Default::default(),
-    };
-    let mut spec = NodeSpec::single("ping", Role::Ping, plan, WAIT);
-    spec.size = 64;
-    spec.count = count;
-    spec.warmup = warmup;
+    let mut spec = ping_of(ep, warmup, count);
     spec.full_rtt = true;
     let (tx, _rx) = mpsc::channel();
     let r = ping::run(&ctx, &spec, &mut TestRunner::new(tx, false)).unwrap();
@@ -156,16 +162,7 @@ fn the_pings_lean_round_trips_start_their_span_after_the_warm_up() {
             rep.send(m, 0).unwrap();
         }
     });
-    let plan = SockPlan {
-        kind: SocketType::Req,
-        bind: Vec::new(),
-        connect: vec![ep],
-        options: Default::default(),
-    };
-    let mut spec = NodeSpec::single("ping", Role::Ping, plan, WAIT);
-    spec.size = 64;
-    spec.count = count;
-    spec.warmup = warmup;
+    let spec = ping_of(ep, warmup, count);
     let (tx, _rx) = mpsc::channel();
     let r = ping::run(&ctx, &spec, &mut TestRunner::new(tx, false)).unwrap();
     echo.join().unwrap();

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP};
+use crate::roles::lean_tests::timeless;
 use crate::roles::{SockPlan, TestRunner};
 use crate::topology::Role;
 use crate::topology::SocketType;
@@ -42,10 +43,25 @@ fn sink_of_shifted_stamps(
     offsets: Vec<(u32, i64)>,
     errors: Vec<(u32, u64)>,
 ) -> RoleReport {
-    let ctx = zmq::Context::new();
     let mut spec = pull_sink_of_20();
     spec.send_offsets = offsets;
     spec.send_offset_error_ns = errors;
+    let msgs: Vec<_> = (0..20u64)
+        .map(|seq| {
+            (
+                0,
+                seq,
+                FLAG_TIMESTAMP | if seq == 19 { FLAG_END } else { 0 },
+            )
+        })
+        .collect();
+    fed(spec, &msgs, shift)
+}
+
+/// Runs the sink of `spec` on its own thread, sends it `msgs` (stream, sequence, flags;
+/// 64 B, stamped `shift` ns off this clock) from a PUSH over tcp, and returns its report.
+fn fed(spec: NodeSpec, msgs: &[(u32, u64, u8)], shift: i64) -> RoleReport {
+    let ctx = zmq::Context::new();
     let (tx, rx) = mpsc::channel();
     let sink_ctx = ctx.clone();
     let sink = std::thread::spawn(move || run(&sink_ctx, &spec, &mut TestRunner::new(tx, true)));
@@ -54,12 +70,12 @@ fn sink_of_shifted_stamps(
     push.set_linger(0).unwrap();
     push.set_sndtimeo(5000).unwrap();
     push.connect(&endpoint).unwrap();
-    for seq in 0..20u64 {
+    for &(stream_id, sequence, flags) in msgs {
         let mut buf = [0u8; 64];
         Header {
-            flags: FLAG_TIMESTAMP | if seq == 19 { FLAG_END } else { 0 },
-            stream_id: 0,
-            sequence: seq,
+            flags,
+            stream_id,
+            sequence,
             send_ns: now_ns().saturating_add_signed(shift),
         }
         .encode(&mut buf);
@@ -172,33 +188,12 @@ fn a_stopped_sink_waits_for_a_stream_that_is_held_up_instead_of_counting_it_lost
     assert_eq!((loss.received, loss.lost), (20, 0), "{loss:?}");
 }
 
-/// Runs a PULL sink of 64 B messages expecting `streams`, sends it `msgs` (stream,
-/// sequence, flags) over tcp, and returns its report.
+/// A PULL sink of 64 B messages expecting `streams`, fed `msgs` (stream, sequence, flags).
 fn sink_of(streams: Vec<(u32, u64)>, msgs: &[(u32, u64, u8)]) -> RoleReport {
-    let ctx = zmq::Context::new();
     let mut spec = pull_sink_of_20();
     spec.count = streams.iter().map(|(_, n)| n).sum();
     spec.streams = streams;
-    let (tx, rx) = mpsc::channel();
-    let sink_ctx = ctx.clone();
-    let sink = std::thread::spawn(move || run(&sink_ctx, &spec, &mut TestRunner::new(tx, true)));
-    let endpoint = rx.recv_timeout(Duration::from_secs(5)).unwrap();
-    let push = ctx.socket(zmq::PUSH).unwrap();
-    push.set_linger(0).unwrap();
-    push.set_sndtimeo(5000).unwrap();
-    push.connect(&endpoint).unwrap();
-    for &(stream_id, sequence, flags) in msgs {
-        let mut buf = [0u8; 64];
-        let h = Header {
-            flags,
-            stream_id,
-            sequence,
-            send_ns: now_ns(),
-        };
-        h.encode(&mut buf);
-        push.send(&buf[..], 0).unwrap();
-    }
-    sink.join().unwrap().unwrap()
+    fed(spec, msgs, 0)
 }
 
 #[test]
@@ -228,12 +223,6 @@ fn the_lean_run_keeps_the_ledger_the_full_path_keeps() {
     for &(stream, seq, _) in &msgs {
         want.record(stream, seq);
     }
-    // The same summary, but for when the gap was seen (a clock reading of each).
-    let timeless = |l: &crate::stats::Ledger| {
-        let mut s = l.summary(None);
-        s.gaps.iter_mut().for_each(|g| g.after_ns = None);
-        s
-    };
     let got = r.ledger.unwrap();
     assert_eq!(timeless(&got), timeless(&want));
     let s = got.summary(None);
