@@ -94,12 +94,7 @@ impl Patience {
         loop {
             match got {
                 Ok(()) => {
-                    // A quiet spell (which every idle slice starts first) ends: one test
-                    // per message instead of two stores.
-                    if self.quiet_since_ns.is_some() {
-                        self.idle = Duration::ZERO;
-                        self.quiet_since_ns = None;
-                    }
+                    self.took();
                     return Ok(Next::Got);
                 }
                 // A signal interrupts a blocking receive; one that ends the run ends it.
@@ -117,6 +112,17 @@ impl Patience {
                 Err(e) => return Err(e),
             }
             got = io.recv_slice(msg, s);
+        }
+    }
+
+    /// A message was taken (by this wait, or by a loop of the role's own between waits):
+    /// a quiet spell (which every idle slice starts first) ends. One test per message
+    /// instead of two stores.
+    #[inline(always)]
+    pub fn took(&mut self) {
+        if self.quiet_since_ns.is_some() {
+            self.idle = Duration::ZERO;
+            self.quiet_since_ns = None;
         }
     }
 

@@ -88,6 +88,8 @@ impl SinkState<'_> {
         if n == 0 {
             return how;
         }
+        // Messages came: a quiet spell before them is over, as the wait would have ended it.
+        self.patience.took();
         self.progress.tick(self.seen);
         match how {
             Lean::Then(_) => Lean::Then(self.after_record()),

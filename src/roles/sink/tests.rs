@@ -247,3 +247,34 @@ fn the_lean_run_ends_at_the_count_of_a_stream_without_an_end_mark() {
     assert_eq!((s.received, s.lost), (1000, 0), "{s:?}");
     assert_eq!(r.delivered.unwrap().messages, 1000);
 }
+
+#[test]
+fn messages_the_lean_run_takes_after_a_quiet_spell_end_it() {
+    // Stopped from the start, so each quiet spell may end the sink once it lasts
+    // END_DRAIN (1 s). Two spells of 0.6 s, with in-order messages (the lean run's)
+    // between them: the second spell counts from its own start, so the last message
+    // is still waited for.
+    let ctx = zmq::Context::new();
+    let spec = pull_sink_of_20();
+    let (tx, rx) = mpsc::channel();
+    let sink_ctx = ctx.clone();
+    let sink = std::thread::spawn(move || run(&sink_ctx, &spec, &mut TestRunner::new(tx, true)));
+    let endpoint = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    let push = ctx.socket(zmq::PUSH).unwrap();
+    push.set_linger(0).unwrap();
+    push.set_sndtimeo(5000).unwrap();
+    push.connect(&endpoint).unwrap();
+    for seq in 0..10 {
+        send(&push, seq, 0);
+    }
+    std::thread::sleep(Duration::from_millis(600));
+    for seq in 10..19 {
+        send(&push, seq, 0);
+    }
+    std::thread::sleep(Duration::from_millis(600));
+    send(&push, 19, FLAG_END | FLAG_TIMESTAMP);
+    let report = sink.join().unwrap().unwrap();
+    assert_eq!(report.cut_short, None);
+    let loss = report.ledger.unwrap().summary(Some(20));
+    assert_eq!((loss.received, loss.lost), (20, 0), "{loss:?}");
+}
