@@ -160,8 +160,9 @@ fn a_sink_in_a_stream_ends_its_rate_at_the_last_arrival_not_at_the_end_of_transm
     );
 }
 
-#[test]
-fn a_stopped_sink_waits_for_a_stream_that_is_held_up_instead_of_counting_it_lost() {
+/// A sink stopped from the start (so a quiet spell of END_DRAIN may end it), fed 20
+/// messages over tcp: 10, a pause of `first` ms, 9, a pause of `second` ms, the end.
+fn stopped_sink_with_pauses(first: u64, second: u64) -> RoleReport {
     let ctx = zmq::Context::new();
     let spec = pull_sink_of_20();
     let (tx, rx) = mpsc::channel();
@@ -175,14 +176,20 @@ fn a_stopped_sink_waits_for_a_stream_that_is_held_up_instead_of_counting_it_lost
     for seq in 0..10 {
         send(&push, seq, 0);
     }
-    // Held up for four slices of the sink's receive: more than the one it used to
-    // drain for, well under END_DRAIN.
-    std::thread::sleep(Duration::from_millis(400));
+    std::thread::sleep(Duration::from_millis(first));
     for seq in 10..19 {
         send(&push, seq, 0);
     }
+    std::thread::sleep(Duration::from_millis(second));
     send(&push, 19, FLAG_END | FLAG_TIMESTAMP);
-    let report = sink.join().unwrap().unwrap();
+    sink.join().unwrap().unwrap()
+}
+
+#[test]
+fn a_stopped_sink_waits_for_a_stream_that_is_held_up_instead_of_counting_it_lost() {
+    // Held up for four slices of the sink's receive: more than the one it used to
+    // drain for, well under END_DRAIN.
+    let report = stopped_sink_with_pauses(400, 0);
     assert_eq!(report.cut_short, None);
     let loss = report.ledger.unwrap().summary(Some(20));
     assert_eq!((loss.received, loss.lost), (20, 0), "{loss:?}");
@@ -250,30 +257,9 @@ fn the_lean_run_ends_at_the_count_of_a_stream_without_an_end_mark() {
 
 #[test]
 fn messages_the_lean_run_takes_after_a_quiet_spell_end_it() {
-    // Stopped from the start, so each quiet spell may end the sink once it lasts
-    // END_DRAIN (1 s). Two spells of 0.6 s, with in-order messages (the lean run's)
-    // between them: the second spell counts from its own start, so the last message
-    // is still waited for.
-    let ctx = zmq::Context::new();
-    let spec = pull_sink_of_20();
-    let (tx, rx) = mpsc::channel();
-    let sink_ctx = ctx.clone();
-    let sink = std::thread::spawn(move || run(&sink_ctx, &spec, &mut TestRunner::new(tx, true)));
-    let endpoint = rx.recv_timeout(Duration::from_secs(5)).unwrap();
-    let push = ctx.socket(zmq::PUSH).unwrap();
-    push.set_linger(0).unwrap();
-    push.set_sndtimeo(5000).unwrap();
-    push.connect(&endpoint).unwrap();
-    for seq in 0..10 {
-        send(&push, seq, 0);
-    }
-    std::thread::sleep(Duration::from_millis(600));
-    for seq in 10..19 {
-        send(&push, seq, 0);
-    }
-    std::thread::sleep(Duration::from_millis(600));
-    send(&push, 19, FLAG_END | FLAG_TIMESTAMP);
-    let report = sink.join().unwrap().unwrap();
+    // Two spells of 0.6 s, with in-order messages (the lean run's) between them: the
+    // second counts from its own start, so the last message is still waited for.
+    let report = stopped_sink_with_pauses(600, 600);
     assert_eq!(report.cut_short, None);
     let loss = report.ledger.unwrap().summary(Some(20));
     assert_eq!((loss.received, loss.lost), (20, 0), "{loss:?}");
