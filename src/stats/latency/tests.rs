@@ -95,6 +95,35 @@ fn merge_of_two_halves_equals_the_whole() {
 }
 
 #[test]
+fn the_shape_with_each_parts_extremes_and_sum_is_the_whole() {
+    // Three parts, one of them empty; zeros and the wide inverses among the samples.
+    let mut whole = LatencyHistogram::new();
+    let mut shape = LatencyHistogram::new();
+    let mut parts = [(u64::MAX, 0u64, 0u128); 3];
+    let mut x: u64 = 99;
+    for i in 0..30_000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let v = match i % 7 {
+            0 => 0,
+            1 => x >> 58,
+            _ => (x >> 30) % 9_000_000,
+        };
+        whole.record(v);
+        shape.record_shape(v);
+        let p = &mut parts[(i % 2) as usize];
+        *p = (p.0.min(v), p.1.max(v), p.2 + v as u128);
+    }
+    assert_ne!(shape, whole);
+    for (min, max, sum) in parts.into_iter().filter(|p| p.2 > 0) {
+        shape.add_extremes_and_sum(min, max, sum);
+    }
+    assert_eq!(shape, whole);
+    assert_eq!(shape.summary(), whole.summary());
+}
+
+#[test]
 fn serialises_and_reads_back() {
     let mut h = LatencyHistogram::new();
     for v in [5u64, 70, 900, 12_000, 3_000_000_000] {
