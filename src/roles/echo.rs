@@ -279,7 +279,7 @@ impl InOrder {
     fn after(frame: &mut RawMsg, ledger: &mut Ledger) -> InOrder {
         let next = ledger.last_stream().and_then(|(_, l)| l.next_in_order());
         match (frame.head_words(), next) {
-            (Some((word, _)), Some(next)) => InOrder {
+            (Some([word, _]), Some(next)) => InOrder {
                 word,
                 next,
                 taken: 0,
@@ -292,7 +292,7 @@ impl InOrder {
     #[inline(always)]
     fn takes(&mut self, frame: &mut RawMsg) -> bool {
         match frame.head_words() {
-            Some((w, seq)) if w == self.word && seq == self.next && w != 0 => {
+            Some([w, seq]) if w == self.word && seq == self.next && w != 0 => {
                 self.next += 1;
                 self.taken += 1;
                 true

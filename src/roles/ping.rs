@@ -277,7 +277,7 @@ impl<'r, 's> Lean<'r, 's> {
         } = self;
         let total = spec.warmup + spec.count;
         stamp(msg, spec, false, from, 0);
-        let Some((word, _)) = msg.head_words() else {
+        let Some([word, _]) = msg.head_words() else {
             return Ok((from, None));
         };
         for i in from..total {
@@ -289,7 +289,7 @@ impl<'r, 's> Lean<'r, 's> {
             if let Err(e) = io.send(msg, s, 0).and_then(|()| io.recv(msg, s)) {
                 return Ok((i, Some((e, i))));
             }
-            if msg.len() != spec.size || msg.head_words() != Some((word, i)) {
+            if msg.len() != spec.size || msg.head_words() != Some([word, i]) {
                 check_size(msg, spec.size, i)?;
                 check_echo(msg, i, spec, &mut true)?;
                 // An echo that changed what the checks allow: the next request's header

@@ -170,24 +170,20 @@ impl RawMsg {
         unsafe { std::slice::from_raw_parts(self.data_ptr(), n) }
     }
 
-    /// The first 16 bytes as two little-endian words (a header's start and its sequence,
-    /// read without a slice), or None for a shorter message.
+    /// The first `N` little-endian words (a header's start, its sequence, its stamp: read
+    /// without a slice), or None for a message shorter than `8 * N` bytes.
     ///
     /// Only call on messages whose content was written (received or zeroed).
     #[inline(always)]
-    pub fn head_words(&mut self) -> Option<(u64, u64)> {
-        if self.len() < 16 {
+    pub fn head_words<const N: usize>(&mut self) -> Option<[u64; N]> {
+        if self.len() < 8 * N {
             return None;
         }
-        let p = self.data_ptr();
-        // SAFETY: the message owns at least 16 initialised bytes at p.
-        let (a, b) = unsafe {
-            (
-                (p as *const u64).read_unaligned(),
-                (p.add(8) as *const u64).read_unaligned(),
-            )
-        };
-        Some((u64::from_le(a), u64::from_le(b)))
+        let p = self.data_ptr() as *const u64;
+        // SAFETY: the message owns at least 8 * N initialised bytes at p.
+        Some(std::array::from_fn(|k| {
+            u64::from_le(unsafe { p.add(k).read_unaligned() })
+        }))
     }
 
     /// Writes two little-endian words at offset `at` (a header's sequence and time stamp,

@@ -72,7 +72,7 @@ impl SinkState<'_> {
                 break Lean::Pending;
             }
             match self.msg.head_words() {
-                Some((w, seq)) if w == word && seq == next => {}
+                Some([w, seq]) if w == word && seq == next => {}
                 _ => break Lean::Pending,
             }
             next += 1;
