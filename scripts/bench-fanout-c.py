@@ -15,10 +15,12 @@ connections, report) cancel: each round runs every variant with COUNT1 and COUNT
 per subscriber, and a delivery costs (cpu(COUNT2) - cpu(COUNT1)) / ((COUNT2 - COUNT1) x
 SUBS). The variants are interleaved round by round; the ratio zmqperf / C is given as the
 median over rounds with a 95% bootstrap interval. With --callgrind the subscribers are
-also counted in instructions per delivery under valgrind (every process of the side).
+also counted in instructions per delivery under valgrind (every process of the side),
+--callgrind-repeat times, with the median ratio.
 
 usage: scripts/bench-fanout-c.py [--zmqperf target/release/zmqperf] [--subs 100]
        [--counts 500,5000] [--size 64] [--rounds 5 (0: none)] [--callgrind]
+       [--callgrind-repeat 3]
 """
 import argparse
 import glob
@@ -172,6 +174,7 @@ def main():
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--callgrind", action="store_true")
+    ap.add_argument("--callgrind-repeat", type=int, default=3, metavar="N")
     a = ap.parse_args()
     n1, n2 = (int(x) for x in a.counts.split(","))
     if not (0 < n1 < n2):
@@ -216,17 +219,34 @@ def main():
             lo, hi = bootstrap(v)
             print(f"  {what:<32} {statistics.median(v):.3f} [{lo:.3f} .. {hi:.3f}]")
     if a.callgrind:
-        print("\nsubscribers under callgrind (one run each of N1 and N2):", flush=True)
+        callgrind(a, zp, c, n1, n2, deliveries)
+
+
+def callgrind(a, zp, c, n1, n2, deliveries):
+    """The subscribers' instructions per delivery, zmqperf's and C's, --callgrind-repeat
+    times (each a run of N1 and N2 per side, the sides interleaved): every repeat's figures,
+    and the median ratio with its range. The count moves by about 1% from run to run on
+    both sides (how libzmq's batches fall), so one repeat is not a verdict."""
+    print(f"\nsubscribers under callgrind ({a.callgrind_repeat} repeats, each one run of N1 "
+          "and N2 per side):", flush=True)
+    ratios = []
+    for r in range(a.callgrind_repeat):
         ir = {}
-        for name, cmd in (("zmqperf", zmqperf_subs), ("c", c_subs)):
+        sides = [("zmqperf", zmqperf_subs, zp), ("c", c_subs, c)]
+        if r % 2:
+            sides.reverse()
+        for name, cmd, binary in sides:
             for n in (n1, n2):
                 ep = endpoint()
-                ir[(name, n)] = callgrind_pair(cmd(zp if name == "zmqperf" else c, ep, a.subs, n),
+                ir[(name, n)] = callgrind_pair(cmd(binary, ep, a.subs, n),
                                                zmqperf_pub(zp, ep, a.subs, n, a.size))
         per = {name: (ir[(name, n2)] - ir[(name, n1)]) / deliveries for name in ("zmqperf", "c")}
-        print(f"\nsubscribers under callgrind, instructions per delivery: zmqperf {per['zmqperf']:.0f} "
-              f"C {per['c']:.0f}: zmqperf / C {per['zmqperf'] / per['c']:.3f}")
-
+        ratios.append(per["zmqperf"] / per["c"])
+        print(f"  repeat {r + 1}: instructions per delivery: zmqperf {per['zmqperf']:.0f} "
+              f"C {per['c']:.0f}: zmqperf / C {ratios[-1]:.3f}", flush=True)
+    print(f"\nsubscribers under callgrind, instructions per delivery, zmqperf / C: median "
+          f"{statistics.median(ratios):.3f} (range {min(ratios):.3f} .. {max(ratios):.3f}, "
+          f"{len(ratios)} repeats)")
 
 if __name__ == "__main__":
     main()

@@ -31,7 +31,7 @@ use crate::stats::{LatencyHistogram, OneWay};
 use context::BigContext;
 use poller::Poller;
 use serde::{Deserialize, Serialize};
-use state::SubState;
+use state::{LeanRun, SubState};
 use std::os::fd::RawFd;
 
 /// The poller token of stdin (the runner's pipe), beyond any socket index.
@@ -68,6 +68,8 @@ pub struct SwarmSpec {
 /// send stamps become delays on this clock (with the stream's offset from the spec when the
 /// publisher is on another host), made at the first message, when the stream id is known.
 pub(crate) struct SwarmLatency {
+    /// Every latency but its extremes and sum, which the subscribers keep
+    /// ([`SwarmLatency::histogram`] adds them).
     hist: LatencyHistogram,
     offsets: Vec<(u32, i64)>,
     errors: Vec<(u32, u64)>,
@@ -95,9 +97,12 @@ impl SwarmLatency {
             .get_or_insert_with(|| OneWay::for_stream(offsets, errors, stream, timeout))
     }
 
-    /// The histogram with what the clock check found.
-    pub(crate) fn histogram(&self) -> LatencyHistogram {
+    /// The histogram of the subscribers `subs`, with what the clock check found.
+    pub(crate) fn histogram(&self, subs: &[SubState]) -> LatencyHistogram {
         let mut h = self.hist.clone();
+        for (min, max, sum) in subs.iter().filter_map(SubState::extremes_and_sum) {
+            h.add_extremes_and_sum(min, max, sum);
+        }
         if let Some(c) = &self.clock {
             h.set_clock(c.check());
         }
@@ -135,12 +140,46 @@ fn deliver(
     let clock = lat.clock(h.stream_id);
     let latency = st.record(&h, now, clock).map_err(Error::Protocol)?;
     if let Some(ns) = latency {
-        lat.hist.record(ns);
+        lat.hist.record_shape(ns);
     }
     if let Some(t) = ticks.filter(|_| h.flags & FLAG_WARMUP == 0) {
         t.add(h.sequence, latency, now, node);
     }
     Ok(())
+}
+
+/// Takes one message of a subscriber, `st`, received at `now`: the lean path's when it
+/// takes it and `lean` is on, else the full path's ([`deliver`]), after `lean`'s stretch is
+/// given to the ledger. `lean` is on again after the full path when the subscriber allows
+/// (never with ticks: their figures are per message). Whether the subscriber's stream ended.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn take(
+    msg: &mut RawMsg,
+    now: u64,
+    st: &mut SubState,
+    lean: &mut Option<LeanRun>,
+    lat: &mut SwarmLatency,
+    ticks: Option<&mut ticks::TickRecords>,
+    who: (usize, u32),
+    node: &str,
+) -> Result<bool> {
+    if let (Some(run), Some(head)) = (lean.as_mut(), msg.head_words()) {
+        if st.take_lean(run, head, now, lat) {
+            return Ok(false);
+        }
+    }
+    if let Some(run) = lean.take() {
+        st.end_lean(run);
+    }
+    let len = msg.len();
+    let lean_allowed = ticks.is_none();
+    deliver(st, lat, ticks, msg.prefix(HEADER_LEN), len, now, who, node)?;
+    if st.ended() {
+        return Ok(true);
+    }
+    *lean = st.lean_run().filter(|_| lean_allowed);
+    Ok(false)
 }
 
 /// Whether the measurement is over with `open` subscribers still waiting for the end (none
@@ -358,6 +397,8 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
             let Some(sock) = socks.get_mut(i).and_then(|s| s.as_mut()) else {
                 continue;
             };
+            let st = &mut states[i];
+            let mut lean = st.lean_run().filter(|_| ticks.is_none());
             let mut ended = false;
             loop {
                 match msg.recv(sock, zmq::DONTWAIT) {
@@ -367,22 +408,24 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
                     Err(e) => return Err(zmq_err("receiving")(e)),
                 }
                 let now = now_ns();
-                let len = msg.len();
-                deliver(
-                    &mut states[i],
+                last_activity = Some(now);
+                let who = (i, sw.process);
+                if take(
+                    &mut msg,
+                    now,
+                    st,
+                    &mut lean,
                     &mut lat,
                     ticks.as_mut(),
-                    msg.prefix(HEADER_LEN),
-                    len,
-                    now,
-                    (i, sw.process),
+                    who,
                     &spec.name,
-                )?;
-                last_activity = Some(now);
-                if states[i].ended() {
+                )? {
                     ended = true;
                     break;
                 }
+            }
+            if let Some(run) = lean {
+                st.end_lean(run);
             }
             if ended {
                 // Done; the socket stays open until the runner's stop.
@@ -405,7 +448,7 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
         };
         poller.wait(wait_ms, &mut woken).map_err(poller_err)?;
     };
-    let hist = lat.histogram();
+    let hist = lat.histogram(&states);
     let ticks = ticks.map_or_else(Vec::new, |t| t.finish(now_ns(), &spec.name));
     let report = child_report(sw, &states, hist.clone(), stop, connect_ns, ticks);
     hold_until_stop(ctl, stop, in_process)?;

@@ -327,6 +327,13 @@ impl SubState {
         self.first_send_ns = Some(now - ns);
     }
 
+    /// The least and greatest latency and their sum, when there is one: this subscriber's
+    /// part of the swarm's histogram, which records the rest of each latency
+    /// ([`LatencyHistogram::record_shape`]).
+    pub(crate) fn extremes_and_sum(&self) -> Option<(u64, u64, u128)> {
+        (self.count > 0).then_some((self.min_ns, self.max_ns, self.sum_ns))
+    }
+
     /// The sequence number of the end-of-stream message, once it arrived.
     pub(crate) fn end_seq(&self) -> Option<u64> {
         self.end_seq
@@ -379,6 +386,9 @@ impl SubState {
         }
     }
 }
+
+mod lean;
+pub(crate) use lean::LeanRun;
 
 #[cfg(test)]
 mod tests;

@@ -189,7 +189,7 @@ pub(in crate::roles::swarm) fn run(
     } else {
         stop
     };
-    let hist = lat.histogram();
+    let hist = lat.histogram(&states);
     let report = child_report(sw, &states, hist.clone(), stop, connect_ns, Vec::new());
     hold_until_stop(ctl, stop, in_process)?;
     // Closing tells the raw publisher the subscribers are done.

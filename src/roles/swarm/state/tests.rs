@@ -157,3 +157,118 @@ fn stream_length_comes_from_the_end_or_the_highest() {
     s.record(&h(6, 0, true), 1, &mut ow()).unwrap();
     assert_eq!(s.stream_length(), Some(7));
 }
+
+/// A fan-out's messages for two subscribers, in drains of a few messages each (as the
+/// swarm reads a socket until it has nothing), through the swarm's step ([`take`]: the
+/// lean path where it applies) and, beside it, through the full record alone. `offset`:
+/// the publisher's clock against the swarm's (None: one clock). Returns how many messages
+/// the lean path took.
+fn lean_beside_full(offset: Option<i64>) -> u64 {
+    use crate::header::FLAG_WARMUP;
+    use crate::msg::RawMsg;
+    use crate::roles::swarm::{take, SwarmLatency};
+    const S: u64 = 1_000_000_000;
+    let timeout = std::time::Duration::from_secs(10);
+    let mut lat = SwarmLatency {
+        hist: LatencyHistogram::new(),
+        offsets: offset.map(|o| (7, o)).into_iter().collect(),
+        errors: offset.map(|_| (7, 2_000)).into_iter().collect(),
+        timeout,
+        clock: None,
+    };
+    let mut clock = match offset {
+        Some(o) => OneWay::converted(o, Some(2_000), timeout),
+        None => OneWay::same_clock(timeout),
+    };
+    let (mut states, mut full) = (vec![SubState::default(); 2], vec![SubState::default(); 2]);
+    let mut hist = LatencyHistogram::new();
+    let mut lean: [Option<LeanRun>; 2] = [None, None];
+    let (mut seqs, mut taken, mut x) = ([0u64; 2], 0, 88u64);
+    let to_sender = |t: u64| t.wrapping_add_signed(-offset.unwrap_or(0));
+    for drain in 0..400u64 {
+        let j = (drain % 2) as usize;
+        let now0 = 1_000 * S + drain * 1_000_000;
+        lean[j] = states[j].lean_run();
+        for k in 0..drain % 9 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let now = now0 + k * 1_000;
+            // Mostly the next number stamped a few us before; now and then a warm-up, no
+            // stamp, a gap, a repeat, a stamp from the future (within the tolerance and
+            // beyond it) or older than the timeout, and the end mark at last.
+            let mut hd = Header {
+                flags: FLAG_TIMESTAMP,
+                stream_id: 7,
+                sequence: seqs[j],
+                send_ns: to_sender(now - 3_000 - (x >> 54)),
+            };
+            match (seqs[j], x >> 59) {
+                (0..=2, _) => hd.flags |= FLAG_WARMUP,
+                (_, 0) => hd.flags = 0,
+                (_, 1) => hd.sequence += 2,
+                (_, 2) => hd.sequence = hd.sequence.saturating_sub(3),
+                (_, 3) => hd.send_ns = to_sender(now + 500),
+                (_, 4) => hd.send_ns = to_sender(now + 5 * S),
+                (_, 5) => hd.send_ns = to_sender(now - 11 * S),
+                _ => {}
+            }
+            if drain >= 396 {
+                hd.flags |= FLAG_END;
+            }
+            seqs[j] = seqs[j].max(hd.sequence + 1);
+            let mut bytes = hd.to_bytes().to_vec();
+            bytes.resize(64, 0xa5);
+            let mut msg = RawMsg::copy_of(&bytes).unwrap();
+            let before = lean[j].map(|r| r.next);
+            let ended = take(
+                &mut msg,
+                now,
+                &mut states[j],
+                &mut lean[j],
+                &mut lat,
+                None,
+                (j, 0),
+                "swarm",
+            )
+            .unwrap();
+            taken +=
+                u64::from(before.is_some() && lean[j].map(|r| r.next) == before.map(|n| n + 1));
+            if let Some(ns) = full[j].record(&hd, now, &mut clock).unwrap() {
+                hist.record(ns);
+            }
+            assert_eq!(ended, full[j].ended());
+            if ended {
+                break;
+            }
+        }
+        if let Some(run) = lean[j].take() {
+            states[j].end_lean(run);
+        }
+    }
+    // The same figures, the gaps' arrival times aside (the ledger reads the clock then).
+    let timeless = |s: &SubState, j: u32| {
+        let mut r = s.report(0, j, 2_000);
+        r.loss.gaps.iter_mut().for_each(|g| g.after_ns = None);
+        r
+    };
+    for j in 0..2 {
+        assert_eq!(timeless(&states[j], j as u32), timeless(&full[j], j as u32));
+    }
+    hist.set_clock(clock.check());
+    let swarm = lat.histogram(&states);
+    assert!(hist.count() > 500, "{}", hist.count());
+    assert_eq!(swarm, hist);
+    let c = clock.check();
+    assert!(c.future > 0 && c.stale > 0, "{c:?}");
+    taken
+}
+
+#[test]
+fn the_lean_path_keeps_the_figures_the_full_path_keeps() {
+    // On one clock, and from a publisher 5,000 s ahead with the offset known.
+    for offset in [None, Some(-5_000_000_000_000i64)] {
+        let taken = lean_beside_full(offset);
+        assert!(taken > 800, "{offset:?}: the lean path took {taken}");
+    }
+}
