@@ -230,34 +230,47 @@ impl Turn<'_, '_> {
         run: &mut InOrder,
     ) -> Result<Taken> {
         let spec = self.spec;
-        loop {
-            if spec.ends_itself && *done == spec.expect {
-                return Ok(Taken::Ended);
+        // The count in a register, written back on every way out; u64::MAX: no end.
+        let end = if spec.ends_itself {
+            spec.expect
+        } else {
+            u64::MAX
+        };
+        let mut n = *done;
+        let taken = loop {
+            if n == end {
+                break Ok(Taken::Ended);
             }
-            let got = self
-                .patience
-                .recv(frame, s, ctl, self.io)
-                .map_err(|e| self.wait.error(e, *done, String::new()))?;
+            let got = match self.patience.recv(frame, s, ctl, self.io) {
+                Ok(got) => got,
+                Err(e) => break Err(self.wait.error(e, n, String::new())),
+            };
             if got != Next::Got {
-                return Ok(Taken::Wait(got));
+                break Ok(Taken::Wait(got));
             }
             if frame.more() {
-                return Ok(Taken::More);
+                break Ok(Taken::More);
             }
-            check_size(frame, spec.size, *done)?;
+            if let Err(e) = check_size(frame, spec.size, n) {
+                break Err(e);
+            }
             if HEADER && !run.takes(frame) {
                 // The header was seen on the first request: it is never dropped after.
                 run.flush(ledger);
-                inspect(frame, *done, spec, ledger, &mut true)?;
+                if let Err(e) = inspect(frame, n, spec, ledger, &mut true) {
+                    break Err(e);
+                }
                 *run = InOrder::after(frame, ledger);
             }
-            self.io.send(frame, s, 0).map_err(|e| {
-                self.wait
-                    .error(e, *done + 1, " (the reply could not be sent)".into())
-            })?;
-            *done += 1;
-            self.progress.tick(*done);
-        }
+            if let Err(e) = self.io.send(frame, s, 0) {
+                let reason = " (the reply could not be sent)".into();
+                break Err(self.wait.error(e, n + 1, reason));
+            }
+            n += 1;
+            self.progress.tick(n);
+        };
+        *done = n;
+        taken
     }
 }
 
