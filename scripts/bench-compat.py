@@ -13,7 +13,9 @@ for each transport (tcp, ipc, inproc) and message size (64, 1024, 65536 bytes):
               sending side (remote_lat, remote_thr, inproc_lat, inproc_thr)
 
 Each cell (transport, size, latency|throughput) runs three variants: "c", "zmqperf"
-(instrumented, the default) and "plain" (zmqperf --plain). The zmqperf run is shared by
+(instrumented, the default) and "plain" (zmqperf --plain); the inproc throughput cells a
+fourth, "cheader": libzmq's inproc throughput loop writing and reading zmqperf's header
+(scripts/c-inproc-header.c), which shows what the header costs libzmq itself. The zmqperf run is shared by
 both comparisons. The variants run back to back within a repetition, in forward order on
 even repetitions and in reverse order on odd ones, so neither side always goes first.
 
@@ -61,7 +63,14 @@ REPO_ROOT = os.path.dirname(SCRIPT_DIR)
 ALL_TRANSPORTS = ["tcp", "ipc", "inproc"]
 ALL_SIZES = [64, 1024, 65536]
 KINDS = ["lat", "thr"]
-VARIANTS = ["c", "zmqperf", "plain"]
+VARIANTS = ["c", "zmqperf", "plain", "cheader"]
+# "cheader" (scripts/c-inproc-header.c) is libzmq's inproc throughput loop with zmqperf's
+# header written by the sender and read by the receiver: what the header costs libzmq
+# itself. It runs in the inproc throughput cells only.
+
+
+def applies(variant, transport, kind):
+    return variant != "cheader" or (transport == "inproc" and kind == "thr")
 
 # Counts chosen so one run takes roughly 0.2-1 s on a 2-core machine (TCP one-way latency
 # ~50 us, so a round trip costs ~100 us; inproc latency here is ~25 us one-way; inproc
@@ -165,7 +174,8 @@ def build():
         target = os.path.join(REPO_ROOT, target)
     zmqperf = os.path.join(target, "release", "zmqperf")
     missing = [p for p in [zmqperf] + [os.path.join(cdir, t) for t in
-               ("local_lat", "remote_lat", "local_thr", "remote_thr", "inproc_lat", "inproc_thr")]
+               ("local_lat", "remote_lat", "local_thr", "remote_thr", "inproc_lat", "inproc_thr",
+                "c-inproc-header")]
                if not os.access(p, os.X_OK)]
     if missing:
         raise RuntimeError("missing binaries: " + ", ".join(missing))
@@ -239,6 +249,8 @@ def commands(tools, transport, kind, size, count, variant, endpoint):
     """Return (binding-side command or None, measuring/connecting-side command, which prints)."""
     plain = ["--plain"] if variant == "plain" else []
     n = [str(size), str(count)]
+    if variant == "cheader":
+        return None, [os.path.join(tools["c"], "c-inproc-header")] + n + ["header"], "main"
     if variant == "c":
         def tool(name):
             return [os.path.join(tools["c"], name)]
@@ -342,6 +354,9 @@ RATIOS = [
     ("thr_ratio", "thr_zmqperf", "thr_c"),
     ("lat_instr", "lat_zmqperf", "lat_plain"),
     ("thr_instr", "thr_zmqperf", "thr_plain"),
+    # Not targets: what the header costs libzmq's own loop, and zmqperf against that loop.
+    ("thr_header_cost", "thr_cheader", "thr_c"),
+    ("thr_vs_cheader", "thr_zmqperf", "thr_cheader"),
 ]
 
 
@@ -419,6 +434,8 @@ def print_report(cells, machine, reps):
             parts = []
             for variant in VARIANTS:
                 s = cell[kind + "_" + variant]
+                if not applies(variant, cell["transport"], kind):
+                    continue
                 if s is None:
                     parts.append("%s n/a" % variant)
                     continue
@@ -467,7 +484,7 @@ def print_report(cells, machine, reps):
           "latency instr/plain <= 1.05, throughput instr/plain >= 0.95", file=out)
     inconclusive = 0
     for cell in cells:
-        for key, _, _ in RATIOS:
+        for key in TARGETS:
             ci = cell[key + "_ci95"]
             if ci:
                 lim = TARGETS[key][1]
@@ -478,6 +495,14 @@ def print_report(cells, machine, reps):
     if unknown:
         line += " (%d not evaluated: a side has no figure)" % unknown
     print(line, file=out)
+    for cell in cells:
+        if cell.get("thr_header_cost") is None:
+            continue
+        print("inproc %d B throughput, the header's cost in libzmq's own loop: C with zmqperf's "
+              "header / C %s %s; zmqperf / C with the header %s %s" % (
+                  cell["size"], fmt_ratio(cell["thr_header_cost"]),
+                  fmt_ci(cell["thr_header_cost_ci95"]), fmt_ratio(cell["thr_vs_cheader"]),
+                  fmt_ci(cell["thr_vs_cheader_ci95"])), file=out)
     out.flush()
     return met, total, unknown
 
@@ -639,7 +664,7 @@ def main():
                 for size in args.sizes:
                     for kind in kinds:
                         count = counts[transport][size][kind]
-                        for variant in order:
+                        for variant in (v for v in order if applies(v, transport, kind)):
                             value, error, wall = run_once(tools, transport, kind, size, count,
                                                           variant, args.timeout)
                             samples[transport][size][kind][variant].append(value)
@@ -682,7 +707,9 @@ def main():
             "variants": ({"zmqperf": "zmqperf A", "vs": "zmqperf B (--vs)"} if args.vs else
                          {"c": "libzmq C perf tools",
                           "zmqperf": "zmqperf default (instrumented)",
-                          "plain": "zmqperf with --plain on the measuring/sending side"}),
+                          "plain": "zmqperf with --plain on the measuring/sending side",
+                          "cheader": "libzmq's inproc throughput loop with zmqperf's header "
+                                     "(scripts/c-inproc-header.c)"}),
             "targets": {k: {"op": op, "limit": lim} for k, (op, lim) in TARGETS.items()},
             "counts": {t: {str(s): counts[t][s] for s in args.sizes} for t in args.transports},
             "samples": {t: {str(s): samples[t][s] for s in args.sizes} for t in args.transports},

@@ -6,6 +6,7 @@
 #
 # usage: scripts/build-c-perf.sh [release|debug] [--no-cargo]    (default: release)
 #   --no-cargo: do not run cargo (the tests call it while cargo already built everything).
+# Also builds scripts/c-inproc-header.c beside them (scripts/bench-header-cost.py).
 # prints the folder holding the binaries on its last line.
 set -euo pipefail
 profile=${1:-release}
@@ -38,4 +39,9 @@ for tool in local_lat remote_lat local_thr remote_thr inproc_lat inproc_thr; do
     g++ -O2 -std=c++11 -I"$LIBZMQ_INCLUDE" -I"$LIBZMQ_PLATFORM" -I"$LIBZMQ_SRC/src" -o "$out/$tool" "$perf/$tool.cpp" "$lib" "$SODIUM_A" -lpthread
   fi
 done
+# The same inproc throughput with zmqperf's header, for scripts/bench-header-cost.py.
+src="$root/scripts/c-inproc-header.c"
+if [ ! -x "$out/c-inproc-header" ] || [ "$src" -nt "$out/c-inproc-header" ] || [ "$lib" -nt "$out/c-inproc-header" ]; then
+  gcc -O2 -I"$LIBZMQ_INCLUDE" -o "$out/c-inproc-header" "$src" "$lib" "$SODIUM_A" -lstdc++ -lpthread -lm
+fi
 echo "$out"
