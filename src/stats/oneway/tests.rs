@@ -120,7 +120,7 @@ fn the_settled_delay_is_the_delay_where_it_answers_and_changes_nothing_elsewhere
             for &send in &sends {
                 let mut full = OneWay::converted(off, Some(1_000), T);
                 if first {
-                    full.delay(now.saturating_add_signed(-off), now);
+                    full.delay(now.saturating_add_signed(off.saturating_neg()), now);
                 }
                 let mut lean = full.clone();
                 let before = lean.check();
