@@ -10,7 +10,11 @@ with the other side held the same:
 - publisher: `zmqperf pub` against `c-fanout pub`, both feeding `c-fanout sub`.
 
 The figure is CPU per delivery (user + system of the measured process and its children,
-from wait4), and for the subscribers the mean one-way latency. Fixed costs (start, set-up,
+from wait4), and for the subscribers the mean one-way latency. At full speed the publisher
+outruns the subscribers and the queues fill to their high-water marks, so that latency is
+mostly the queues' (it moves by tens of percent from run to run); --paced N adds, each
+round, the subscribers' mean latency at one message per millisecond (N per subscriber),
+where they keep up and the latency is the path's. Fixed costs (start, set-up,
 connections, report) cancel: each round runs every variant with COUNT1 and COUNT2 messages
 per subscriber, and a delivery costs (cpu(COUNT2) - cpu(COUNT1)) / ((COUNT2 - COUNT1) x
 SUBS). The variants are interleaved round by round; the ratio zmqperf / C is given as the
@@ -19,7 +23,7 @@ also counted in instructions per delivery under valgrind (every process of the s
 --callgrind-repeat times, with the median ratio.
 
 usage: scripts/bench-fanout-c.py [--zmqperf target/release/zmqperf] [--subs 100]
-       [--counts 500,5000] [--size 64] [--rounds 5 (0: none)] [--callgrind]
+       [--counts 500,5000] [--size 64] [--rounds 5 (0: none)] [--paced 1000 (0: none)] [--callgrind]
        [--callgrind-repeat 3]
 """
 import argparse
@@ -92,6 +96,13 @@ def finish(p, what):
 def zmqperf_pub(zp, ep, subs, count, size):
     return [zp, "pub", "-h", ep, "--subs", str(subs), "-t", "0", "--warmup", "0", "-n", "1", "-p", str(count),
             "--size", str(size), "--json"]
+
+
+def zmqperf_paced_pub(zp, ep, subs, count, size):
+    """One message per millisecond: a rate the subscribers keep up with, so that the
+    latency is the path's, not the queues'."""
+    return [zp, "pub", "-h", ep, "--subs", str(subs), "-t", "1ms", "--warmup", "0", "-n", "1",
+            "-p", str(count), "--size", str(size), "--json"]
 
 
 def c_pub(c, ep, subs, count, size):
@@ -173,6 +184,7 @@ def main():
     ap.add_argument("--counts", default="500,5000")
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--paced", type=int, default=1000, metavar="N")
     ap.add_argument("--callgrind", action="store_true")
     ap.add_argument("--callgrind-repeat", type=int, default=3, metavar="N")
     a = ap.parse_args()
@@ -183,7 +195,7 @@ def main():
     deliveries = (n2 - n1) * a.subs
     print(f"bench-fanout-c: {a.subs} subscribers in one process, {a.size} B, tcp; {n1} and {n2} "
           f"messages per subscriber; {a.rounds} rounds interleaved; zmqperf {zp}", flush=True)
-    sub_ratio, pub_ratio, lat_ratio = [], [], []
+    sub_ratio, pub_ratio, lat_ratio, paced_ratio = [], [], [], []
     for r in range(a.rounds):
         cpu = {}
         lat = {}
@@ -206,15 +218,27 @@ def main():
         sub_ratio.append(per["subs zmqperf"] / per["subs c"])
         pub_ratio.append(per["pub zmqperf"] / per["pub c"])
         lat_ratio.append(lat["subs zmqperf"] / lat["subs c"])
+        paced = {}
+        if a.paced > 0:
+            sides = [("zmqperf", zmqperf_subs, zp), ("c", c_subs, c)]
+            for name, cmd, binary in sides if r % 2 == 0 else reversed(sides):
+                ep = endpoint()
+                _, out = pair(cmd(binary, ep, a.subs, a.paced),
+                              zmqperf_paced_pub(zp, ep, a.subs, a.paced, a.size), False)
+                paced[name] = mean_latency_us(out)
+            paced_ratio.append(paced["zmqperf"] / paced["c"])
         print(f"  round {r + 1}: CPU per delivery, ns: subscribers zmqperf {per['subs zmqperf']:.0f} "
               f"C {per['subs c']:.0f} ({sub_ratio[-1]:.3f}); publisher zmqperf {per['pub zmqperf']:.0f} "
               f"C {per['pub c']:.0f} ({pub_ratio[-1]:.3f}); mean latency us zmqperf "
-              f"{lat['subs zmqperf']:.0f} C {lat['subs c']:.0f}", flush=True)
+              f"{lat['subs zmqperf']:.0f} C {lat['subs c']:.0f}"
+              + (f"; paced zmqperf {paced['zmqperf']:.1f} C {paced['c']:.1f}" if paced else ""),
+              flush=True)
     if a.rounds > 0:
         print("\nzmqperf / C, median over rounds [95% bootstrap interval]:")
     for what, v in (("subscribers: CPU per delivery", sub_ratio),
                     ("publisher: CPU per delivery", pub_ratio),
-                    ("subscribers: mean latency", lat_ratio)):
+                    ("subscribers: mean latency", lat_ratio),
+                    ("subscribers: latency, paced", paced_ratio)):
         if v:
             lo, hi = bootstrap(v)
             print(f"  {what:<32} {statistics.median(v):.3f} [{lo:.3f} .. {hi:.3f}]")
