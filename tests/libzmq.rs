@@ -21,6 +21,17 @@ fn the_version_names_the_library_and_how_it_was_built() {
         for want in ["curve", "eventfd", "epoll", "libzmq's CMake", "sha256: "] {
             assert!(o.stdout.contains(want), "no {want} in {}", o.stdout);
         }
+        // The draft API and ws:// (build.rs), as zmq_has says them; no wss (no GnuTLS).
+        let caps = o
+            .stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("capabilities (zmq_has): "))
+            .unwrap_or_else(|| panic!("no capabilities line in {}", o.stdout));
+        let caps: Vec<&str> = caps.split(", ").collect();
+        for want in ["ipc", "curve", "draft", "ws"] {
+            assert!(caps.contains(&want), "no {want} in {caps:?}");
+        }
+        assert!(!caps.contains(&"wss"), "{caps:?}");
         let o = run(zp(&["--libzmq", "system", "--version"]), T);
         assert_eq!(o.code, Some(0), "{o:?}");
         assert!(o.stdout.contains("(system: /"), "{}", o.stdout);

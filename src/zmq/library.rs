@@ -21,8 +21,19 @@ pub mod built {
     include!(concat!(env!("OUT_DIR"), "/libzmq_build.rs"));
 }
 
-/// The capabilities asked of `zmq_has`.
-const CAPABILITIES: &[&str] = &["ipc", "pgm", "tipc", "norm", "curve", "gssapi", "draft"];
+/// The capabilities asked of `zmq_has`, as libzmq spells them, and as zmqperf says them
+/// (libzmq asks for the WebSocket transports in capitals).
+const CAPABILITIES: &[(&str, &str)] = &[
+    ("ipc", "ipc"),
+    ("pgm", "pgm"),
+    ("tipc", "tipc"),
+    ("norm", "norm"),
+    ("curve", "curve"),
+    ("gssapi", "gssapi"),
+    ("draft", "draft"),
+    ("WS", "ws"),
+    ("WSS", "wss"),
+];
 
 /// The library a run measured: recorded with every result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -207,12 +218,12 @@ fn describe(api: &Api, source: &str, path: String, sha256: String, build: String
     unsafe { (api.zmq_version)(&mut a, &mut b, &mut c) };
     let capabilities = CAPABILITIES
         .iter()
-        .filter(|cap| {
-            let name = CString::new(**cap).unwrap();
+        .filter(|(asked, _)| {
+            let name = CString::new(*asked).unwrap();
             // SAFETY: a valid C string.
             unsafe { (api.zmq_has)(name.as_ptr()) == 1 }
         })
-        .map(|s| s.to_string())
+        .map(|(_, said)| said.to_string())
         .collect();
     LibraryInfo {
         source: source.into(),
