@@ -24,6 +24,15 @@ pub const FLAG_END: u8 = 0x02;
 pub const FLAG_WARMUP: u8 = 0x04;
 const KNOWN_FLAGS: u8 = FLAG_TIMESTAMP | FLAG_END | FLAG_WARMUP;
 
+/// The first eight bytes of a header of stream `stream_id` with `flags`, as one
+/// little-endian word: what a lean path compares a message's first word with.
+pub fn first_word(stream_id: u32, flags: u8) -> u64 {
+    let id = stream_id.to_le_bytes();
+    u64::from_le_bytes([
+        MAGIC[0], MAGIC[1], VERSION, flags, id[0], id[1], id[2], id[3],
+    ])
+}
+
 /// The decoded header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Header {
@@ -105,6 +114,20 @@ impl Header {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_word_is_an_encoded_headers_first_eight_bytes() {
+        for (stream_id, flags) in [(0u32, 0u8), (7, FLAG_TIMESTAMP), (0xdead_beef, KNOWN_FLAGS)] {
+            let h = Header {
+                flags,
+                stream_id,
+                sequence: 42,
+                send_ns: 9,
+            };
+            let b = h.to_bytes();
+            assert_eq!(first_word(stream_id, flags).to_le_bytes(), b[..8]);
+        }
+    }
 
     #[test]
     fn round_trip() {

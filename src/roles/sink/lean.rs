@@ -9,7 +9,7 @@
 //! line.
 
 use super::state::{SinkState, Then};
-use crate::header::{HEADER_LEN, MAGIC, VERSION};
+use crate::header::{first_word, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::zmq;
 
@@ -57,8 +57,7 @@ impl SinkState<'_> {
             return Lean::Off;
         }
         // A header of stream `id` with no flag: its first eight bytes as one word.
-        let id = id.to_le_bytes();
-        let word = u64::from_le_bytes([MAGIC[0], MAGIC[1], VERSION, 0, id[0], id[1], id[2], id[3]]);
+        let word = first_word(id, 0);
         // At most STRETCH messages at a time: the loop looks for a stop signal between
         // them (a receive that never has to wait is not interrupted by one).
         let stretch = STRETCH - (self.seen % STRETCH);

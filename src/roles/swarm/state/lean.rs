@@ -7,7 +7,7 @@
 //! of each latency only: its extremes and sum are the subscribers' ([`SwarmLatency`]).
 
 use super::SubState;
-use crate::header::{FLAG_TIMESTAMP, MAGIC, VERSION};
+use crate::header::{first_word, FLAG_TIMESTAMP};
 use crate::roles::swarm::SwarmLatency;
 
 /// The time stamp flag's bit in the header's first word.
@@ -28,15 +28,14 @@ impl SubState {
     /// its stream is known, its run of numbers has begun, it has a latency (so the first
     /// one's figures are set) and no end yet.
     pub(crate) fn lean_run(&self) -> Option<LeanRun> {
-        let id = self.stream?.to_le_bytes();
+        let id = self.stream?;
         let next = self.ledger.next_in_order()?;
         if self.end_seq.is_some() || self.count == 0 {
             return None;
         }
-        // The header's first eight bytes with no flag, as one word.
-        let word = u64::from_le_bytes([MAGIC[0], MAGIC[1], VERSION, 0, id[0], id[1], id[2], id[3]]);
         Some(LeanRun {
-            word,
+            // The header's first eight bytes with no flag, as one word.
+            word: first_word(id, 0),
             first: next,
             next,
         })
