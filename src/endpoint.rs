@@ -36,27 +36,19 @@ impl Endpoint {
                     .to_string(),
             ));
         };
-        let transport = match scheme {
-            "tcp" => Transport::Tcp,
-            "ipc" => Transport::Ipc,
-            "inproc" => Transport::Inproc,
-            "pgm" | "epgm" | "norm" | "udp" | "tipc" | "vmci" | "ws" | "wss" => {
-                return Err(bad(format!(
-                    "the {scheme}:// transport is not supported; use tcp://, ipc:// or inproc://"
-                )))
-            }
-            _ => {
-                return Err(bad(format!(
-                    "unknown transport '{scheme}'; use tcp://, ipc:// or inproc://"
-                )))
-            }
+        let Some(transport) = Transport::parse(scheme) else {
+            return Err(bad(format!(
+                "unknown transport '{scheme}'; use one of {}",
+                schemes()
+            )));
         };
         if rest.is_empty() {
-            return Err(bad(match transport {
-                Transport::Tcp => "missing address; write tcp://127.0.0.1:5555".to_string(),
-                Transport::Ipc => "missing path; write ipc:///tmp/zmqperf.sock".to_string(),
-                Transport::Inproc => "missing name; write inproc://lat_test".to_string(),
-            }));
+            let what = match transport {
+                Transport::Ipc => "path",
+                Transport::Inproc => "name",
+                _ => "address",
+            };
+            return Err(bad(format!("missing {what}; write {}", example(transport))));
         }
         let mut raw = s.to_string();
         match transport {
@@ -69,6 +61,12 @@ impl Endpoint {
                         raw = format!("tcp://127.0.0.1:{port}");
                     }
                 }
+            }
+            Transport::Ws | Transport::Wss => {
+                let host_port = rest.split_once('/').map_or(rest, |(hp, _)| hp);
+                check_tcp(host_port, side)
+                    .map_err(|e| e.replace("tcp://", &format!("{scheme}://")))
+                    .map_err(bad)?;
             }
             Transport::Ipc => {
                 if rest.len() > IPC_PATH_MAX {
@@ -84,7 +82,11 @@ impl Endpoint {
                     ));
                 }
             }
-            Transport::Inproc => {}
+            Transport::Udp => check_udp(rest, side).map_err(bad)?,
+            Transport::Pgm | Transport::Epgm | Transport::Norm => {
+                check_multicast(transport, rest).map_err(bad)?
+            }
+            Transport::Inproc | Transport::Tipc => {}
         }
         Ok(Endpoint { raw, transport })
     }
@@ -120,9 +122,11 @@ impl Endpoint {
     /// Whether the bind address asks the system to pick a port or path (`*`).
     pub fn is_wildcard(&self) -> bool {
         match self.transport {
-            Transport::Tcp => self.raw.ends_with(":*") || self.raw.ends_with(":0"),
+            Transport::Tcp | Transport::Ws | Transport::Wss => {
+                self.raw.ends_with(":*") || self.raw.ends_with(":0")
+            }
             Transport::Ipc => self.raw == "ipc://*",
-            Transport::Inproc => false,
+            _ => false,
         }
     }
 }
@@ -131,6 +135,85 @@ impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.raw)
     }
+}
+
+/// The schemes, for an error that names them.
+fn schemes() -> String {
+    let all: Vec<String> = Transport::ALL.iter().map(|t| format!("{t}://")).collect();
+    all.join(", ")
+}
+
+/// An endpoint of the transport, as help and errors show one.
+pub fn example(t: Transport) -> &'static str {
+    match t {
+        Transport::Tcp => "tcp://127.0.0.1:5555",
+        Transport::Ipc => "ipc:///tmp/zmqperf.sock",
+        Transport::Inproc => "inproc://lat_test",
+        Transport::Udp => "udp://127.0.0.1:5556 (or udp://eth0;239.192.0.1:5556 for multicast)",
+        Transport::Pgm => "pgm://eth0;239.192.0.1:5557",
+        Transport::Epgm => "epgm://eth0;239.192.0.1:5557",
+        Transport::Norm => "norm://eth0;239.192.0.1:5558",
+        Transport::Tipc => "tipc://{5560,0,0}",
+        Transport::Ws => "ws://127.0.0.1:5559/zmqperf",
+        Transport::Wss => "wss://127.0.0.1:5559/zmqperf",
+    }
+}
+
+/// `udp://[IFACE;]HOST:PORT`: libzmq takes no wildcard port for udp (port 0 is refused).
+fn check_udp(rest: &str, side: Side) -> std::result::Result<(), String> {
+    let target = rest.rsplit(';').next().unwrap_or(rest);
+    let Some((host, port)) = target.rsplit_once(':') else {
+        return Err("missing port; write udp://127.0.0.1:5556".into());
+    };
+    if host.is_empty() {
+        return Err(
+            "missing host; write udp://127.0.0.1:PORT (or udp://*:PORT to bind on all interfaces)"
+                .into(),
+        );
+    }
+    if host == "*" && side == Side::Connect {
+        return Err(
+            "cannot send to '*'; name the host or the multicast group, e.g. udp://127.0.0.1:PORT"
+                .into(),
+        );
+    }
+    match port.parse::<u32>() {
+        Ok(p) if (1..=65535).contains(&p) => Ok(()),
+        _ if port == "*" => Err("udp takes no wildcard port (libzmq refuses port 0 there); give a port, or bind `auto` in a topology".into()),
+        _ => Err(format!("port '{port}' is not a number from 1 to 65535")),
+    }
+}
+
+/// `pgm://IFACE;GROUP:PORT` (and epgm, norm): the interface, a multicast group, a port.
+fn check_multicast(t: Transport, rest: &str) -> std::result::Result<(), String> {
+    let ex = example(t);
+    let (iface, target) = match rest.split_once(';') {
+        Some((i, g)) => (Some(i), g),
+        None => (None, rest),
+    };
+    if t != Transport::Norm && iface.is_none_or(str::is_empty) {
+        return Err(format!(
+            "missing interface; write {ex} (the interface the multicast leaves by, a name or its address)"
+        ));
+    }
+    let Some((group, port)) = target.rsplit_once(':') else {
+        return Err(format!("missing port; write {ex}"));
+    };
+    match port.parse::<u32>() {
+        Ok(p) if (1..=65535).contains(&p) => {}
+        _ => return Err(format!("port '{port}' is not a number from 1 to 65535")),
+    }
+    if t != Transport::Norm {
+        let multicast = group
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|a| a.is_multicast());
+        if !multicast {
+            return Err(format!(
+                "'{group}' is not a multicast group (224.0.0.0 to 239.255.255.255); write {ex}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn check_tcp(rest: &str, side: Side) -> std::result::Result<(), String> {
@@ -179,6 +262,14 @@ mod tests {
             ("tcp://*:5555", Transport::Tcp),
             ("ipc:///tmp/x.sock", Transport::Ipc),
             ("inproc://lat_test", Transport::Inproc),
+            ("udp://127.0.0.1:5556", Transport::Udp),
+            ("udp://*:5556", Transport::Udp),
+            ("udp://lo;239.192.0.1:5556", Transport::Udp),
+            ("epgm://lo;239.192.0.1:5557", Transport::Epgm),
+            ("pgm://eth0;239.192.0.1:5557", Transport::Pgm),
+            ("norm://239.192.0.1:5558", Transport::Norm),
+            ("tipc://{5560,0,0}", Transport::Tipc),
+            ("ws://127.0.0.1:5559/zmqperf", Transport::Ws),
         ] {
             assert_eq!(
                 Endpoint::parse(s, Side::Bind).unwrap().transport(),
@@ -195,7 +286,12 @@ mod tests {
     fn refuses_malformed_and_unsupported() {
         let cases = [
             ("127.0.0.1:5555", "no transport"),
-            ("udp://127.0.0.1:5555", "not supported"),
+            ("udp://127.0.0.1:*", "no wildcard port"),
+            ("udp://127.0.0.1", "missing port"),
+            ("epgm://239.192.0.1:5555", "missing interface"),
+            ("pgm://lo;10.0.0.1:5555", "not a multicast group"),
+            ("epgm://lo;239.192.0.1:0", "not a number from 1 to 65535"),
+            ("ws://127.0.0.1/x", "missing port"),
             ("foo://x", "unknown transport"),
             ("tcp://127.0.0.1", "missing port"),
             ("tcp://127.0.0.1:99999", "not a number from 1 to 65535"),
@@ -211,6 +307,12 @@ mod tests {
         }
         let long = format!("ipc:///tmp/{}", "x".repeat(200));
         assert!(Endpoint::parse(&long, Side::Bind).is_err());
+    }
+
+    #[test]
+    fn udp_sends_to_a_host_not_to_every_interface() {
+        let e = Endpoint::parse("udp://*:5556", Side::Connect).unwrap_err();
+        assert!(e.to_string().contains("cannot send to '*'"), "{e}");
     }
 
     #[test]

@@ -207,6 +207,50 @@ pub fn interfaces<'a>(hosts: impl IntoIterator<Item = &'a str>) -> Vec<NetworkIn
     out
 }
 
+/// The environment variable that names the interface multicast endpoints of `auto` leave
+/// by (a name, such as `eth0`).
+pub const MULTICAST_IFACE_ENV: &str = "ZMQPERF_MULTICAST_IFACE";
+
+/// The interface an `auto` multicast endpoint names: `ZMQPERF_MULTICAST_IFACE` when set,
+/// else the first interface that is up, has multicast on and an IPv4 address (one that is
+/// not the loopback first), else `lo` (whose multicast a bind error then names the fix of).
+pub fn multicast_interface() -> String {
+    if let Ok(name) = std::env::var(MULTICAST_IFACE_ENV) {
+        if !name.is_empty() {
+            return name;
+        }
+    }
+    let mut found: Vec<(bool, String)> = Vec::new();
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `head` with a list freed below with freeifaddrs.
+    if unsafe { libc::getifaddrs(&mut head) } != 0 {
+        return "lo".into();
+    }
+    let mut cur = head;
+    while !cur.is_null() {
+        // SAFETY: `cur` is a node of the list getifaddrs returned, not yet freed.
+        let ifa = unsafe { &*cur };
+        cur = ifa.ifa_next;
+        let flags = ifa.ifa_flags as i32;
+        let wanted = libc::IFF_UP | libc::IFF_MULTICAST;
+        // SAFETY: a non-null ifa_addr points to a sockaddr.
+        let v4 = !ifa.ifa_addr.is_null()
+            && i32::from(unsafe { (*ifa.ifa_addr).sa_family }) == libc::AF_INET;
+        if flags & wanted == wanted && v4 && !ifa.ifa_name.is_null() {
+            // SAFETY: ifa_name is a NUL-terminated string owned by the list.
+            let name = unsafe { CStr::from_ptr(ifa.ifa_name) }.to_string_lossy();
+            found.push((flags & libc::IFF_LOOPBACK != 0, name.into_owned()));
+        }
+    }
+    // SAFETY: `head` came from getifaddrs and is freed once.
+    unsafe { libc::freeifaddrs(head) };
+    found.sort_by_key(|(loopback, _)| *loopback);
+    found
+        .into_iter()
+        .next()
+        .map_or_else(|| "lo".into(), |(_, name)| name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

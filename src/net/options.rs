@@ -70,6 +70,25 @@ pub fn apply(s: &mut zmq::Socket, kind: SocketType, o: &SocketOptions, server: b
         s.set_identity(id.as_bytes())
             .map_err(zmq_err("setting ZMQ_ROUTING_ID"))?;
     }
+    for (opt, v, name) in [
+        (zmq::ZMQ_RATE, o.multicast_rate, "ZMQ_RATE"),
+        (zmq::ZMQ_RECOVERY_IVL, o.recovery_ivl, "ZMQ_RECOVERY_IVL"),
+        (
+            zmq::ZMQ_MULTICAST_HOPS,
+            o.multicast_hops,
+            "ZMQ_MULTICAST_HOPS",
+        ),
+    ] {
+        if let Some(v) = v {
+            s.set_int(opt, v)
+                .map_err(|e| zmq_err(&format!("setting {name}"))(e))?;
+        }
+    }
+    if kind == SocketType::Dish {
+        let group = o.group.as_deref().unwrap_or(crate::topology::DEFAULT_GROUP);
+        s.join(group)
+            .map_err(|e| zmq_err(&format!("joining group '{group}'"))(e))?;
+    }
     if let Some(v) = o.tcp_keepalive {
         s.set_tcp_keepalive(v)
             .map_err(zmq_err("setting ZMQ_TCP_KEEPALIVE"))?;
@@ -106,7 +125,32 @@ pub fn auto_endpoint_for(t: Transport, abstract_ipc: bool) -> String {
             std::process::id()
         ),
         Transport::Inproc => format!("inproc://zmqperf-node-{}-{n}", std::process::id()),
+        Transport::Udp => format!("udp://127.0.0.1:{}", free_udp_port()),
+        Transport::Ws | Transport::Wss => format!("{t}://127.0.0.1:*/zmqperf"),
+        Transport::Pgm | Transport::Epgm | Transport::Norm => {
+            let pid = std::process::id();
+            format!(
+                "{t}://{};239.192.{}.{}:{}",
+                super::iface::multicast_interface(),
+                pid % 251,
+                n % 251 + 1,
+                free_udp_port()
+            )
+        }
+        Transport::Tipc => format!(
+            "tipc://{{{},0,0}}",
+            20_000 + std::process::id() % 40_000 + n as u32
+        ),
     }
+}
+
+/// A UDP port nobody uses now: libzmq's udp and multicast transports take no wildcard
+/// port, so one is asked of the kernel (bound, then let go at once for libzmq to bind).
+fn free_udp_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(5556)
 }
 
 /// Sets an integer socket option.

@@ -130,7 +130,9 @@ impl PeerWatch {
         sock: &mut zmq::Socket,
         endpoint: &Endpoint,
     ) -> Result<Option<Self>> {
-        if endpoint.transport() == Transport::Inproc {
+        // Connections to watch: none on inproc, nor on the datagram and multicast
+        // transports (no peer connects there).
+        if endpoint.transport() == Transport::Inproc || endpoint.transport().one_way() {
             return Ok(None);
         }
         let n = MONITOR_N.fetch_add(1, Ordering::Relaxed);

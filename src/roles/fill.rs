@@ -191,6 +191,20 @@ impl Place<'_> {
         if n.wait_subscriptions == Some(false) {
             return 0;
         }
+        // Over multicast no subscription travels back: nothing to count (the source
+        // pauses for the joins instead).
+        let sock = &n.all_sockets()[out];
+        let one_way = sock
+            .bind
+            .iter()
+            .chain(&sock.connect)
+            .any(|e| match e.split_once("://") {
+                Some((scheme, _)) => Transport::parse(scheme).is_some_and(Transport::one_way),
+                None => self.transport.one_way(),
+            });
+        if one_way {
+            return 0;
+        }
         g.peers((i, out))
             .iter()
             .map(|p| {

@@ -45,6 +45,8 @@ pub(crate) struct Io {
     waits: u64,
     /// Blocking mode without ZMQ_RCVTIMEO: the watch that bounds the receives.
     stall: Option<super::stall::StallWatch>,
+    /// A RADIO's group, set on every message it sends.
+    group: Option<std::ffi::CString>,
 }
 
 impl Io {
@@ -59,7 +61,18 @@ impl Io {
             limit,
             waits: 0,
             stall: None,
+            group: None,
         }
+    }
+
+    /// Sends every message to `group` (a RADIO's messages each carry it). Such sends take
+    /// the out-of-line way, so the other sockets' loops keep their one test.
+    pub fn send_to_group(&mut self, group: &str) -> crate::error::Result<()> {
+        let g = std::ffi::CString::new(group)
+            .map_err(|_| crate::error::Error::invalid("group", group, "no zero byte"))?;
+        self.group = Some(g);
+        self.way = Way::Slices;
+        Ok(())
     }
 
     /// In blocking mode, takes ZMQ_RCVTIMEO off `s` and bounds its receives with a stall
@@ -72,7 +85,9 @@ impl Io {
         s: &mut zmq::Socket,
         step: Duration,
     ) -> crate::error::Result<()> {
-        if self.mode != IoMode::Blocking {
+        // A thread-safe socket (the draft API's) waits on a condition variable, which no
+        // signal interrupts: it keeps its ZMQ_RCVTIMEO.
+        if self.mode != IoMode::Blocking || s.get_int(zmq::ZMQ_THREAD_SAFE).unwrap_or(0) == 1 {
             return Ok(());
         }
         let watch =
@@ -174,6 +189,9 @@ impl Io {
 
     #[inline(never)]
     fn send_waiting(&mut self, m: &mut RawMsg, s: &mut zmq::Socket, flags: i32) -> ZResult {
+        if let Some(g) = &self.group {
+            m.set_group(g)?;
+        }
         let limit = self.limit;
         self.waiting(s, zmq::POLLOUT, limit, |s, f| m.send(s, flags | f))
     }

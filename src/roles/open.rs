@@ -71,12 +71,7 @@ pub(crate) fn open_one(
                 Side::Bind => {
                     s.bind(raw).map_err(|e| crate::net::bind_error(&ep, e))?;
                     crate::net::note_bound_ipc(raw);
-                    bound.push(
-                        s.get_last_endpoint()
-                            .ok()
-                            .and_then(|r| r.ok())
-                            .unwrap_or_else(|| raw.clone()),
-                    );
+                    bound.push(crate::net::last_endpoint(s, raw));
                 }
                 Side::Connect => s.connect(raw).map_err(|e| Error::Endpoint {
                     endpoint: raw.clone(),

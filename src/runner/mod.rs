@@ -249,7 +249,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
             match spec.transport {
                 Transport::Tcp => floor::tcp(spec.size, n).ok(),
                 Transport::Ipc => floor::unix(spec.size, n).ok(),
-                Transport::Inproc => None,
+                _ => None,
             }
         } else {
             None
@@ -290,7 +290,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         wall_s,
         nodes,
         edges,
-        sender: Some(sender_facts(&spec.topology)),
+        sender: Some(sender_facts(&spec.topology, spec.transport)),
         machine: Some(machine),
         intervals,
     }

@@ -6,6 +6,7 @@ use super::CaseSpec;
 use crate::model::{CaseSummary, Estimate, Kind, Repetition};
 use crate::stats::{estimate, loss_causes, Cause, Facts, SenderFacts};
 use crate::topology::StreamPart;
+use crate::transport::Transport;
 
 /// What a one-way figure across hosts is worth: its clocks' error bound beside it (the
 /// clock check of its histogram says when the bound is too coarse for the figure).
@@ -126,13 +127,17 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
             for l in reps.iter().filter_map(|r| r.loss.as_ref()) {
                 total.add(l);
             }
-            let causes = loss_causes(&total, &facts(&spec.topology), |_, cause| {
-                match cause {
+            let causes = loss_causes(
+                &total,
+                &facts(&spec.topology, spec.transport),
+                |_, cause| {
+                    match cause {
                     Cause::SlowJoiner => Some("let the PUB wait for its subscribers (remove `wait_subscriptions = false`), or start the subscribers first".into()),
                     Cause::HighWaterMark => Some("give the PUB xpub_nodrop = true (an XPUB), a larger sndhwm, or a rate".into()),
                     _ => None,
                 }
-            });
+                },
+            );
             w.push(format!("cause: {causes}"));
         }
     }
@@ -142,11 +147,31 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
 /// What the senders of the topology do, for the causes of loss: whether one publishes
 /// without flow control, whether every publisher waits for its subscriptions, and that
 /// sources keep their sockets until the receivers hang up.
-pub fn sender_facts(t: &crate::topology::Topology) -> SenderFacts {
+/// A publisher cannot wait for its subscriptions where none travel back to it: a RADIO
+/// (its DISHes' joins are not counted), or a PUB over multicast or udp (`transport`, the
+/// case's, for `auto` binds and links by name).
+pub fn sender_facts(t: &crate::topology::Topology, transport: Transport) -> SenderFacts {
     let publishers = t.nodes.iter().filter(|n| n.role.info().publishes.is_some());
-    let waits = publishers
-        .clone()
-        .all(|n| n.wait_subscriptions != Some(false));
+    let waits = publishers.clone().all(|n| {
+        let out = n
+            .role
+            .info()
+            .publishes
+            .and_then(|i| n.all_sockets().get(i).copied());
+        let counted = out.is_none_or(|s| {
+            let kind = s.kind.to_ascii_uppercase();
+            let one_way = s
+                .bind
+                .iter()
+                .chain(&s.connect)
+                .any(|e| match e.split_once("://") {
+                    Some((scheme, _)) => Transport::parse(scheme).is_some_and(Transport::one_way),
+                    None => transport.one_way(),
+                });
+            kind != "RADIO" && !(one_way && (kind == "PUB" || kind == "XPUB"))
+        });
+        counted && n.wait_subscriptions != Some(false)
+    });
     SenderFacts {
         drops_at_hwm: drops_at_hwm(t),
         waited_for_subscribers: waits,
@@ -156,7 +181,7 @@ pub fn sender_facts(t: &crate::topology::Topology) -> SenderFacts {
 
 /// The facts the causes of a case's loss are decided from: its senders' (all known to the
 /// runner) and, when every receiver is a SUB (or XSUB), that.
-pub fn facts(t: &crate::topology::Topology) -> Facts {
+pub fn facts(t: &crate::topology::Topology, transport: Transport) -> Facts {
     let receivers: Vec<String> = t
         .nodes
         .iter()
@@ -166,12 +191,12 @@ pub fn facts(t: &crate::topology::Topology) -> Facts {
     let subs = !receivers.is_empty() && receivers.iter().all(|k| k == "SUB" || k == "XSUB");
     Facts {
         receiver: subs.then_some(crate::topology::SocketType::Sub),
-        ..Facts::of_run(sender_facts(t))
+        ..Facts::of_run(sender_facts(t, transport))
     }
 }
 
 /// Whether a source (or a proxy's sending side) of the topology publishes without flow
-/// control (PUB, or XPUB without xpub_nodrop), so that loss is messages dropped at its
+/// control (PUB, or XPUB or RADIO without xpub_nodrop), so that loss is messages dropped at its
 /// high-water mark.
 fn drops_at_hwm(t: &crate::topology::Topology) -> bool {
     t.nodes.iter().any(|n| {
@@ -182,7 +207,8 @@ fn drops_at_hwm(t: &crate::topology::Topology) -> bool {
             .and_then(|i| n.all_sockets().get(i).copied());
         out.is_some_and(|s| {
             let kind = s.kind.to_ascii_uppercase();
-            kind == "PUB" || (kind == "XPUB" && s.options.xpub_nodrop != Some(true))
+            kind == "PUB"
+                || ((kind == "XPUB" || kind == "RADIO") && s.options.xpub_nodrop != Some(true))
         })
     })
 }

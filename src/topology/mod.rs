@@ -341,6 +341,20 @@ pub struct SocketOptions {
     /// ZMQ_TCP_KEEPALIVE (-1 system default, 0 off, 1 on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_keepalive: Option<i32>,
+    /// RADIO: the group every message is sent to; DISH: the group it joins (default
+    /// `zmqperf`). Only RADIO and DISH take it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// ZMQ_RATE, kbit/s: the multicast send rate limit (libzmq's default: 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicast_rate: Option<i32>,
+    /// ZMQ_RECOVERY_IVL, ms: how long multicast data is kept for a receiver that asks for
+    /// it again (libzmq's default: 10,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_ivl: Option<i32>,
+    /// ZMQ_MULTICAST_HOPS: the multicast packets' time to live (libzmq's default: 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicast_hops: Option<i32>,
     /// Security mechanism: null (the default), plain or curve. The binding side is the
     /// server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -355,6 +369,12 @@ pub struct SocketOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plain_password: Option<String>,
 }
+
+/// The longest RADIO/DISH group libzmq 4.3 takes (ZMQ_GROUP_MAX_LENGTH), bytes.
+pub const GROUP_MAX: usize = 255;
+
+/// The group a RADIO sends to and a DISH joins when the topology names none.
+pub const DEFAULT_GROUP: &str = "zmqperf";
 
 /// The socket types of libzmq that topologies may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -371,11 +391,18 @@ pub enum SocketType {
     Router,
     Push,
     Pull,
+    /// The draft API's thread-safe types: one frame per message.
+    Radio,
+    Dish,
+    Client,
+    Server,
+    Scatter,
+    Gather,
 }
 
 impl SocketType {
     /// Every type, as files name them.
-    pub const ALL: [SocketType; 11] = [
+    pub const ALL: [SocketType; 17] = [
         SocketType::Pair,
         SocketType::Pub,
         SocketType::Sub,
@@ -387,6 +414,12 @@ impl SocketType {
         SocketType::Router,
         SocketType::Push,
         SocketType::Pull,
+        SocketType::Radio,
+        SocketType::Dish,
+        SocketType::Client,
+        SocketType::Server,
+        SocketType::Scatter,
+        SocketType::Gather,
     ];
 
     /// The name files use.
@@ -403,6 +436,12 @@ impl SocketType {
             SocketType::Router => "ROUTER",
             SocketType::Push => "PUSH",
             SocketType::Pull => "PULL",
+            SocketType::Radio => "RADIO",
+            SocketType::Dish => "DISH",
+            SocketType::Client => "CLIENT",
+            SocketType::Server => "SERVER",
+            SocketType::Scatter => "SCATTER",
+            SocketType::Gather => "GATHER",
         }
     }
 
@@ -426,6 +465,12 @@ impl SocketType {
             SocketType::Router => zmq::ROUTER,
             SocketType::Push => zmq::PUSH,
             SocketType::Pull => zmq::PULL,
+            SocketType::Radio => zmq::RADIO,
+            SocketType::Dish => zmq::DISH,
+            SocketType::Client => zmq::CLIENT,
+            SocketType::Server => zmq::SERVER,
+            SocketType::Scatter => zmq::SCATTER,
+            SocketType::Gather => zmq::GATHER,
         }
     }
 
@@ -442,6 +487,9 @@ impl SocketType {
                     | (Dealer, Dealer)
                     | (Router, Router)
                     | (Push, Pull)
+                    | (Radio, Dish)
+                    | (Client, Server)
+                    | (Scatter, Gather)
             )
         };
         ok(self, other) || ok(other, self)
@@ -449,17 +497,38 @@ impl SocketType {
 
     /// Whether data messages leave through a socket of this type.
     pub fn sends(self) -> bool {
-        !matches!(self, SocketType::Sub | SocketType::Xsub | SocketType::Pull)
+        use SocketType::*;
+        !matches!(self, Sub | Xsub | Pull | Dish | Gather)
     }
 
     /// Whether data messages arrive on a socket of this type.
     pub fn receives(self) -> bool {
-        !matches!(self, SocketType::Pub | SocketType::Xpub | SocketType::Push)
+        use SocketType::*;
+        !matches!(self, Pub | Xpub | Push | Radio | Scatter)
     }
 
     /// Whether each message goes to every peer (PUB) rather than one of them.
     pub fn copies(self) -> bool {
-        matches!(self, SocketType::Pub | SocketType::Xpub)
+        matches!(self, SocketType::Pub | SocketType::Xpub | SocketType::Radio)
+    }
+
+    /// Whether it is one of the draft API's thread-safe types, which carry one frame per
+    /// message and need a libzmq built with the draft API.
+    pub fn is_draft(self) -> bool {
+        use SocketType::*;
+        matches!(self, Radio | Dish | Client | Server | Scatter | Gather)
+    }
+
+    /// Whether libzmq lets a socket of this type use transport `t`: udp is RADIO and
+    /// DISH's alone, and multicast (pgm, epgm, norm) PUB and SUB's (XPUB, XSUB too).
+    pub fn takes_transport(self, t: crate::transport::Transport) -> bool {
+        use crate::transport::Transport as T;
+        use SocketType::*;
+        match t {
+            T::Udp => matches!(self, Radio | Dish),
+            T::Pgm | T::Epgm | T::Norm => matches!(self, Pub | Sub | Xpub | Xsub),
+            _ => true,
+        }
     }
 }
 /// A node's number field (`count`, `size`, a frame's size): a whole number, or a string

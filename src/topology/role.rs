@@ -133,8 +133,13 @@ const SOURCE: RoleInfo = RoleInfo {
     legacy_name: "sender",
     sockets: 1,
     sockets_reason: "",
-    accepts: |t| matches!(t[0], Pub | Xpub | Push | Pair | Dealer),
-    wants: "a sending socket: PUB, XPUB, PUSH, PAIR or DEALER",
+    accepts: |t| {
+        matches!(
+            t[0],
+            Pub | Xpub | Push | Pair | Dealer | Radio | Scatter | Client
+        )
+    },
+    wants: "a sending socket: PUB, XPUB, PUSH, PAIR, DEALER, RADIO, SCATTER or CLIENT",
     publishes: Some(0),
     stream: StreamPart::Sends,
     in_stream: true,
@@ -152,8 +157,13 @@ pub const SINK: RoleInfo = RoleInfo {
     legacy_name: "receiver",
     sockets: 1,
     sockets_reason: "",
-    accepts: |t| matches!(t[0], Sub | Xsub | Pull | Pair | Dealer | Router),
-    wants: "a receiving socket: SUB, XSUB, PULL, PAIR, DEALER or ROUTER",
+    accepts: |t| {
+        matches!(
+            t[0],
+            Sub | Xsub | Pull | Pair | Dealer | Router | Dish | Gather | Server
+        )
+    },
+    wants: "a receiving socket: SUB, XSUB, PULL, PAIR, DEALER, ROUTER, DISH, GATHER or SERVER",
     publishes: None,
     stream: StreamPart::Receives,
     in_stream: true,
@@ -173,8 +183,8 @@ const ECHO: RoleInfo = RoleInfo {
     legacy_name: "server",
     sockets: 1,
     sockets_reason: "",
-    accepts: |t| matches!(t[0], Rep | Router | Dealer | Pair),
-    wants: "REP, ROUTER, DEALER or PAIR",
+    accepts: |t| matches!(t[0], Rep | Router | Dealer | Pair | Server),
+    wants: "REP, ROUTER, DEALER, PAIR or SERVER",
     publishes: None,
     stream: StreamPart::None,
     in_stream: false,
@@ -194,8 +204,8 @@ const PING: RoleInfo = RoleInfo {
     legacy_name: "client",
     sockets: 1,
     sockets_reason: "",
-    accepts: |t| matches!(t[0], Req | Dealer | Pair),
-    wants: "REQ, DEALER or PAIR",
+    accepts: |t| matches!(t[0], Req | Dealer | Pair | Client),
+    wants: "REQ, DEALER, PAIR or CLIENT",
     publishes: None,
     stream: StreamPart::None,
     in_stream: false,

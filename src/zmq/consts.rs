@@ -18,11 +18,37 @@ pub const PULL: SocketType = SocketType(7);
 pub const PUSH: SocketType = SocketType(8);
 pub const XPUB: SocketType = SocketType(9);
 pub const XSUB: SocketType = SocketType(10);
+// The draft API's types (thread-safe: single-frame messages only).
+pub const SERVER: SocketType = SocketType(12);
+pub const CLIENT: SocketType = SocketType(13);
+pub const RADIO: SocketType = SocketType(14);
+pub const DISH: SocketType = SocketType(15);
+pub const GATHER: SocketType = SocketType(16);
+pub const SCATTER: SocketType = SocketType(17);
 
 impl SocketType {
     /// libzmq's number for it.
     pub fn to_raw(self) -> c_int {
         self.0
+    }
+
+    /// Its name in zmq.h, without `ZMQ_`.
+    pub fn name(self) -> &'static str {
+        const NAMES: [&str; 18] = [
+            "PAIR", "PUB", "SUB", "REQ", "REP", "DEALER", "ROUTER", "PULL", "PUSH", "XPUB", "XSUB",
+            "STREAM", "SERVER", "CLIENT", "RADIO", "DISH", "GATHER", "SCATTER",
+        ];
+        usize::try_from(self.0)
+            .ok()
+            .and_then(|i| NAMES.get(i))
+            .copied()
+            .unwrap_or("unknown")
+    }
+
+    /// Whether it is one of the draft API's types (a library without the draft API
+    /// refuses to make it).
+    pub fn is_draft(self) -> bool {
+        self.0 >= SERVER.0
     }
 }
 
@@ -68,6 +94,18 @@ pub const ZMQ_ZAP_DOMAIN: c_int = 55;
 pub const ZMQ_XPUB_NODROP: c_int = 69;
 /// XPUB: VERBOSE, and pass every unsubscription (a subscriber leaving) up too.
 pub const ZMQ_XPUB_VERBOSER: c_int = 78;
+/// Multicast (pgm, epgm): the send rate limit, kbit/s (default 100).
+pub const ZMQ_RATE: c_int = 8;
+/// Multicast: how long a receiver may ask for a lost packet again, ms (default 10,000).
+pub const ZMQ_RECOVERY_IVL: c_int = 9;
+/// The socket's type.
+pub const ZMQ_TYPE: c_int = 16;
+/// Multicast: the time to live of its packets (default 1: this network only).
+pub const ZMQ_MULTICAST_HOPS: c_int = 25;
+/// Whether the socket is a thread-safe one (the draft API's types).
+pub const ZMQ_THREAD_SAFE: c_int = 81;
+/// Multicast: the largest packet, bytes (default 1,500).
+pub const ZMQ_MULTICAST_MAXTPDU: c_int = 84;
 // Context options.
 pub const ZMQ_IO_THREADS: c_int = 1;
 pub const ZMQ_MAX_SOCKETS: c_int = 2;

@@ -25,13 +25,13 @@ pub struct zmq_pollitem_t {
 /// Declares the functions once, and from that list: the table, the symbols linked in, and
 /// the lookup of each one in a loaded library.
 macro_rules! libzmq_api {
-    ($( fn $name:ident ( $($arg:ty),* ) -> $ret:ty ; )*) => {
-        /// The libzmq functions zmqperf calls.
-        pub struct Api {
+    ($(#[$doc:meta])* $api:ident in $linked:ident; $( fn $name:ident ( $($arg:ty),* ) -> $ret:ty ; )*) => {
+        $(#[$doc])*
+        pub struct $api {
             $( pub $name: unsafe extern "C" fn($($arg),*) -> $ret, )*
         }
 
-        mod linked {
+        mod $linked {
             #[allow(unused_imports)]
             use super::*;
             extern "C" {
@@ -39,10 +39,10 @@ macro_rules! libzmq_api {
             }
         }
 
-        impl Api {
+        impl $api {
             /// The libzmq built into zmqperf.
-            pub fn linked() -> Api {
-                Api { $( $name: linked::$name, )* }
+            pub fn linked() -> $api {
+                $api { $( $name: $linked::$name, )* }
             }
 
             /// Looks every function up in a library opened with `dlopen`.
@@ -51,8 +51,8 @@ macro_rules! libzmq_api {
             /// `handle` must be a live handle from `dlopen` of a libzmq whose functions
             /// have the C signatures above (every 4.x release does), and stay open for the
             /// life of the process.
-            pub unsafe fn from_library(handle: *mut c_void) -> Result<Api, &'static str> {
-                Ok(Api {
+            pub unsafe fn from_library(handle: *mut c_void) -> Result<$api, &'static str> {
+                Ok($api {
                     $( $name: {
                         let p = libc::dlsym(handle, concat!(stringify!($name), "\0").as_ptr() as *const c_char);
                         if p.is_null() {
@@ -67,6 +67,8 @@ macro_rules! libzmq_api {
 }
 
 libzmq_api! {
+    /// The libzmq functions zmqperf calls.
+    Api in linked;
     fn zmq_version(*mut c_int, *mut c_int, *mut c_int) -> ();
     fn zmq_has(*const c_char) -> c_int;
     fn zmq_errno() -> c_int;
@@ -96,4 +98,15 @@ libzmq_api! {
     fn zmq_socket_monitor(*mut c_void, *const c_char, c_int) -> c_int;
     fn zmq_curve_keypair(*mut c_char, *mut c_char) -> c_int;
     fn zmq_curve_public(*mut c_char, *const c_char) -> c_int;
+}
+
+libzmq_api! {
+    /// The draft API's functions zmqperf calls (RADIO/DISH groups, CLIENT/SERVER routing
+    /// ids): the bundled libzmq has them; a library built without the draft API does not.
+    DraftApi in linked_draft;
+    fn zmq_join(*mut c_void, *const c_char) -> c_int;
+    fn zmq_msg_set_group(*mut zmq_msg_t, *const c_char) -> c_int;
+    fn zmq_msg_group(*mut zmq_msg_t) -> *const c_char;
+    fn zmq_msg_set_routing_id(*mut zmq_msg_t, u32) -> c_int;
+    fn zmq_msg_routing_id(*mut zmq_msg_t) -> u32;
 }

@@ -3,7 +3,7 @@
 //! Chosen once, before the first socket, by `--libzmq` or `ZMQPERF_LIBZMQ`; child processes
 //! inherit the choice through the environment.
 
-use super::ffi::Api;
+use super::ffi::{Api, DraftApi};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::ffi::{CStr, CString};
@@ -56,6 +56,8 @@ pub struct LibraryInfo {
 
 struct Loaded {
     api: Api,
+    /// The draft API's functions, when the library exports them.
+    draft: Option<DraftApi>,
     info: LibraryInfo,
 }
 
@@ -66,6 +68,11 @@ static LOADED: OnceLock<Loaded> = OnceLock::new();
 #[inline]
 pub fn api() -> &'static Api {
     &LOADED.get_or_init(bundled).api
+}
+
+/// The draft API's functions of the library this process measures, if it has them.
+pub fn draft_api() -> Option<&'static DraftApi> {
+    LOADED.get_or_init(bundled).draft.as_ref()
 }
 
 /// The library this process measures.
@@ -88,7 +95,11 @@ fn bundled() -> Loaded {
     if super::layout::holds(&api) {
         super::layout::use_direct();
     }
-    Loaded { api, info }
+    Loaded {
+        api,
+        draft: Some(DraftApi::linked()),
+        info,
+    }
 }
 
 /// Why a library could not be used.
@@ -193,7 +204,9 @@ fn open(source: &str, file: &str) -> Result<Loaded, LoadError> {
     if (major, minor) < (4, 2) {
         return Err(LoadError::TooOld(file.into(), info.version));
     }
-    Ok(Loaded { api, info })
+    // SAFETY: as above; a library built without the draft API lacks these, and says so.
+    let draft = unsafe { DraftApi::from_library(handle) }.ok();
+    Ok(Loaded { api, draft, info })
 }
 
 /// The file a loaded function comes from (the library's real path, for the hash and the

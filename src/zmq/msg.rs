@@ -236,6 +236,39 @@ impl RawMsg {
         }
     }
 
+    /// Sets the group a RADIO sends the message to (the draft API; cleared by each send).
+    pub fn set_group(&mut self, group: &std::ffi::CStr) -> std::result::Result<(), zmq::Error> {
+        let draft = zmq::library::draft_api().ok_or(zmq::Error::ENOTSUP)?;
+        // SAFETY: a live message and a valid C string (libzmq copies it).
+        let rc = unsafe { (draft.zmq_msg_set_group)(&mut self.msg, group.as_ptr()) };
+        if rc < 0 {
+            Err(last_error())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The group a DISH received the message in (the draft API), if any.
+    pub fn group(&mut self) -> Option<String> {
+        let draft = zmq::library::draft_api()?;
+        // SAFETY: a live message; libzmq returns a C string it owns, valid while the
+        // message is.
+        let p = unsafe { (draft.zmq_msg_group)(&mut self.msg) };
+        // SAFETY: non-null: a NUL-terminated string.
+        (!p.is_null()).then(|| {
+            unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned()
+        })
+    }
+
+    /// The routing id a SERVER received the message with (0: none).
+    pub fn routing_id(&mut self) -> u32 {
+        zmq::library::draft_api()
+            // SAFETY: a live message.
+            .map_or(0, |d| unsafe { (d.zmq_msg_routing_id)(&mut self.msg) })
+    }
+
     /// Receives the next message into this one, replacing its content.
     #[inline(always)]
     pub fn recv(

@@ -73,6 +73,14 @@ impl Socket {
         check(unsafe { (api().zmq_disconnect)(self.raw, e.as_ptr()) }).map(|_| ())
     }
 
+    /// A DISH joins a group (the draft API): it takes the RADIO's messages of that group.
+    pub fn join(&self, group: &str) -> Result<()> {
+        let draft = super::library::draft_api().ok_or(Error::ENOTSUP)?;
+        let g = cstring(group)?;
+        // SAFETY: live socket, valid C string.
+        check(unsafe { (draft.zmq_join)(self.raw, g.as_ptr()) }).map(|_| ())
+    }
+
     /// Sends a copy of `data` as one frame.
     pub fn send(&self, data: impl AsRef<[u8]>, flags: i32) -> Result<()> {
         let d = data.as_ref();

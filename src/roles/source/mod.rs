@@ -24,6 +24,8 @@ use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::Waiting;
 use crate::stats::{LatencyHistogram, Throughput};
+use crate::topology::SocketType;
+use crate::transport::Transport;
 use crate::zmq;
 use around::{Around, Batched, FullSends, OptIn, Plain};
 use first::{FirstFrame, HeaderOnly, Trailer};
@@ -77,8 +79,23 @@ pub(super) fn run(
     };
     let s = &mut o.sock;
     let mut io = Io::new(spec.io, spec.timeout());
+    if let Some(sock) = spec
+        .sockets
+        .first()
+        .filter(|p| p.kind == crate::topology::SocketType::Radio)
+    {
+        io.send_to_group(
+            sock.options
+                .group
+                .as_deref()
+                .unwrap_or(crate::topology::DEFAULT_GROUP),
+        )?;
+    }
     ctl.wait_start(spec.timeout())?;
     if let Some(&ms) = spec.own.get(START_DELAY_MS) {
+        sleep_unless_stopped(Duration::from_millis(ms));
+    }
+    if let Some(&ms) = spec.own.get(JOIN_MS) {
         sleep_unless_stopped(Duration::from_millis(ms));
     }
     let subscription_wait_ns = wait_subscriptions(spec, &mut io, s, &wait)?;
@@ -485,5 +502,47 @@ pub(super) fn fill(p: &super::fill::Place, spec: &mut NodeSpec) -> Result<()> {
         ));
     }
     super::fill::set_shape(spec, shape);
+    if let Some(ms) = join_pause_ms(p) {
+        spec.own.insert(JOIN_MS.to_string(), ms);
+    }
     Ok(())
 }
+
+/// The source's own field: ms to let the receivers join before the first message, where
+/// their joins cannot be counted (a RADIO; a PUB over multicast or udp, where no
+/// subscription travels back).
+pub const JOIN_MS: &str = "join_ms";
+
+/// How long a source whose receivers' joins cannot be counted lets them join: a DISH's
+/// join over tcp or ipc, or a udp socket bound, takes well under a millisecond on one host;
+/// a multicast receiver joins its group at the interface, which OpenPGM and NORM do from
+/// their own threads. None: the source counts its subscriptions, or was told not to wait.
+fn join_pause_ms(p: &super::fill::Place) -> Option<u64> {
+    let n = p.node();
+    if n.wait_subscriptions == Some(false) {
+        return None;
+    }
+    let kind = *p.g.types[p.node].first()?;
+    let sock = *n.all_sockets().first()?;
+    let transports: Vec<Transport> = sock
+        .bind
+        .iter()
+        .chain(&sock.connect)
+        .map(|e| match e.split_once("://") {
+            Some((scheme, _)) => Transport::parse(scheme).unwrap_or(p.transport),
+            None => p.transport,
+        })
+        .collect();
+    let multicast = transports.iter().any(|t| t.is_multicast());
+    match kind {
+        SocketType::Pub | SocketType::Xpub if multicast => Some(MULTICAST_JOIN_MS),
+        SocketType::Radio if multicast => Some(MULTICAST_JOIN_MS),
+        SocketType::Radio => Some(RADIO_JOIN_MS),
+        _ => None,
+    }
+}
+
+/// The join pause of a RADIO (its DISHes' joins are not counted).
+const RADIO_JOIN_MS: u64 = 250;
+/// The join pause of a multicast publisher.
+const MULTICAST_JOIN_MS: u64 = 1000;

@@ -25,7 +25,7 @@ pub(super) fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Res
     let mut counter = crate::progress::Planning::on_stderr();
     for v in topo_load::load(path, text)? {
         // Every mistake is found before any socket opens.
-        crate::topology::check::check(path, &v.topology)?;
+        let graph = crate::topology::check::check(path, &v.topology)?;
         let t = v.topology;
         let p = &t.params;
         let at = |f: &str| format!("topology file {path}: params.{f}");
@@ -52,6 +52,7 @@ pub(super) fn from_topology_file(path: &str, text: &str, sel: &Selection) -> Res
         topology.name = topology_name(path, &t);
         for &transport in &transports {
             for &size in &sizes {
+                crate::topology::check::check_case(path, &graph, transport, size)?;
                 for &rate in &rates {
                     let count = match (sel.count, &p.count) {
                         (Some(c), _) => c,

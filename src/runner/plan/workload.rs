@@ -133,7 +133,7 @@ fn file_case(
             Error::invalid("repetitions", "0", "must be at least 1"),
         ));
     }
-    Ok(builtin_case(
+    let case = builtin_case(
         pattern,
         transport,
         size,
@@ -141,7 +141,9 @@ fn file_case(
         warmup,
         repetitions.unwrap_or(3),
         rate,
-    ))
+    );
+    super::fits(&case).map_err(|e| in_file(path, &format!("{at}.transport"), e))?;
+    Ok(case)
 }
 
 /// The cases of a workload file: its `[[case]]` entries, then its `[[sweep]]`s expanded.

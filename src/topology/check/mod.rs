@@ -9,6 +9,7 @@ use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
 use links::{check_links, check_pairs};
 use std::collections::{BTreeMap, BTreeSet};
+pub use transports::{check_case, UDP_MAX};
 
 /// A socket of a node: (node index, socket index).
 pub type SockRef = (usize, usize);
@@ -89,6 +90,7 @@ pub fn check(origin: &str, t: &Topology) -> Result<Graph> {
     let bound = check_binds(origin, &t)?;
     let links = check_links(origin, &t, &names, &bound, &types)?;
     check_pairs(origin, &t, &types, &links)?;
+    transports::check_types(origin, &t, &types)?;
     check_measures(origin, &t)?;
     check_reach(origin, &t, &links, &mut warnings)?;
     subscribe_all(&mut t, &types, &mut warnings);
@@ -369,4 +371,5 @@ mod links;
 mod node;
 #[cfg(test)]
 mod tests;
+mod transports;
 mod values;

@@ -147,11 +147,42 @@ fn check_options(origin: &str, n: &Node) -> Result<()> {
                 -1,
                 "-1 (the system's default), 0 (off) or 1 (on)",
             ),
+            (
+                "multicast_rate",
+                o.multicast_rate,
+                1,
+                "1 or more kbit/s (libzmq's default is 100; 1000000 is 1 Gbit/s)",
+            ),
+            ("recovery_ivl", o.recovery_ivl, 0, "0 or more ms"),
+            (
+                "multicast_hops",
+                o.multicast_hops,
+                1,
+                "1 to 255 (1: this network only)",
+            ),
         ] {
             let Some(v) = v else { continue };
-            let high = if f == "tcp_keepalive" { 1 } else { i32::MAX };
+            let high = match f {
+                "tcp_keepalive" => 1,
+                "multicast_hops" => 255,
+                _ => i32::MAX,
+            };
             if v < least || v > high {
                 return Err(err(origin, &n.name, &field(f), &v.to_string(), what));
+            }
+        }
+        if let Some(g) = &o.group {
+            if g.is_empty() || g.len() > crate::topology::GROUP_MAX || g.contains('\0') {
+                return Err(err(
+                    origin,
+                    &n.name,
+                    &field("group"),
+                    g,
+                    format!(
+                        "a group has 1 to {} bytes and no zero byte",
+                        crate::topology::GROUP_MAX
+                    ),
+                ));
             }
         }
         if let Some(id) = &o.routing_id {
