@@ -211,20 +211,22 @@ pub fn interfaces<'a>(hosts: impl IntoIterator<Item = &'a str>) -> Vec<NetworkIn
 /// by (a name, such as `eth0`).
 pub const MULTICAST_IFACE_ENV: &str = "ZMQPERF_MULTICAST_IFACE";
 
-/// The interface an `auto` multicast endpoint names: `ZMQPERF_MULTICAST_IFACE` when set,
-/// else the first interface that is up, has multicast on and an IPv4 address (one that is
-/// not the loopback first), else `lo` (whose multicast a bind error then names the fix of).
+/// The interface an `auto` multicast endpoint leaves by, as its IPv4 address (OpenPGM
+/// takes an address where it refuses some names, `lo` among them):
+/// `ZMQPERF_MULTICAST_IFACE` when set (a name or an address), else the first interface
+/// that is up, has multicast on and an IPv4 address (one that is not the loopback first),
+/// else `127.0.0.1` (whose multicast a bind error then names the fix of).
 pub fn multicast_interface() -> String {
     if let Ok(name) = std::env::var(MULTICAST_IFACE_ENV) {
         if !name.is_empty() {
             return name;
         }
     }
-    let mut found: Vec<(bool, String)> = Vec::new();
+    let mut found: Vec<(bool, Ipv4Addr)> = Vec::new();
     let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: getifaddrs fills `head` with a list freed below with freeifaddrs.
     if unsafe { libc::getifaddrs(&mut head) } != 0 {
-        return "lo".into();
+        return "127.0.0.1".into();
     }
     let mut cur = head;
     while !cur.is_null() {
@@ -233,13 +235,13 @@ pub fn multicast_interface() -> String {
         cur = ifa.ifa_next;
         let flags = ifa.ifa_flags as i32;
         let wanted = libc::IFF_UP | libc::IFF_MULTICAST;
-        // SAFETY: a non-null ifa_addr points to a sockaddr.
-        let v4 = !ifa.ifa_addr.is_null()
-            && i32::from(unsafe { (*ifa.ifa_addr).sa_family }) == libc::AF_INET;
-        if flags & wanted == wanted && v4 && !ifa.ifa_name.is_null() {
-            // SAFETY: ifa_name is a NUL-terminated string owned by the list.
-            let name = unsafe { CStr::from_ptr(ifa.ifa_name) }.to_string_lossy();
-            found.push((flags & libc::IFF_LOOPBACK != 0, name.into_owned()));
+        // SAFETY: a non-null ifa_addr points to a sockaddr, an IPv4 one for AF_INET.
+        let v4 = (!ifa.ifa_addr.is_null()
+            && i32::from(unsafe { (*ifa.ifa_addr).sa_family }) == libc::AF_INET)
+            .then(|| unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) })
+            .map(|sin| Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)));
+        if let Some(addr) = v4.filter(|_| flags & wanted == wanted) {
+            found.push((flags & libc::IFF_LOOPBACK != 0, addr));
         }
     }
     // SAFETY: `head` came from getifaddrs and is freed once.
@@ -248,7 +250,7 @@ pub fn multicast_interface() -> String {
     found
         .into_iter()
         .next()
-        .map_or_else(|| "lo".into(), |(_, name)| name)
+        .map_or_else(|| "127.0.0.1".into(), |(_, addr)| addr.to_string())
 }
 
 #[cfg(test)]

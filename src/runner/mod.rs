@@ -290,7 +290,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         wall_s,
         nodes,
         edges,
-        sender: Some(sender_facts(&spec.topology, spec.transport)),
+        sender: Some(sender_facts(&spec.topology)),
         machine: Some(machine),
         intervals,
     }

@@ -3,10 +3,11 @@
 //! its loss are decided from.
 
 use super::CaseSpec;
+
+mod multicast;
 use crate::model::{CaseSummary, Estimate, Kind, Repetition};
 use crate::stats::{estimate, loss_causes, Cause, Facts, SenderFacts};
 use crate::topology::StreamPart;
-use crate::transport::Transport;
 
 /// What a one-way figure across hosts is worth: its clocks' error bound beside it (the
 /// clock check of its histogram says when the bound is too coarse for the figure).
@@ -111,6 +112,7 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
             ));
         }
     }
+    w.extend(multicast::rate_limit(spec, s));
     if s.lost > 0 || s.duplicated > 0 || s.reordered > 0 {
         let mut at = (0, 0, 0);
         for l in reps.iter().filter_map(|r| r.loss.as_ref()) {
@@ -127,17 +129,13 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
             for l in reps.iter().filter_map(|r| r.loss.as_ref()) {
                 total.add(l);
             }
-            let causes = loss_causes(
-                &total,
-                &facts(&spec.topology, spec.transport),
-                |_, cause| {
-                    match cause {
+            let causes = loss_causes(&total, &facts(&spec.topology), |_, cause| {
+                match cause {
                     Cause::SlowJoiner => Some("let the PUB wait for its subscribers (remove `wait_subscriptions = false`), or start the subscribers first".into()),
                     Cause::HighWaterMark => Some("give the PUB xpub_nodrop = true (an XPUB), a larger sndhwm, or a rate".into()),
                     _ => None,
                 }
-                },
-            );
+            });
             w.push(format!("cause: {causes}"));
         }
     }
@@ -147,31 +145,13 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
 /// What the senders of the topology do, for the causes of loss: whether one publishes
 /// without flow control, whether every publisher waits for its subscriptions, and that
 /// sources keep their sockets until the receivers hang up.
-/// A publisher cannot wait for its subscriptions where none travel back to it: a RADIO
-/// (its DISHes' joins are not counted), or a PUB over multicast or udp (`transport`, the
-/// case's, for `auto` binds and links by name).
-pub fn sender_facts(t: &crate::topology::Topology, transport: Transport) -> SenderFacts {
+pub fn sender_facts(t: &crate::topology::Topology) -> SenderFacts {
+    // A publisher that cannot count its subscriptions (a RADIO, a PUB over multicast)
+    // pauses for the joins instead: it waited too.
     let publishers = t.nodes.iter().filter(|n| n.role.info().publishes.is_some());
-    let waits = publishers.clone().all(|n| {
-        let out = n
-            .role
-            .info()
-            .publishes
-            .and_then(|i| n.all_sockets().get(i).copied());
-        let counted = out.is_none_or(|s| {
-            let kind = s.kind.to_ascii_uppercase();
-            let one_way = s
-                .bind
-                .iter()
-                .chain(&s.connect)
-                .any(|e| match e.split_once("://") {
-                    Some((scheme, _)) => Transport::parse(scheme).is_some_and(Transport::one_way),
-                    None => transport.one_way(),
-                });
-            kind != "RADIO" && !(one_way && (kind == "PUB" || kind == "XPUB"))
-        });
-        counted && n.wait_subscriptions != Some(false)
-    });
+    let waits = publishers
+        .clone()
+        .all(|n| n.wait_subscriptions != Some(false));
     SenderFacts {
         drops_at_hwm: drops_at_hwm(t),
         waited_for_subscribers: waits,
@@ -181,7 +161,7 @@ pub fn sender_facts(t: &crate::topology::Topology, transport: Transport) -> Send
 
 /// The facts the causes of a case's loss are decided from: its senders' (all known to the
 /// runner) and, when every receiver is a SUB (or XSUB), that.
-pub fn facts(t: &crate::topology::Topology, transport: Transport) -> Facts {
+pub fn facts(t: &crate::topology::Topology) -> Facts {
     let receivers: Vec<String> = t
         .nodes
         .iter()
@@ -191,7 +171,7 @@ pub fn facts(t: &crate::topology::Topology, transport: Transport) -> Facts {
     let subs = !receivers.is_empty() && receivers.iter().all(|k| k == "SUB" || k == "XSUB");
     Facts {
         receiver: subs.then_some(crate::topology::SocketType::Sub),
-        ..Facts::of_run(sender_facts(t, transport))
+        ..Facts::of_run(sender_facts(t))
     }
 }
 

@@ -24,8 +24,6 @@ use crate::header::{Header, FLAG_END, FLAG_TIMESTAMP, FLAG_WARMUP, HEADER_LEN};
 use crate::msg::RawMsg;
 use crate::net::Waiting;
 use crate::stats::{LatencyHistogram, Throughput};
-use crate::topology::SocketType;
-use crate::transport::Transport;
 use crate::zmq;
 use around::{Around, Batched, FullSends, OptIn, Plain};
 use first::{FirstFrame, HeaderOnly, Trailer};
@@ -34,6 +32,7 @@ use std::time::{Duration, Instant};
 mod around;
 mod end;
 mod first;
+mod join;
 #[cfg(test)]
 mod tests;
 
@@ -95,10 +94,10 @@ pub(super) fn run(
     if let Some(&ms) = spec.own.get(START_DELAY_MS) {
         sleep_unless_stopped(Duration::from_millis(ms));
     }
-    if let Some(&ms) = spec.own.get(JOIN_MS) {
+    if let Some(&ms) = spec.own.get(join::JOIN_MS) {
         sleep_unless_stopped(Duration::from_millis(ms));
     }
-    let subscription_wait_ns = wait_subscriptions(spec, &mut io, s, &wait)?;
+    let subscription_wait_ns = join::wait_subscriptions(spec, &mut io, s, &wait)?;
     let shape = shape_of(spec);
     let mut m = RawMsg::new();
     let mut stream = Stream::of(spec, &shape, &wait);
@@ -398,23 +397,6 @@ fn due_at(base: u64, i: u64, iv: f64) -> u64 {
     base + (i as f64 * iv) as u64
 }
 
-/// No slow joiner: the first message leaves once every subscription is in. The time that
-/// took, ns, when there were any to wait for.
-fn wait_subscriptions(
-    spec: &NodeSpec,
-    io: &mut Io,
-    s: &mut zmq::Socket,
-    wait: &Waiting,
-) -> Result<Option<u64>> {
-    let mut sub = RawMsg::new();
-    let t_sub = now_ns();
-    for _ in 0..spec.subscriptions {
-        io.recv(&mut sub, s)
-            .map_err(|e| wait.error(e, 0, String::new()))?;
-    }
-    Ok((spec.subscriptions > 0).then(|| now_ns() - t_sub))
-}
-
 /// Typed frames or log lines: the loop fills the header frame, the shape sends the rest.
 fn shape_of(spec: &NodeSpec) -> Option<Shape> {
     if spec.own.contains_key(PTMP_WIRE) {
@@ -502,47 +484,8 @@ pub(super) fn fill(p: &super::fill::Place, spec: &mut NodeSpec) -> Result<()> {
         ));
     }
     super::fill::set_shape(spec, shape);
-    if let Some(ms) = join_pause_ms(p) {
-        spec.own.insert(JOIN_MS.to_string(), ms);
+    if let Some(ms) = join::pause_ms(p) {
+        spec.own.insert(join::JOIN_MS.to_string(), ms);
     }
     Ok(())
 }
-
-/// The source's own field: ms to let the receivers join before the first message, where
-/// their joins cannot be counted (a RADIO; a PUB over multicast or udp, where no
-/// subscription travels back).
-pub const JOIN_MS: &str = "join_ms";
-
-/// How long a source whose receivers' joins cannot be counted lets them join: a DISH's
-/// join over tcp or ipc, or a udp socket bound, takes well under a millisecond on one host;
-/// a multicast receiver joins its group at the interface, which OpenPGM and NORM do from
-/// their own threads. None: the source counts its subscriptions, or was told not to wait.
-fn join_pause_ms(p: &super::fill::Place) -> Option<u64> {
-    let n = p.node();
-    if n.wait_subscriptions == Some(false) {
-        return None;
-    }
-    let kind = *p.g.types[p.node].first()?;
-    let sock = *n.all_sockets().first()?;
-    let transports: Vec<Transport> = sock
-        .bind
-        .iter()
-        .chain(&sock.connect)
-        .map(|e| match e.split_once("://") {
-            Some((scheme, _)) => Transport::parse(scheme).unwrap_or(p.transport),
-            None => p.transport,
-        })
-        .collect();
-    let multicast = transports.iter().any(|t| t.is_multicast());
-    match kind {
-        SocketType::Pub | SocketType::Xpub if multicast => Some(MULTICAST_JOIN_MS),
-        SocketType::Radio if multicast => Some(MULTICAST_JOIN_MS),
-        SocketType::Radio => Some(RADIO_JOIN_MS),
-        _ => None,
-    }
-}
-
-/// The join pause of a RADIO (its DISHes' joins are not counted).
-const RADIO_JOIN_MS: u64 = 250;
-/// The join pause of a multicast publisher.
-const MULTICAST_JOIN_MS: u64 = 1000;

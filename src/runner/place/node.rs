@@ -57,17 +57,50 @@ impl Lines {
     }
 }
 
-/// Writes one line to the runner (whole, under stdout's lock: the role's thread and the
-/// reader thread both write).
+/// The control channel out: the process's stdout as it started, moved to a descriptor of
+/// its own by [`claim_stdout`] so that what a library prints (OpenPGM writes its warnings
+/// to stdout) goes to stderr and cannot break the protocol.
+static CONTROL_OUT: std::sync::OnceLock<std::sync::Mutex<std::fs::File>> =
+    std::sync::OnceLock::new();
+
+/// Keeps fd 1 for the control lines alone: a copy of it carries them from now on, and fd 1
+/// itself becomes a copy of stderr. Left as it is if either call fails.
+fn claim_stdout() {
+    use std::os::fd::FromRawFd;
+    // SAFETY: dup and dup2 on the process's own standard descriptors; the new one is owned
+    // by the File from here on.
+    unsafe {
+        let own = libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3);
+        if own < 0 {
+            return;
+        }
+        if libc::dup2(2, 1) < 0 {
+            libc::close(own);
+            return;
+        }
+        let _ = CONTROL_OUT.set(std::sync::Mutex::new(std::fs::File::from_raw_fd(own)));
+    }
+}
+
+/// Writes one line to the runner (whole, under the channel's lock: the role's thread and
+/// the reader thread both write).
 fn say(m: &ToRunner) -> Result<()> {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", m.line())
-        .and_then(|_| out.flush())
-        .map_err(|e| Error::Io {
-            op: "telling the runner".into(),
-            source: e,
-        })
+    let line = format!("{}\n", m.line());
+    let written = match CONTROL_OUT.get() {
+        Some(out) => {
+            let mut f = out.lock().unwrap_or_else(|p| p.into_inner());
+            f.write_all(line.as_bytes()).and_then(|_| f.flush())
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(line.as_bytes()).and_then(|_| out.flush())
+        }
+    };
+    written.map_err(|e| Error::Io {
+        op: "telling the runner".into(),
+        source: e,
+    })
 }
 
 /// What the reader thread hands the role: the runner's start and stop; `Closed` once the
@@ -241,6 +274,7 @@ pub const DEADLINE_EXIT: i32 = 124;
 /// says hello (version 2, spec on stdin), loads the libzmq the spec names, plays the node
 /// and prints its report.
 pub fn child_main(spec_arg: Option<&str>) -> i32 {
+    claim_stdout();
     let mut lines = Lines {
         pending: Vec::new(),
         closed: false,

@@ -1,0 +1,67 @@
+//! What the chosen libzmq must carry for a socket: its transport (`zmq_has`) and, for the
+//! draft API's types, the draft API; each refused with the library to use. And the
+//! endpoint a socket bound, with its scheme (libzmq's udp leaves it out).
+
+use crate::endpoint::Endpoint;
+use crate::error::{Error, Result};
+use crate::zmq;
+
+/// The transport of `endpoint` is one the libzmq measured here carries (`zmq_has`), or an
+/// error that names the library and the one to use.
+pub fn require_transport(endpoint: &Endpoint) -> Result<()> {
+    let t = endpoint.transport();
+    let Some(cap) = t.capability() else {
+        return Ok(());
+    };
+    let lib = zmq::library::info();
+    if lib.has(cap) {
+        return Ok(());
+    }
+    let fix = match t {
+        crate::endpoint::Transport::Udp => "udp:// is RADIO/DISH's, in libzmq's draft API: the bundled libzmq has it (leave out --libzmq)".to_string(),
+        crate::endpoint::Transport::Wss => "neither the bundled libzmq nor Debian's carries wss:// (it needs libzmq built with TLS); give one that does with --libzmq PATH".to_string(),
+        _ if lib.source == "bundled" => format!("the bundled libzmq is built without it; use --libzmq system (Debian's libzmq5 has {t}://; `apt-get install libzmq5`) or --libzmq PATH"),
+        _ => format!("give a libzmq built with {cap} with --libzmq PATH"),
+    };
+    Err(Error::Endpoint {
+        endpoint: endpoint.to_string(),
+        reason: format!(
+            "the libzmq measured here ({} {}, zmq_has: {}) has no {t}://; {fix}",
+            lib.source,
+            lib.version,
+            lib.capabilities.join(", ")
+        ),
+    })
+}
+
+/// A socket type of the draft API (RADIO, DISH, CLIENT, SERVER, SCATTER, GATHER) needs a
+/// libzmq built with it: an error that names the library and the one to use otherwise.
+pub fn require_draft(kind: zmq::SocketType) -> Result<()> {
+    let lib = zmq::library::info();
+    if !kind.is_draft() || (lib.has("draft") && zmq::library::draft_api().is_some()) {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        "socket type",
+        kind.name(),
+        format!(
+            "RADIO, DISH, CLIENT, SERVER, SCATTER and GATHER are libzmq's draft API, and the libzmq measured here ({} {}, {}) is built without it; the bundled libzmq has it (leave out --libzmq)",
+            lib.source, lib.version, lib.path
+        ),
+    ))
+}
+
+/// The endpoint a socket bound last (a `*` port as the system chose it), with its scheme:
+/// libzmq's udp gives the address alone. `raw` when it says nothing.
+pub fn last_endpoint(s: &zmq::Socket, raw: &str) -> String {
+    let Some(last) = s.get_last_endpoint().ok().and_then(|r| r.ok()) else {
+        return raw.to_string();
+    };
+    if last.is_empty() {
+        return raw.to_string();
+    }
+    match (last.contains("://"), raw.split_once("://")) {
+        (false, Some((scheme, _))) => format!("{scheme}://{last}"),
+        _ => last,
+    }
+}

@@ -1,0 +1,70 @@
+//! How a source lets its receivers join before its first message: it counts their
+//! subscriptions (a PUB opened as an XPUB), or, where their joins cannot be counted (a
+//! RADIO, whose DISHes' joins are not passed up; a PUB over multicast, where no
+//! subscription travels back), it pauses: set when the spec is filled, slept before the
+//! warm-up.
+
+use super::super::{Io, NodeSpec};
+use crate::clock::now_ns;
+use crate::error::Result;
+use crate::msg::RawMsg;
+use crate::net::Waiting;
+use crate::topology::SocketType;
+use crate::transport::Transport;
+use crate::zmq;
+
+/// The source's own field: ms to let the receivers join before the first message, where
+/// their joins cannot be counted (a RADIO; a PUB over multicast or udp, where no
+/// subscription travels back).
+pub const JOIN_MS: &str = "join_ms";
+
+/// How long a source whose receivers' joins cannot be counted lets them join: a DISH's
+/// join over tcp or ipc, or a udp socket bound, takes well under a millisecond on one host;
+/// a multicast receiver joins its group at the interface, which OpenPGM and NORM do from
+/// their own threads. None: the source counts its subscriptions, or was told not to wait.
+pub(super) fn pause_ms(p: &super::super::fill::Place) -> Option<u64> {
+    let n = p.node();
+    if n.wait_subscriptions == Some(false) {
+        return None;
+    }
+    let kind = *p.g.types[p.node].first()?;
+    let sock = *n.all_sockets().first()?;
+    let transports: Vec<Transport> = sock
+        .bind
+        .iter()
+        .chain(&sock.connect)
+        .map(|e| match e.split_once("://") {
+            Some((scheme, _)) => Transport::parse(scheme).unwrap_or(p.transport),
+            None => p.transport,
+        })
+        .collect();
+    let multicast = transports.iter().any(|t| t.is_multicast());
+    match kind {
+        SocketType::Pub | SocketType::Xpub if multicast => Some(MULTICAST_JOIN_MS),
+        SocketType::Radio if multicast => Some(MULTICAST_JOIN_MS),
+        SocketType::Radio => Some(RADIO_JOIN_MS),
+        _ => None,
+    }
+}
+
+/// The join pause of a RADIO (its DISHes' joins are not counted).
+const RADIO_JOIN_MS: u64 = 250;
+/// The join pause of a multicast publisher.
+const MULTICAST_JOIN_MS: u64 = 1000;
+
+/// No slow joiner: the first message leaves once every subscription is in. The time that
+/// took, ns, when there were any to wait for.
+pub(super) fn wait_subscriptions(
+    spec: &NodeSpec,
+    io: &mut Io,
+    s: &mut zmq::Socket,
+    wait: &Waiting,
+) -> Result<Option<u64>> {
+    let mut sub = RawMsg::new();
+    let t_sub = now_ns();
+    for _ in 0..spec.subscriptions {
+        io.recv(&mut sub, s)
+            .map_err(|e| wait.error(e, 0, String::new()))?;
+    }
+    Ok((spec.subscriptions > 0).then(|| now_ns() - t_sub))
+}

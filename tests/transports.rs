@@ -1,0 +1,366 @@
+//! The transports and socket types beyond tcp, ipc and inproc: the draft API's RADIO/DISH
+//! (udp and tcp), CLIENT/SERVER and SCATTER/GATHER from topology files, every message
+//! accounted for; what libzmq refuses, refused before any socket opens; a transport the
+//! chosen libzmq lacks named with the library to use; and epgm (Debian's libzmq5, in a
+//! network namespace made and removed by the test): exact at a sustainable rate, its loss
+//! explained at an unsustainable one, and ZMQ_RATE's default named as the cause of a slow
+//! sender, with its fix measured beside it.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::process::Command;
+
+const T: u64 = 180;
+
+fn write(name: &str, text: &str) -> String {
+    let p = std::env::temp_dir().join(format!("zmqperf-tr-{}-{name}", std::process::id()));
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// `zmqperf [pre..] run FILE --no-history --format json [extra..]`, exit 0, its one case.
+fn case_of(pre: &[&str], file: &str, extra: &[&str], wrap: Option<&str>) -> Value {
+    let mut args: Vec<&str> = pre.to_vec();
+    args.extend(["run", file, "--no-history", "--format", "json"]);
+    args.extend_from_slice(extra);
+    let cmd = match wrap {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_zmqperf")]);
+            c.args(&args);
+            c.env(
+                "ZMQPERF_DB",
+                std::env::temp_dir().join(format!("zmqperf-tests-{}.db", std::process::id())),
+            );
+            c
+        }
+        None => zp(&args),
+    };
+    let o = run(cmd, T);
+    assert_eq!(o.code, Some(0), "{args:?}: {o:?}");
+    let v = envelope(&o.stdout);
+    let cases = v["results"]["cases"].as_array().unwrap().clone();
+    assert_eq!(cases.len(), 1, "{args:?}");
+    cases[0].clone()
+}
+
+/// Every message of every repetition arrived, once and in order.
+fn exact(case: &Value, per_rep: u64, reps: u64) {
+    assert!(case["error"].is_null(), "{}", case["error"]);
+    assert_eq!(case["summary"]["lost"], 0, "{case}");
+    assert_eq!(case["summary"]["duplicated"], 0, "{case}");
+    let e = &case["edges"][0];
+    assert_eq!(e["loss"]["expected"].as_u64(), Some(per_rep * reps), "{e}");
+    assert_eq!(e["loss"]["received"].as_u64(), Some(per_rep * reps), "{e}");
+}
+
+#[test]
+fn radio_dish_scatter_gather_and_client_server_run_from_files_and_lose_nothing() {
+    with_watchdog(T * 4, || {
+        // RADIO/DISH over udp and over tcp, at a rate the DISH keeps up with.
+        for transport in ["udp", "tcp"] {
+            let c = case_of(
+                &[],
+                "examples/topologies/radio-dish.toml",
+                &[
+                    "--transports",
+                    transport,
+                    "--count",
+                    "4000",
+                    "--rate",
+                    "20000",
+                    "--repetitions",
+                    "2",
+                ],
+                None,
+            );
+            assert_eq!(c["transport"], transport);
+            exact(&c, 4000, 2);
+        }
+        let c = case_of(
+            &[],
+            "examples/topologies/scatter-gather.toml",
+            &[
+                "--count",
+                "50000",
+                "--repetitions",
+                "2",
+                "--transports",
+                "ipc",
+            ],
+            None,
+        );
+        exact(&c, 50000, 2);
+        // CLIENT/SERVER round trips: every request answered, over tcp and inproc.
+        for transport in ["tcp", "inproc"] {
+            let c = case_of(
+                &[],
+                "examples/topologies/client-server.toml",
+                &[
+                    "--count",
+                    "3000",
+                    "--repetitions",
+                    "1",
+                    "--transports",
+                    transport,
+                ],
+                None,
+            );
+            assert!(c["error"].is_null(), "{}", c["error"]);
+            assert_eq!(c["kind"], "latency");
+            let lat = c["summary"]["latency_us"]["median"].as_f64().unwrap();
+            assert!(lat > 0.0 && lat < 10_000.0, "{lat}");
+        }
+    });
+}
+
+#[test]
+fn a_radio_outrunning_its_dish_over_udp_loses_and_says_why() {
+    with_watchdog(T, || {
+        let _one = alone();
+        // Full speed: the RADIO drops at its high-water mark (it is a publisher) and the
+        // kernel's buffer overflows; the loss is counted and given a cause.
+        let c = case_of(
+            &[],
+            "examples/topologies/radio-dish.toml",
+            &["--count", "200000", "--repetitions", "1"],
+            None,
+        );
+        assert!(c["error"].is_null(), "{}", c["error"]);
+        let lost = c["summary"]["lost"].as_u64().unwrap();
+        assert!(lost > 0, "{c}");
+        let w = c["warnings"].to_string();
+        assert!(w.contains("cause:"), "{w}");
+        assert!(w.contains("high-water mark"), "{w}");
+    });
+}
+
+#[test]
+fn topology_check_refuses_what_libzmq_refuses_naming_node_and_field() {
+    with_watchdog(T, || {
+        let cases: [(&str, &str, &[&str]); 6] = [
+            (
+                r#"{"nodes": [
+                  {"name": "r", "role": "source", "socket": {"type": "RADIO", "bind": ["udp://127.0.0.1:5999"]}},
+                  {"name": "d", "role": "sink", "socket": {"type": "DISH", "connect": ["r"]}}]}"#,
+                "bad-radio-bind.json",
+                &["node 'r'", "socket.bind[0]", "over udp it connects"],
+            ),
+            (
+                r#"{"nodes": [
+                  {"name": "p", "role": "source", "socket": {"type": "PUSH", "bind": ["epgm://127.0.0.1;239.192.0.1:5999"]}},
+                  {"name": "q", "role": "sink", "socket": {"type": "PULL", "connect": ["p"]}}]}"#,
+                "push-epgm.json",
+                &[
+                    "node 'p'",
+                    "socket.bind[0]",
+                    "multicast (pgm, epgm, norm) carries only PUB",
+                ],
+            ),
+            (
+                r#"{"nodes": [
+                  {"name": "r", "role": "source", "socket": {"type": "RADIO", "bind": ["auto"]}},
+                  {"name": "q", "role": "sink", "socket": {"type": "PULL", "connect": ["r"]}}]}"#,
+                "radio-pull.json",
+                &[
+                    "node 'q'",
+                    "socket.connect[0]",
+                    "a PULL socket cannot talk to RADIO",
+                ],
+            ),
+            (
+                r#"{"nodes": [
+                  {"name": "s", "role": "source", "message": {"frames": [28, 100]}, "socket": {"type": "SCATTER", "bind": ["auto"]}},
+                  {"name": "g", "role": "sink", "socket": {"type": "GATHER", "connect": ["s"]}}]}"#,
+                "scatter-frames.json",
+                &["node 's'", "message", "one frame per message"],
+            ),
+            (
+                r#"{"nodes": [
+                  {"name": "p", "role": "source", "socket": {"type": "PUB", "bind": ["auto"], "group": "g"}},
+                  {"name": "q", "role": "sink", "socket": {"type": "SUB", "connect": ["p"]}}]}"#,
+                "pub-group.json",
+                &[
+                    "node 'p'",
+                    "socket.group",
+                    "only RADIO and DISH have groups",
+                ],
+            ),
+            (
+                r#"{"nodes": [
+                  {"name": "p", "role": "source", "socket": {"type": "PUSH", "bind": ["auto"], "multicast_rate": 1000}},
+                  {"name": "q", "role": "sink", "socket": {"type": "PULL", "connect": ["p"]}}]}"#,
+                "push-rate.json",
+                &["node 'p'", "socket.multicast_rate", "a multicast option"],
+            ),
+        ];
+        for (text, name, wants) in cases {
+            let f = write(name, text);
+            let o = run(zp(&["topology", "check", &f]), 30);
+            assert_eq!(o.code, Some(3), "{name}: {o:?}");
+            for w in wants {
+                assert!(o.stderr.contains(w), "{name}: '{w}' not in {}", o.stderr);
+            }
+        }
+        // The transport of `auto` comes with the case: a REQ/REP file on udp, and a
+        // RADIO's message larger than a datagram, are refused by `run` before any socket.
+        let f = write(
+            "reqrep.json",
+            r#"{"nodes": [
+              {"name": "e", "role": "echo", "socket": {"type": "REP", "bind": ["auto"]}},
+              {"name": "p", "role": "ping", "socket": {"type": "REQ", "connect": ["e"]}}]}"#,
+        );
+        fails_within(
+            30,
+            &["run", &f, "--transports", "udp", "--no-history"],
+            3,
+            "udp:// carries only RADIO and DISH",
+        );
+        fails_within(
+            30,
+            &[
+                "run",
+                "examples/topologies/radio-dish.toml",
+                "--sizes",
+                "9000",
+                "--no-history",
+            ],
+            3,
+            "one datagram of at most 8192 bytes",
+        );
+    });
+}
+
+#[test]
+fn a_transport_or_type_the_library_lacks_names_the_library_to_use() {
+    with_watchdog(T, || {
+        // The bundled libzmq has no pgm: the run says to use --libzmq system.
+        let o = run(
+            zp(&[
+                "run",
+                "examples/topologies/pubsub-epgm.toml",
+                "--count",
+                "100",
+                "--repetitions",
+                "1",
+                "--no-history",
+            ]),
+            T,
+        );
+        assert_ne!(o.code, Some(0), "{o:?}");
+        let all = format!("{}{}", o.stdout, o.stderr);
+        assert!(all.contains("has no epgm://"), "{all}");
+        assert!(all.contains("--libzmq system"), "{all}");
+        // Debian's libzmq5 has no draft API: RADIO is refused, naming the bundled one.
+        let o = run(
+            zp(&[
+                "--libzmq",
+                "system",
+                "run",
+                "examples/topologies/scatter-gather.toml",
+                "--count",
+                "100",
+                "--repetitions",
+                "1",
+                "--no-history",
+            ]),
+            T,
+        );
+        assert_ne!(o.code, Some(0), "{o:?}");
+        let all = format!("{}{}", o.stdout, o.stderr);
+        assert!(all.contains("draft API"), "{all}");
+        assert!(all.contains("leave out --libzmq"), "{all}");
+    });
+}
+
+/// A network namespace of this test, with its loopback up and multicast routed on it;
+/// removed when dropped, also when the test fails.
+struct Netns(String);
+
+impl Netns {
+    fn new(tag: &str) -> Netns {
+        let name = format!("zp-{tag}-{}", std::process::id());
+        let ns = Netns(name.clone());
+        let ip = |args: &[&str]| {
+            let o = run(
+                {
+                    let mut c = Command::new("ip");
+                    c.args(args);
+                    c
+                },
+                20,
+            );
+            assert_eq!(o.code, Some(0), "ip {args:?}: {o:?}");
+        };
+        ip(&["netns", "add", &name]);
+        ip(&["-n", &name, "link", "set", "lo", "up"]);
+        ip(&["-n", &name, "link", "set", "lo", "multicast", "on"]);
+        ip(&["-n", &name, "route", "add", "239.0.0.0/8", "dev", "lo"]);
+        ns
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+#[test]
+fn epgm_is_exact_when_sustainable_and_its_default_rate_limit_is_named_with_the_fix_measured() {
+    with_watchdog(T * 3, || {
+        let _one = alone();
+        let ns = Netns::new("epgm");
+        let fixed = "examples/topologies/pubsub-epgm.toml";
+        let text = std::fs::read_to_string(fixed).unwrap();
+        let default = write(
+            "epgm-default.toml",
+            &text.replace(", multicast_rate = 1000000", ""),
+        );
+        let sys = ["--libzmq", "system"];
+        // At 1 Gbit/s and 5,000 msg/s: every message, and no rate-limit cause.
+        let at = |file: &str, count: &str| {
+            case_of(
+                &sys,
+                file,
+                &["--count", count, "--rate", "5000", "--repetitions", "2"],
+                Some(&ns.0),
+            )
+        };
+        let fast = at(fixed, "5000");
+        exact(&fast, 5000, 2);
+        let fast_rate = fast["summary"]["msgs_per_sec"]["median"].as_f64().unwrap();
+        assert!(!fast["warnings"]
+            .to_string()
+            .contains("multicast rate limit"));
+        // At libzmq's default ZMQ_RATE (100 kbit/s) the same 5,000 msg/s is held to a few
+        // hundred: named as the cause, with the fix.
+        let slow = at(&default, "600");
+        let slow_rate = slow["summary"]["msgs_per_sec"]["median"].as_f64().unwrap();
+        let w = slow["warnings"].to_string();
+        assert!(w.contains("cause: the multicast rate limit"), "{w}");
+        assert!(w.contains("ZMQ_RATE of 100 kbit/s"), "{w}");
+        assert!(w.contains("multicast_rate = 1000000"), "{w}");
+        assert!(
+            fast_rate > 5.0 * slow_rate,
+            "the fix's gain: {fast_rate:.0} against {slow_rate:.0} msg/s"
+        );
+        eprintln!(
+            "epgm 64 B: {slow_rate:.0} msg/s at the default ZMQ_RATE, {fast_rate:.0} msg/s at 1 Gbit/s (x{:.1})",
+            fast_rate / slow_rate
+        );
+        // Unsustainable: a plain PUB at full speed drops at its high-water mark, and the
+        // report says so.
+        let full = case_of(
+            &sys,
+            fixed,
+            &["--count", "50000", "--repetitions", "1"],
+            Some(&ns.0),
+        );
+        assert!(full["summary"]["lost"].as_u64().unwrap() > 0, "{full}");
+        let w = full["warnings"].to_string();
+        assert!(w.contains("high-water mark"), "{w}");
+    });
+}
