@@ -9,7 +9,8 @@
 #   scripts/testbed.sh unshape DIR HOST                remove the shaping and the loss
 #
 # Hosts a, b and c are network namespaces zpN-a/b/c (10.77.N.1-3/24) on a bridge in a fourth
-# namespace zpN-sw; nothing is added to the root namespace. N is claimed atomically (the first
+# namespace zpN-sw (multicast flooded to every host, 239.0.0.0/8 routed by eth0 on each);
+# nothing is added to the root namespace. N is claimed atomically (the first
 # free `ip netns add zpN-sw`), so testbeds run side by side. b and c run sshd (ed25519 keys made
 # in DIR). c is a host of its own beyond the network: its CLOCK_MONOTONIC is ahead by
 # $ZP_C_MONOTONIC_OFFSET s (5000, a time namespace) and, in its mount namespace, tmpfs hide the
@@ -175,7 +176,8 @@ up() {
   local sw
   sw=$(ns sw)
   ip -n "$sw" link set lo up
-  ip -n "$sw" link add br0 type bridge
+  # Without snooping the bridge floods multicast to every port, as a plain switch does.
+  ip -n "$sw" link add br0 type bridge mcast_snooping 0
   ip -n "$sw" link set br0 up
   local h
   for h in "${HOSTS[@]}"; do
@@ -185,6 +187,8 @@ up() {
     ip -n "$(ns "$h")" addr add "$(addr "$h")/24" dev eth0
     ip -n "$(ns "$h")" link set eth0 up
     ip -n "$(ns "$h")" link set lo up
+    # Multicast (epgm, norm, udp groups) leaves by the bridge.
+    ip -n "$(ns "$h")" route add 239.0.0.0/8 dev eth0
   done
   failpoint network
 

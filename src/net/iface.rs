@@ -253,6 +253,27 @@ pub fn multicast_interface() -> String {
         .map_or_else(|| "127.0.0.1".into(), |(_, addr)| addr.to_string())
 }
 
+/// A multicast endpoint as this host connects to it: the interface before `;` is the
+/// binding host's when the runner copied its endpoint here (`epgm://10.77.0.1;239...`), so
+/// an address that is not this host's becomes this host's own multicast interface. Any
+/// other endpoint, or an interface of this host, stays as it is.
+pub fn local_multicast(endpoint: &str) -> String {
+    let Some((scheme, rest)) = endpoint.split_once("://") else {
+        return endpoint.to_string();
+    };
+    let multicast = matches!(scheme, "pgm" | "epgm" | "norm");
+    let Some((iface, group)) = rest.split_once(';').filter(|_| multicast) else {
+        return endpoint.to_string();
+    };
+    let Ok(addr) = iface.parse::<IpAddr>() else {
+        return endpoint.to_string();
+    };
+    if local_addresses().iter().any(|l| l.addr == addr) {
+        return endpoint.to_string();
+    }
+    format!("{scheme}://{};{group}", multicast_interface())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

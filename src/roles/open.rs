@@ -49,6 +49,8 @@ pub(crate) fn open_one(
         .map(|e| (e, Side::Bind))
         .chain(plan.connect.iter().map(|e| (e, Side::Connect)));
     for (raw, side) in sides {
+        let local = crate::net::iface::local_multicast(raw);
+        let raw = &local;
         let ep = Endpoint::parse(raw, side)?;
         match &mut first {
             None => {

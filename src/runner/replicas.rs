@@ -133,7 +133,7 @@ fn check_hosts(g: &Graph, case: &CaseSpec, hosts: &Hosts) -> Result<()> {
         let bs = &t.nodes[b].all_sockets()[l.bind.1];
         let tr = socket_transport(bs, case);
         let (cn, bn) = (&t.nodes[c].name, &t.nodes[b].name);
-        if tr != Transport::Tcp {
+        if matches!(tr, Transport::Ipc | Transport::Inproc) {
             return Err(Error::invalid(
                 &format!("topology {}: node '{cn}': socket.connect", case.origin),
                 bn,
@@ -193,6 +193,19 @@ fn auto_bind(
         (Transport::Tcp, Some(a)) if a.parse::<std::net::IpAddr>().is_err() => "tcp://*:*".into(),
         (Transport::Tcp, Some(a)) if a.contains(':') => format!("tcp://[{a}]:*"),
         (Transport::Tcp, Some(a)) => format!("tcp://{a}:*"),
+        // A DISH on another host binds its host's address (udp has no wildcard port: the
+        // runner's free port is taken there too, unlikely to be in use).
+        (Transport::Udp, Some(a)) if a.parse::<std::net::Ipv4Addr>().is_ok() => {
+            let auto = auto_endpoint_for(Transport::Udp, abstract_ipc);
+            let port = auto.rsplit(':').next().unwrap_or("5556").to_string();
+            format!("udp://{a}:{port}")
+        }
+        // Multicast leaves by the host's own interface (its address).
+        (t, Some(a)) if t.is_multicast() && a.parse::<std::net::Ipv4Addr>().is_ok() => {
+            let auto = auto_endpoint_for(t, abstract_ipc);
+            let group = auto.split_once(';').map_or("", |(_, g)| g).to_string();
+            format!("{t}://{a};{group}")
+        }
         _ => auto_endpoint_for(case.transport, abstract_ipc),
     }
 }

@@ -39,10 +39,17 @@ pub(super) fn pause_ms(p: &super::super::fill::Place) -> Option<u64> {
         })
         .collect();
     let multicast = transports.iter().any(|t| t.is_multicast());
+    // Every receiving socket joins on its own: a swarm's hundreds take their turns.
+    let t = &p.g.topology;
+    let receivers: u64 =
+        p.g.peers((p.node, 0))
+            .iter()
+            .map(|q| u64::from(t.nodes[q.0].replicas) * u64::from(t.nodes[q.0].subs.unwrap_or(1)))
+            .sum();
+    let each = receivers.saturating_mul(JOIN_EACH_MS);
     match kind {
-        SocketType::Pub | SocketType::Xpub if multicast => Some(MULTICAST_JOIN_MS),
-        SocketType::Radio if multicast => Some(MULTICAST_JOIN_MS),
-        SocketType::Radio => Some(RADIO_JOIN_MS),
+        SocketType::Pub | SocketType::Xpub if multicast => Some(MULTICAST_JOIN_MS + each),
+        SocketType::Radio => Some(RADIO_JOIN_MS + each),
         _ => None,
     }
 }
@@ -51,6 +58,9 @@ pub(super) fn pause_ms(p: &super::super::fill::Place) -> Option<u64> {
 const RADIO_JOIN_MS: u64 = 250;
 /// The join pause of a multicast publisher.
 const MULTICAST_JOIN_MS: u64 = 1000;
+/// And more for each receiving socket (100 epgm subscribers in one swarm lost the start of
+/// the stream after a pause of 1 s).
+const JOIN_EACH_MS: u64 = 20;
 
 /// No slow joiner: the first message leaves once every subscription is in. The time that
 /// took, ns, when there were any to wait for.

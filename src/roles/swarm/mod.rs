@@ -299,6 +299,7 @@ fn open_subscribers(
         }
         for ep in &plan.connect {
             crate::net::enable_ipv6(&s, ep)?;
+            let ep = &crate::net::iface::local_multicast(ep);
             s.connect(ep).map_err(|e| Error::Endpoint {
                 endpoint: ep.clone(),
                 reason: format!("cannot connect ({e}); check the host name and port"),
