@@ -90,7 +90,7 @@ fn bad_endpoints() {
     fails(
         &["local_lat", "udp://127.0.0.1:5555", "64", "10"],
         4,
-        "not supported",
+        "libzmq refuses a REP socket on udp://: udp:// carries only RADIO and DISH",
     );
     fails(
         &["local_lat", "tcp://127.0.0.1:70000", "64", "10"],

@@ -343,7 +343,16 @@ fn bad_options_name_the_fix() {
     let db = temp_db("bad");
     for (args, code, needle) in [
         (&["--patterns", "reqrep,nope"][..], 3, "use one of"),
-        (&["--transports", "udp"][..], 3, "use tcp, ipc or inproc"),
+        (
+            &["--transports", "udp"][..],
+            3,
+            "no pattern of the suite runs on udp",
+        ),
+        (
+            &["--transports", "bogus"][..],
+            3,
+            "use one of tcp, ipc, inproc, udp",
+        ),
         (&["--sizes", "0"][..], 3, "at least 1 byte"),
         (&["--repetitions", "0"][..], 3, "at least 1"),
         (&["--rate", "0"][..], 3, "above 0"),

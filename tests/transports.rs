@@ -134,6 +134,21 @@ fn a_radio_outrunning_its_dish_over_udp_loses_and_says_why() {
         let w = c["warnings"].to_string();
         assert!(w.contains("cause:"), "{w}");
         assert!(w.contains("high-water mark"), "{w}");
+        // The DISH read the kernel's count of datagrams dropped at its full receive
+        // buffer around its receive; what it counted is named as a cause.
+        let dish = c["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == "dish")
+            .expect("the dish node");
+        let drops = dish["udp_drops"].as_u64().expect("udp_drops on a udp sink");
+        eprintln!("full speed over udp: {lost} lost, {drops} datagrams dropped by the kernel");
+        assert_eq!(
+            drops > 0,
+            w.contains("the kernel's receive buffer"),
+            "{drops}: {w}"
+        );
     });
 }
 

@@ -176,7 +176,7 @@ fn config(a: &DiagnoseArgs) -> Result<Config> {
             "too short for the experiments (a sender process alone takes longer to start); give at least 100ms",
         ));
     }
-    if let Some(mut ts) = list(&a.transports, runner::plan::parse_transport)? {
+    if let Some(mut ts) = list(&a.transports, runner::plan::parse_classic_transport)? {
         if ts.is_empty() {
             return Err(Error::invalid(
                 "--transports",

@@ -114,13 +114,15 @@ fn shape(a: &MatrixArgs) -> Result<Shape> {
     })? {
         shape.patterns = p;
     }
-    if let Some(t) = list(&a.transports, |t| match rplan::parse_transport(t)? {
-        zmqperf::endpoint::Transport::Inproc => Err(Error::invalid(
-            "--transports",
-            t,
-            "a peer is a process of its own: use tcp or ipc",
-        )),
-        x => Ok(x),
+    if let Some(t) = list(&a.transports, |t| {
+        match rplan::parse_classic_transport(t)? {
+            zmqperf::endpoint::Transport::Inproc => Err(Error::invalid(
+                "--transports",
+                t,
+                "a peer is a process of its own: use tcp or ipc",
+            )),
+            x => Ok(x),
+        }
     })? {
         shape.transports = t;
     }

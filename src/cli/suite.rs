@@ -283,6 +283,21 @@ pub fn plan(a: &RunArgs) -> Result<(Vec<CaseSpec>, Option<Workload>, Settings)> 
         ));
     }
     let plan = plan::from_selection(scope, &sel);
+    // A transport none of the chosen patterns runs on is named, with where it runs.
+    for t in sel.transports.iter().flatten() {
+        if !plan.iter().any(|c| c.transport == *t) {
+            let why = match t {
+                zmqperf::endpoint::Transport::Udp => "udp:// carries only RADIO and DISH (the draft API): run a topology file of them (examples/topologies/radio-dish.toml)".to_string(),
+                t if t.is_multicast() => format!("{t}:// carries only PUB, SUB, XPUB and XSUB: choose --patterns pubsub, or run a topology file (examples/topologies/pubsub-epgm.toml)"),
+                _ => "the chosen patterns' socket types cannot use it".to_string(),
+            };
+            return Err(Error::invalid(
+                "--transports",
+                t.name(),
+                format!("no pattern of the suite runs on {t}: {why}; see docs/transports.md"),
+            ));
+        }
+    }
     let plan = match &a.host_pairs {
         Some(list) => plan::over_host_pairs(plan, &settings.hosts, list)?,
         None => plan,

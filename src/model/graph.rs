@@ -58,6 +58,10 @@ pub struct NodeResult {
     /// repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_waits: Option<u64>,
+    /// Sinks on udp: datagrams the kernel dropped at full receive buffers in their network
+    /// namespaces while they received, all replicas and repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_drops: Option<u64>,
     /// Who played it: `zmqperf` (its own core) or a peer with its versions, as
     /// `pyzmq 26.2.0 (libzmq 4.3.5)`.
     #[serde(default, rename = "impl", skip_serializing_if = "Option::is_none")]

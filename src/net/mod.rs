@@ -5,6 +5,7 @@
 use crate::zmq;
 
 pub mod iface;
+pub mod kernel;
 pub mod limits;
 mod options;
 pub mod probe;
@@ -15,7 +16,7 @@ mod watch;
 pub use options::{
     apply as apply_options, auto_endpoint, auto_endpoint_for, set_int_option, set_xpub_verbose,
 };
-pub use require::{last_endpoint, require_draft, require_transport};
+pub use require::{last_endpoint, require_draft, require_transport, require_type_on};
 pub use watch::{PeerWatch, Sightings};
 
 use crate::endpoint::{Endpoint, Side};
@@ -58,6 +59,7 @@ pub fn open_socket(
 ) -> Result<(zmq::Socket, String)> {
     require_transport(endpoint)?;
     require_draft(kind)?;
+    require_type_on(kind, endpoint)?;
     let mut s = ctx.socket(kind).map_err(zmq_err("zmq_socket"))?;
     let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
     s.set_rcvtimeo(ms)

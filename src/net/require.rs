@@ -34,6 +34,35 @@ pub fn require_transport(endpoint: &Endpoint) -> Result<()> {
     })
 }
 
+/// A socket of type `kind` on `endpoint`'s transport as libzmq would refuse it (udp is
+/// RADIO and DISH's, multicast PUB and SUB's): said before libzmq's "protocol is not
+/// compatible with the socket type", naming the transports that type takes.
+pub fn require_type_on(kind: zmq::SocketType, endpoint: &Endpoint) -> Result<()> {
+    use crate::endpoint::Transport;
+    let t = endpoint.transport();
+    let ok = match t {
+        Transport::Udp => kind == zmq::RADIO || kind == zmq::DISH,
+        Transport::Pgm | Transport::Epgm | Transport::Norm => {
+            [zmq::PUB, zmq::SUB, zmq::XPUB, zmq::XSUB].contains(&kind)
+        }
+        _ => true,
+    };
+    if ok {
+        return Ok(());
+    }
+    let who = match t {
+        Transport::Udp => "udp:// carries only RADIO and DISH (the draft API)",
+        _ => "multicast (pgm, epgm, norm) carries only PUB, SUB, XPUB and XSUB",
+    };
+    Err(Error::Endpoint {
+        endpoint: endpoint.to_string(),
+        reason: format!(
+            "libzmq refuses a {} socket on {t}://: {who}; use tcp://, ipc:// or inproc://",
+            kind.name()
+        ),
+    })
+}
+
 /// A socket type of the draft API (RADIO, DISH, CLIENT, SERVER, SCATTER, GATHER) needs a
 /// libzmq built with it: an error that names the library and the one to use otherwise.
 pub fn require_draft(kind: zmq::SocketType) -> Result<()> {

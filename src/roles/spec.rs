@@ -296,6 +296,10 @@ pub struct RoleReport {
     /// receive waited (poll: `zmq_poll` calls after EAGAIN; timeout: calls timed out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_waits: Option<u64>,
+    /// Sink on udp: datagrams the kernel dropped at full receive buffers in its network
+    /// namespace while it received (`RcvbufErrors`; others' count too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_drops: Option<u64>,
     /// Source with [`Quit::Hold`] over tcp or ipc: what its watch had seen when the hold
     /// ended (on this thread only: a role run here, not sent over the control channel).
     #[serde(skip)]

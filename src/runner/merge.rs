@@ -327,6 +327,7 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
             let mut eot_ahead = None;
             let mut io = None;
             let mut io_waits = None;
+            let mut udp_drops = None;
             let mut implementation = None;
             for rep in reps {
                 let mut send: Option<Throughput> = None;
@@ -370,6 +371,9 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                     if let Some(w) = rr.io_waits {
                         *io_waits.get_or_insert(0) += w;
                     }
+                    if let Some(d) = rr.udp_drops {
+                        *udp_drops.get_or_insert(0) += d;
+                    }
                     implementation = Some(r.implementation.clone());
                     if r.placement == Placement::Foreign {
                         placement = "foreign".to_string();
@@ -399,6 +403,7 @@ pub fn case_nodes(g: &Graph, reps: &[Reports]) -> Vec<NodeResult> {
                 eot_ahead,
                 io,
                 io_waits,
+                udp_drops,
                 implementation,
                 host: if hosts.is_empty() {
                     crate::host::hostname()

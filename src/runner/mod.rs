@@ -48,6 +48,16 @@ pub trait Observer {
     fn case_done(&mut self, result: &CaseResult);
 }
 
+/// The cause of a udp receiver's loss the kernel counted: datagrams dropped at a full
+/// receive buffer, with the fix.
+fn udp_drops(n: &crate::model::NodeResult) -> Option<String> {
+    let d = n.udp_drops.filter(|&d| d > 0)?;
+    Some(format!(
+        "cause: the kernel's receive buffer: {d} datagrams were dropped in the network namespace of '{}' while it received (Udp RcvbufErrors in /proc/net/snmp, which counts every socket there); libzmq 4.3's udp takes no ZMQ_RCVBUF, so the buffer is the kernel's default; fix: pace the RADIO (`rate`) below what the DISH takes, or raise net.core.rmem_default",
+        n.name
+    ))
+}
+
 /// This zmqperf executable's path (the program of every node placed in a process).
 pub fn this_exe() -> crate::error::Result<PathBuf> {
     std::env::current_exe().map_err(|e| crate::error::Error::Io {
@@ -264,6 +274,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         warnings.extend(g.warnings.iter().cloned());
     }
     warnings.extend(clock_notes(&edges));
+    warnings.extend(nodes.iter().filter_map(udp_drops));
     let wall_s = started.elapsed().as_secs_f64();
     let machine = machine.end();
     warnings.extend(busy::warning(&machine.busy));

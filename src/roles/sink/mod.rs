@@ -53,6 +53,9 @@ pub(super) fn run_with(
         .as_deref()
         .map(|ep| EotWatch::open(ctx, ep))
         .transpose()?;
+    // Over udp the kernel drops what the receive buffer cannot hold: its counter, before.
+    let udp = o.endpoint.transport() == crate::endpoint::Transport::Udp;
+    let udp_before = udp.then(crate::net::kernel::udp_receive_errors).flatten();
     ctl.wait_start(spec.timeout())?;
     let spec = &*spec.started(ctl.send_offsets());
     let mut st = SinkState::new(spec, eot);
@@ -72,7 +75,11 @@ pub(super) fn run_with(
     } else {
         receive::<_, false>(&mut st, s, ctl, &wait, work)?;
     }
-    Ok(st.finish())
+    let mut report = st.finish();
+    report.udp_drops = udp_before
+        .zip(crate::net::kernel::udp_receive_errors())
+        .map(|(b, a)| a.saturating_sub(b));
+    Ok(report)
 }
 
 /// A state the sink's loop drives, message by message: the plain sink's [`SinkState`]

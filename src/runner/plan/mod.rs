@@ -317,6 +317,19 @@ pub fn parse_transport(s: &str) -> Result<Transport> {
     })
 }
 
+/// A transport of the commands whose own experiments run over tcp, ipc and inproc only
+/// (diagnose, the matrix): the others are refused with where they do run.
+pub fn parse_classic_transport(s: &str) -> Result<Transport> {
+    match parse_transport(s)? {
+        t @ (Transport::Tcp | Transport::Ipc | Transport::Inproc) => Ok(t),
+        t => Err(Error::invalid(
+            "transport",
+            s,
+            format!("this command's experiments run over tcp, ipc and inproc; {t}:// runs from topology files (`zmqperf run FILE`, docs/transports.md)"),
+        )),
+    }
+}
+
 /// Reads a workload file or a topology file (`.toml` or `.json`); errors name the file and
 /// the field or line. `sel` overrides a topology file's own parameters.
 pub fn from_file(path: &str, text: &str) -> Result<Vec<CaseSpec>> {
