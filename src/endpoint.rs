@@ -161,25 +161,43 @@ pub fn example(t: Transport) -> &'static str {
 
 /// `udp://[IFACE;]HOST:PORT`: libzmq takes no wildcard port for udp (port 0 is refused).
 fn check_udp(rest: &str, side: Side) -> std::result::Result<(), String> {
-    let target = rest.rsplit(';').next().unwrap_or(rest);
-    let Some((host, port)) = target.rsplit_once(':') else {
-        return Err("missing port; write udp://127.0.0.1:5556".into());
-    };
-    if host.is_empty() {
-        return Err(
-            "missing host; write udp://127.0.0.1:PORT (or udp://*:PORT to bind on all interfaces)"
-                .into(),
-        );
-    }
+    let (host, port) = host_and_port(rest, "udp")?;
     if host == "*" && side == Side::Connect {
         return Err(
             "cannot send to '*'; name the host or the multicast group, e.g. udp://127.0.0.1:PORT"
                 .into(),
         );
     }
+    if port == "*" {
+        return Err("udp takes no wildcard port (libzmq refuses port 0 there); give a port, or bind `auto` in a topology".into());
+    }
+    check_port(port)
+}
+
+/// The host and port of a `[SOURCE;]HOST:PORT` address (the target's, after any source
+/// address a connect names first), each present.
+fn host_and_port<'a>(
+    rest: &'a str,
+    scheme: &str,
+) -> std::result::Result<(&'a str, &'a str), String> {
+    let target = rest.rsplit(';').next().unwrap_or(rest);
+    let Some((host, port)) = target.rsplit_once(':') else {
+        return Err(format!(
+            "missing port; write {scheme}://HOST:PORT, e.g. {scheme}://127.0.0.1:5555"
+        ));
+    };
+    if host.is_empty() {
+        return Err(format!(
+            "missing host; write {scheme}://127.0.0.1:PORT (or {scheme}://*:PORT to bind on all interfaces)"
+        ));
+    }
+    Ok((host, port))
+}
+
+/// A port from 1 to 65535.
+fn check_port(port: &str) -> std::result::Result<(), String> {
     match port.parse::<u32>() {
         Ok(p) if (1..=65535).contains(&p) => Ok(()),
-        _ if port == "*" => Err("udp takes no wildcard port (libzmq refuses port 0 there); give a port, or bind `auto` in a topology".into()),
         _ => Err(format!("port '{port}' is not a number from 1 to 65535")),
     }
 }
@@ -199,10 +217,7 @@ fn check_multicast(t: Transport, rest: &str) -> std::result::Result<(), String> 
     let Some((group, port)) = target.rsplit_once(':') else {
         return Err(format!("missing port; write {ex}"));
     };
-    match port.parse::<u32>() {
-        Ok(p) if (1..=65535).contains(&p) => {}
-        _ => return Err(format!("port '{port}' is not a number from 1 to 65535")),
-    }
+    check_port(port)?;
     if t != Transport::Norm {
         let multicast = group
             .parse::<std::net::Ipv4Addr>()
@@ -218,16 +233,7 @@ fn check_multicast(t: Transport, rest: &str) -> std::result::Result<(), String> 
 
 fn check_tcp(rest: &str, side: Side) -> std::result::Result<(), String> {
     // A connect address may name a source address first: "src:port;dst:port". Check the target.
-    let target = rest.rsplit(';').next().unwrap_or(rest);
-    let Some((host, port)) = target.rsplit_once(':') else {
-        return Err("missing port; write tcp://HOST:PORT, e.g. tcp://127.0.0.1:5555".into());
-    };
-    if host.is_empty() {
-        return Err(
-            "missing host; write tcp://127.0.0.1:PORT (or tcp://*:PORT to bind on all interfaces)"
-                .into(),
-        );
-    }
+    let (host, port) = host_and_port(rest, "tcp")?;
     if host.starts_with('[') != host.ends_with(']') {
         return Err("unbalanced brackets around an IPv6 address; write tcp://[::1]:5555".into());
     }
@@ -240,10 +246,7 @@ fn check_tcp(rest: &str, side: Side) -> std::result::Result<(), String> {
             ),
         };
     }
-    match port.parse::<u32>() {
-        Ok(p) if (1..=65535).contains(&p) => {}
-        _ => return Err(format!("port '{port}' is not a number from 1 to 65535")),
-    }
+    check_port(port)?;
     if host == "*" && side == Side::Connect {
         return Err("cannot connect to '*'; name the host, e.g. tcp://127.0.0.1:PORT".into());
     }
