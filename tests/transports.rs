@@ -4,7 +4,7 @@
 //! chosen libzmq lacks named with the library to use; and epgm (Debian's libzmq5, in a
 //! network namespace made and removed by the test): exact at a sustainable rate, its loss
 //! explained at an unsustainable one, and ZMQ_RATE's default named as the cause of a slow
-//! sender, with its fix measured beside it.
+//! sender, with its fix measured beside it; a udp multicast group exact there too.
 
 mod common;
 
@@ -362,6 +362,22 @@ fn epgm_is_exact_when_sustainable_and_its_default_rate_limit_is_named_with_the_f
             "epgm 64 B: {slow_rate:.0} msg/s at the default ZMQ_RATE, {fast_rate:.0} msg/s at 1 Gbit/s (x{:.1})",
             fast_rate / slow_rate
         );
+        // RADIO/DISH on a udp multicast group, in the same namespace: exact at a rate it
+        // sustains.
+        let group = write(
+            "udp-group.json",
+            r#"{"nodes": [
+              {"name": "radio", "role": "source", "socket": {"type": "RADIO", "connect": ["udp://239.192.7.7:5607"]}},
+              {"name": "dish", "role": "sink", "socket": {"type": "DISH", "bind": ["udp://239.192.7.7:5607"]}}]}"#,
+        );
+        let c = case_of(
+            &[],
+            &group,
+            &["--count", "4000", "--rate", "5000", "--repetitions", "1"],
+            Some(&ns.0),
+        );
+        assert_eq!(c["transport"], "udp");
+        exact(&c, 4000, 1);
         // Unsustainable: a plain PUB at full speed drops at its high-water mark, and the
         // report says so.
         let full = case_of(
