@@ -194,15 +194,7 @@ impl Place<'_> {
         // Over multicast no subscription travels back: nothing to count (the source
         // pauses for the joins instead).
         let sock = &n.all_sockets()[out];
-        let one_way = sock
-            .bind
-            .iter()
-            .chain(&sock.connect)
-            .any(|e| match e.split_once("://") {
-                Some((scheme, _)) => Transport::parse(scheme).is_some_and(Transport::one_way),
-                None => self.transport.one_way(),
-            });
-        if one_way {
+        if sock.transports(self.transport).any(Transport::one_way) {
             return 0;
         }
         g.peers((i, out))

@@ -81,17 +81,10 @@ fn replica_host<'h>(
     Ok((!h.is_local()).then_some(h))
 }
 
-/// The transport a socket uses: its literal endpoints' scheme, else the case's.
+/// The transport a socket uses: its first literal endpoint's, else the case's.
 fn socket_transport(s: &crate::topology::SocketSpec, case: &CaseSpec) -> Transport {
-    s.bind
-        .iter()
-        .chain(&s.connect)
-        .find_map(|e| match e.split_once("://") {
-            Some(("tcp", _)) => Some(Transport::Tcp),
-            Some(("ipc", _)) => Some(Transport::Ipc),
-            Some(("inproc", _)) => Some(Transport::Inproc),
-            _ => None,
-        })
+    s.transports(case.transport)
+        .next()
         .unwrap_or(case.transport)
 }
 

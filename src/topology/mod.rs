@@ -298,6 +298,21 @@ pub struct SocketSpec {
     pub options: SocketOptions,
 }
 
+impl SocketSpec {
+    /// The transport of each of its binds and connects, in that order: a literal
+    /// endpoint's own, else (`auto`, a node's name) the case's `case`.
+    pub fn transports(
+        &self,
+        case: crate::transport::Transport,
+    ) -> impl Iterator<Item = crate::transport::Transport> + '_ {
+        self.bind.iter().chain(&self.connect).map(move |e| {
+            e.split_once("://")
+                .and_then(|(scheme, _)| crate::transport::Transport::parse(scheme))
+                .unwrap_or(case)
+        })
+    }
+}
+
 /// Socket options a topology may set; anything else is an error naming the field.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

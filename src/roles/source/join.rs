@@ -29,16 +29,7 @@ pub(super) fn pause_ms(p: &super::super::fill::Place) -> Option<u64> {
     }
     let kind = *p.g.types[p.node].first()?;
     let sock = *n.all_sockets().first()?;
-    let transports: Vec<Transport> = sock
-        .bind
-        .iter()
-        .chain(&sock.connect)
-        .map(|e| match e.split_once("://") {
-            Some((scheme, _)) => Transport::parse(scheme).unwrap_or(p.transport),
-            None => p.transport,
-        })
-        .collect();
-    let multicast = transports.iter().any(|t| t.is_multicast());
+    let multicast = sock.transports(p.transport).any(Transport::is_multicast);
     // Every receiving socket joins on its own: a swarm's hundreds take their turns.
     let t = &p.g.topology;
     let receivers: u64 =

@@ -28,13 +28,9 @@ pub(super) fn rate_limit(spec: &CaseSpec, s: &CaseSummary) -> Option<String> {
         if !matches!(kind, SocketType::Pub | SocketType::Xpub) {
             return None;
         }
-        let over_pgm = sock.bind.iter().chain(&sock.connect).any(|e| {
-            let tr = match e.split_once("://") {
-                Some((scheme, _)) => Transport::parse(scheme),
-                None => Some(spec.transport),
-            };
-            matches!(tr, Some(Transport::Pgm | Transport::Epgm))
-        });
+        let over_pgm = sock
+            .transports(spec.transport)
+            .any(|t| matches!(t, Transport::Pgm | Transport::Epgm));
         if !over_pgm {
             return None;
         }
