@@ -119,6 +119,19 @@ impl Endpoint {
         self.transport
     }
 
+    /// Whether every receiver binds this same address: a udp multicast group, which each
+    /// DISH joins on its own (libzmq sets SO_REUSEADDR there).
+    pub fn is_shared_group(&self) -> bool {
+        self.transport == Transport::Udp
+            && self
+                .raw
+                .rsplit(';')
+                .next()
+                .and_then(|t| t.trim_start_matches("udp://").rsplit_once(':'))
+                .and_then(|(host, _)| host.parse::<std::net::Ipv4Addr>().ok())
+                .is_some_and(|a| a.is_multicast())
+    }
+
     /// Whether the bind address asks the system to pick a port or path (`*`).
     pub fn is_wildcard(&self) -> bool {
         match self.transport {

@@ -362,13 +362,14 @@ fn epgm_is_exact_when_sustainable_and_its_default_rate_limit_is_named_with_the_f
             "epgm 64 B: {slow_rate:.0} msg/s at the default ZMQ_RATE, {fast_rate:.0} msg/s at 1 Gbit/s (x{:.1})",
             fast_rate / slow_rate
         );
-        // RADIO/DISH on a udp multicast group, in the same namespace: exact at a rate it
-        // sustains.
+        // RADIO/DISH on a udp multicast group, in the same namespace: one datagram per
+        // message reaches three DISH processes bound to the group, exact at a rate they
+        // sustain.
         let group = write(
             "udp-group.json",
             r#"{"nodes": [
               {"name": "radio", "role": "source", "socket": {"type": "RADIO", "connect": ["udp://239.192.7.7:5607"]}},
-              {"name": "dish", "role": "sink", "socket": {"type": "DISH", "bind": ["udp://239.192.7.7:5607"]}}]}"#,
+              {"name": "dish", "role": "sink", "replicas": 3, "socket": {"type": "DISH", "bind": ["udp://239.192.7.7:5607"]}}]}"#,
         );
         let c = case_of(
             &[],
@@ -377,7 +378,14 @@ fn epgm_is_exact_when_sustainable_and_its_default_rate_limit_is_named_with_the_f
             Some(&ns.0),
         );
         assert_eq!(c["transport"], "udp");
-        exact(&c, 4000, 1);
+        // Three DISHes bound to the group: an edge to each, every message on each.
+        assert_eq!(c["summary"]["lost"], 0, "{c}");
+        let edges = c["edges"].as_array().unwrap();
+        assert_eq!(edges.len(), 3, "{c}");
+        for e in edges {
+            assert_eq!(e["loss"]["received"].as_u64(), Some(4000), "{e}");
+            assert_eq!(e["loss"]["duplicated"].as_u64(), Some(0), "{e}");
+        }
         // Unsustainable: a plain PUB at full speed drops at its high-water mark, and the
         // report says so.
         let full = case_of(

@@ -164,7 +164,7 @@ fn check_binds(origin: &str, t: &Topology) -> Result<BTreeMap<String, SockRef>> 
                 }
                 let ep = Endpoint::parse(b, Side::Bind)
                     .map_err(|e| err(origin, &n.name, &field, b, e.to_string()))?;
-                if n.replicas > 1 && !ep.is_wildcard() {
+                if n.replicas > 1 && !ep.is_wildcard() && !ep.is_shared_group() {
                     return Err(err(origin, &n.name, &field, b, format!(
                         "{} replicas cannot all bind one address; use `auto` or a wildcard port (tcp://127.0.0.1:*)",
                         n.replicas

@@ -323,3 +323,28 @@ fn more_replicas_than_processes_that_can_start_are_refused() {
     );
     assert!(e.contains("at most 1024") && e.contains("swarm"), "{e}");
 }
+
+#[test]
+fn replicas_of_a_dish_may_all_bind_one_udp_multicast_group_but_not_one_address() {
+    let radio = node(
+        "radio",
+        "source",
+        r#"{"type": "RADIO", "connect": ["udp://239.192.7.7:5607"]}"#,
+    );
+    let dishes = |bind: &str| {
+        format!(
+            r#"{{"name": "dish", "role": "sink", "replicas": 3, "socket": {{"type": "DISH", "bind": ["{bind}"]}}}}"#
+        )
+    };
+    let g = one(&topo(&[radio.clone(), dishes("udp://239.192.7.7:5607")])).unwrap();
+    let f = g.flows();
+    assert_eq!(f.len(), 1);
+    assert!(!f[0].shared, "each DISH takes every message of its group");
+    let e = one(&topo(&[
+        radio.replace("239.192.7.7", "127.0.0.1"),
+        dishes("udp://127.0.0.1:5607"),
+    ]))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("3 replicas cannot all bind one address"), "{e}");
+}
