@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Fan-out over tcp beside multicast (epgm, and norm with --transports), across two hosts.
+"""Fan-out over tcp beside multicast (epgm, and norm) and udp RADIO/DISH, across two hosts.
 
 The publisher runs on host a and a swarm of SUBS subscribers on host b of the multi-host
-testbed (scripts/testbed.sh: network namespaces on a bridge that floods multicast), with
-Debian's libzmq (`--libzmq system`, the one with OpenPGM and NORM). tcp publishes on an
-XPUB that waits for its subscribers and blocks at its high-water mark; epgm and norm on a
-XPUB with ZMQ_XPUB_NODROP at ZMQ_RATE 1 Gbit/s, which sends each message once whatever the
-subscribers (no subscription travels back over multicast: it pauses for the joins).
+testbed (scripts/testbed.sh: network namespaces on a bridge that floods multicast).
+- tcp: an XPUB that waits for its subscribers and blocks at its high-water mark
+  (ZMQ_XPUB_NODROP), SUB sockets connecting to it;
+- epgm, norm: the same XPUB at ZMQ_RATE 1 Gbit/s, which sends each message once whatever
+  the subscribers (no subscription travels back over multicast: it pauses for the joins);
+- udp: a RADIO with ZMQ_XPUB_NODROP sending to a udp multicast group, and DISH sockets that
+  each bind the group (the kernel hands each a copy of every datagram).
+tcp and the multicast transports run on Debian's libzmq (`--libzmq system`, the one with
+OpenPGM and NORM), udp on the bundled one (the draft API's RADIO and DISH; Debian's lacks
+it): both are libzmq 4.3.
 
 
 Multicast has no flow control back to the sender: at full speed its subscribers lose what
@@ -24,7 +29,7 @@ multicast / tcp the median of the rounds' ratios with a 95% bootstrap interval.
 Delivery is checked in every run: lost messages are counted and printed.
 
 usage: scripts/bench-multicast-fanout.py [--zmqperf target/release/zmqperf]
-       [--subs 10,100,1000] [--transports tcp,epgm] [--seconds 1,4] [--rate 1000]
+       [--subs 10,100,1000] [--transports tcp,epgm,udp] [--seconds 1,4] [--rate 1000]
        [--deliveries 50000] [--size 64] [--rounds 3]
 """
 import argparse
@@ -40,9 +45,16 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+GROUP = "udp://239.192.9.9:5620"
+
+
 def topology(transport, subs, size, count, rate):
+    sub = 'type = "SUB", connect = ["pub"], subscribe = [""]'
     if transport == "tcp":
         pub = 'type = "XPUB", bind = ["auto"], xpub_nodrop = true'
+    elif transport == "udp":
+        pub = f'type = "RADIO", connect = ["{GROUP}"], xpub_nodrop = true'
+        sub = f'type = "DISH", bind = ["{GROUP}"]'
     else:
         pub = 'type = "XPUB", bind = ["auto"], xpub_nodrop = true, multicast_rate = 1000000'
     return f"""name = "mcast-fanout"
@@ -63,7 +75,7 @@ name = "subs"
 role = "swarm"
 host = "b"
 subs = {subs}
-socket = {{ type = "SUB", connect = ["pub"], subscribe = [""] }}
+socket = {{ {sub} }}
 """
 
 
@@ -71,7 +83,8 @@ def run_case(args, tb, ns_a, transport, subs, count, rate):
     path = os.path.join(tb, f"t-{transport}-{subs}-{count}.toml")
     with open(path, "w") as f:
         f.write(topology(transport, subs, args.size, count, f"rate = {rate}"))
-    cmd = ["ip", "netns", "exec", ns_a, args.zmqperf, "--libzmq", "system", "run", path,
+    lib = [] if transport == "udp" else ["--libzmq", "system"]
+    cmd = ["ip", "netns", "exec", ns_a, args.zmqperf, *lib, "run", path,
            "--hosts", os.path.join(tb, "hosts-netns.toml"), "--no-history", "--format", "json"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
@@ -96,7 +109,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--zmqperf", default="target/release/zmqperf")
     ap.add_argument("--subs", default="10,100,1000")
-    ap.add_argument("--transports", default="tcp,epgm")
+    ap.add_argument("--transports", default="tcp,epgm,udp")
     ap.add_argument("--seconds", default="1,4")
     ap.add_argument("--rate", type=int, default=1000, help="the most msg/s")
     ap.add_argument("--deliveries", type=int, default=50000, help="the most deliveries/s")

@@ -277,7 +277,10 @@ pub fn swarm(p: &Place, spec: &mut NodeSpec) -> Result<()> {
     spec.swarm = Some(SwarmSpec {
         process: p.replica,
         subs: n.subs.unwrap_or(1),
-        first_timeout_ms: n.first_timeout_ms.unwrap_or(p.timeout_ms),
+        // A source that pauses for its receivers' joins sends its first message that much
+        // later.
+        first_timeout_ms: n.first_timeout_ms.unwrap_or(p.timeout_ms)
+            + crate::roles::senders_pause_ms(p),
         idle_ms: n.idle_ms.unwrap_or(p.timeout_ms),
         expect: n
             .count

@@ -23,6 +23,7 @@ mod sink;
 pub use sink::ptmp;
 mod slow_sink;
 mod source;
+pub(crate) use source::senders_pause_ms;
 pub mod swarm;
 
 mod control;

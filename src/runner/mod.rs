@@ -301,7 +301,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         wall_s,
         nodes,
         edges,
-        sender: Some(sender_facts(&spec.topology)),
+        sender: Some(sender_facts(&spec.topology, spec.transport)),
         machine: Some(machine),
         intervals,
     }

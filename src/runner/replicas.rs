@@ -380,7 +380,9 @@ fn common_spec(p: &Place, case: &CaseSpec, settings: &Settings, peer: bool) -> R
         } else {
             settings.stamp_every
         },
-        timeout_ms: settings.timeout.as_millis() as u64,
+        // A receiver of a source that pauses for its receivers' joins waits that much longer
+        // for its first message.
+        timeout_ms: settings.timeout.as_millis() as u64 + crate::roles::senders_pause_ms(p),
         stream_id: p.first_stream[p.node] + p.replica,
         streams: Vec::new(),
         ends_itself: false,

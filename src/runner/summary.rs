@@ -7,7 +7,8 @@ use super::CaseSpec;
 mod multicast;
 use crate::model::{CaseSummary, Estimate, Kind, Repetition};
 use crate::stats::{estimate, loss_causes, Cause, Facts, SenderFacts};
-use crate::topology::StreamPart;
+use crate::topology::{SocketType, StreamPart};
+use crate::transport::Transport;
 
 /// What a one-way figure across hosts is worth: its clocks' error bound beside it (the
 /// clock check of its histogram says when the bound is too coarse for the figure).
@@ -129,8 +130,10 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
             for l in reps.iter().filter_map(|r| r.loss.as_ref()) {
                 total.add(l);
             }
-            let causes = loss_causes(&total, &facts(&spec.topology), |_, cause| {
+            let facts = facts(&spec.topology, spec.transport);
+            let causes = loss_causes(&total, &facts, |_, cause| {
                 match cause {
+                    Cause::SlowJoiner if facts.paused_for_joins => Some("a longer pause for the joins: give the source `join_ms` (it paused the default: 250 ms and 1 ms per DISH for a RADIO, 1 s and 20 ms per subscriber over multicast)".into()),
                     Cause::SlowJoiner => Some("let the PUB wait for its subscribers (remove `wait_subscriptions = false`), or start the subscribers first".into()),
                     Cause::HighWaterMark => Some("give the PUB xpub_nodrop = true (an XPUB), a larger sndhwm, or a rate".into()),
                     _ => None,
@@ -145,23 +148,36 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
 /// What the senders of the topology do, for the causes of loss: whether one publishes
 /// without flow control, whether every publisher waits for its subscriptions, and that
 /// sources keep their sockets until the receivers hang up.
-pub fn sender_facts(t: &crate::topology::Topology) -> SenderFacts {
-    // A publisher that cannot count its subscriptions (a RADIO, a PUB over multicast)
-    // pauses for the joins instead: it waited too.
+pub fn sender_facts(t: &crate::topology::Topology, transport: Transport) -> SenderFacts {
     let publishers = t.nodes.iter().filter(|n| n.role.info().publishes.is_some());
     let waits = publishers
         .clone()
         .all(|n| n.wait_subscriptions != Some(false));
+    // A publisher that cannot count its receivers' joins (a RADIO, a PUB over multicast)
+    // pauses for them instead: what it lost at the start joined after the pause.
+    let paused = waits
+        && publishers.clone().any(|n| {
+            n.all_sockets()
+                .first()
+                .is_some_and(|s| match SocketType::parse(&s.kind) {
+                    Some(SocketType::Radio) => true,
+                    Some(SocketType::Pub | SocketType::Xpub) => {
+                        s.transports(transport).any(Transport::is_multicast)
+                    }
+                    _ => false,
+                })
+        });
     SenderFacts {
         drops_at_hwm: drops_at_hwm(t),
-        waited_for_subscribers: waits,
+        waited_for_subscribers: waits && !paused,
         waited_at_end: true,
+        paused_for_joins: paused,
     }
 }
 
 /// The facts the causes of a case's loss are decided from: its senders' (all known to the
 /// runner) and, when every receiver is a SUB (or XSUB), that.
-pub fn facts(t: &crate::topology::Topology) -> Facts {
+pub fn facts(t: &crate::topology::Topology, transport: Transport) -> Facts {
     let receivers: Vec<String> = t
         .nodes
         .iter()
@@ -170,8 +186,8 @@ pub fn facts(t: &crate::topology::Topology) -> Facts {
         .collect();
     let subs = !receivers.is_empty() && receivers.iter().all(|k| k == "SUB" || k == "XSUB");
     Facts {
-        receiver: subs.then_some(crate::topology::SocketType::Sub),
-        ..Facts::of_run(sender_facts(t))
+        receiver: subs.then_some(SocketType::Sub),
+        ..Facts::of_run(sender_facts(t, transport))
     }
 }
 

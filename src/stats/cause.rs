@@ -71,6 +71,10 @@ pub struct SenderFacts {
     /// After its last message it kept its socket until the receivers hung up (or lingered
     /// until its queue drained), so it did not quit fast.
     pub waited_at_end: bool,
+    /// It could not count its receivers' joins (a RADIO; a PUB over multicast, where no
+    /// subscription travels back) and paused for them instead (its `join_ms`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paused_for_joins: bool,
 }
 
 /// How the sender ended, as far as the receiver's facts say.
@@ -109,6 +113,8 @@ pub struct Facts {
     pub end: SenderEnd,
     /// Whether the subscriber's filter can match the stream's messages.
     pub filter_matches: Option<bool>,
+    /// The sender paused for joins it could not count ([`SenderFacts::paused_for_joins`]).
+    pub paused_for_joins: bool,
 }
 
 impl Facts {
@@ -125,6 +131,7 @@ impl Facts {
                 SenderEnd::Waited { ms: 0 }
             },
             filter_matches: None,
+            paused_for_joins: f.paused_for_joins,
         }
     }
 
@@ -205,6 +212,9 @@ pub fn sentence(p: GapPosition, f: &Facts) -> String {
         }
         (Cause::CannotTell, GapPosition::Start) => {
             "cannot tell: the publisher waited for every subscription and blocks rather than drop, so neither a slow joiner nor its high-water mark; a filter that matches nothing, or a device in between, would; the subscriber's filter and what sits between would tell".into()
+        }
+        (Cause::SlowJoiner, _) if f.paused_for_joins => {
+            "a late join: the sender cannot count its receivers' joins (a RADIO's DISHes, or subscribers over multicast, where no subscription travels back), so it paused for them, and this receiver joined after the pause".into()
         }
         (Cause::SlowJoiner, _) if f.waited_for_subscribers.is_none() && f.drops_at_hwm.is_none() => {
             "a slow joiner: the publisher sent before this subscriber's subscription had arrived (it did not wait for it)".into()

@@ -141,6 +141,11 @@ pub struct Node {
     /// Slow sink: the microseconds it works on each message it takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_us: Option<u64>,
+    /// Source whose receivers' joins cannot be counted (a RADIO; a PUB over multicast): how
+    /// long it lets them join before its first message, ms (default: by transport and
+    /// receivers, see `roles::source::join`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join_ms: Option<u64>,
     /// Source: send on a tick schedule (a fan-out's publisher) instead of a stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ticks: Option<Ticks>,
@@ -262,7 +267,7 @@ impl Node {
 
     /// The fields only some roles take ([`RoleInfo::fields`]): each one's name, its value
     /// when given, and what to say to a node whose role does not take it.
-    pub fn own_fields(&self) -> [(&'static str, Option<String>, &'static str); 2] {
+    pub fn own_fields(&self) -> [(&'static str, Option<String>, &'static str); 3] {
         [
             (
                 "subs",
@@ -273,6 +278,11 @@ impl Node {
                 "work_us",
                 self.work_us.map(|v| v.to_string()),
                 "only a slow_sink has `work_us` (the microseconds it works on each message); remove it, or make the node a slow_sink",
+            ),
+            (
+                "join_ms",
+                self.join_ms.map(|v| v.to_string()),
+                "only a source has `join_ms` (its pause for joins it cannot count, on a RADIO or a multicast PUB)",
             ),
         ]
     }

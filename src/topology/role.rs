@@ -22,7 +22,8 @@ pub enum Role {
     Ping,
     /// Forwards frames between its two sockets untouched (latency stays end to end).
     Proxy,
-    /// Many SUB sockets in one process on one epoll set (a fan-out's subscribers).
+    /// Many SUB sockets (or DISH sockets on one udp group) in one process, watched by one
+    /// thread (a fan-out's subscribers).
     Swarm,
     /// A sink that works `work_us` microseconds on every message (a slow consumer).
     #[serde(rename = "slow_sink")]
@@ -147,7 +148,7 @@ const SOURCE: RoleInfo = RoleInfo {
     latency: Latency::None,
     takes_io: true,
     bounds_frames: false,
-    fields: &[],
+    fields: &["join_ms"],
     check_fields: |_| None,
 };
 
@@ -243,8 +244,9 @@ const SWARM: RoleInfo = RoleInfo {
     legacy_name: "receiver",
     sockets: 1,
     sockets_reason: "",
-    accepts: |t| t[0] == Sub,
-    wants: "a SUB socket (the swarm opens `subs` of them)",
+    accepts: |t| t[0] == Sub || t[0] == Dish,
+    wants:
+        "a SUB socket, or a DISH bound to a udp multicast group (the swarm opens `subs` of them)",
     publishes: None,
     stream: StreamPart::Subscribes,
     in_stream: false,

@@ -22,6 +22,16 @@ pub struct zmq_pollitem_t {
     pub revents: c_short,
 }
 
+/// `zmq_poller_event_t` (draft API) on POSIX systems.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct zmq_poller_event_t {
+    pub socket: *mut c_void,
+    pub fd: c_int,
+    pub user_data: *mut c_void,
+    pub events: c_short,
+}
+
 /// Declares the functions once, and from that list: the table, the symbols linked in, and
 /// the lookup of each one in a loaded library.
 macro_rules! libzmq_api {
@@ -102,11 +112,18 @@ libzmq_api! {
 
 libzmq_api! {
     /// The draft API's functions zmqperf calls (RADIO/DISH groups, CLIENT/SERVER routing
-    /// ids): the bundled libzmq has them; a library built without the draft API does not.
+    /// ids, the poller that waits on thread-safe sockets): the bundled libzmq has them; a library built without the draft API does not.
     DraftApi in linked_draft;
     fn zmq_join(*mut c_void, *const c_char) -> c_int;
     fn zmq_msg_set_group(*mut zmq_msg_t, *const c_char) -> c_int;
     fn zmq_msg_group(*mut zmq_msg_t) -> *const c_char;
     fn zmq_msg_set_routing_id(*mut zmq_msg_t, u32) -> c_int;
     fn zmq_msg_routing_id(*mut zmq_msg_t) -> u32;
+    fn zmq_poller_new() -> *mut c_void;
+    fn zmq_poller_destroy(*mut *mut c_void) -> c_int;
+    fn zmq_poller_add(*mut c_void, *mut c_void, *mut c_void, c_short) -> c_int;
+    fn zmq_poller_remove(*mut c_void, *mut c_void) -> c_int;
+    fn zmq_poller_add_fd(*mut c_void, c_int, *mut c_void, c_short) -> c_int;
+    fn zmq_poller_wait_all(*mut c_void, *mut zmq_poller_event_t, c_int, std::ffi::c_long) -> c_int;
+    fn zmq_poller_fd(*mut c_void, *mut c_int) -> c_int;
 }

@@ -18,5 +18,5 @@ pub use consts::*;
 pub use context::{version, Context};
 pub use error::{CallFailed, Error, Result};
 pub use library::{api, info as library, LibraryInfo, LIBZMQ_ENV};
-pub use poll::{poll, PollEvents, PollItem, POLLERR, POLLIN, POLLOUT};
+pub use poll::{poll, PollEvents, PollItem, SocketPoller, POLLERR, POLLIN, POLLOUT};
 pub use socket::Socket;

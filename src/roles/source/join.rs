@@ -30,6 +30,17 @@ pub(super) fn pause_ms(p: &super::super::fill::Place) -> Option<u64> {
     let kind = *p.g.types[p.node].first()?;
     let sock = *n.all_sockets().first()?;
     let multicast = sock.transports(p.transport).any(Transport::is_multicast);
+    let pauses = match kind {
+        SocketType::Pub | SocketType::Xpub => multicast,
+        SocketType::Radio => true,
+        _ => false,
+    };
+    if !pauses {
+        return None;
+    }
+    if let Some(ms) = n.join_ms {
+        return Some(ms);
+    }
     // Every receiving socket joins on its own: a swarm's hundreds take their turns.
     let t = &p.g.topology;
     let receivers: u64 =
@@ -37,21 +48,42 @@ pub(super) fn pause_ms(p: &super::super::fill::Place) -> Option<u64> {
             .iter()
             .map(|q| u64::from(t.nodes[q.0].replicas) * u64::from(t.nodes[q.0].subs.unwrap_or(1)))
             .sum();
-    let each = receivers.saturating_mul(JOIN_EACH_MS);
-    match kind {
-        SocketType::Pub | SocketType::Xpub if multicast => Some(MULTICAST_JOIN_MS + each),
-        SocketType::Radio => Some(RADIO_JOIN_MS + each),
-        _ => None,
-    }
+    Some(if kind == SocketType::Radio {
+        RADIO_JOIN_MS + receivers.saturating_mul(RADIO_EACH_MS)
+    } else {
+        MULTICAST_JOIN_MS + receivers.saturating_mul(MULTICAST_EACH_MS)
+    })
+}
+
+/// The longest join pause of the sources that send to this node: its receiver waits that
+/// much longer for the first message (1,000 epgm subscribers pause 21 s, more than the
+/// run's timeout of a first message).
+pub(crate) fn senders_pause_ms(p: &super::super::fill::Place) -> u64 {
+    let t = &p.g.topology;
+    p.g.peers((p.node, 0))
+        .iter()
+        .filter(|q| t.nodes[q.0].role == crate::topology::Role::Source)
+        .filter_map(|q| {
+            pause_ms(&super::super::fill::Place {
+                node: q.0,
+                replica: 0,
+                ..*p
+            })
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// The join pause of a RADIO (its DISHes' joins are not counted).
 const RADIO_JOIN_MS: u64 = 250;
+/// And more for each receiving DISH: a DISH over udp joins as it binds, before it says
+/// ready; over tcp its join follows its connection's handshake (well under 1 ms here).
+const RADIO_EACH_MS: u64 = 1;
 /// The join pause of a multicast publisher.
 const MULTICAST_JOIN_MS: u64 = 1000;
 /// And more for each receiving socket (100 epgm subscribers in one swarm lost the start of
-/// the stream after a pause of 1 s).
-const JOIN_EACH_MS: u64 = 20;
+/// the stream after a pause of 1 s): OpenPGM's receivers join from their own threads.
+const MULTICAST_EACH_MS: u64 = 20;
 
 /// No slow joiner: the first message leaves once every subscription is in. The time that
 /// took, ns, when there were any to wait for.

@@ -33,6 +33,7 @@ mod around;
 mod end;
 mod first;
 mod join;
+pub(crate) use join::senders_pause_ms;
 #[cfg(test)]
 mod tests;
 

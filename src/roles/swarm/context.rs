@@ -1,5 +1,5 @@
-//! The swarm's sockets: a libzmq context that allows more than 1,023 sockets, and the SUB
-//! sockets opened in it.
+//! The swarm's sockets: a libzmq context that allows more than 1,023 sockets, and the
+//! subscriber sockets (SUB or DISH) opened in it.
 
 use crate::error::{zmq_err, Result};
 use crate::zmq;
@@ -18,7 +18,10 @@ impl BigContext {
         Ok(BigContext { ctx })
     }
 
-    pub(super) fn sub_socket(&self) -> std::result::Result<zmq::Socket, zmq::Error> {
-        self.ctx.socket(zmq::SUB)
+    pub(super) fn socket(
+        &self,
+        kind: zmq::SocketType,
+    ) -> std::result::Result<zmq::Socket, zmq::Error> {
+        self.ctx.socket(kind)
     }
 }

@@ -1,6 +1,7 @@
 //! The swarm role: many SUB sockets in one process (a fan-out's subscribers), watched
-//! together by one thread (epoll over their ZMQ_FDs), each with its own loss ledger and
-//! latency figures, and one latency histogram for the whole swarm.
+//! together by one thread (epoll over their ZMQ_FDs; DISH sockets bound to one udp group
+//! through libzmq's poller instead), each with its own loss ledger and latency figures,
+//! and one latency histogram for the whole swarm.
 //!
 //! Its measurement ends when every subscriber has seen the end of the stream, when nothing
 //! arrived for the idle time (or for the first-message timeout), or when the runner says
@@ -29,13 +30,9 @@ use crate::msg::RawMsg;
 use crate::net::limits;
 use crate::stats::{LatencyHistogram, OneWay};
 use context::BigContext;
-use poller::Poller;
+use poller::{Watch, STDIN_TOKEN};
 use serde::{Deserialize, Serialize};
 use state::{LeanRun, SubState};
-use std::os::fd::RawFd;
-
-/// The poller token of stdin (the runner's pipe), beyond any socket index.
-const STDIN_TOKEN: u64 = u64::MAX;
 
 /// Longest a swarm keeps its sockets open after its measurement, waiting for the stop.
 const RELEASE_TIMEOUT_NS: u64 = 60_000_000_000;
@@ -278,7 +275,7 @@ fn open_subscribers(
     let plan = &spec.sockets[0];
     let mut socks = Vec::with_capacity(sw.subs as usize);
     for i in 0..sw.subs {
-        let mut s = ctx.sub_socket().map_err(|e| {
+        let mut s = ctx.socket(plan.kind.zmq()).map_err(|e| {
             let hint = if e == zmq::Error::EMFILE {
                 format!(
                     "; the open-file limit is too low for {} subscribers per process: raise it (`ulimit -n`) or use fewer per process",
@@ -296,6 +293,15 @@ fn open_subscribers(
         crate::net::apply_options(&mut s, plan.kind, &plan.options, false)?;
         if let Some(largest) = super::open::largest_frame(spec) {
             crate::net::limit_message_size(&s, largest)?;
+        }
+        // A DISH's sockets each bind the one udp multicast group (the checks allow no
+        // other bind in a swarm); SUB sockets connect.
+        for ep in &plan.bind {
+            let ep = &crate::net::iface::local_multicast(ep);
+            s.bind(ep).map_err(|e| Error::Endpoint {
+                endpoint: ep.clone(),
+                reason: format!("subscriber {i} cannot bind ({e}); a swarm's sockets bind a udp multicast group, which each joins on its own"),
+            })?;
         }
         for ep in &plan.connect {
             crate::net::enable_ipv6(&s, ep)?;
@@ -321,36 +327,6 @@ fn ensure_files(sw: &SwarmSpec) -> Result<()> {
         fewer: "fewer subscribers per process and more processes".into(),
     })
     .map(|_| ())
-}
-
-/// The error of the subscribers' epoll set.
-fn poller_err(e: std::io::Error) -> Error {
-    Error::Io {
-        op: "watching the subscriber sockets (epoll)".into(),
-        source: e,
-    }
-}
-
-/// An epoll set over the sockets' descriptors (token: the index), and the runner's pipe
-/// when the swarm is a process of its own (a stop, or its end, wakes the swarm); the
-/// descriptors, by index.
-fn watch(socks: &[Option<zmq::Socket>], in_process: bool) -> Result<(Poller, Vec<RawFd>)> {
-    let poller = Poller::new(socks.len() + 1).map_err(poller_err)?;
-    let mut fds = Vec::with_capacity(socks.len());
-    for (i, s) in socks.iter().enumerate() {
-        let fd = s
-            .as_ref()
-            .map(|s| s.get_fd())
-            .transpose()
-            .map_err(zmq_err("reading ZMQ_FD"))?
-            .unwrap_or(-1);
-        poller.add(fd, i as u64).map_err(poller_err)?;
-        fds.push(fd);
-    }
-    if in_process {
-        let _ = poller.add(0, STDIN_TOKEN);
-    }
-    Ok((poller, fds))
 }
 
 /// Runs a swarm: opens and connects its SUB sockets, says ready, receives until the end,
@@ -380,7 +356,7 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
 
     let mut states = vec![SubState::default(); n];
     let mut lat = SwarmLatency::new(spec, sw);
-    let (mut poller, fds) = watch(&socks, in_process)?;
+    let mut watch = Watch::over(&socks, spec.sockets[0].kind.is_draft(), in_process)?;
     // Every socket is looked at once first: messages may have arrived before the watch.
     let mut woken: Vec<u64> = (0..n as u64).collect();
     let mut open = n;
@@ -430,7 +406,7 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
             }
             if ended {
                 // Done; the socket stays open until the runner's stop.
-                poller.remove(fds[i]);
+                watch.remove(i, sock);
                 open -= 1;
             }
         }
@@ -447,12 +423,14 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
             Ok(stop) => break stop,
             Err(ms) => ms,
         };
-        poller.wait(wait_ms, &mut woken).map_err(poller_err)?;
+        watch.wait(wait_ms, &mut woken)?;
     };
     let hist = lat.histogram(&states);
     let ticks = ticks.map_or_else(Vec::new, |t| t.finish(now_ns(), &spec.name));
     let report = child_report(sw, &states, hist.clone(), stop, connect_ns, ticks);
     hold_until_stop(ctl, stop, in_process)?;
+    // The watch goes first: libzmq's poller detaches from its sockets when destroyed.
+    drop(watch);
     // Closing tells the publisher the subscribers are done.
     drop(socks);
     drop(ctx);

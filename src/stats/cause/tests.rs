@@ -17,6 +17,7 @@ fn the_place_of_a_hole_names_a_cause_only_with_what_the_sender_did() {
         drops_at_hwm: true,
         waited_for_subscribers: false,
         waited_at_end: true,
+        ..Default::default()
     });
     let waiting_pub = Facts {
         waited_for_subscribers: Some(true),
@@ -52,6 +53,7 @@ fn a_publisher_that_waited_and_blocks_cannot_lose_its_start_to_a_slow_joiner() {
         waited_for_subscribers: Some(true),
         end: SenderEnd::WaitedForReceivers,
         filter_matches: None,
+        paused_for_joins: false,
     };
     assert_eq!(cause_of(GapPosition::Start, &f), Cause::CannotTell);
     let s = sentence(GapPosition::Start, &f);
@@ -258,4 +260,25 @@ fn causes_come_worst_first_with_their_fix() {
     });
     assert_eq!(s.matches("fix the high-water mark").count(), 1, "{s}");
     assert!(s.ends_with("; the same fix"), "{s}");
+}
+
+#[test]
+fn a_sender_that_paused_for_joins_it_cannot_count_loses_its_start_to_a_late_join() {
+    // A RADIO, or a PUB over multicast: it paused for its receivers instead of counting them.
+    let f = Facts {
+        receiver: Some(SocketType::Sub),
+        ..Facts::of_run(SenderFacts {
+            drops_at_hwm: true,
+            waited_for_subscribers: false,
+            waited_at_end: true,
+            paused_for_joins: true,
+        })
+    };
+    assert_eq!(cause_of(GapPosition::Start, &f), Cause::SlowJoiner);
+    let s = sentence(GapPosition::Start, &f);
+    assert!(
+        s.contains("a late join") && s.contains("after the pause"),
+        "{s}"
+    );
+    assert!(!s.contains("waited for every subscription"), "{s}");
 }

@@ -4,7 +4,7 @@
 //!
 //! Every error names where the topology came from, the node and the field.
 
-use super::{Node, Placement, SocketType, Topology};
+use super::{Node, Placement, Role, SocketType, Topology};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::{Error, Result};
 use links::{check_links, check_pairs};
@@ -159,11 +159,15 @@ fn check_binds(origin: &str, t: &Topology) -> Result<BTreeMap<String, SockRef>> 
         for (si, s) in n.all_sockets().iter().enumerate() {
             for (bi, b) in s.bind.iter().enumerate() {
                 let field = field_of(n, si, &format!("bind[{bi}]"));
-                if b == "auto" {
+                let swarm = n.role == Role::Swarm;
+                if b == "auto" && !swarm {
                     continue;
                 }
                 let ep = Endpoint::parse(b, Side::Bind)
                     .map_err(|e| err(origin, &n.name, &field, b, e.to_string()))?;
+                if swarm && !ep.is_shared_group() {
+                    return Err(err(origin, &n.name, &field, b, "a swarm's sockets bind only a udp multicast group, which each joins on its own (a DISH: bind = [\"udp://239.192.0.1:5555\"]); SUB sockets connect"));
+                }
                 if n.replicas > 1 && !ep.is_wildcard() && !ep.is_shared_group() {
                     return Err(err(origin, &n.name, &field, b, format!(
                         "{} replicas cannot all bind one address; use `auto` or a wildcard port (tcp://127.0.0.1:*)",
