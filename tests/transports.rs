@@ -155,7 +155,7 @@ fn a_radio_outrunning_its_dish_over_udp_loses_and_says_why() {
 #[test]
 fn topology_check_refuses_what_libzmq_refuses_naming_node_and_field() {
     with_watchdog(T, || {
-        let cases: [(&str, &str, &[&str]); 6] = [
+        let cases: [(&str, &str, &[&str]); 8] = [
             (
                 r#"{"nodes": [
                   {"name": "r", "role": "source", "socket": {"type": "RADIO", "bind": ["udp://127.0.0.1:5999"]}},
@@ -209,6 +209,24 @@ fn topology_check_refuses_what_libzmq_refuses_naming_node_and_field() {
                   {"name": "q", "role": "sink", "socket": {"type": "PULL", "connect": ["p"]}}]}"#,
                 "push-rate.json",
                 &["node 'p'", "socket.multicast_rate", "a multicast option"],
+            ),
+            (
+                r#"{"nodes": [
+                  {"name": "r", "role": "source", "socket": {"type": "RADIO", "connect": ["udp://127.0.0.1:5998"]}},
+                  {"name": "d", "role": "swarm", "subs": 10, "socket": {"type": "DISH", "bind": ["udp://127.0.0.1:5998"]}}]}"#,
+                "swarm-unicast.json",
+                &[
+                    "node 'd'",
+                    "socket.bind[0]",
+                    "a swarm's sockets bind only a udp multicast group",
+                ],
+            ),
+            (
+                r#"{"nodes": [
+                  {"name": "p", "role": "source", "socket": {"type": "PUSH", "bind": ["auto"]}},
+                  {"name": "q", "role": "sink", "join_ms": 100, "socket": {"type": "PULL", "connect": ["p"]}}]}"#,
+                "sink-join.json",
+                &["node 'q'", "join_ms", "only a source has `join_ms`"],
             ),
         ];
         for (text, name, wants) in cases {
@@ -386,6 +404,25 @@ fn epgm_is_exact_when_sustainable_and_its_default_rate_limit_is_named_with_the_f
             assert_eq!(e["loss"]["received"].as_u64(), Some(4000), "{e}");
             assert_eq!(e["loss"]["duplicated"].as_u64(), Some(0), "{e}");
         }
+        // A swarm of 200 DISH sockets in one process, each bound to the group (a DISH has no
+        // ZMQ_FD: each has a libzmq poller of its own on the swarm's epoll set): every
+        // message on every socket.
+        let swarm = write(
+            "udp-swarm.json",
+            r#"{"nodes": [
+              {"name": "radio", "role": "source", "socket": {"type": "RADIO", "connect": ["udp://239.192.7.8:5608"]}},
+              {"name": "dishes", "role": "swarm", "subs": 200, "socket": {"type": "DISH", "bind": ["udp://239.192.7.8:5608"]}}]}"#,
+        );
+        let c = case_of(
+            &[],
+            &swarm,
+            &["--count", "1000", "--rate", "1000", "--repetitions", "1"],
+            Some(&ns.0),
+        );
+        assert_eq!(c["summary"]["lost"], 0, "{c}");
+        let e = &c["edges"][0];
+        assert_eq!(e["loss"]["received"].as_u64(), Some(200 * 1000), "{e}");
+        assert_eq!(e["loss"]["duplicated"].as_u64(), Some(0), "{e}");
         // Unsustainable: a plain PUB at full speed drops at its high-water mark, and the
         // report says so.
         let full = case_of(

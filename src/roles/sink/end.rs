@@ -2,7 +2,6 @@
 //! idle slice or timeout, a signal), with or without a stream's end of transmission, and
 //! the report of what arrived.
 
-use super::super::control::END_DRAIN;
 use super::super::{node_usage, Next, RoleReport};
 use super::quiet_for;
 use super::state::{SinkState, Then};
@@ -42,7 +41,7 @@ impl SinkState<'_> {
         let w = self.eot.as_mut().expect("checked");
         w.poll();
         let short = !w.covers(&spec.streams) || received < w.total(&spec.streams);
-        if short && quiet_for(&self.patience) < END_DRAIN {
+        if short && quiet_for(&self.patience) < self.drain {
             return Then::Read;
         }
         if w.covers(&spec.streams) {
@@ -77,7 +76,7 @@ impl SinkState<'_> {
             if received >= want {
                 return Ok(Then::End);
             }
-            if self.idle_total >= END_DRAIN {
+            if self.idle_total >= self.drain {
                 self.cut_short = Some(format!(
                     "the end of transmission announced {want} messages; {received} arrived, and nothing more for {:.1} s after it",
                     self.idle_total.as_secs_f64()
@@ -100,11 +99,11 @@ impl SinkState<'_> {
     }
 
     /// The runner said stop: short of what it expects (or, sharing a stream, unable to
-    /// know), the queue may only be held up, so it takes END_DRAIN of quiet to give up.
+    /// know), the queue may only be held up, so it takes its drain of quiet to give up.
     fn on_stop(&mut self) -> Then {
         let (spec, received, total) = (self.spec, self.received, self.total);
         let short = !spec.ends_itself || (self.ends < spec.streams.len() && received < total);
-        if short && quiet_for(&self.patience) < END_DRAIN {
+        if short && quiet_for(&self.patience) < self.drain {
             return Then::Read;
         }
         if spec.ends_itself && self.ends < spec.streams.len() && received < total {
