@@ -1,6 +1,13 @@
 //! The kernel's own counters of what it dropped, read around a receive: UDP datagrams
 //! that found a socket's receive buffer full (`RcvbufErrors` of `/proc/net/snmp`, for the
-//! network namespace the process is in).
+//! network namespace the process is in), for receivers over udp, epgm and norm.
+
+/// Whether the kernel's UDP counters see what a receiver on transport `t` is sent: udp, and
+/// epgm and norm, which ride on UDP (pgm is an IP protocol of its own).
+pub fn counts(t: crate::transport::Transport) -> bool {
+    use crate::transport::Transport as T;
+    matches!(t, T::Udp | T::Epgm | T::Norm)
+}
 
 /// UDP datagrams dropped at full receive buffers so far in this network namespace, if the
 /// kernel says (Linux).

@@ -48,12 +48,21 @@ pub trait Observer {
     fn case_done(&mut self, result: &CaseResult);
 }
 
-/// The cause of a udp receiver's loss the kernel counted: datagrams dropped at a full
-/// receive buffer, with the fix.
-fn udp_drops(n: &crate::model::NodeResult) -> Option<String> {
+/// The cause of a UDP receiver's loss the kernel counted (udp, epgm, norm): datagrams
+/// dropped at a full receive buffer, with the fix for its transport.
+fn udp_drops(spec: &CaseSpec, n: &crate::model::NodeResult) -> Option<String> {
     let d = n.udp_drops.filter(|&d| d > 0)?;
+    let node = spec.topology.nodes.iter().find(|t| t.name == n.name);
+    let multicast = node
+        .and_then(|t| t.all_sockets().first().copied())
+        .is_some_and(|s| s.transports(spec.transport).any(Transport::is_multicast));
+    let fix = if multicast {
+        "fix: give the receiving socket a larger `rcvbuf` (ZMQ_RCVBUF reaches OpenPGM's and NORM's UDP socket; the kernel caps it at net.core.rmem_max), or pace the publisher (`rate`) below what the subscribers take"
+    } else {
+        "libzmq 4.3's udp takes no ZMQ_RCVBUF, so the buffer is the kernel's default; fix: pace the RADIO (`rate`) below what the DISH takes, or raise net.core.rmem_default"
+    };
     Some(format!(
-        "cause: the kernel's receive buffer: {d} datagrams were dropped in the network namespace of '{}' while it received (Udp RcvbufErrors in /proc/net/snmp, which counts every socket there); libzmq 4.3's udp takes no ZMQ_RCVBUF, so the buffer is the kernel's default; fix: pace the RADIO (`rate`) below what the DISH takes, or raise net.core.rmem_default",
+        "cause: the kernel's receive buffer: {d} datagrams were dropped in the network namespace of '{}' while it received (Udp RcvbufErrors in /proc/net/snmp, which counts every socket there); {fix}",
         n.name
     ))
 }
@@ -274,7 +283,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         warnings.extend(g.warnings.iter().cloned());
     }
     warnings.extend(clock_notes(&edges));
-    warnings.extend(nodes.iter().filter_map(udp_drops));
+    warnings.extend(nodes.iter().filter_map(|n| udp_drops(spec, n)));
     let wall_s = started.elapsed().as_secs_f64();
     let machine = machine.end();
     warnings.extend(busy::warning(&machine.busy));

@@ -114,6 +114,16 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
         }
     }
     w.extend(multicast::rate_limit(spec, s));
+    let beyond: u64 = reps
+        .iter()
+        .filter_map(|r| r.loss.as_ref())
+        .map(|l| l.beyond)
+        .sum();
+    if beyond > 0 {
+        w.push(format!(
+            "{beyond} arrivals were numbered at or past the end of their stream and are left out of every count: messages garbled on the way (a multicast stream spliced across a lost packet), or of another run on the same endpoint"
+        ));
+    }
     if s.lost > 0 || s.duplicated > 0 || s.reordered > 0 {
         let mut at = (0, 0, 0);
         for l in reps.iter().filter_map(|r| r.loss.as_ref()) {
@@ -136,6 +146,7 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
                     Cause::SlowJoiner if facts.paused_for_joins => Some("a longer pause for the joins: give the source `join_ms` (it paused the default: 250 ms and 1 ms per DISH for a RADIO, 1 s and 20 ms per subscriber over multicast)".into()),
                     Cause::SlowJoiner => Some("let the PUB wait for its subscribers (remove `wait_subscriptions = false`), or start the subscribers first".into()),
                     Cause::HighWaterMark => Some("give the PUB xpub_nodrop = true (an XPUB), a larger sndhwm, or a rate".into()),
+                    Cause::LostOnTheWay if facts.one_way => Some("pace the publisher (`rate`) below what the receivers take; over epgm or norm give the receiving sockets a larger `rcvbuf` (a kernel count of dropped datagrams, when there is one, is named beside)".into()),
                     _ => None,
                 }
             });
@@ -167,11 +178,17 @@ pub fn sender_facts(t: &crate::topology::Topology, transport: Transport) -> Send
                     _ => false,
                 })
         });
+    let one_way = publishers.clone().any(|n| {
+        n.all_sockets()
+            .first()
+            .is_some_and(|s| s.transports(transport).any(Transport::one_way))
+    });
     SenderFacts {
         drops_at_hwm: drops_at_hwm(t),
         waited_for_subscribers: waits && !paused,
         waited_at_end: true,
         paused_for_joins: paused,
+        one_way,
     }
 }
 

@@ -75,6 +75,10 @@ pub struct SenderFacts {
     /// subscription travels back) and paused for them instead (its `join_ms`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub paused_for_joins: bool,
+    /// It sent over a transport on which nothing flows back to slow it (udp, pgm, epgm,
+    /// norm): what the receivers' buffers could not hold was lost on the way.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub one_way: bool,
 }
 
 /// How the sender ended, as far as the receiver's facts say.
@@ -115,6 +119,8 @@ pub struct Facts {
     pub filter_matches: Option<bool>,
     /// The sender paused for joins it could not count ([`SenderFacts::paused_for_joins`]).
     pub paused_for_joins: bool,
+    /// Nothing flows back to slow the sender ([`SenderFacts::one_way`]).
+    pub one_way: bool,
 }
 
 impl Facts {
@@ -132,6 +138,7 @@ impl Facts {
             },
             filter_matches: None,
             paused_for_joins: f.paused_for_joins,
+            one_way: f.one_way,
         }
     }
 
@@ -171,6 +178,9 @@ pub fn cause_of(p: GapPosition, f: &Facts) -> Cause {
         }
         GapPosition::Start => Cause::LateStart,
         GapPosition::Middle if drops => Cause::HighWaterMark,
+        // Nothing flows back over multicast or udp: a sender that does not drop cannot have
+        // lost what the receivers' buffers could not hold, the way did.
+        GapPosition::Middle | GapPosition::End if f.one_way => Cause::LostOnTheWay,
         GapPosition::Middle => Cause::LostOnTheWay,
         GapPosition::End => match f.end {
             SenderEnd::WaitedForReceivers if drops => Cause::HighWaterMark,
@@ -227,6 +237,9 @@ pub fn sentence(p: GapPosition, f: &Facts) -> String {
         }
         (Cause::HighWaterMark, GapPosition::Middle) => {
             "the high-water mark: the sender outran the receiver and dropped what its queue could not take".into()
+        }
+        (Cause::LostOnTheWay, _) if f.one_way => {
+            "lost on the way: over multicast or udp nothing flows back to slow the sender, so what a receiver's buffers (the kernel's socket buffer, OpenPGM's or NORM's window) could not hold, and no repair brought back, is lost".into()
         }
         (Cause::LostOnTheWay, _) => {
             "not a high-water mark (this sender blocks there rather than drop): lost on the way (a device in between, a reconnect that lost its queue, or a sender that skipped numbers)".into()

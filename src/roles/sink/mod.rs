@@ -53,8 +53,8 @@ pub(super) fn run_with(
         .as_deref()
         .map(|ep| EotWatch::open(ctx, ep))
         .transpose()?;
-    // Over udp the kernel drops what the receive buffer cannot hold: its counter, before.
-    let udp = o.endpoint.transport() == crate::endpoint::Transport::Udp;
+    // Over UDP the kernel drops what the receive buffer cannot hold: its counter, before.
+    let udp = crate::net::kernel::counts(o.endpoint.transport());
     let udp_before = udp.then(crate::net::kernel::udp_receive_errors).flatten();
     ctl.wait_start(spec.timeout())?;
     let spec = &*spec.started(ctl.send_offsets());

@@ -74,6 +74,7 @@ fn facts(kind: SocketType, end: SenderEnd) -> Facts {
         end,
         filter_matches: None,
         paused_for_joins: false,
+        one_way: false,
     }
 }
 

@@ -54,6 +54,7 @@ fn a_publisher_that_waited_and_blocks_cannot_lose_its_start_to_a_slow_joiner() {
         end: SenderEnd::WaitedForReceivers,
         filter_matches: None,
         paused_for_joins: false,
+        one_way: false,
     };
     assert_eq!(cause_of(GapPosition::Start, &f), Cause::CannotTell);
     let s = sentence(GapPosition::Start, &f);
@@ -272,6 +273,7 @@ fn a_sender_that_paused_for_joins_it_cannot_count_loses_its_start_to_a_late_join
             waited_for_subscribers: false,
             waited_at_end: true,
             paused_for_joins: true,
+            one_way: false,
         })
     };
     assert_eq!(cause_of(GapPosition::Start, &f), Cause::SlowJoiner);
@@ -281,4 +283,30 @@ fn a_sender_that_paused_for_joins_it_cannot_count_loses_its_start_to_a_late_join
         "{s}"
     );
     assert!(!s.contains("waited for every subscription"), "{s}");
+}
+
+#[test]
+fn a_sender_that_blocks_over_multicast_loses_on_the_way_not_at_its_end() {
+    // An XPUB with xpub_nodrop over epgm: it does not drop, and nothing flows back to slow
+    // it, so holes in the middle and at the end were lost on the way.
+    let f = Facts::of_run(SenderFacts {
+        drops_at_hwm: false,
+        waited_for_subscribers: false,
+        waited_at_end: true,
+        paused_for_joins: true,
+        one_way: true,
+    });
+    assert_eq!(cause_of(GapPosition::Middle, &f), Cause::LostOnTheWay);
+    assert_eq!(cause_of(GapPosition::End, &f), Cause::LostOnTheWay);
+    let s = sentence(GapPosition::Middle, &f);
+    assert!(
+        s.contains("nothing flows back") && s.contains("socket buffer"),
+        "{s}"
+    );
+    // Without one_way the same sender's end is a sender that stopped.
+    let tcp = Facts {
+        one_way: false,
+        ..f
+    };
+    assert_eq!(cause_of(GapPosition::End, &tcp), Cause::SenderStopped);
 }

@@ -242,7 +242,19 @@ impl StreamLedger {
     /// The figures of this stream. With `expected`, numbers `[0, expected)` should all have
     /// arrived; without it, the highest number seen marks the end.
     pub fn summary(&self, expected: Option<u64>) -> LossSummary {
-        let ranges = self.all_ranges();
+        let mut ranges = self.all_ranges();
+        // Numbers at or past the expected length are not of this stream: counted apart.
+        let mut beyond = 0;
+        if let Some(n) = expected {
+            beyond = ranges
+                .iter()
+                .map(|&(s, e)| e.saturating_sub(s.max(n)))
+                .sum();
+            ranges.retain(|r| r.0 < n);
+            if let Some(last) = ranges.last_mut() {
+                last.1 = last.1.min(n);
+            }
+        }
         let received = ranges.iter().map(|(s, e)| e - s).sum();
         let end = expected
             .unwrap_or(0)
@@ -307,6 +319,7 @@ impl StreamLedger {
             lost_in_middle: sum_where(GapPosition::Middle),
             lost_at_end: sum_where(GapPosition::End),
             gaps,
+            beyond,
         }
     }
 }

@@ -58,6 +58,14 @@ pub struct LossSummary {
     pub lost_at_end: u64,
     /// The first holes (at most 16), in stream order.
     pub gaps: Vec<Gap>,
+    /// Arrivals numbered at or beyond the expected length: not of this stream (a message
+    /// garbled on the way, or one of another run), left out of every other count.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub beyond: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl LossSummary {
@@ -72,6 +80,7 @@ impl LossSummary {
         self.lost_at_start += o.lost_at_start;
         self.lost_in_middle += o.lost_in_middle;
         self.lost_at_end += o.lost_at_end;
+        self.beyond += o.beyond;
         let room = GAPS_LISTED.saturating_sub(self.gaps.len());
         self.gaps.extend(o.gaps.iter().take(room).copied());
     }

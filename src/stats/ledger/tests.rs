@@ -265,3 +265,22 @@ fn a_peers_arrival_runs_give_the_ledger_of_the_arrivals_themselves() {
     let s = l.summary(Some(15));
     assert_eq!((s.received, s.lost), (13, 2));
 }
+
+#[test]
+fn a_number_past_the_expected_length_is_counted_apart_not_as_a_hole() {
+    // 0..100 with 40..50 missing, and two garbled numbers far past the stream's 100 (one
+    // multicast run saw 3.7e14): the hole stays 10, the garbled arrivals are counted apart.
+    let mut seqs: Vec<u64> = (0..40).chain(50..100).collect();
+    seqs.push(369_822_458_673_153);
+    seqs.push(100);
+    let s = ledger_of(&seqs).summary(Some(100));
+    assert_eq!((s.expected, s.received, s.lost), (100, 90, 10), "{s:?}");
+    assert_eq!((s.lost_in_middle, s.lost_at_end), (10, 0), "{s:?}");
+    assert_eq!(s.beyond, 2, "{s:?}");
+    // A range that straddles the end is cut there.
+    let s = ledger_of(&(0..120).collect::<Vec<_>>()).summary(Some(100));
+    assert_eq!((s.received, s.lost, s.beyond), (100, 0, 20), "{s:?}");
+    // Without an expected length the highest number is the end, as before.
+    let s = ledger_of(&(0..120).collect::<Vec<_>>()).summary(None);
+    assert_eq!((s.received, s.beyond), (120, 0), "{s:?}");
+}

@@ -17,6 +17,7 @@ impl FanoutReport {
             waited_for_subscribers: !self.lossy,
             waited_at_end: true,
             paused_for_joins: false,
+            one_way: false,
         }
     }
 
