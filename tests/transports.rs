@@ -479,3 +479,58 @@ fn epgm_subscribers_outrun_at_full_speed_lose_on_the_way_and_a_larger_rcvbuf_is_
         assert!(a * 10 <= b, "rcvbuf 8 MiB lost {a}, the default {b}");
     });
 }
+
+#[test]
+fn a_radio_with_no_route_to_its_group_is_refused_with_the_route_to_add_and_the_route_fixes_it() {
+    with_watchdog(T, || {
+        let ns = Netns::new("noroute");
+        let file = write(
+            "udp-noroute.json",
+            r#"{"nodes": [
+              {"name": "radio", "role": "source", "socket": {"type": "RADIO", "connect": ["udp://239.192.7.9:5611"]}},
+              {"name": "dish", "role": "sink", "socket": {"type": "DISH", "bind": ["udp://239.192.7.9:5611"]}}]}"#,
+        );
+        let ip = |args: &[&str]| {
+            let mut c = Command::new("ip");
+            c.args(["-n", &ns.0]).args(args);
+            assert_eq!(run(c, 20).code, Some(0), "ip {args:?}");
+        };
+        // Without a route for the group the kernel drops every datagram before it leaves,
+        // and libzmq's udp says nothing: refused before the measurement, naming the fix.
+        ip(&["route", "del", "239.0.0.0/8", "dev", "lo"]);
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &ns.0, env!("CARGO_BIN_EXE_zmqperf")]);
+        c.args([
+            "run",
+            &file,
+            "--no-history",
+            "--count",
+            "1000",
+            "--rate",
+            "5000",
+            "--repetitions",
+            "1",
+        ]);
+        let o = run(c, T);
+        assert_ne!(o.code, Some(0), "{o:?}");
+        assert!(
+            o.stderr.contains("no route to 239.192.7.9 from this host"),
+            "{}",
+            o.stderr
+        );
+        assert!(
+            o.stderr.contains("fix: add a route for the group"),
+            "{}",
+            o.stderr
+        );
+        // The fix: with the route, every message arrives.
+        ip(&["route", "add", "239.0.0.0/8", "dev", "lo"]);
+        let c = case_of(
+            &[],
+            &file,
+            &["--count", "1000", "--rate", "5000", "--repetitions", "1"],
+            Some(&ns.0),
+        );
+        exact(&c, 1000, 1);
+    });
+}

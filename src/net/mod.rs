@@ -16,7 +16,9 @@ mod watch;
 pub use options::{
     apply as apply_options, auto_endpoint, auto_endpoint_for, set_int_option, set_xpub_verbose,
 };
-pub use require::{last_endpoint, require_draft, require_transport, require_type_on};
+pub use require::{
+    last_endpoint, require_draft, require_route, require_transport, require_type_on,
+};
 pub use watch::{PeerWatch, Sightings};
 
 use crate::endpoint::{Endpoint, Side};
@@ -88,6 +90,7 @@ pub fn open_socket(
             }
             configure(&mut s)?;
             resolve_host(endpoint)?;
+            require_route(endpoint)?;
             s.connect(raw).map_err(|e| connect_error(endpoint, e))?
         }
     }

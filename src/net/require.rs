@@ -94,3 +94,42 @@ pub fn last_endpoint(s: &zmq::Socket, raw: &str) -> String {
         _ => last,
     }
 }
+
+/// A udp connect to an IPv4 address (a multicast group, or a host) that names no interface
+/// has a route from this host, or an error that names the fix: without one the kernel drops
+/// every datagram before it leaves (ENETUNREACH), and libzmq's udp engine says nothing, so
+/// the receivers would see nothing at all. A UDP socket's connect is the route lookup.
+pub fn require_route(endpoint: &Endpoint) -> Result<()> {
+    if endpoint.transport() != crate::endpoint::Transport::Udp {
+        return Ok(());
+    }
+    let rest = endpoint.as_str().trim_start_matches("udp://");
+    if rest.contains(';') {
+        return Ok(());
+    }
+    let Some((host, port)) = rest.rsplit_once(':') else {
+        return Ok(());
+    };
+    let (Ok(ip), Ok(port)) = (host.parse::<std::net::Ipv4Addr>(), port.parse::<u16>()) else {
+        return Ok(());
+    };
+    let Ok(probe) = std::net::UdpSocket::bind(("0.0.0.0", 0)) else {
+        return Ok(());
+    };
+    match probe.connect((ip, port)) {
+        Err(e) if e.raw_os_error() == Some(libc::ENETUNREACH) => {
+            let fix = if ip.is_multicast() {
+                "add a route for the group on the interface to send on (`ip route add 224.0.0.0/4 dev eth0`)"
+            } else {
+                "add a route to it, or connect to an address this host reaches"
+            };
+            Err(Error::Endpoint {
+                endpoint: endpoint.to_string(),
+                reason: format!(
+                    "no route to {ip} from this host ({e}): the kernel would drop every datagram before it left, and libzmq's udp says nothing of it; fix: {fix}"
+                ),
+            })
+        }
+        _ => Ok(()),
+    }
+}
