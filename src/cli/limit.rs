@@ -148,13 +148,18 @@ impl Searching<'_> {
             };
             let (slo, cores) = (self.slo, self.cores);
             step_done(&mut search, slo, what, v, &figures, &mut broken, |f| {
-                limit::cause(
+                let said = limit::cause(
                     f,
                     slo,
                     &Busy::of_case(&done),
                     cores,
                     limit::loss_of_case(&done),
-                )
+                );
+                // Not the nodes' CPU: the case may name what held it.
+                match limit::pace_of(&done.warnings) {
+                    Some(pace) if said.starts_with(limit::NOT_CPU) => pace,
+                    _ => said,
+                }
             });
         }
         (search, broken)

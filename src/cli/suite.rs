@@ -147,7 +147,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "LEVEL", default_value = "loss=0")]
     pub slo: String,
     /// After --find found a limit: try the settings that may move it (high-water marks,
-    /// kernel socket buffers, ZMQ_XPUB_NODROP for a loss, poll vs blocking calls), one at a
+    /// kernel socket buffers, ZMQ_XPUB_NODROP for a loss, poll vs blocking calls; over
+    /// multicast also ZMQ_RATE, ZMQ_RECOVERY_IVL and ZMQ_MULTICAST_HOPS), one at a
     /// time and then the ones that helped together, each searched the same way; their
     /// gains on the limit with intervals, best first, and the tuned topology to save and
     /// run. docs/limits.md

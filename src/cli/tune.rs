@@ -9,7 +9,7 @@ use super::limit::{breaking, Broken, Find, Searching};
 use zmqperf::model::TunedSetting;
 use zmqperf::runner::CaseSpec;
 use zmqperf::scenarios::limit::{Found, Search};
-use zmqperf::scenarios::tune::{candidates, Gain, Knob, Limit};
+use zmqperf::scenarios::tune::{candidates_for, Gain, Knob, Limit};
 
 /// What `--tune` tunes: the searches it runs with settings, and how it names them.
 pub trait Tuning {
@@ -336,5 +336,14 @@ pub fn tune_case(
     first: &(Search, Vec<Broken>),
     slo: &str,
 ) -> Vec<TunedSetting> {
-    tune(&mut CaseTuning { ctx, case }, first, slo, candidates)
+    // A publisher over multicast also tries its multicast settings.
+    let multicast = case.topology.nodes.iter().any(|n| {
+        n.role.info().publishes.is_some()
+            && n.all_sockets()
+                .first()
+                .is_some_and(|s| s.transports(case.transport).any(|t| t.is_multicast()))
+    });
+    tune(&mut CaseTuning { ctx, case }, first, slo, |cause| {
+        candidates_for(cause, multicast)
+    })
 }

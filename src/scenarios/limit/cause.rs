@@ -33,6 +33,9 @@ impl Busy {
 /// A node at this share of one core (or more) is saturated: it could go no faster.
 pub const SATURATED_PCT: f64 = 90.0;
 
+/// How a cause begins when no node's CPU explains a step.
+pub const NOT_CPU: &str = "not the nodes' CPU";
+
 /// The nodes together at this share of all the machine's cores (or more) filled them.
 pub const MACHINE_PCT: f64 = 80.0;
 
@@ -51,6 +54,16 @@ pub fn loss_of_case(case: &CaseResult) -> Option<String> {
         },
     };
     total.map(|l| crate::stats::loss_causes(&l, &facts, |_, _| None))
+}
+
+/// The case's own cause of a rate held below what was asked, when its warnings name one
+/// that no node's CPU shows (the multicast rate limit: OpenPGM holds a PUB to its
+/// ZMQ_RATE), without its `cause: ` prefix.
+pub fn pace_of(warnings: &[String]) -> Option<String> {
+    warnings
+        .iter()
+        .find_map(|w| w.strip_prefix("cause: the multicast rate limit"))
+        .map(|rest| format!("the multicast rate limit{rest}"))
 }
 
 /// Why a step broke the service level, by one rule, in a line: a failure by its error (the
@@ -100,7 +113,7 @@ pub fn cause(f: &Figures, slo: &Slo, busy: &[Busy], cores: usize, loss: Option<S
         );
     }
     format!(
-        "not the nodes' CPU (the busiest, {}, used {}): a queue between them (a high-water mark's back-pressure, the kernel's socket buffers) or a node's own pace",
+        "{NOT_CPU} (the busiest, {}, used {}): a queue between them (a high-water mark's back-pressure, the kernel's socket buffers) or a node's own pace",
         top.map_or("none".into(), |b| b.node.clone()),
         top.map_or("-".into(), |b| format!("{:.0}% of a core", b.core_pct))
     )

@@ -16,7 +16,7 @@ mod slo;
 #[cfg(test)]
 mod tests;
 
-pub use cause::{cause, loss_of_case, Busy, MACHINE_PCT, SATURATED_PCT};
+pub use cause::{cause, loss_of_case, pace_of, Busy, MACHINE_PCT, NOT_CPU, SATURATED_PCT};
 pub use slo::{Figures, Slo};
 
 /// Where the search stands. Its values are rates, sizes or counts: [`Search::next_rate`]

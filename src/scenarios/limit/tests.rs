@@ -201,3 +201,17 @@ fn service_levels_parse_and_say_what_is_wrong() {
         assert!(e.contains(says) && e.contains("--slo"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn a_step_held_by_the_multicast_rate_limit_is_named_so() {
+    let mut warnings =
+        vec!["rate not reached: asked for 400 msg/s, delivered 188 msg/s".to_string()];
+    assert_eq!(pace_of(&warnings), None);
+    warnings.push("cause: the multicast rate limit: 'pub' delivered 96 kbit/s of payload; fix: multicast_rate = 1000000".into());
+    let said = pace_of(&warnings).unwrap();
+    assert!(
+        said.starts_with("the multicast rate limit: 'pub' delivered 96 kbit/s"),
+        "{said}"
+    );
+    assert!(said.contains("fix: multicast_rate = 1000000"), "{said}");
+}
