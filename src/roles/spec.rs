@@ -25,6 +25,15 @@ pub struct SockPlan {
 }
 
 impl SockPlan {
+    /// The transport of each of its endpoints (by scheme), binds first.
+    pub fn transports(&self) -> impl Iterator<Item = crate::transport::Transport> + '_ {
+        self.bind
+            .iter()
+            .chain(&self.connect)
+            .filter_map(|e| e.split_once("://"))
+            .filter_map(|(scheme, _)| crate::transport::Transport::parse(scheme))
+    }
+
     /// One socket of `kind` bound to `ep` or connected to it, with `options`: the socket of
     /// a front-end's single node (a compatible command, a PTMP program).
     pub fn single(kind: SocketType, ep: &Endpoint, side: Side, options: SocketOptions) -> SockPlan {

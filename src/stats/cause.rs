@@ -180,7 +180,7 @@ pub fn cause_of(p: GapPosition, f: &Facts) -> Cause {
         GapPosition::Middle if drops => Cause::HighWaterMark,
         // Nothing flows back over multicast or udp: a sender that does not drop cannot have
         // lost what the receivers' buffers could not hold, the way did.
-        GapPosition::Middle | GapPosition::End if f.one_way => Cause::LostOnTheWay,
+        GapPosition::Middle | GapPosition::End if f.one_way && !drops => Cause::LostOnTheWay,
         GapPosition::Middle => Cause::LostOnTheWay,
         GapPosition::End => match f.end {
             SenderEnd::WaitedForReceivers if drops => Cause::HighWaterMark,

@@ -130,9 +130,7 @@ pub(super) fn drain_for(spec: &NodeSpec) -> Duration {
     let multicast = spec
         .sockets
         .iter()
-        .flat_map(|s| s.bind.iter().chain(&s.connect))
-        .filter_map(|e| e.split_once("://"))
-        .any(|(scheme, _)| Transport::parse(scheme).is_some_and(Transport::is_multicast));
+        .any(|s| s.transports().any(Transport::is_multicast));
     if multicast {
         MULTICAST_DRAIN
     } else {

@@ -55,6 +55,21 @@ pub(super) fn pause_ms(p: &super::super::fill::Place) -> Option<u64> {
     })
 }
 
+/// Over udp and multicast no receiver hangs up to tell the source it has everything, and
+/// closing throws away what the transport still holds (a NORM sender held to its rate had
+/// 650 messages in its buffer when its PUB closed): such a source keeps its socket until
+/// the runner's stop, which comes once every receiver has reported.
+pub(super) fn hold_when_one_way(p: &super::super::fill::Place, spec: &mut NodeSpec) {
+    let one_way = p
+        .node()
+        .all_sockets()
+        .first()
+        .is_some_and(|s| s.transports(p.transport).any(Transport::one_way));
+    if one_way && spec.quit == super::super::Quit::WaitForPeer {
+        spec.quit = super::super::Quit::WaitForStop;
+    }
+}
+
 /// The longest join pause of the sources that send to this node: its receiver waits that
 /// much longer for the first message (1,000 epgm subscribers pause 21 s, more than the
 /// run's timeout of a first message).

@@ -488,16 +488,6 @@ pub(super) fn fill(p: &super::fill::Place, spec: &mut NodeSpec) -> Result<()> {
     if let Some(ms) = join::pause_ms(p) {
         spec.own.insert(join::JOIN_MS.to_string(), ms);
     }
-    // Over udp and multicast no receiver hangs up to tell the source it has everything, and
-    // closing throws away what the transport still holds (a NORM sender held to its rate
-    // had 650 messages in its buffer when its PUB closed): it keeps its socket until the
-    // runner's stop, which comes once every receiver has reported.
-    let one_way = p.node().all_sockets().first().is_some_and(|s| {
-        s.transports(p.transport)
-            .any(crate::transport::Transport::one_way)
-    });
-    if one_way && spec.quit == super::Quit::WaitForPeer {
-        spec.quit = super::Quit::WaitForStop;
-    }
+    join::hold_when_one_way(p, spec);
     Ok(())
 }

@@ -332,6 +332,13 @@ fn ensure_files(sw: &SwarmSpec) -> Result<()> {
     .map(|_| ())
 }
 
+/// Over UDP (udp, epgm, norm) the kernel drops what a receive buffer cannot hold: its
+/// count so far in this network namespace, when the swarm's sockets take UDP.
+fn kernel_drops_so_far(spec: &NodeSpec) -> Option<u64> {
+    let udp = spec.sockets[0].transports().any(crate::net::kernel::counts);
+    udp.then(crate::net::kernel::udp_receive_errors).flatten()
+}
+
 /// Runs a swarm: opens and connects its SUB sockets, says ready, receives until the end,
 /// says its measurement is over, holds its sockets until the stop, and reports.
 pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> {
@@ -353,18 +360,7 @@ pub(super) fn run(spec: &NodeSpec, ctl: &mut dyn Control) -> Result<RoleReport> 
     let ctx = BigContext::new((sw.subs as i32).saturating_add(64))?;
     let mut socks = open_subscribers(&ctx, spec, sw)?;
     let connect_ns = now_ns() - t0;
-    // Over UDP (udp, epgm, norm) the kernel drops what a receive buffer cannot hold: its
-    // counter, before.
-    let plan = &spec.sockets[0];
-    let udp = plan
-        .bind
-        .iter()
-        .chain(&plan.connect)
-        .filter_map(|e| e.split_once("://"))
-        .any(|(scheme, _)| {
-            crate::transport::Transport::parse(scheme).is_some_and(crate::net::kernel::counts)
-        });
-    let udp_before = udp.then(crate::net::kernel::udp_receive_errors).flatten();
+    let udp_before = kernel_drops_so_far(spec);
     ctl.ready(&[])?;
     ctl.wait_start(std::time::Duration::from_millis(sw.first_timeout_ms))?;
     let spec = &*spec.started(ctl.send_offsets());
