@@ -119,17 +119,21 @@ impl Endpoint {
         self.transport
     }
 
+    /// The IPv4 address and port a udp endpoint targets (after any interface a connect
+    /// names first, `IFACE;HOST:PORT`), when it writes them as numbers.
+    pub fn udp_target(&self) -> Option<(std::net::Ipv4Addr, u16)> {
+        if self.transport != Transport::Udp {
+            return None;
+        }
+        let rest = self.raw.strip_prefix("udp://")?;
+        let (host, port) = rest.rsplit(';').next()?.rsplit_once(':')?;
+        Some((host.parse().ok()?, port.parse().ok()?))
+    }
+
     /// Whether every receiver binds this same address: a udp multicast group, which each
     /// DISH joins on its own (libzmq sets SO_REUSEADDR there).
     pub fn is_shared_group(&self) -> bool {
-        self.transport == Transport::Udp
-            && self
-                .raw
-                .rsplit(';')
-                .next()
-                .and_then(|t| t.trim_start_matches("udp://").rsplit_once(':'))
-                .and_then(|(host, _)| host.parse::<std::net::Ipv4Addr>().ok())
-                .is_some_and(|a| a.is_multicast())
+        self.udp_target().is_some_and(|(a, _)| a.is_multicast())
     }
 
     /// Whether the bind address asks the system to pick a port or path (`*`).

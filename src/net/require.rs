@@ -100,17 +100,11 @@ pub fn last_endpoint(s: &zmq::Socket, raw: &str) -> String {
 /// every datagram before it leaves (ENETUNREACH), and libzmq's udp engine says nothing, so
 /// the receivers would see nothing at all. A UDP socket's connect is the route lookup.
 pub fn require_route(endpoint: &Endpoint) -> Result<()> {
-    if endpoint.transport() != crate::endpoint::Transport::Udp {
-        return Ok(());
-    }
-    let rest = endpoint.as_str().trim_start_matches("udp://");
-    if rest.contains(';') {
-        return Ok(());
-    }
-    let Some((host, port)) = rest.rsplit_once(':') else {
-        return Ok(());
-    };
-    let (Ok(ip), Ok(port)) = (host.parse::<std::net::Ipv4Addr>(), port.parse::<u16>()) else {
+    // An interface named (`IFACE;GROUP:PORT`) chooses the way out itself.
+    let Some((ip, port)) = endpoint
+        .udp_target()
+        .filter(|_| !endpoint.as_str().contains(';'))
+    else {
         return Ok(());
     };
     let Ok(probe) = std::net::UdpSocket::bind(("0.0.0.0", 0)) else {
