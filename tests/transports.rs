@@ -26,16 +26,7 @@ fn case_of(pre: &[&str], file: &str, extra: &[&str], wrap: Option<&str>) -> Valu
     args.extend(["run", file, "--no-history", "--format", "json"]);
     args.extend_from_slice(extra);
     let cmd = match wrap {
-        Some(ns) => {
-            let mut c = Command::new("ip");
-            c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_zmqperf")]);
-            c.args(&args);
-            c.env(
-                "ZMQPERF_DB",
-                std::env::temp_dir().join(format!("zmqperf-tests-{}.db", std::process::id())),
-            );
-            c
-        }
+        Some(ns) => zmqperf_in(ns, &args),
         None => zp(&args),
     };
     let o = run(cmd, T);
@@ -44,6 +35,18 @@ fn case_of(pre: &[&str], file: &str, extra: &[&str], wrap: Option<&str>) -> Valu
     let cases = v["results"]["cases"].as_array().unwrap().clone();
     assert_eq!(cases.len(), 1, "{args:?}");
     cases[0].clone()
+}
+
+/// `zmqperf ARGS` in network namespace `ns`, its history in this test process's file.
+fn zmqperf_in(ns: &str, args: &[&str]) -> Command {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_zmqperf")]);
+    c.args(args);
+    c.env(
+        "ZMQPERF_DB",
+        std::env::temp_dir().join(format!("zmqperf-tests-{}.db", std::process::id())),
+    );
+    c
 }
 
 /// Every message of every repetition arrived, once and in order.
@@ -511,19 +514,20 @@ fn a_radio_with_no_route_to_its_group_is_refused_with_the_route_to_add_and_the_r
         // Without a route for the group the kernel drops every datagram before it leaves,
         // and libzmq's udp says nothing: refused before the measurement, naming the fix.
         ip(&["route", "del", "239.0.0.0/8", "dev", "lo"]);
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", &ns.0, env!("CARGO_BIN_EXE_zmqperf")]);
-        c.args([
-            "run",
-            &file,
-            "--no-history",
-            "--count",
-            "1000",
-            "--rate",
-            "5000",
-            "--repetitions",
-            "1",
-        ]);
+        let c = zmqperf_in(
+            &ns.0,
+            &[
+                "run",
+                &file,
+                "--no-history",
+                "--count",
+                "1000",
+                "--rate",
+                "5000",
+                "--repetitions",
+                "1",
+            ],
+        );
         let o = run(c, T);
         assert_ne!(o.code, Some(0), "{o:?}");
         assert!(
