@@ -123,7 +123,6 @@ libzmq_api! {
     fn zmq_poller_destroy(*mut *mut c_void) -> c_int;
     fn zmq_poller_add(*mut c_void, *mut c_void, *mut c_void, c_short) -> c_int;
     fn zmq_poller_remove(*mut c_void, *mut c_void) -> c_int;
-    fn zmq_poller_add_fd(*mut c_void, c_int, *mut c_void, c_short) -> c_int;
     fn zmq_poller_wait_all(*mut c_void, *mut zmq_poller_event_t, c_int, std::ffi::c_long) -> c_int;
     fn zmq_poller_fd(*mut c_void, *mut c_int) -> c_int;
 }

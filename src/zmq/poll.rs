@@ -90,8 +90,8 @@ pub fn poll(items: &mut [PollItem], timeout_ms: i64) -> Result<i32> {
 }
 
 /// The draft API's `zmq_poller` over thread-safe sockets (DISH, SERVER, ...), which have
-/// no ZMQ_FD for an epoll set of one's own: each socket (or descriptor) with a token handed
-/// back when it has input. Level-triggered: a socket with a message waiting is handed back
+/// no ZMQ_FD for an epoll set of one's own: each socket with a token handed back when it
+/// has input. Level-triggered: a socket with a message waiting is handed back
 /// on every wait. The sockets added must outlive it (it detaches from them when dropped).
 pub struct SocketPoller {
     raw: *mut std::ffi::c_void,
@@ -123,16 +123,6 @@ impl SocketPoller {
         // SAFETY: live poller and socket; the token is stored, never dereferenced.
         check(unsafe {
             (Self::draft().zmq_poller_add)(self.raw, socket.raw, token as usize as *mut _, POLLIN.0)
-        })?;
-        self.grow();
-        Ok(())
-    }
-
-    /// Watches a plain descriptor for input, handing back `token`.
-    pub fn add_fd(&mut self, fd: c_int, token: u64) -> Result<()> {
-        // SAFETY: as in add.
-        check(unsafe {
-            (Self::draft().zmq_poller_add_fd)(self.raw, fd, token as usize as *mut _, POLLIN.0)
         })?;
         self.grow();
         Ok(())

@@ -50,6 +50,9 @@ impl Watch {
         for (i, s) in socks.iter().enumerate() {
             let Some(s) = s else {
                 fds.push(-1);
+                if thread_safe {
+                    own.push(None);
+                }
                 continue;
             };
             let fd = if thread_safe {
