@@ -168,15 +168,11 @@ pub fn sender_facts(t: &crate::topology::Topology, transport: Transport) -> Send
     // pauses for them instead: what it lost at the start joined after the pause.
     let paused = waits
         && publishers.clone().any(|n| {
-            n.all_sockets()
-                .first()
-                .is_some_and(|s| match SocketType::parse(&s.kind) {
-                    Some(SocketType::Radio) => true,
-                    Some(SocketType::Pub | SocketType::Xpub) => {
-                        s.transports(transport).any(Transport::is_multicast)
-                    }
-                    _ => false,
+            n.all_sockets().first().is_some_and(|s| {
+                SocketType::parse(&s.kind).is_some_and(|k| {
+                    k.pauses_for_joins(s.transports(transport).any(Transport::is_multicast))
                 })
+            })
         });
     let one_way = publishers.clone().any(|n| {
         n.all_sockets()

@@ -153,6 +153,17 @@ impl SocketType {
         matches!(self, Radio | Dish | Client | Server | Scatter | Gather)
     }
 
+    /// Whether a sender of this type cannot count its receivers' joins, and so pauses for
+    /// them: a RADIO (its DISHes' joins are not passed up), and a PUB or XPUB `multicast`
+    /// (no subscription travels back over pgm, epgm or norm).
+    pub fn pauses_for_joins(self, multicast: bool) -> bool {
+        match self {
+            SocketType::Radio => true,
+            SocketType::Pub | SocketType::Xpub => multicast,
+            _ => false,
+        }
+    }
+
     /// Whether libzmq lets a socket of this type use transport `t`: udp is RADIO and
     /// DISH's alone, and multicast (pgm, epgm, norm) PUB and SUB's (XPUB, XSUB too).
     pub fn takes_transport(self, t: crate::transport::Transport) -> bool {

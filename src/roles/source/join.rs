@@ -30,12 +30,7 @@ pub(super) fn pause_ms(p: &super::super::fill::Place) -> Option<u64> {
     let kind = *p.g.types[p.node].first()?;
     let sock = *n.all_sockets().first()?;
     let multicast = sock.transports(p.transport).any(Transport::is_multicast);
-    let pauses = match kind {
-        SocketType::Pub | SocketType::Xpub => multicast,
-        SocketType::Radio => true,
-        _ => false,
-    };
-    if !pauses {
+    if !kind.pauses_for_joins(multicast) {
         return None;
     }
     if let Some(ms) = n.join_ms {
