@@ -44,7 +44,7 @@ fn lat_inproc(size: usize, count: u64, echo: EchoMode) -> (Value, Value) {
         let ctx = zmq::Context::new();
         let cfg = LatConfig {
             security: zmqperf::net::security::Mechanism::Null,
-            curve_keys: None,
+            secrets: Default::default(),
             endpoint: Endpoint::parse("inproc://t-lat", Side::Bind).unwrap(),
             side: Side::Bind,
             size,
@@ -140,7 +140,7 @@ fn thr_inproc(pattern: Pattern, count: u64) -> (Value, Value) {
         let ctx = zmq::Context::new();
         let cfg = ThrConfig {
             security: zmqperf::net::security::Mechanism::Null,
-            curve_keys: None,
+            secrets: Default::default(),
             endpoint: Endpoint::parse("inproc://t-thr", Side::Bind).unwrap(),
             side: Side::Bind,
             size: 64,

@@ -281,7 +281,7 @@ fn a_topology_with_given_curve_keys_and_bad_ones() {
         let o = run(zp(&["run", &unused, "--no-history"]), T);
         assert_eq!(o.code, Some(3), "{o:?}");
         assert!(
-            o.stderr.contains("without `security = \"curve\"`"),
+            o.stderr.contains("used only with `security = \"curve\"`"),
             "{}",
             o.stderr
         );

@@ -51,9 +51,11 @@ pub struct RunArgs {
     /// Open loop: send at these rates (msg/s, comma-separated) in the one-way patterns.
     #[arg(long, value_name = "LIST")]
     pub rate: Option<String>,
-    /// Security mechanisms, comma-separated: null, plain, curve. Each case runs once per
-    /// mechanism, side by side (the non-NULL ones over ipc and tcp; inproc has no
-    /// handshake), and the report compares each with its NULL twin.
+    /// Security mechanisms, comma-separated: null, plain, curve, gssapi. Each case runs once
+    /// per mechanism, side by side (the non-NULL ones over ipc and tcp; inproc has no
+    /// handshake), and the report compares each with its NULL twin. GSSAPI needs
+    /// --libzmq system and a Kerberos realm with the service zmqperf/localhost
+    /// (docs/libzmq.md). Example: --security null,curve
     #[arg(long, value_name = "LIST")]
     pub security: Option<String>,
     /// Implementations that play the measured roles, comma-separated: zmqperf (its own

@@ -5,6 +5,7 @@
 use crate::zmq;
 
 pub mod iface;
+pub mod kerberos;
 pub mod kernel;
 pub mod limits;
 mod options;

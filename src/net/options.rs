@@ -10,22 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Applies the options a topology gave a socket (before it binds or connects); `server`:
 /// the socket binds, so it is the server of a security handshake.
 pub fn apply(s: &mut zmq::Socket, kind: SocketType, o: &SocketOptions, server: bool) -> Result<()> {
-    if let Some(m) = o.security {
-        crate::net::security::apply(
-            s,
-            m,
-            server,
-            o.curve_keys.as_ref(),
-            (
-                o.plain_username
-                    .as_deref()
-                    .unwrap_or(crate::net::security::PLAIN_USER),
-                o.plain_password
-                    .as_deref()
-                    .unwrap_or(crate::net::security::PLAIN_PASSWORD),
-            ),
-        )?;
-    }
+    crate::net::security::apply(s, o, server)?;
     let int = |s: &mut zmq::Socket, opt: i32, v: i32| set_int_option(s, opt, v);
     if let Some(v) = o.sndhwm {
         s.set_sndhwm(v).map_err(zmq_err("setting ZMQ_SNDHWM"))?;

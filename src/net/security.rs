@@ -1,6 +1,7 @@
 //! ZeroMQ's security mechanisms set on a socket: NULL (none, libzmq's default), PLAIN (user
-//! name and password in clear) and CURVE (CurveZMQ: encryption and authentication, through
-//! libsodium). The binding side is the server, the connecting side the client. The
+//! name and password in clear), CURVE (CurveZMQ: encryption and authentication, through
+//! libsodium) and GSSAPI (Kerberos; a libzmq built with it, such as Debian's). The binding
+//! side is the server, the connecting side the client. The
 //! mechanisms and keys themselves are socket options of the topology model; fresh CURVE keys
 //! for a run come from libzmq here.
 
@@ -8,6 +9,7 @@ use crate::error::{Error, Result};
 pub use crate::topology::security::{
     holds_secrets, redact_secrets, CurveKeys, Mechanism, REDACTED,
 };
+use crate::topology::SocketOptions;
 use crate::zmq;
 use std::ffi::{c_char, CStr};
 
@@ -15,18 +17,17 @@ use std::ffi::{c_char, CStr};
 pub const PLAIN_USER: &str = "zmqperf";
 pub const PLAIN_PASSWORD: &str = "zmqperf";
 
-/// Sets the mechanism on a socket before it binds or connects: `server` for the binding
-/// side. CURVE needs keys (`keys`); PLAIN uses the given credentials or zmqperf's.
-pub fn apply(
-    s: &zmq::Socket,
-    mechanism: Mechanism,
-    server: bool,
-    keys: Option<&CurveKeys>,
-    plain: (&str, &str),
-) -> Result<()> {
+/// Sets the mechanism of `o` on a socket before it binds or connects: `server` for the
+/// binding side. CURVE needs keys; PLAIN uses the given credentials or zmqperf's; a GSSAPI
+/// client asks for a ticket to the service's principal (or zmqperf's), and both sides find
+/// their keys and tickets where Kerberos looks (KRB5_KTNAME, KRB5CCNAME, KRB5_CONFIG).
+pub fn apply(s: &zmq::Socket, o: &SocketOptions, server: bool) -> Result<()> {
+    let Some(mechanism) = o.security else {
+        return Ok(());
+    };
     let set = |what: &str, r: zmq::Result<()>| {
         r.map_err(|e| match mechanism {
-            Mechanism::Curve => no_curve(e),
+            Mechanism::Curve | Mechanism::Gssapi => no_mechanism(mechanism, e),
             _ => crate::error::zmq_err(what)(e),
         })
     };
@@ -44,45 +45,94 @@ pub fn apply(
             )
         }
         Mechanism::Plain => {
+            let user = o.plain_username.as_deref().unwrap_or(PLAIN_USER);
+            let password = o.plain_password.as_deref().unwrap_or(PLAIN_PASSWORD);
             set(
                 "setting ZMQ_PLAIN_USERNAME",
-                s.set_bytes(zmq::ZMQ_PLAIN_USERNAME, plain.0.as_bytes()),
+                s.set_bytes(zmq::ZMQ_PLAIN_USERNAME, user.as_bytes()),
             )?;
             set(
                 "setting ZMQ_PLAIN_PASSWORD",
-                s.set_bytes(zmq::ZMQ_PLAIN_PASSWORD, plain.1.as_bytes()),
+                s.set_bytes(zmq::ZMQ_PLAIN_PASSWORD, password.as_bytes()),
             )
         }
         Mechanism::Curve => {
-            let k = keys.ok_or_else(|| {
+            let k = o.curve_keys.as_ref().ok_or_else(|| {
                 Error::Internal(
                     "CURVE asked for without keys (zmqperf fills them in per run)".into(),
                 )
             })?;
+            let keys: &[(i32, &str)] = if server {
+                &[(zmq::ZMQ_CURVE_SECRETKEY, &k.server_secret)]
+            } else {
+                &[
+                    (zmq::ZMQ_CURVE_SERVERKEY, &k.server_public),
+                    (zmq::ZMQ_CURVE_PUBLICKEY, &k.client_public),
+                    (zmq::ZMQ_CURVE_SECRETKEY, &k.client_secret),
+                ]
+            };
             if server {
                 set(
                     "setting ZMQ_CURVE_SERVER",
                     s.set_int(zmq::ZMQ_CURVE_SERVER, 1),
                 )?;
-                set(
-                    "setting ZMQ_CURVE_SECRETKEY",
-                    s.set_bytes(zmq::ZMQ_CURVE_SECRETKEY, k.server_secret.as_bytes()),
-                )
-            } else {
-                set(
-                    "setting ZMQ_CURVE_SERVERKEY",
-                    s.set_bytes(zmq::ZMQ_CURVE_SERVERKEY, k.server_public.as_bytes()),
-                )?;
-                set(
-                    "setting ZMQ_CURVE_PUBLICKEY",
-                    s.set_bytes(zmq::ZMQ_CURVE_PUBLICKEY, k.client_public.as_bytes()),
-                )?;
-                set(
-                    "setting ZMQ_CURVE_SECRETKEY",
-                    s.set_bytes(zmq::ZMQ_CURVE_SECRETKEY, k.client_secret.as_bytes()),
-                )
             }
+            for (opt, key) in keys {
+                set("setting a CURVE key", s.set_bytes(*opt, key.as_bytes()))?;
+            }
+            Ok(())
         }
+        Mechanism::Gssapi => {
+            // The library first: without GSSAPI in it, Kerberos is beside the point.
+            if !zmq::library().has("gssapi") {
+                return Err(no_mechanism(mechanism, zmq::Error::last()));
+            }
+            if server {
+                crate::net::kerberos::check_server()?;
+                // The server names no principal of its own: it accepts a ticket to any key in
+                // its keytab. Named, libzmq would ask for initiator credentials too
+                // (GSS_C_BOTH), which a keytab alone does not give.
+                set(
+                    "setting ZMQ_GSSAPI_SERVER",
+                    s.set_int(zmq::ZMQ_GSSAPI_SERVER, 1),
+                )?;
+            } else {
+                let name = o.gssapi_principal.as_deref().unwrap_or(GSSAPI_PRINCIPAL);
+                crate::net::kerberos::check_client(name)?;
+                set(
+                    "setting ZMQ_GSSAPI_SERVICE_PRINCIPAL_NAMETYPE",
+                    s.set_int(
+                        zmq::ZMQ_GSSAPI_SERVICE_PRINCIPAL_NAMETYPE,
+                        gssapi_name_type(name),
+                    ),
+                )?;
+                set(
+                    "setting ZMQ_GSSAPI_SERVICE_PRINCIPAL",
+                    s.set_bytes(zmq::ZMQ_GSSAPI_SERVICE_PRINCIPAL, name.as_bytes()),
+                )?;
+            }
+            if o.gssapi_plaintext == Some(true) {
+                set(
+                    "setting ZMQ_GSSAPI_PLAINTEXT",
+                    s.set_int(zmq::ZMQ_GSSAPI_PLAINTEXT, 1),
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The principal GSSAPI uses when a socket names none: the host-based service
+/// `zmqperf@localhost`, which Kerberos knows as `zmqperf/localhost@REALM`.
+pub const GSSAPI_PRINCIPAL: &str = "zmqperf@localhost";
+
+/// How libzmq is to read a principal's name: with a `/` a Kerberos principal
+/// (`zmqperf/host@REALM`), otherwise a host-based service (`zmqperf@host`).
+pub fn gssapi_name_type(name: &str) -> i32 {
+    if name.contains('/') {
+        zmq::ZMQ_GSSAPI_NT_KRB5_PRINCIPAL
+    } else {
+        zmq::ZMQ_GSSAPI_NT_HOSTBASED
     }
 }
 
@@ -95,7 +145,7 @@ impl CurveKeys {
             let rc =
                 unsafe { (zmq::api().zmq_curve_keypair)(public.as_mut_ptr(), secret.as_mut_ptr()) };
             if rc != 0 {
-                return Err(no_curve(zmq::Error::last()));
+                return Err(no_mechanism(Mechanism::Curve, zmq::Error::last()));
             }
             // SAFETY: libzmq wrote NUL-terminated strings.
             let text = |b: &[c_char; 41]| {
@@ -116,21 +166,28 @@ impl CurveKeys {
     }
 }
 
-/// The error for a CURVE set-up that failed: the library's lack of CURVE, if that is why.
-pub fn no_curve(e: zmq::Error) -> Error {
+/// The error for a mechanism's set-up that failed: the library's lack of it (`zmq_has`), if
+/// that is why, with the library to use.
+pub fn no_mechanism(m: Mechanism, e: zmq::Error) -> Error {
     let lib = zmq::library();
-    if !lib.has("curve") {
-        Error::invalid(
-            "security",
-            "curve",
-            format!(
-                "the libzmq measured ({}, {}) was built without CURVE (zmq_has(\"curve\") is false); use a libzmq built with libsodium, such as zmqperf's own (--libzmq bundled)",
-                lib.version, lib.path
-            ),
-        )
-    } else {
-        crate::error::zmq_err("setting up CURVE")(e)
+    let (name, upper) = (m.name(), m.name().to_uppercase());
+    if lib.has(name) {
+        return crate::error::zmq_err(&format!("setting up {upper}"))(e);
     }
+    let fix = match m {
+        Mechanism::Curve => {
+            "use a libzmq built with libsodium, such as zmqperf's own (--libzmq bundled)"
+        }
+        _ => "use --libzmq system (Debian's libzmq5 has it: `apt-get install libzmq5`) or a libzmq built with --with-libgssapi_krb5 (--libzmq PATH)",
+    };
+    Error::invalid(
+        "security",
+        name,
+        format!(
+            "the libzmq measured ({} {}, {}) was built without {upper} (zmq_has(\"{name}\") is false); {fix}",
+            lib.source, lib.version, lib.path
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ pub(crate) fn node_peer(
         .iter()
         .any(|s| s.options.security.is_some_and(|m| m != Mechanism::Null))
     {
-        return refuse("CURVE or PLAIN security");
+        return refuse("a security mechanism (PLAIN, CURVE, GSSAPI)");
     }
     if matches!(n.placement, Placement::Thread | Placement::Process) {
         return Err(Error::invalid(

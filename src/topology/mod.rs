@@ -380,8 +380,8 @@ pub struct SocketOptions {
     /// ZMQ_MULTICAST_HOPS: the multicast packets' time to live (libzmq's default: 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multicast_hops: Option<i32>,
-    /// Security mechanism: null (the default), plain or curve. The binding side is the
-    /// server.
+    /// Security mechanism: null (the default), plain, curve or gssapi. The binding side is
+    /// the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security: Option<security::Mechanism>,
     /// CURVE keys (Z85); generated for each run when not given.
@@ -393,6 +393,14 @@ pub struct SocketOptions {
     /// PLAIN password (default `zmqperf`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plain_password: Option<String>,
+    /// GSSAPI: the service principal the connecting side (the client) asks the KDC a ticket
+    /// for: `service@host` (host-based) or `service/host@REALM` (default
+    /// `zmqperf@localhost`). The binding side accepts a ticket to any key of its keytab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gssapi_principal: Option<String>,
+    /// GSSAPI: authenticate only, leave the messages unwrapped (ZMQ_GSSAPI_PLAINTEXT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gssapi_plaintext: Option<bool>,
 }
 
 /// A node's number field (`count`, `size`, a frame's size): a whole number, or a string

@@ -87,6 +87,18 @@ pub const ZMQ_CURVE_SERVER: c_int = 47;
 pub const ZMQ_CURVE_PUBLICKEY: c_int = 48;
 pub const ZMQ_CURVE_SECRETKEY: c_int = 49;
 pub const ZMQ_CURVE_SERVERKEY: c_int = 50;
+/// GSSAPI: this socket is the server (accepts the handshake).
+pub const ZMQ_GSSAPI_SERVER: c_int = 62;
+/// GSSAPI client: the principal of the server it asks a ticket for.
+pub const ZMQ_GSSAPI_SERVICE_PRINCIPAL: c_int = 64;
+/// GSSAPI: authenticate only, do not wrap (encrypt) the messages.
+pub const ZMQ_GSSAPI_PLAINTEXT: c_int = 65;
+/// GSSAPI: how ZMQ_GSSAPI_SERVICE_PRINCIPAL is written (one of the ZMQ_GSSAPI_NT_ values).
+pub const ZMQ_GSSAPI_SERVICE_PRINCIPAL_NAMETYPE: c_int = 91;
+/// A GSSAPI name `service@host`.
+pub const ZMQ_GSSAPI_NT_HOSTBASED: i32 = 0;
+/// A GSSAPI name that is a Kerberos principal, `service/host@REALM`.
+pub const ZMQ_GSSAPI_NT_KRB5_PRINCIPAL: i32 = 2;
 /// Keep only the last message in each queue.
 pub const ZMQ_CONFLATE: c_int = 54;
 pub const ZMQ_ZAP_DOMAIN: c_int = 55;

@@ -18,16 +18,22 @@ pub(in crate::cli) struct Common {
 
 #[derive(Args)]
 pub(in crate::cli) struct SecurityOpts {
-    /// Security mechanism: null (libzmq's default), plain or curve. CURVE uses the keys of
-    /// libzmq's own perf tools, so either side may be a C tool built with CURVE; both sides
-    /// must say the same.
-    #[arg(long, default_value = "null", value_name = "null|plain|curve")]
+    /// Security mechanism: null (libzmq's default), plain, curve or gssapi. CURVE uses the
+    /// keys of libzmq's own perf tools, so either side may be a C tool built with CURVE;
+    /// GSSAPI needs a libzmq built with it (--libzmq system) and a Kerberos realm
+    /// (docs/libzmq.md); both sides must say the same.
+    #[arg(long, default_value = "null", value_name = "null|plain|curve|gssapi")]
     pub(super) security: String,
     /// CURVE keys of one's own instead of the C tools': a TOML file with server_public,
     /// server_secret, client_public and client_secret (Z85, 40 characters each); both
     /// sides need the same file.
     #[arg(long, value_name = "FILE")]
     pub(super) curve_keys: Option<String>,
+    /// GSSAPI: the service principal the connecting side asks the KDC a ticket for,
+    /// `service@host` or `service/host@REALM` (default zmqperf@localhost); the binding side
+    /// accepts a ticket to any key of its keytab (KRB5_KTNAME).
+    #[arg(long, value_name = "NAME")]
+    pub(super) gssapi_principal: Option<String>,
 }
 
 #[derive(Args)]

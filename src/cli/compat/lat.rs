@@ -3,8 +3,8 @@
 use super::args::{InprocLat, LocalLat, RemoteLat};
 use super::peer::{peer_endpoint, peer_words, with_peer};
 use super::{
-    announce, curve_keys, echo_mode, endpoint, interrupted_after_print, interval, network, print,
-    say_drift, security, timeout, with_interval_lines,
+    announce, echo_mode, endpoint, interrupted_after_print, interval, network, print, say_drift,
+    secrets, security, timeout, with_interval_lines,
 };
 use zmqperf::endpoint::Side;
 use zmqperf::error::{Error, Result};
@@ -44,7 +44,7 @@ fn local_lat_here(a: &LocalLat, ctx: &zmq::Context) -> Result<()> {
         interval: None,
         endpoint: ep.clone(),
         security: security(&a.sec, None)?,
-        curve_keys: curve_keys(&a.sec, security(&a.sec, None)?)?,
+        secrets: secrets(&a.sec, security(&a.sec, None)?)?,
     };
     let r = compat::local_lat(ctx, &cfg, |b| announce("local_lat", &ep, b))?;
     print(
@@ -86,7 +86,7 @@ fn remote_lat_here(a: &RemoteLat, ctx: &zmq::Context) -> Result<()> {
         echo: EchoMode::Inspect,
         interval: interval(&a.every)?,
         security: security(&a.sec, None)?,
-        curve_keys: curve_keys(&a.sec, security(&a.sec, None)?)?,
+        secrets: secrets(&a.sec, security(&a.sec, None)?)?,
     };
     let r = with_interval_lines(cfg.interval, || compat::remote_lat(ctx, &cfg))?;
     if cfg.instrumented && !r.header && cfg.size >= zmqperf::header::HEADER_LEN {

@@ -18,6 +18,7 @@ use zmqperf::endpoint::{Endpoint, Side, Transport};
 use zmqperf::error::{Error, Result};
 use zmqperf::net::security::{CurveKeys, Mechanism};
 use zmqperf::parse::parse_duration;
+use zmqperf::scenarios::compat::Secrets;
 use zmqperf::scenarios::compat::{EchoMode, Pattern};
 
 pub(super) fn endpoint(s: &str, side: Side, alternative: &str) -> Result<Endpoint> {
@@ -76,8 +77,26 @@ pub(super) fn say_drift(s: Option<&zmqperf::model::IntervalSeries>) {
     }
 }
 
+/// What the pair shares beyond the mechanism: `--curve-keys FILE`'s keys, checked, and
+/// `--gssapi-principal`.
+pub(super) fn secrets(sec: &SecurityOpts, mechanism: Mechanism) -> Result<Secrets> {
+    if let Some(p) = &sec.gssapi_principal {
+        if mechanism != Mechanism::Gssapi || p.trim().is_empty() {
+            return Err(Error::invalid(
+                "--gssapi-principal",
+                p,
+                "name the service (`zmqperf@host` or `zmqperf/host@REALM`), with --security gssapi",
+            ));
+        }
+    }
+    Ok(Secrets {
+        curve_keys: curve_keys(sec, mechanism)?,
+        gssapi_principal: sec.gssapi_principal.clone(),
+    })
+}
+
 /// The CURVE keys of `--curve-keys FILE`, checked.
-pub(super) fn curve_keys(sec: &SecurityOpts, mechanism: Mechanism) -> Result<Option<CurveKeys>> {
+fn curve_keys(sec: &SecurityOpts, mechanism: Mechanism) -> Result<Option<CurveKeys>> {
     let Some(path) = &sec.curve_keys else {
         return Ok(None);
     };

@@ -31,6 +31,9 @@ pub(super) fn peer_words(
     if let Some(k) = &sec.curve_keys {
         w.extend(["--curve-keys".to_string(), k.clone()]);
     }
+    if let Some(p) = &sec.gssapi_principal {
+        w.extend(["--gssapi-principal".to_string(), p.clone()]);
+    }
     if common.detail {
         w.push("--detail".into());
     }

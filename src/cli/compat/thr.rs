@@ -3,8 +3,8 @@
 use super::args::{InprocThr, LocalThr, PatternArg, RemoteThr, ThrOpts};
 use super::peer::{peer_endpoint, peer_words, with_peer};
 use super::{
-    announce, caveat_if_short, curve_keys, endpoint, interrupted_after_print, interval, network,
-    pattern, print, say_drift, security, timeout, with_interval_lines,
+    announce, caveat_if_short, endpoint, interrupted_after_print, interval, network, pattern,
+    print, say_drift, secrets, security, timeout, with_interval_lines,
 };
 use zmqperf::endpoint::Side;
 use zmqperf::error::{Error, Result};
@@ -63,7 +63,7 @@ fn local_thr_here(a: &LocalThr, ctx: &zmq::Context) -> Result<()> {
         stream_id: 0,
         endpoint: ep.clone(),
         security: security(&a.sec, a.enable_curve.as_ref())?,
-        curve_keys: curve_keys(&a.sec, security(&a.sec, a.enable_curve.as_ref())?)?,
+        secrets: secrets(&a.sec, security(&a.sec, a.enable_curve.as_ref())?)?,
         interval: interval(&a.every)?,
     };
     let r = with_interval_lines(cfg.interval, || {
@@ -160,7 +160,7 @@ fn remote_thr_here(a: &RemoteThr, ctx: &zmq::Context) -> Result<()> {
         lossy: a.lossy,
         stream_id: std::process::id(),
         security: security(&a.sec, a.enable_curve.as_ref())?,
-        curve_keys: curve_keys(&a.sec, security(&a.sec, a.enable_curve.as_ref())?)?,
+        secrets: secrets(&a.sec, security(&a.sec, a.enable_curve.as_ref())?)?,
         interval: None,
     };
     let r = compat::remote_thr(ctx, &cfg)?;

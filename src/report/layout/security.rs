@@ -1,5 +1,5 @@
-//! What a security mechanism costs: each case run under PLAIN or CURVE (`zmqperf run
-//! --security null,curve`, `--curve-cost`) beside its NULL twin of the same run.
+//! What a security mechanism costs: each case run under PLAIN, CURVE or GSSAPI (`zmqperf
+//! run --security null,curve`, `--curve-cost`) beside its NULL twin of the same run.
 
 use crate::model::{CaseResult, Kind, RunResult};
 use crate::report::estimate;
@@ -14,7 +14,7 @@ pub const SECURITY_HEADS: [&str; 6] = [
     "ratio [95% CI]",
 ];
 
-const MECHANISMS: [&str; 2] = ["curve", "plain"];
+const MECHANISMS: [&str; 3] = ["curve", "plain", "gssapi"];
 
 /// The case's mechanism (from its pattern label) and the id of its NULL twin.
 fn twin(c: &CaseResult) -> Option<(&'static str, String)> {

@@ -44,7 +44,7 @@ pub fn inproc_lat(
     let ep = Endpoint::parse("inproc://lat_test", Side::Bind)?;
     let echo_cfg = LatConfig {
         security: Mechanism::Null,
-        curve_keys: None,
+        secrets: Default::default(),
         endpoint: ep.clone(),
         side: Side::Connect,
         size,
@@ -56,7 +56,7 @@ pub fn inproc_lat(
     };
     let meas_cfg = LatConfig {
         security: Mechanism::Null,
-        curve_keys: None,
+        secrets: Default::default(),
         side: Side::Bind,
         instrumented,
         interval,
@@ -93,7 +93,7 @@ pub fn inproc_thr(
     let ep = Endpoint::parse("inproc://thr_test", Side::Bind)?;
     let recv_cfg = ThrConfig {
         security: Mechanism::Null,
-        curve_keys: None,
+        secrets: Default::default(),
         endpoint: ep,
         side: Side::Bind,
         size,
@@ -109,7 +109,7 @@ pub fn inproc_thr(
     };
     let send_cfg = ThrConfig {
         security: Mechanism::Null,
-        curve_keys: None,
+        secrets: Default::default(),
         side: Side::Connect,
         interval: None,
         ..recv_cfg.clone()

@@ -1,10 +1,11 @@
 //! The latency pair: local_lat (REP, echoes) and remote_lat (REQ, measures round trips).
 
+use super::Secrets;
 use super::{run_reported, socket};
 use crate::clock::{measure_timer_cost, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::Result;
-use crate::net::security::{CurveKeys, Mechanism};
+use crate::net::security::Mechanism;
 use crate::roles::{HeaderUse, NodeSpec, Role};
 use crate::stats::{LatencyHistogram, LatencySummary, LossSummary};
 use crate::topology::{SocketOptions, SocketType};
@@ -33,8 +34,8 @@ pub struct LatConfig {
     pub echo: EchoMode,
     /// Security mechanism of the pair.
     pub security: Mechanism,
-    /// CURVE keys of the pair (None: those of libzmq's perf tools).
-    pub curve_keys: Option<CurveKeys>,
+    /// CURVE keys (None: those of libzmq's perf tools) and the GSSAPI principal of the pair.
+    pub secrets: Secrets,
     /// remote_lat: close an interval of figures this often (`--interval`).
     pub interval: Option<Duration>,
 }
@@ -125,7 +126,7 @@ pub fn local_lat(
         cfg.side,
         SocketOptions::default(),
         cfg.security,
-        cfg.curve_keys.as_ref(),
+        &cfg.secrets,
     );
     let mut spec = NodeSpec::single("local_lat", Role::Echo, sock, cfg.timeout);
     spec.size = cfg.size;
@@ -178,7 +179,7 @@ pub fn remote_lat(ctx: &zmq::Context, cfg: &LatConfig) -> Result<LatencyResult> 
         cfg.side,
         SocketOptions::default(),
         cfg.security,
-        cfg.curve_keys.as_ref(),
+        &cfg.secrets,
     );
     let mut spec = NodeSpec::single("remote_lat", Role::Ping, sock, cfg.timeout);
     spec.size = cfg.size;

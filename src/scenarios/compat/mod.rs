@@ -28,6 +28,14 @@ use std::time::Duration;
 /// Default wait for the peer, per message.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// What a compatible command's pair shares beyond its mechanism: CURVE keys of its own
+/// (None: those of libzmq's perf tools) and the GSSAPI service principal (None: zmqperf's).
+#[derive(Debug, Clone, Default)]
+pub struct Secrets {
+    pub curve_keys: Option<CurveKeys>,
+    pub gssapi_principal: Option<String>,
+}
+
 /// The one socket of a compatible command, bound or connected as the user said.
 fn socket(
     kind: SocketType,
@@ -35,13 +43,20 @@ fn socket(
     side: Side,
     mut options: SocketOptions,
     security: Mechanism,
-    keys: Option<&CurveKeys>,
+    secrets: &Secrets,
 ) -> SockPlan {
     if security != Mechanism::Null {
         options.security = Some(security);
         // The keys of libzmq's local_thr/remote_thr, so either side can be a C tool.
-        options.curve_keys = (security == Mechanism::Curve)
-            .then(|| keys.cloned().unwrap_or_else(CurveKeys::libzmq_perf_tools));
+        options.curve_keys = (security == Mechanism::Curve).then(|| {
+            secrets
+                .curve_keys
+                .clone()
+                .unwrap_or_else(CurveKeys::libzmq_perf_tools)
+        });
+        options.gssapi_principal = (security == Mechanism::Gssapi)
+            .then(|| secrets.gssapi_principal.clone())
+            .flatten();
     }
     SockPlan::single(kind, ep, side, options)
 }

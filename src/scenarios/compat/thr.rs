@@ -1,11 +1,12 @@
 //! The throughput pair: local_thr (PULL or SUB, binds, measures) and remote_thr
 //! (PUSH or PUB, connects, sends).
 
+use super::Secrets;
 use super::{run_reported, socket};
 use crate::clock::{measure_timer_cost, TimerCost};
 use crate::endpoint::{Endpoint, Side, Transport};
 use crate::error::Result;
-use crate::net::security::{CurveKeys, Mechanism};
+use crate::net::security::Mechanism;
 use crate::roles::{HeaderUse, NodeSpec, Role, RoleReport};
 use crate::stats::{
     loss_causes, Cause, ClockCheck, Facts, LatencyHistogram, LatencySummary, LossSummary,
@@ -54,8 +55,8 @@ pub struct ThrConfig {
     pub stream_id: u32,
     /// Security mechanism of the pair.
     pub security: Mechanism,
-    /// CURVE keys of the pair (None: those of libzmq's perf tools).
-    pub curve_keys: Option<CurveKeys>,
+    /// CURVE keys (None: those of libzmq's perf tools) and the GSSAPI principal of the pair.
+    pub secrets: Secrets,
     /// Receiver: close an interval of figures this often (`--interval`).
     pub interval: Option<Duration>,
 }
@@ -200,7 +201,7 @@ pub fn local_thr(
         cfg.side,
         options,
         cfg.security,
-        cfg.curve_keys.as_ref(),
+        &cfg.secrets,
     );
     let mut spec = NodeSpec::single("local_thr", Role::Sink, sock, cfg.timeout);
     spec.size = cfg.size;
@@ -312,7 +313,7 @@ pub fn remote_thr(ctx: &zmq::Context, cfg: &ThrConfig) -> Result<SenderResult> {
         cfg.side,
         options,
         cfg.security,
-        cfg.curve_keys.as_ref(),
+        &cfg.secrets,
     );
     let mut spec = NodeSpec::single("remote_thr", Role::Source, sock, cfg.timeout);
     spec.size = cfg.size;

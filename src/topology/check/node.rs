@@ -8,6 +8,59 @@ use super::{err, field_of};
 use crate::error::Result;
 use crate::topology::{Node, SocketType, StreamPart};
 
+/// A socket's security fields: CURVE keys well formed, and each mechanism's fields only
+/// with that mechanism (they would not be used otherwise).
+fn check_security(
+    origin: &str,
+    n: &Node,
+    si: usize,
+    o: &crate::topology::SocketOptions,
+) -> Result<()> {
+    use crate::topology::security::Mechanism;
+    if let Some(k) = &o.curve_keys {
+        k.check(&format!(
+            "topology {origin}: node '{}': {}",
+            n.name,
+            field_of(n, si, "curve_keys")
+        ))?;
+    }
+    use Mechanism::*;
+    let fields = [
+        (Curve, "curve_keys", o.curve_keys.is_some()),
+        (Plain, "plain_username", o.plain_username.is_some()),
+        (Plain, "plain_password", o.plain_password.is_some()),
+        (Gssapi, "gssapi_principal", o.gssapi_principal.is_some()),
+        (Gssapi, "gssapi_plaintext", o.gssapi_plaintext.is_some()),
+    ];
+    for (m, field, given) in fields {
+        if given && o.security != Some(m) {
+            return Err(err(
+                origin,
+                &n.name,
+                &field_of(n, si, field),
+                "given",
+                format!(
+                    "{field} is used only with `security = \"{}\"`; add it, or remove the field",
+                    m.name()
+                ),
+            ));
+        }
+    }
+    if o.gssapi_principal
+        .as_deref()
+        .is_some_and(|p| p.trim().is_empty())
+    {
+        return Err(err(
+            origin,
+            &n.name,
+            &field_of(n, si, "gssapi_principal"),
+            "",
+            "name the service, as `zmqperf@host` or `zmqperf/host@REALM`",
+        ));
+    }
+    Ok(())
+}
+
 /// A node's sockets, as many as its role has and of types it takes; the types in socket
 /// order. Its CURVE keys are checked, and its waiting for subscriptions, shape and I/O mode.
 pub(super) fn check_sockets(origin: &str, n: &Node) -> Result<Vec<SocketType>> {
@@ -47,22 +100,7 @@ pub(super) fn check_sockets(origin: &str, n: &Node) -> Result<Vec<SocketType>> {
             )
         })?;
         ts.push(ty);
-        if let Some(k) = &s.options.curve_keys {
-            k.check(&format!(
-                "topology {origin}: node '{}': {}",
-                n.name,
-                field_of(n, si, "curve_keys")
-            ))?;
-            if s.options.security != Some(crate::topology::security::Mechanism::Curve) {
-                return Err(err(
-                    origin,
-                    &n.name,
-                    &field_of(n, si, "curve_keys"),
-                    "given",
-                    "CURVE keys without `security = \"curve\"` would not be used; add it, or remove the keys",
-                ));
-            }
-        }
+        check_security(origin, n, si, &s.options)?;
     }
     check_role(origin, n, &ts)?;
     if let Some(v) = n.wait_subscriptions {
