@@ -227,11 +227,15 @@ pub fn check_server() -> Result<()> {
     ))
 }
 
-/// A GSSAPI client can get a ticket to `principal` (written as [`name_type`] reads it):
+/// How a principal's name is read: with a `/` a Kerberos principal (`zmqperf/host@REALM`),
+/// otherwise a host-based service (`zmqperf@host`).
+pub fn is_krb5_principal(name: &str) -> bool {
+    name.contains('/')
+}
+
+/// A GSSAPI client can get a ticket to `principal` (read as [`is_krb5_principal`] says):
 /// the first step of the handshake, done once here. `Ok` also when the system has no
 /// GSSAPI library to ask.
-///
-/// [`name_type`]: crate::net::security::gssapi_name_type
 pub fn check_client(principal: &str) -> Result<()> {
     let Ok(g) = gss() else { return Ok(()) };
     let fail = |what: String| {
@@ -250,9 +254,7 @@ pub fn check_client(principal: &str) -> Result<()> {
         length: principal.len(),
         value: text.as_ptr() as *mut c_void,
     };
-    let nt = if crate::net::security::gssapi_name_type(principal)
-        == crate::zmq::ZMQ_GSSAPI_NT_KRB5_PRINCIPAL
-    {
+    let nt = if is_krb5_principal(principal) {
         g.nt_krb5_principal
     } else {
         g.nt_hostbased

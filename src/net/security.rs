@@ -126,10 +126,11 @@ pub fn apply(s: &zmq::Socket, o: &SocketOptions, server: bool) -> Result<()> {
 /// `zmqperf@localhost`, which Kerberos knows as `zmqperf/localhost@REALM`.
 pub const GSSAPI_PRINCIPAL: &str = "zmqperf@localhost";
 
-/// How libzmq is to read a principal's name: with a `/` a Kerberos principal
-/// (`zmqperf/host@REALM`), otherwise a host-based service (`zmqperf@host`).
+/// How libzmq is to read a principal's name ([`kerberos::is_krb5_principal`]).
+///
+/// [`kerberos::is_krb5_principal`]: crate::net::kerberos::is_krb5_principal
 pub fn gssapi_name_type(name: &str) -> i32 {
-    if name.contains('/') {
+    if crate::net::kerberos::is_krb5_principal(name) {
         zmq::ZMQ_GSSAPI_NT_KRB5_PRINCIPAL
     } else {
         zmq::ZMQ_GSSAPI_NT_HOSTBASED
