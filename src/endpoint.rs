@@ -130,6 +130,21 @@ impl Endpoint {
         Some((host.parse().ok()?, port.parse().ok()?))
     }
 
+    /// What a bind and a connect must share to meet: the endpoint, less the interface a
+    /// udp or multicast endpoint names first (`udp://10.0.0.1;239.1.1.1:5555` meets
+    /// `udp://239.1.1.1:5555`: each host names its own interface for the same group).
+    pub fn meeting_point(&self) -> String {
+        match self.transport {
+            Transport::Udp | Transport::Pgm | Transport::Epgm | Transport::Norm => {
+                let scheme_end = self.raw.find("://").map_or(0, |i| i + 3);
+                let rest = &self.raw[scheme_end..];
+                let target = rest.rsplit(';').next().unwrap_or(rest);
+                format!("{}{target}", &self.raw[..scheme_end])
+            }
+            _ => self.raw.clone(),
+        }
+    }
+
     /// Whether every receiver binds this same address: a udp multicast group, which each
     /// DISH joins on its own (libzmq sets SO_REUSEADDR there).
     pub fn is_shared_group(&self) -> bool {
@@ -340,5 +355,22 @@ mod tests {
         assert!(Endpoint::parse("tcp://127.0.0.1:*", Side::Connect).is_err());
         assert!(Endpoint::parse("tcp://*:5555", Side::Connect).is_err());
         assert!(Endpoint::parse("tcp://127.0.0.1:5555", Side::Connect).is_ok());
+    }
+
+    #[test]
+    fn a_group_meets_whatever_interface_each_side_names() {
+        let at = |e: &str, side| Endpoint::parse(e, side).unwrap().meeting_point();
+        assert_eq!(
+            at("udp://10.78.1.1;239.78.0.1:5678", Side::Connect),
+            at("udp://239.78.0.1:5678", Side::Bind)
+        );
+        assert_eq!(
+            at("epgm://10.0.0.1;239.1.1.1:5555", Side::Connect),
+            "epgm://239.1.1.1:5555"
+        );
+        assert_eq!(
+            at("tcp://127.0.0.1:5555", Side::Bind),
+            "tcp://127.0.0.1:5555"
+        );
     }
 }

@@ -76,7 +76,7 @@ fn bad_sizes_and_counts() {
             "tls",
         ],
         3,
-        "expected null, plain or curve",
+        "expected null, plain, curve or gssapi",
     );
 }
 

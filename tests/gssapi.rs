@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{run, with_watchdog, zp, Output};
+use common::{installed, run, with_watchdog, zp, Output};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 /// Longest a test may take.
 const T: u64 = 300;
 const REALM: &str = "ZMQPERF.TEST";
+const KRB5: &str = "apt-get install krb5-kdc krb5-admin-server krb5-user";
 
 /// A realm with its KDC running; the KDC is killed (by its PID) and the folder removed when
 /// it is dropped, also when the test fails.
@@ -37,27 +38,12 @@ impl Drop for Realm {
 
 /// Runs a Kerberos admin program to its end within 60 s; a missing program fails loudly.
 fn admin(dir: &Path, program: &str, args: &[&str]) {
-    let mut c = Command::new(installed(program));
+    let mut c = Command::new(installed(program, KRB5));
     c.args(args)
         .env("KRB5_CONFIG", dir.join("krb5.conf"))
         .env("KRB5_KDC_PROFILE", dir.join("kdc.conf"));
     let o = run(c, 60);
     assert_eq!(o.code, Some(0), "{program} {args:?}: {o:?}");
-}
-
-/// Where a Kerberos program is (on PATH, or in /usr/sbin where Debian puts the KDC's);
-/// missing, the test fails saying how to install it.
-fn installed(program: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain([PathBuf::from("/usr/sbin")])
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "\n\n*** {program} not found: install MIT Kerberos (`apt-get install krb5-kdc krb5-admin-server krb5-user`; .ci/run does). This test does not skip without it ***\n"
-            )
-        })
 }
 
 impl Realm {
@@ -103,7 +89,7 @@ impl Realm {
                     admin(&dir, "kadmin.local", &["-q", &q]);
                 }
             }
-            let kdc = Command::new(installed("krb5kdc"))
+            let kdc = Command::new(installed("krb5kdc", KRB5))
                 .arg("-n")
                 .env("KRB5_CONFIG", dir.join("krb5.conf"))
                 .env("KRB5_KDC_PROFILE", dir.join("kdc.conf"))
@@ -119,7 +105,7 @@ impl Realm {
             let deadline = Instant::now() + Duration::from_secs(10);
             while Instant::now() < deadline && realm.kdc.try_wait().unwrap().is_none() {
                 if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    let mut kinit = Command::new(installed("kinit"));
+                    let mut kinit = Command::new(installed("kinit", KRB5));
                     kinit.args(["-k", "-t"]).arg(dir.join("client.keytab"));
                     kinit.arg("client");
                     realm.env(&mut kinit);

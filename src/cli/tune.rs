@@ -336,12 +336,12 @@ pub fn tune_case(
     first: &(Search, Vec<Broken>),
     slo: &str,
 ) -> Vec<TunedSetting> {
-    // A publisher over multicast also tries its multicast settings.
+    // A publisher over multicast (or a RADIO over udp) also tries its multicast settings.
     let multicast = case.topology.nodes.iter().any(|n| {
         n.role.info().publishes.is_some()
             && n.all_sockets()
                 .first()
-                .is_some_and(|s| s.transports(case.transport).any(|t| t.is_multicast()))
+                .is_some_and(|s| s.transports(case.transport).any(|t| t.one_way()))
     });
     tune(&mut CaseTuning { ctx, case }, first, slo, |cause| {
         candidates_for(cause, multicast)

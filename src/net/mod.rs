@@ -372,7 +372,20 @@ impl Waiting<'_> {
                 };
             }
         }
-        if done == 0 {
+        let one_way = ["udp://", "pgm://", "epgm://", "norm://"]
+            .iter()
+            .any(|s| self.endpoint.starts_with(s));
+        if done == 0 && one_way {
+            // No connection to watch: what does not arrive may not reach this host at all.
+            Error::PeerSilent {
+                endpoint: self.endpoint.to_string(),
+                seen: format!(
+                    "no datagram of the group reached this socket. Start the other side ({}) or raise --timeout; from another host, a router between drops multicast at libzmq's default of one hop (give the sender multicast_hops = 8, and the router a multicast route), and each host needs a route to the group (`ip route get GROUP`)",
+                    self.peer
+                ),
+                timeout: self.timeout,
+            }
+        } else if done == 0 {
             Error::PeerAbsent {
                 endpoint: self.endpoint.to_string(),
                 peer: self.peer.to_string(),

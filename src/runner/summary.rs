@@ -143,6 +143,7 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
             let facts = facts(&spec.topology, spec.transport);
             let causes = loss_causes(&total, &facts, |_, cause| {
                 match cause {
+                    Cause::MulticastHops => Some("multicast_hops = 8 on the sending socket (ZMQ_MULTICAST_HOPS), and a multicast route on each router between (smcroute, pimd)".into()),
                     Cause::SlowJoiner if facts.paused_for_joins => Some("a longer pause for the joins: give the source `join_ms` (it paused the default: 250 ms and 1 ms per DISH for a RADIO, 1 s and 20 ms per subscriber over multicast)".into()),
                     Cause::SlowJoiner => Some("let the PUB wait for its subscribers (remove `wait_subscriptions = false`), or start the subscribers first".into()),
                     Cause::HighWaterMark => Some("give the PUB xpub_nodrop = true (an XPUB), a larger sndhwm, or a rate".into()),
@@ -185,7 +186,38 @@ pub fn sender_facts(t: &crate::topology::Topology, transport: Transport) -> Send
         waited_at_end: true,
         paused_for_joins: paused,
         one_way,
+        one_hop_across_hosts: one_hop_across_hosts(t, transport),
     }
+}
+
+/// Whether a publisher sends over a one-way transport (a udp group, multicast) with a time
+/// to live of one hop (its `multicast_hops` unset or 1) while a receiver of the topology
+/// runs on another host than it.
+fn one_hop_across_hosts(t: &crate::topology::Topology, transport: Transport) -> bool {
+    let hosts_of = |n: &crate::topology::Node| -> Vec<String> {
+        if !n.hosts.is_empty() {
+            n.hosts.clone()
+        } else {
+            vec![n.host.clone().unwrap_or_default()]
+        }
+    };
+    let receivers: Vec<Vec<String>> = t
+        .nodes
+        .iter()
+        .filter(|n| n.role.info().stream == StreamPart::Receives)
+        .map(hosts_of)
+        .collect();
+    t.nodes
+        .iter()
+        .filter(|n| n.role.info().publishes.is_some())
+        .any(|n| {
+            let one_hop = n.all_sockets().first().is_some_and(|s| {
+                s.options.multicast_hops.unwrap_or(1) <= 1
+                    && s.transports(transport).any(Transport::one_way)
+            });
+            let mine = hosts_of(n);
+            one_hop && receivers.iter().flatten().any(|h| !mine.contains(h))
+        })
 }
 
 /// The facts the causes of a case's loss are decided from: its senders' (all known to the

@@ -37,6 +37,9 @@ pub enum Cause {
     SenderStopped,
     /// The subscriber's filter matches no message of the stream.
     FilterMatchesNothing,
+    /// Not one multicast packet reached a receiver on another host: their time to live
+    /// (ZMQ_MULTICAST_HOPS, libzmq's default 1) ended at the first router.
+    MulticastHops,
     /// The facts recorded do not decide; the sentence says what would.
     CannotTell,
 }
@@ -44,7 +47,7 @@ pub enum Cause {
 impl Cause {
     /// Its short name, as triage summaries add causes up: `slow joiner`, `high-water mark`,
     /// `lost on the way`, `late start`, `fast quit`, `sender stopped`,
-    /// `filter matches nothing`, `cannot tell`.
+    /// `filter matches nothing`, `multicast hops`, `cannot tell`.
     pub const fn name(self) -> &'static str {
         match self {
             Cause::SlowJoiner => "slow joiner",
@@ -54,6 +57,7 @@ impl Cause {
             Cause::FastQuit => "fast quit",
             Cause::SenderStopped => "sender stopped",
             Cause::FilterMatchesNothing => "filter matches nothing",
+            Cause::MulticastHops => "multicast hops",
             Cause::CannotTell => "cannot tell",
         }
     }
@@ -79,6 +83,10 @@ pub struct SenderFacts {
     /// norm): what the receivers' buffers could not hold was lost on the way.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub one_way: bool,
+    /// It sent multicast (a udp group, pgm, epgm, norm) with a time to live of one hop
+    /// (ZMQ_MULTICAST_HOPS unset or 1) to a receiver on another host.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub one_hop_across_hosts: bool,
 }
 
 /// How the sender ended, as far as the receiver's facts say.
@@ -121,6 +129,10 @@ pub struct Facts {
     pub paused_for_joins: bool,
     /// Nothing flows back to slow the sender ([`SenderFacts::one_way`]).
     pub one_way: bool,
+    /// Its multicast lives one hop, to another host ([`SenderFacts::one_hop_across_hosts`]).
+    pub one_hop_across_hosts: bool,
+    /// Not one message of the stream arrived.
+    pub nothing_arrived: bool,
 }
 
 impl Facts {
@@ -139,6 +151,8 @@ impl Facts {
             filter_matches: None,
             paused_for_joins: f.paused_for_joins,
             one_way: f.one_way,
+            one_hop_across_hosts: f.one_hop_across_hosts,
+            nothing_arrived: false,
         }
     }
 
@@ -168,6 +182,9 @@ pub fn cause_of(p: GapPosition, f: &Facts) -> Cause {
     }
     let drops = f.drops();
     match p {
+        // Nothing at all across hosts, at one hop: the first router dropped every packet
+        // (a late join loses the start, not the whole stream after a pause).
+        GapPosition::Start if f.nothing_arrived && f.one_hop_across_hosts => Cause::MulticastHops,
         GapPosition::Start if drops || f.receiver == Some(SocketType::Sub) => {
             match (f.waited_for_subscribers, f.drops_at_hwm) {
                 (Some(true), Some(true)) => Cause::HighWaterMark,
@@ -222,6 +239,9 @@ pub fn sentence(p: GapPosition, f: &Facts) -> String {
         }
         (Cause::CannotTell, GapPosition::Start) => {
             "cannot tell: the publisher waited for every subscription and blocks rather than drop, so neither a slow joiner nor its high-water mark; a filter that matches nothing, or a device in between, would; the subscriber's filter and what sits between would tell".into()
+        }
+        (Cause::MulticastHops, _) => {
+            "the multicast hops: not one message reached this receiver on another host; a multicast packet lives for ZMQ_MULTICAST_HOPS router hops (libzmq's default 1, which the sender kept), so the first router between the hosts drops it (were the hosts on one link, the route to the group on each, `ip route get GROUP`, would tell)".into()
         }
         (Cause::SlowJoiner, _) if f.paused_for_joins => {
             "a late join: the sender cannot count its receivers' joins (a RADIO's DISHes, or subscribers over multicast, where no subscription travels back), so it paused for them, and this receiver joined after the pause".into()
@@ -294,6 +314,10 @@ pub fn loss_causes(
     if !f.placed {
         return sentence(GapPosition::End, f);
     }
+    let f = &Facts {
+        nothing_arrived: l.received == 0 && l.expected > 0,
+        ..*f
+    };
     let mut parts = [
         (l.lost_at_start, GapPosition::Start, "at the start"),
         (l.lost_in_middle, GapPosition::Middle, "in the middle"),

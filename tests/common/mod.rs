@@ -391,3 +391,18 @@ pub fn envelope(text: &str) -> serde_json::Value {
 pub fn results(text: &str) -> serde_json::Value {
     envelope(text)["results"].take()
 }
+
+/// Where a system program is (on PATH, or in /usr/sbin where Debian puts daemons); missing,
+/// the test fails saying how to install it (`how`, such as `apt-get install smcroute`).
+pub fn installed(program: &str, how: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/sbin")])
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "\n\n*** {program} not found: `{how}` (.ci/run does). This test does not skip without it ***\n"
+            )
+        })
+}

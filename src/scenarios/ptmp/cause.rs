@@ -73,8 +73,7 @@ fn facts(kind: SocketType, end: SenderEnd) -> Facts {
         waited_for_subscribers: sub.then_some(false),
         end,
         filter_matches: None,
-        paused_for_joins: false,
-        one_way: false,
+        ..Facts::default()
     }
 }
 

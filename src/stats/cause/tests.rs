@@ -55,6 +55,7 @@ fn a_publisher_that_waited_and_blocks_cannot_lose_its_start_to_a_slow_joiner() {
         filter_matches: None,
         paused_for_joins: false,
         one_way: false,
+        ..Default::default()
     };
     assert_eq!(cause_of(GapPosition::Start, &f), Cause::CannotTell);
     let s = sentence(GapPosition::Start, &f);
@@ -274,6 +275,7 @@ fn a_sender_that_paused_for_joins_it_cannot_count_loses_its_start_to_a_late_join
             waited_at_end: true,
             paused_for_joins: true,
             one_way: false,
+            one_hop_across_hosts: false,
         })
     };
     assert_eq!(cause_of(GapPosition::Start, &f), Cause::SlowJoiner);
@@ -295,6 +297,7 @@ fn a_sender_that_blocks_over_multicast_loses_on_the_way_not_at_its_end() {
         waited_at_end: true,
         paused_for_joins: true,
         one_way: true,
+        one_hop_across_hosts: false,
     });
     assert_eq!(cause_of(GapPosition::Middle, &f), Cause::LostOnTheWay);
     assert_eq!(cause_of(GapPosition::End, &f), Cause::LostOnTheWay);
@@ -309,4 +312,41 @@ fn a_sender_that_blocks_over_multicast_loses_on_the_way_not_at_its_end() {
         ..f
     };
     assert_eq!(cause_of(GapPosition::End, &tcp), Cause::SenderStopped);
+}
+
+#[test]
+fn nothing_across_hosts_at_one_hop_is_the_hops_and_a_start_lost_after_a_pause_a_late_join() {
+    let radio = SenderFacts {
+        drops_at_hwm: true,
+        paused_for_joins: true,
+        one_way: true,
+        one_hop_across_hosts: true,
+        ..Default::default()
+    };
+    let none = LossSummary {
+        expected: 2000,
+        received: 0,
+        lost: 2000,
+        lost_at_start: 2000,
+        ..Default::default()
+    };
+    let said = loss_causes(&none, &Facts::of_run(radio), |_, _| None);
+    assert!(said.contains("the multicast hops"), "{said}");
+    // Some arrived: the start was lost to a late join, whatever the hops.
+    let some = LossSummary {
+        received: 1500,
+        lost: 500,
+        lost_at_start: 500,
+        ..none.clone()
+    };
+    let said = loss_causes(&some, &Facts::of_run(radio), |_, _| None);
+    assert!(said.contains("a late join"), "{said}");
+    // Nothing arrived on the sender's own host: not the hops.
+    let here = SenderFacts {
+        one_hop_across_hosts: false,
+        ..radio
+    };
+    let said = loss_causes(&none, &Facts::of_run(here), |_, _| None);
+    assert!(said.contains("a late join"), "{said}");
+    assert_eq!(Cause::MulticastHops.name(), "multicast hops");
 }

@@ -28,7 +28,7 @@ pub(super) fn check_links(
                     if ep.transport() == Transport::Inproc && n.placement == Placement::Process {
                         return Err(err(origin, &n.name, "placement", "process", "inproc:// works only between threads of one process; use placement = \"thread\" or a tcp/ipc endpoint"));
                     }
-                    if let Some(&b) = bound.get(c) {
+                    if let Some(&b) = bound.get(&ep.meeting_point()) {
                         links.push(Link {
                             conn: (i, si),
                             bind: b,

@@ -152,7 +152,7 @@ fn check_names(origin: &str, t: &Topology) -> Result<BTreeMap<String, usize>> {
 }
 
 /// Literal binds: parsed, bound once, and reachable from the node's placement. The socket
-/// that bound each.
+/// that bound each, by the endpoint's meeting point.
 fn check_binds(origin: &str, t: &Topology) -> Result<BTreeMap<String, SockRef>> {
     let mut bound: BTreeMap<String, SockRef> = BTreeMap::new();
     for (i, n) in t.nodes.iter().enumerate() {
@@ -175,7 +175,7 @@ fn check_binds(origin: &str, t: &Topology) -> Result<BTreeMap<String, SockRef>> 
                     )));
                 }
                 if !ep.is_wildcard() {
-                    if let Some((j, _)) = bound.insert(b.clone(), (i, si)) {
+                    if let Some((j, _)) = bound.insert(ep.meeting_point(), (i, si)) {
                         return Err(err(origin, &n.name, &field, b, format!(
                             "this endpoint is already bound by node '{}'; an endpoint can be bound once",
                             t.nodes[j].name

@@ -43,9 +43,17 @@ pub(super) fn check_types(origin: &str, t: &Topology, types: &[Vec<SocketType>])
                 ("multicast_hops", o.multicast_hops),
             ];
             for (f, v) in multicast {
-                if v.is_some() && !ty.takes_transport(Transport::Epgm) {
+                // libzmq's udp engine sets a RADIO's (and DISH's) multicast TTL from
+                // ZMQ_MULTICAST_HOPS too; the rate and recovery interval are OpenPGM's.
+                let udp_too = f == "multicast_hops" && ty.takes_transport(Transport::Udp);
+                if v.is_some() && !ty.takes_transport(Transport::Epgm) && !udp_too {
+                    let who = if f == "multicast_hops" {
+                        "PUB, SUB, XPUB and XSUB over pgm, epgm or norm, and RADIO and DISH over udp, take it"
+                    } else {
+                        "only PUB, SUB, XPUB and XSUB multicast (over pgm, epgm or norm)"
+                    };
                     return Err(err(origin, &n.name, &field_of(n, si, f), &v.unwrap_or(0).to_string(), format!(
-                        "a multicast option, and only PUB, SUB, XPUB and XSUB multicast (over pgm, epgm or norm); a {} socket would not use it: remove the field",
+                        "a multicast option, and {who}; a {} socket would not use it: remove the field",
                         ty.name()
                     )));
                 }

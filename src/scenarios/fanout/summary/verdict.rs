@@ -16,8 +16,7 @@ impl FanoutReport {
             drops_at_hwm: self.lossy,
             waited_for_subscribers: !self.lossy,
             waited_at_end: true,
-            paused_for_joins: false,
-            one_way: false,
+            ..SenderFacts::default()
         }
     }
 
