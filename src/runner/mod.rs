@@ -310,7 +310,7 @@ pub fn run_case(spec: &CaseSpec, settings: &Settings, obs: &mut dyn Observer) ->
         wall_s,
         nodes,
         edges,
-        sender: Some(sender_facts(&spec.topology, spec.transport)),
+        sender: Some(sender_facts(spec)),
         machine: Some(machine),
         intervals,
     }

@@ -140,14 +140,14 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
             for l in reps.iter().filter_map(|r| r.loss.as_ref()) {
                 total.add(l);
             }
-            let facts = facts(&spec.topology, spec.transport);
+            let facts = facts(spec);
             let causes = loss_causes(&total, &facts, |_, cause| {
                 match cause {
                     Cause::MulticastHops => Some("multicast_hops = 8 on the sending socket (ZMQ_MULTICAST_HOPS), and a multicast route on each router between (smcroute, pimd)".into()),
                     Cause::SlowJoiner if facts.paused_for_joins => Some("a longer pause for the joins: give the source `join_ms` (it paused the default: 250 ms and 1 ms per DISH for a RADIO, 1 s and 20 ms per subscriber over multicast)".into()),
                     Cause::SlowJoiner => Some("let the PUB wait for its subscribers (remove `wait_subscriptions = false`), or start the subscribers first".into()),
                     Cause::HighWaterMark => Some("give the PUB xpub_nodrop = true (an XPUB), a larger sndhwm, or a rate".into()),
-                    Cause::LostOnTheWay if facts.one_way => Some("pace the publisher (`rate`) below what the receivers take; over epgm or norm give the receiving sockets a larger `rcvbuf` (a kernel count of dropped datagrams, when there is one, is named beside)".into()),
+                    Cause::LostOnTheWay if facts.one_way => Some("pace the publisher (`rate`) below what the receivers take; over epgm or norm give the receiving sockets a larger `rcvbuf` (a kernel count of dropped datagrams, when there is one, is named beside); where the kernel dropped none the network lost them and no repair brought them back: find the lossy link (`ip -s link`, the switches' counters); over pgm or epgm a longer `recovery_ivl` (ZMQ_RECOVERY_IVL) on the sender keeps more to repair from".into()),
                     _ => None,
                 }
             });
@@ -160,7 +160,8 @@ pub(super) fn warnings(spec: &CaseSpec, reps: &[Repetition], s: &CaseSummary) ->
 /// What the senders of the topology do, for the causes of loss: whether one publishes
 /// without flow control, whether every publisher waits for its subscriptions, and that
 /// sources keep their sockets until the receivers hang up.
-pub fn sender_facts(t: &crate::topology::Topology, transport: Transport) -> SenderFacts {
+pub fn sender_facts(spec: &CaseSpec) -> SenderFacts {
+    let (t, transport) = (&spec.topology, spec.transport);
     let publishers = t.nodes.iter().filter(|n| n.role.info().publishes.is_some());
     let waits = publishers
         .clone()
@@ -186,43 +187,15 @@ pub fn sender_facts(t: &crate::topology::Topology, transport: Transport) -> Send
         waited_at_end: true,
         paused_for_joins: paused,
         one_way,
-        one_hop_across_hosts: one_hop_across_hosts(t, transport),
+        one_hop_across_hosts: multicast::one_hop_across_hosts(t, transport),
+        paced_below_limit: multicast::paced_below_limit(spec),
     }
-}
-
-/// Whether a publisher sends over a one-way transport (a udp group, multicast) with a time
-/// to live of one hop (its `multicast_hops` unset or 1) while a receiver of the topology
-/// runs on another host than it.
-fn one_hop_across_hosts(t: &crate::topology::Topology, transport: Transport) -> bool {
-    let hosts_of = |n: &crate::topology::Node| -> Vec<String> {
-        if !n.hosts.is_empty() {
-            n.hosts.clone()
-        } else {
-            vec![n.host.clone().unwrap_or_default()]
-        }
-    };
-    let receivers: Vec<Vec<String>> = t
-        .nodes
-        .iter()
-        .filter(|n| n.role.info().stream == StreamPart::Receives)
-        .map(hosts_of)
-        .collect();
-    t.nodes
-        .iter()
-        .filter(|n| n.role.info().publishes.is_some())
-        .any(|n| {
-            let one_hop = n.all_sockets().first().is_some_and(|s| {
-                s.options.multicast_hops.unwrap_or(1) <= 1
-                    && s.transports(transport).any(Transport::one_way)
-            });
-            let mine = hosts_of(n);
-            one_hop && receivers.iter().flatten().any(|h| !mine.contains(h))
-        })
 }
 
 /// The facts the causes of a case's loss are decided from: its senders' (all known to the
 /// runner) and, when every receiver is a SUB (or XSUB), that.
-pub fn facts(t: &crate::topology::Topology, transport: Transport) -> Facts {
+pub fn facts(spec: &CaseSpec) -> Facts {
+    let t = &spec.topology;
     let receivers: Vec<String> = t
         .nodes
         .iter()
@@ -232,7 +205,7 @@ pub fn facts(t: &crate::topology::Topology, transport: Transport) -> Facts {
     let subs = !receivers.is_empty() && receivers.iter().all(|k| k == "SUB" || k == "XSUB");
     Facts {
         receiver: subs.then_some(SocketType::Sub),
-        ..Facts::of_run(sender_facts(t, transport))
+        ..Facts::of_run(sender_facts(spec))
     }
 }
 

@@ -87,6 +87,10 @@ pub struct SenderFacts {
     /// (ZMQ_MULTICAST_HOPS unset or 1) to a receiver on another host.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub one_hop_across_hosts: bool,
+    /// It sent over udp or multicast at a set rate well below what its transport carries,
+    /// so its queue never filled: what it lost was not dropped at its high-water mark.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paced_below_limit: bool,
 }
 
 /// How the sender ended, as far as the receiver's facts say.
@@ -133,6 +137,8 @@ pub struct Facts {
     pub one_hop_across_hosts: bool,
     /// Not one message of the stream arrived.
     pub nothing_arrived: bool,
+    /// It was paced well below its transport's limit ([`SenderFacts::paced_below_limit`]).
+    pub paced_below_limit: bool,
 }
 
 impl Facts {
@@ -153,6 +159,7 @@ impl Facts {
             one_way: f.one_way,
             one_hop_across_hosts: f.one_hop_across_hosts,
             nothing_arrived: false,
+            paced_below_limit: f.paced_below_limit,
         }
     }
 
@@ -194,7 +201,9 @@ pub fn cause_of(p: GapPosition, f: &Facts) -> Cause {
             }
         }
         GapPosition::Start => Cause::LateStart,
-        GapPosition::Middle if drops => Cause::HighWaterMark,
+        // Paced well below what its transport carries, a publisher's queue never filled.
+        GapPosition::Middle if drops && !(f.one_way && f.paced_below_limit) => Cause::HighWaterMark,
+        GapPosition::End if f.one_way && drops && f.paced_below_limit => Cause::LostOnTheWay,
         // Nothing flows back over multicast or udp: a sender that does not drop cannot have
         // lost what the receivers' buffers could not hold, the way did.
         GapPosition::Middle | GapPosition::End if f.one_way && !drops => Cause::LostOnTheWay,
@@ -258,8 +267,11 @@ pub fn sentence(p: GapPosition, f: &Facts) -> String {
         (Cause::HighWaterMark, GapPosition::Middle) => {
             "the high-water mark: the sender outran the receiver and dropped what its queue could not take".into()
         }
+        (Cause::LostOnTheWay, _) if f.one_way && f.drops() => {
+            "lost on the way, not at the high-water mark (the publisher was paced well below what its transport carries, so its queue never filled): over multicast or udp what a receiver's buffers (the kernel's socket buffer, OpenPGM's or NORM's window) could not hold, or the network lost, and no repair brought back, is lost".into()
+        }
         (Cause::LostOnTheWay, _) if f.one_way => {
-            "lost on the way: over multicast or udp nothing flows back to slow the sender, so what a receiver's buffers (the kernel's socket buffer, OpenPGM's or NORM's window) could not hold, and no repair brought back, is lost".into()
+            "lost on the way: over multicast or udp nothing flows back to slow the sender, so what a receiver's buffers (the kernel's socket buffer, OpenPGM's or NORM's window) could not hold, or the network lost, and no repair brought back, is lost".into()
         }
         (Cause::LostOnTheWay, _) => {
             "not a high-water mark (this sender blocks there rather than drop): lost on the way (a device in between, a reconnect that lost its queue, or a sender that skipped numbers)".into()

@@ -4,7 +4,7 @@
 
 use super::CaseSpec;
 use crate::model::CaseSummary;
-use crate::topology::SocketType;
+use crate::topology::{SocketType, StreamPart};
 use crate::transport::Transport;
 
 /// libzmq's ZMQ_RATE when a socket sets none, kbit/s.
@@ -45,4 +45,62 @@ pub(super) fn rate_limit(spec: &CaseSpec, s: &CaseSummary) -> Option<String> {
             )
         })
     })
+}
+
+/// Whether a publisher sends over a one-way transport (a udp group, multicast) with a time
+/// to live of one hop (its `multicast_hops` unset or 1) while a receiver of the topology
+/// runs on another host than it.
+pub(super) fn one_hop_across_hosts(t: &crate::topology::Topology, transport: Transport) -> bool {
+    let hosts_of = |n: &crate::topology::Node| -> Vec<String> {
+        if !n.hosts.is_empty() {
+            n.hosts.clone()
+        } else {
+            vec![n.host.clone().unwrap_or_default()]
+        }
+    };
+    let receivers: Vec<Vec<String>> = t
+        .nodes
+        .iter()
+        .filter(|n| n.role.info().stream == StreamPart::Receives)
+        .map(hosts_of)
+        .collect();
+    t.nodes
+        .iter()
+        .filter(|n| n.role.info().publishes.is_some())
+        .any(|n| {
+            let one_hop = n.all_sockets().first().is_some_and(|s| {
+                s.options.multicast_hops.unwrap_or(1) <= 1
+                    && s.transports(transport).any(Transport::one_way)
+            });
+            let mine = hosts_of(n);
+            one_hop && receivers.iter().flatten().any(|h| !mine.contains(h))
+        })
+}
+
+/// The highest pace at which a RADIO's queue is taken to keep up with its sends over udp
+/// (libzmq's I/O thread writes a datagram per message, well above this here).
+const UDP_PACED_BELOW: f64 = 100_000.0;
+
+/// Whether every publisher over a one-way transport sends at a set rate well below what
+/// its transport carries (under half its ZMQ_RATE over pgm, epgm or norm; under
+/// [`UDP_PACED_BELOW`] msg/s over udp): its queue never filled, so what it lost was not
+/// dropped at its high-water mark.
+pub(super) fn paced_below_limit(spec: &CaseSpec) -> bool {
+    let mut one_way = spec.topology.nodes.iter().filter_map(|n| {
+        n.role.info().publishes?;
+        let s = n.all_sockets().first().copied()?;
+        let t = s.transports(spec.transport).find(|t| t.one_way())?;
+        Some((n.rate.or(spec.rate), s.options.multicast_rate, t))
+    });
+    let mut any = false;
+    let all = one_way.all(|(rate, limit, t)| {
+        any = true;
+        let Some(rate) = rate else { return false };
+        if t == Transport::Udp {
+            return rate < UDP_PACED_BELOW;
+        }
+        let kbit = rate * spec.size as f64 * 8.0 / 1000.0;
+        kbit < HELD_AT * f64::from(limit.unwrap_or(DEFAULT_RATE_KBIT))
+    });
+    any && all
 }

@@ -276,6 +276,7 @@ fn a_sender_that_paused_for_joins_it_cannot_count_loses_its_start_to_a_late_join
             paused_for_joins: true,
             one_way: false,
             one_hop_across_hosts: false,
+            paced_below_limit: false,
         })
     };
     assert_eq!(cause_of(GapPosition::Start, &f), Cause::SlowJoiner);
@@ -298,6 +299,7 @@ fn a_sender_that_blocks_over_multicast_loses_on_the_way_not_at_its_end() {
         paused_for_joins: true,
         one_way: true,
         one_hop_across_hosts: false,
+        paced_below_limit: false,
     });
     assert_eq!(cause_of(GapPosition::Middle, &f), Cause::LostOnTheWay);
     assert_eq!(cause_of(GapPosition::End, &f), Cause::LostOnTheWay);
@@ -344,9 +346,38 @@ fn nothing_across_hosts_at_one_hop_is_the_hops_and_a_start_lost_after_a_pause_a_
     // Nothing arrived on the sender's own host: not the hops.
     let here = SenderFacts {
         one_hop_across_hosts: false,
+        paced_below_limit: false,
         ..radio
     };
     let said = loss_causes(&none, &Facts::of_run(here), |_, _| None);
     assert!(said.contains("a late join"), "{said}");
     assert_eq!(Cause::MulticastHops.name(), "multicast hops");
+}
+
+#[test]
+fn a_publisher_paced_below_its_transports_limit_loses_on_the_way_not_at_its_queue() {
+    // A PUB over epgm at 2,000 msg/s of 64 B against 1 Gbit/s: its queue never fills, so
+    // holes in the middle and at the end were lost on the way (the network, a buffer, a
+    // repair that failed); unpaced, the same holes are its high-water mark.
+    let paced = Facts::of_run(SenderFacts {
+        drops_at_hwm: true,
+        waited_at_end: true,
+        paused_for_joins: true,
+        one_way: true,
+        paced_below_limit: true,
+        ..Default::default()
+    });
+    let unpaced = Facts {
+        paced_below_limit: false,
+        ..paced
+    };
+    for p in [GapPosition::Middle, GapPosition::End] {
+        assert_eq!(cause_of(p, &paced), Cause::LostOnTheWay, "{p:?}");
+        assert_eq!(cause_of(p, &unpaced), Cause::HighWaterMark, "{p:?}");
+    }
+    let s = sentence(GapPosition::Middle, &paced);
+    assert!(
+        s.contains("not at the high-water mark") && s.contains("the network lost"),
+        "{s}"
+    );
 }
