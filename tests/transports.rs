@@ -96,6 +96,23 @@ fn radio_dish_scatter_gather_and_client_server_run_from_files_and_lose_nothing()
             None,
         );
         exact(&c, 50000, 2);
+        // CHANNEL to CHANNEL (the thread-safe PAIR): a stream, every message once.
+        for transport in ["tcp", "inproc"] {
+            let c = case_of(
+                &[],
+                "examples/topologies/channel.toml",
+                &[
+                    "--count",
+                    "20000",
+                    "--repetitions",
+                    "2",
+                    "--transports",
+                    transport,
+                ],
+                None,
+            );
+            exact(&c, 20000, 2);
+        }
         // CLIENT/SERVER round trips: every request answered, over tcp and inproc.
         for transport in ["tcp", "inproc"] {
             let c = case_of(

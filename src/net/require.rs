@@ -63,7 +63,7 @@ pub fn require_type_on(kind: zmq::SocketType, endpoint: &Endpoint) -> Result<()>
     })
 }
 
-/// A socket type of the draft API (RADIO, DISH, CLIENT, SERVER, SCATTER, GATHER) needs a
+/// A socket type of the draft API (RADIO, DISH, CLIENT, SERVER, SCATTER, GATHER, CHANNEL) needs a
 /// libzmq built with it: an error that names the library and the one to use otherwise.
 pub fn require_draft(kind: zmq::SocketType) -> Result<()> {
     let lib = zmq::library::info();
@@ -74,7 +74,7 @@ pub fn require_draft(kind: zmq::SocketType) -> Result<()> {
         "socket type",
         kind.name(),
         format!(
-            "RADIO, DISH, CLIENT, SERVER, SCATTER and GATHER are libzmq's draft API, and the libzmq measured here ({} {}, {}) is built without it; the bundled libzmq has it (leave out --libzmq)",
+            "RADIO, DISH, CLIENT, SERVER, SCATTER, GATHER and CHANNEL are libzmq's draft API, and the libzmq measured here ({} {}, {}) is built without it; the bundled libzmq has it (leave out --libzmq)",
             lib.source, lib.version, lib.path
         ),
     ))

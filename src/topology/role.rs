@@ -137,10 +137,10 @@ const SOURCE: RoleInfo = RoleInfo {
     accepts: |t| {
         matches!(
             t[0],
-            Pub | Xpub | Push | Pair | Dealer | Radio | Scatter | Client
+            Pub | Xpub | Push | Pair | Dealer | Radio | Scatter | Client | Channel
         )
     },
-    wants: "a sending socket: PUB, XPUB, PUSH, PAIR, DEALER, RADIO, SCATTER or CLIENT",
+    wants: "a sending socket: PUB, XPUB, PUSH, PAIR, DEALER, RADIO, SCATTER, CLIENT or CHANNEL",
     publishes: Some(0),
     stream: StreamPart::Sends,
     in_stream: true,
@@ -161,10 +161,11 @@ pub const SINK: RoleInfo = RoleInfo {
     accepts: |t| {
         matches!(
             t[0],
-            Sub | Xsub | Pull | Pair | Dealer | Router | Dish | Gather | Server
+            Sub | Xsub | Pull | Pair | Dealer | Router | Dish | Gather | Server | Channel
         )
     },
-    wants: "a receiving socket: SUB, XSUB, PULL, PAIR, DEALER, ROUTER, DISH, GATHER or SERVER",
+    wants:
+        "a receiving socket: SUB, XSUB, PULL, PAIR, DEALER, ROUTER, DISH, GATHER, SERVER or CHANNEL",
     publishes: None,
     stream: StreamPart::Receives,
     in_stream: true,
@@ -184,8 +185,8 @@ const ECHO: RoleInfo = RoleInfo {
     legacy_name: "server",
     sockets: 1,
     sockets_reason: "",
-    accepts: |t| matches!(t[0], Rep | Router | Dealer | Pair | Server),
-    wants: "REP, ROUTER, DEALER, PAIR or SERVER",
+    accepts: |t| matches!(t[0], Rep | Router | Dealer | Pair | Server | Channel),
+    wants: "REP, ROUTER, DEALER, PAIR, SERVER or CHANNEL",
     publishes: None,
     stream: StreamPart::None,
     in_stream: false,
@@ -205,8 +206,8 @@ const PING: RoleInfo = RoleInfo {
     legacy_name: "client",
     sockets: 1,
     sockets_reason: "",
-    accepts: |t| matches!(t[0], Req | Dealer | Pair | Client),
-    wants: "REQ, DEALER, PAIR or CLIENT",
+    accepts: |t| matches!(t[0], Req | Dealer | Pair | Client | Channel),
+    wants: "REQ, DEALER, PAIR, CLIENT or CHANNEL",
     publishes: None,
     stream: StreamPart::None,
     in_stream: false,

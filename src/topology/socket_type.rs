@@ -32,11 +32,13 @@ pub enum SocketType {
     Server,
     Scatter,
     Gather,
+    /// The draft API's thread-safe PAIR: one peer, one frame per message.
+    Channel,
 }
 
 impl SocketType {
     /// Every type, as files name them.
-    pub const ALL: [SocketType; 17] = [
+    pub const ALL: [SocketType; 18] = [
         SocketType::Pair,
         SocketType::Pub,
         SocketType::Sub,
@@ -54,6 +56,7 @@ impl SocketType {
         SocketType::Server,
         SocketType::Scatter,
         SocketType::Gather,
+        SocketType::Channel,
     ];
 
     /// The name files use.
@@ -76,6 +79,7 @@ impl SocketType {
             SocketType::Server => "SERVER",
             SocketType::Scatter => "SCATTER",
             SocketType::Gather => "GATHER",
+            SocketType::Channel => "CHANNEL",
         }
     }
 
@@ -105,6 +109,7 @@ impl SocketType {
             SocketType::Server => zmq::SERVER,
             SocketType::Scatter => zmq::SCATTER,
             SocketType::Gather => zmq::GATHER,
+            SocketType::Channel => zmq::CHANNEL,
         }
     }
 
@@ -116,6 +121,7 @@ impl SocketType {
             matches!(
                 (a, b),
                 (Pair, Pair)
+                    | (Channel, Channel)
                     | (Pub | Xpub, Sub | Xsub)
                     | (Req | Dealer, Rep | Router)
                     | (Dealer, Dealer)
@@ -150,7 +156,10 @@ impl SocketType {
     /// message and need a libzmq built with the draft API.
     pub fn is_draft(self) -> bool {
         use SocketType::*;
-        matches!(self, Radio | Dish | Client | Server | Scatter | Gather)
+        matches!(
+            self,
+            Radio | Dish | Client | Server | Scatter | Gather | Channel
+        )
     }
 
     /// Whether a sender of this type cannot count its receivers' joins, and so pauses for

@@ -25,6 +25,7 @@ pub const RADIO: SocketType = SocketType(14);
 pub const DISH: SocketType = SocketType(15);
 pub const GATHER: SocketType = SocketType(16);
 pub const SCATTER: SocketType = SocketType(17);
+pub const CHANNEL: SocketType = SocketType(20);
 
 impl SocketType {
     /// libzmq's number for it.
@@ -34,9 +35,10 @@ impl SocketType {
 
     /// Its name in zmq.h, without `ZMQ_`.
     pub fn name(self) -> &'static str {
-        const NAMES: [&str; 18] = [
+        const NAMES: [&str; 21] = [
             "PAIR", "PUB", "SUB", "REQ", "REP", "DEALER", "ROUTER", "PULL", "PUSH", "XPUB", "XSUB",
-            "STREAM", "SERVER", "CLIENT", "RADIO", "DISH", "GATHER", "SCATTER",
+            "STREAM", "SERVER", "CLIENT", "RADIO", "DISH", "GATHER", "SCATTER", "DGRAM", "PEER",
+            "CHANNEL",
         ];
         usize::try_from(self.0)
             .ok()

@@ -149,7 +149,7 @@ pub(super) fn check_pairs(
     // PAIR has one peer.
     for (i, n) in t.nodes.iter().enumerate() {
         for (si, ty) in types[i].iter().enumerate() {
-            if *ty != SocketType::Pair {
+            if !matches!(ty, SocketType::Pair | SocketType::Channel) {
                 continue;
             }
             let peers: u64 = links
@@ -165,8 +165,9 @@ pub(super) fn check_pairs(
                 })
                 .sum();
             if peers > 1 || (n.replicas > 1 && links.iter().any(|l| l.bind == (i, si))) {
-                return Err(err(origin, &n.name, &field_of(n, si, "type"), "PAIR", format!(
-                    "a PAIR socket has exactly one peer, and this one would have {}; use PUSH/PULL, PUB/SUB or DEALER/ROUTER for more",
+                return Err(err(origin, &n.name, &field_of(n, si, "type"), ty.name(), format!(
+                    "a {} socket has exactly one peer, and this one would have {}; use PUSH/PULL, PUB/SUB or DEALER/ROUTER for more",
+                    ty.name(),
                     peers.max(2)
                 )));
             }

@@ -90,6 +90,9 @@ pub(super) fn check_sockets(origin: &str, n: &Node) -> Result<Vec<SocketType>> {
     for (si, s) in socks.iter().enumerate() {
         let field = field_of(n, si, "type");
         let ty = SocketType::parse(&s.kind).ok_or_else(|| {
+            if s.kind.eq_ignore_ascii_case("PEER") {
+                return err(origin, &n.name, &field, &s.kind, "PEER (libzmq's draft API) is not measured by zmqperf: it addresses every message by the routing id zmq_connect_peer returns; use CHANNEL for one peer, or CLIENT and SERVER for many");
+            }
             let all: Vec<_> = SocketType::ALL.iter().map(|t| t.name()).collect();
             err(
                 origin,

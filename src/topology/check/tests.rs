@@ -104,6 +104,28 @@ fn each_mistake_names_the_node_and_the_field() {
         ),
         (
             topo(&[
+                node("a", "sink", r#"{"type": "CHANNEL", "bind": ["auto"]}"#),
+                node("b", "source", r#"{"type": "CHANNEL", "connect": ["a"]}"#),
+                node("c", "source", r#"{"type": "CHANNEL", "connect": ["a"]}"#),
+            ]),
+            "a CHANNEL socket has exactly one peer",
+        ),
+        (
+            topo(&[
+                node("a", "sink", r#"{"type": "peer", "bind": ["auto"]}"#),
+                node("b", "source", r#"{"type": "PEER", "connect": ["a"]}"#),
+            ]),
+            "use CHANNEL for one peer, or CLIENT and SERVER for many",
+        ),
+        (
+            topo(&[
+                node("a", "sink", r#"{"type": "CHANNEL", "bind": ["auto"]}"#),
+                node("b", "source", r#"{"type": "PAIR", "connect": ["a"]}"#),
+            ]),
+            "ZMTP refuses",
+        ),
+        (
+            topo(&[
                 node(
                     "a",
                     "sink",
