@@ -62,6 +62,10 @@ fn exact(case: &Value, per_rep: u64, reps: u64) {
 #[test]
 fn radio_dish_scatter_gather_and_client_server_run_from_files_and_lose_nothing() {
     with_watchdog(T * 4, || {
+        // Alone, and at half the rate it once had: beside the multicast tests of this file a
+        // DISH at 20,000 msg/s fell behind and the kernel dropped 171 datagrams at its full
+        // buffer (named so).
+        let _one = alone();
         // RADIO/DISH over udp and over tcp, at a rate the DISH keeps up with.
         for transport in ["udp", "tcp"] {
             let c = case_of(
@@ -73,7 +77,7 @@ fn radio_dish_scatter_gather_and_client_server_run_from_files_and_lose_nothing()
                     "--count",
                     "4000",
                     "--rate",
-                    "20000",
+                    "10000",
                     "--repetitions",
                     "2",
                 ],
