@@ -372,9 +372,11 @@ impl Waiting<'_> {
                 };
             }
         }
-        let one_way = ["udp://", "pgm://", "epgm://", "norm://"]
-            .iter()
-            .any(|s| self.endpoint.starts_with(s));
+        let one_way = self
+            .endpoint
+            .split_once("://")
+            .and_then(|(scheme, _)| crate::transport::Transport::parse(scheme))
+            .is_some_and(crate::transport::Transport::one_way);
         if done == 0 && one_way {
             // No connection to watch: what does not arrive may not reach this host at all.
             Error::PeerSilent {

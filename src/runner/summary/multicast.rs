@@ -86,21 +86,24 @@ const UDP_PACED_BELOW: f64 = 100_000.0;
 /// [`UDP_PACED_BELOW`] msg/s over udp): its queue never filled, so what it lost was not
 /// dropped at its high-water mark.
 pub(super) fn paced_below_limit(spec: &CaseSpec) -> bool {
-    let mut one_way = spec.topology.nodes.iter().filter_map(|n| {
-        n.role.info().publishes?;
-        let s = n.all_sockets().first().copied()?;
-        let t = s.transports(spec.transport).find(|t| t.one_way())?;
-        Some((n.rate.or(spec.rate), s.options.multicast_rate, t))
-    });
-    let mut any = false;
-    let all = one_way.all(|(rate, limit, t)| {
-        any = true;
+    let one_way: Vec<_> = spec
+        .topology
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            n.role.info().publishes?;
+            let s = n.all_sockets().first().copied()?;
+            let t = s.transports(spec.transport).find(|t| t.one_way())?;
+            Some((n.rate.or(spec.rate), s.options.multicast_rate, t))
+        })
+        .collect();
+    let paced = |&(rate, limit, t): &(Option<f64>, Option<i32>, Transport)| {
         let Some(rate) = rate else { return false };
         if t == Transport::Udp {
             return rate < UDP_PACED_BELOW;
         }
         let kbit = rate * spec.size as f64 * 8.0 / 1000.0;
         kbit < HELD_AT * f64::from(limit.unwrap_or(DEFAULT_RATE_KBIT))
-    });
-    any && all
+    };
+    !one_way.is_empty() && one_way.iter().all(paced)
 }
