@@ -248,7 +248,12 @@ fn a_lossy_link_under_a_paced_epgm_stream_is_lost_on_the_way_not_the_queue() {
         nft.args(["netns", "exec", &ns])
             .arg(installed("nft", "apt-get install nftables"))
             .args([
-                "add table inet zploss { chain in { type filter hook input priority 0; meta l4proto udp numgen random mod 100 < 5 drop; }; }",
+                "add table inet zploss { chain in { type filter hook input priority 0; ",
+                // The PGM type is the fifth byte after the UDP header: every repair (RDATA,
+                // 5) dropped, and one original (ODATA, 4) in 50 from the 25th: the loss is
+                // certain and beyond repair, whatever the timing.
+                "meta l4proto udp @th,96,8 0x05 drop; ",
+                "meta l4proto udp @th,96,8 0x04 numgen inc mod 50 == 25 drop; }; }",
             ]);
         let o = run(nft, 20);
         assert_eq!(o.code, Some(0), "nft: {o:?}");
@@ -267,9 +272,10 @@ fn a_lossy_link_under_a_paced_epgm_stream_is_lost_on_the_way_not_the_queue() {
         let c = results(&o.stdout)["cases"][0].clone();
         assert!(c["error"].is_null(), "{}", c["error"]);
         let lost = c["summary"]["lost"].as_u64().unwrap();
-        // 5% of 5,000 is 250 datagrams gone: OpenPGM repairs many, never all (108 to 3,741
-        // lost in runs here).
-        assert!(lost > 0, "{c}");
+        // One in 50 unrepaired: about 100 of 5,000, and what OpenPGM held behind them when
+        // the run ended (130 to 4,577 in runs here; now and then all 5,000, held behind the
+        // first lost packet: named lost on the way too, not a late join).
+        assert!(lost >= 50, "{c}");
         let sub = c["nodes"]
             .as_array()
             .unwrap()
@@ -281,11 +287,9 @@ fn a_lossy_link_under_a_paced_epgm_stream_is_lost_on_the_way_not_the_queue() {
             "the kernel's buffer dropped none: {c}"
         );
         let w = c["warnings"].to_string();
-        assert!(
-            w.contains("lost on the way, not at the high-water mark"),
-            "{w}"
-        );
+        assert!(w.contains("lost on the way, not"), "{w}");
         assert!(!w.contains("the sender outran the receiver"), "{w}");
-        eprintln!("epgm over a link losing 5%: {lost} of 5000 lost after repair");
+        assert!(!w.contains("a late join"), "{w}");
+        eprintln!("epgm over a link losing 1 original in 50 and every repair: {lost} of 5000 lost");
     });
 }

@@ -192,6 +192,10 @@ pub fn cause_of(p: GapPosition, f: &Facts) -> Cause {
         // Nothing at all across hosts, at one hop: the first router dropped every packet
         // (a late join loses the start, not the whole stream after a pause).
         GapPosition::Start if f.nothing_arrived && f.one_hop_across_hosts => Cause::MulticastHops,
+        // Nothing of a paced one-way stream: a late joiner would have had its later part.
+        GapPosition::Start if f.nothing_arrived && f.one_way && f.paced_below_limit => {
+            Cause::LostOnTheWay
+        }
         GapPosition::Start if drops || f.receiver == Some(SocketType::Sub) => {
             match (f.waited_for_subscribers, f.drops_at_hwm) {
                 (Some(true), Some(true)) => Cause::HighWaterMark,
@@ -266,6 +270,9 @@ pub fn sentence(p: GapPosition, f: &Facts) -> String {
         }
         (Cause::HighWaterMark, GapPosition::Middle) => {
             "the high-water mark: the sender outran the receiver and dropped what its queue could not take".into()
+        }
+        (Cause::LostOnTheWay, GapPosition::Start) => {
+            "lost on the way, not a late join: not one message reached this receiver, and a late joiner of a stream paced well below its transport's limit loses its start, not the whole of it; over multicast or udp a firewall or a route kept the datagrams away, or the network lost the first of them and the receiver's repair (OpenPGM's) held the rest waiting for them to the end (a stream shorter than the sender's pause for the joins would look the same)".into()
         }
         (Cause::LostOnTheWay, _) if f.one_way && f.drops() => {
             "lost on the way, not at the high-water mark (the publisher was paced well below what its transport carries, so its queue never filled): over multicast or udp what a receiver's buffers (the kernel's socket buffer, OpenPGM's or NORM's window) could not hold, or the network lost, and no repair brought back, is lost".into()

@@ -381,3 +381,42 @@ fn a_publisher_paced_below_its_transports_limit_loses_on_the_way_not_at_its_queu
         "{s}"
     );
 }
+
+#[test]
+fn nothing_of_a_paced_one_way_stream_is_lost_on_the_way_not_a_late_join() {
+    // An epgm PUB at 2,000 msg/s over a link that lost the first packets beyond repair:
+    // OpenPGM held everything behind them, and not one message arrived. A late joiner
+    // would have had the later part of a paced stream; some arrived, it is a late join.
+    let paced = SenderFacts {
+        drops_at_hwm: true,
+        waited_at_end: true,
+        paused_for_joins: true,
+        one_way: true,
+        paced_below_limit: true,
+        ..Default::default()
+    };
+    let none = LossSummary {
+        expected: 5000,
+        received: 0,
+        lost: 5000,
+        lost_at_start: 5000,
+        ..Default::default()
+    };
+    let said = loss_causes(&none, &Facts::of_run(paced), |_, _| None);
+    assert!(said.contains("lost on the way, not a late join"), "{said}");
+    let some = LossSummary {
+        received: 4000,
+        lost: 1000,
+        lost_at_start: 1000,
+        ..none.clone()
+    };
+    let said = loss_causes(&some, &Facts::of_run(paced), |_, _| None);
+    assert!(said.contains("a late join"), "{said}");
+    // Unpaced, a stream may be over before a late joiner joins: a late join still.
+    let unpaced = SenderFacts {
+        paced_below_limit: false,
+        ..paced
+    };
+    let said = loss_causes(&none, &Facts::of_run(unpaced), |_, _| None);
+    assert!(said.contains("a late join"), "{said}");
+}
