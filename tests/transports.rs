@@ -117,6 +117,37 @@ fn radio_dish_scatter_gather_and_client_server_run_from_files_and_lose_nothing()
             );
             exact(&c, 20000, 2);
         }
+        // PEER: two connecting PEERs stream into one bound PEER, each message addressed to
+        // the routing id zmq_connect_peer gave; a PEER ping has every round trip answered
+        // by a PEER echo.
+        for transport in ["tcp", "inproc"] {
+            let c = case_of(
+                &[],
+                "examples/topologies/peer.toml",
+                &[
+                    "--count",
+                    "5000",
+                    "--repetitions",
+                    "2",
+                    "--transports",
+                    transport,
+                ],
+                None,
+            );
+            assert!(c["error"].is_null(), "{}", c["error"]);
+            assert_eq!(c["summary"]["lost"], 0, "{c}");
+            let streams = c["edges"].as_array().unwrap();
+            let from: Vec<_> = streams.iter().map(|e| e["from"].as_str()).collect();
+            assert_eq!(from, [Some("source[0]"), Some("source[1]"), Some("ping")]);
+            for e in &streams[..2] {
+                assert_eq!(e["loss"]["expected"], 10000, "{e}");
+                assert_eq!(e["loss"]["received"], 10000, "{e}");
+                assert_eq!(e["loss"]["duplicated"], 0, "{e}");
+            }
+            assert_eq!(streams[2]["messages"], 10000, "every round trip answered");
+            let lat = c["summary"]["latency_us"]["median"].as_f64().unwrap();
+            assert!(lat > 0.0 && lat < 10_000.0, "{lat}");
+        }
         // CLIENT/SERVER round trips: every request answered, over tcp and inproc.
         for transport in ["tcp", "inproc"] {
             let c = case_of(

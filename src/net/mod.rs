@@ -92,7 +92,7 @@ pub fn open_socket(
             configure(&mut s)?;
             resolve_host(endpoint)?;
             require_route(endpoint)?;
-            s.connect(raw).map_err(|e| connect_error(endpoint, e))?
+            connect(&mut s, kind, raw).map_err(|e| connect_error(endpoint, e))?
         }
     }
     let actual = match side {
@@ -100,6 +100,15 @@ pub fn open_socket(
         Side::Connect => raw.to_string(),
     };
     Ok((s, actual))
+}
+
+/// Connects `s`, a socket of type `kind`: a PEER by `zmq_connect_peer`, whose routing id
+/// then addresses what it sends.
+pub fn connect(s: &mut zmq::Socket, kind: zmq::SocketType, raw: &str) -> zmq::Result<()> {
+    if kind == zmq::PEER {
+        return s.connect_peer(raw).map(|_| ());
+    }
+    s.connect(raw)
 }
 
 /// Sets ZMQ_IPV6 on a socket that will bind or connect to `endpoint` when its address is

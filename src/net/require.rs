@@ -63,18 +63,26 @@ pub fn require_type_on(kind: zmq::SocketType, endpoint: &Endpoint) -> Result<()>
     })
 }
 
-/// A socket type of the draft API (RADIO, DISH, CLIENT, SERVER, SCATTER, GATHER, CHANNEL) needs a
-/// libzmq built with it: an error that names the library and the one to use otherwise.
+/// A socket type of the draft API (RADIO, DISH, CLIENT, SERVER, SCATTER, GATHER, CHANNEL,
+/// PEER) needs a libzmq built with it (PEER also `zmq_connect_peer`, from 4.3.3): an error
+/// that names the library and the one to use otherwise.
 pub fn require_draft(kind: zmq::SocketType) -> Result<()> {
     let lib = zmq::library::info();
-    if !kind.is_draft() || (lib.has("draft") && zmq::library::draft_api().is_some()) {
+    let draft = lib.has("draft") && zmq::library::draft_api().is_some();
+    let has = draft && (kind != zmq::PEER || zmq::library::peer_api().is_some());
+    if !kind.is_draft() || has {
         return Ok(());
     }
+    let what = if draft {
+        "PEER needs the draft API's zmq_connect_peer (libzmq 4.3.3 and later), and the libzmq measured here"
+    } else {
+        "RADIO, DISH, CLIENT, SERVER, SCATTER, GATHER, CHANNEL and PEER are libzmq's draft API, and the libzmq measured here"
+    };
     Err(Error::invalid(
         "socket type",
         kind.name(),
         format!(
-            "RADIO, DISH, CLIENT, SERVER, SCATTER, GATHER and CHANNEL are libzmq's draft API, and the libzmq measured here ({} {}, {}) is built without it; the bundled libzmq has it (leave out --libzmq)",
+            "{what} ({} {}, {}) is built without it; the bundled libzmq has it (leave out --libzmq)",
             lib.source, lib.version, lib.path
         ),
     ))

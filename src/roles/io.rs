@@ -45,8 +45,16 @@ pub(crate) struct Io {
     waits: u64,
     /// Blocking mode without ZMQ_RCVTIMEO: the watch that bounds the receives.
     stall: Option<super::stall::StallWatch>,
-    /// A RADIO's group, set on every message it sends.
-    group: Option<std::ffi::CString>,
+    /// Where every message sent goes, for a socket whose messages each carry it.
+    to: Option<Address>,
+}
+
+/// What a message carries to reach its receiver, set before each send.
+enum Address {
+    /// A RADIO's group.
+    Group(std::ffi::CString),
+    /// A connecting PEER's peer (the routing id `zmq_connect_peer` gave).
+    RoutingId(u32),
 }
 
 impl Io {
@@ -61,7 +69,7 @@ impl Io {
             limit,
             waits: 0,
             stall: None,
-            group: None,
+            to: None,
         }
     }
 
@@ -70,9 +78,23 @@ impl Io {
     pub fn send_to_group(&mut self, group: &str) -> crate::error::Result<()> {
         let g = std::ffi::CString::new(group)
             .map_err(|_| crate::error::Error::invalid("group", group, "no zero byte"))?;
-        self.group = Some(g);
-        self.way = Way::Slices;
+        self.address(Address::Group(g));
         Ok(())
+    }
+
+    /// A connecting PEER sends every message to the peer `zmq_connect_peer` gave it (each
+    /// message carries its routing id), the out-of-line way as [`Io::send_to_group`];
+    /// other sockets are left as they are.
+    pub fn sending_to_peer_of(mut self, s: &zmq::Socket) -> Self {
+        if let Some(id) = s.peer_routing_id() {
+            self.address(Address::RoutingId(id));
+        }
+        self
+    }
+
+    fn address(&mut self, to: Address) {
+        self.to = Some(to);
+        self.way = Way::Slices;
     }
 
     /// In blocking mode, takes ZMQ_RCVTIMEO off `s` and bounds its receives with a stall
@@ -189,8 +211,10 @@ impl Io {
 
     #[inline(never)]
     fn send_waiting(&mut self, m: &mut RawMsg, s: &mut zmq::Socket, flags: i32) -> ZResult {
-        if let Some(g) = &self.group {
-            m.set_group(g)?;
+        match &self.to {
+            Some(Address::Group(g)) => m.set_group(g)?,
+            Some(Address::RoutingId(id)) => m.set_routing_id(*id)?,
+            None => {}
         }
         let limit = self.limit;
         self.waiting(s, zmq::POLLOUT, limit, |s, f| m.send(s, flags | f))

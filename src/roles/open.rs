@@ -75,10 +75,12 @@ pub(crate) fn open_one(
                     crate::net::note_bound_ipc(raw);
                     bound.push(crate::net::last_endpoint(s, raw));
                 }
-                Side::Connect => s.connect(raw).map_err(|e| Error::Endpoint {
-                    endpoint: raw.clone(),
-                    reason: format!("cannot connect ({e})"),
-                })?,
+                Side::Connect => {
+                    crate::net::connect(s, kind.zmq(), raw).map_err(|e| Error::Endpoint {
+                        endpoint: raw.clone(),
+                        reason: format!("cannot connect ({e})"),
+                    })?
+                }
             },
         }
     }

@@ -32,7 +32,7 @@ pub(super) fn run(
         watch: o.watch.as_ref(),
     };
     let s = &mut o.sock;
-    let mut io = Io::new(spec.io, spec.timeout());
+    let mut io = Io::new(spec.io, spec.timeout()).sending_to_peer_of(s);
     io.watch_stalls(s, spec.timeout())?;
     // A request still queued when the peer never answered must not hold the close for the
     // linger as well: the wait for the peer is the timeout, once.

@@ -137,10 +137,11 @@ const SOURCE: RoleInfo = RoleInfo {
     accepts: |t| {
         matches!(
             t[0],
-            Pub | Xpub | Push | Pair | Dealer | Radio | Scatter | Client | Channel
+            Pub | Xpub | Push | Pair | Dealer | Radio | Scatter | Client | Channel | Peer
         )
     },
-    wants: "a sending socket: PUB, XPUB, PUSH, PAIR, DEALER, RADIO, SCATTER, CLIENT or CHANNEL",
+    wants:
+        "a sending socket: PUB, XPUB, PUSH, PAIR, DEALER, RADIO, SCATTER, CLIENT, CHANNEL or PEER",
     publishes: Some(0),
     stream: StreamPart::Sends,
     in_stream: true,
@@ -162,10 +163,11 @@ pub const SINK: RoleInfo = RoleInfo {
         matches!(
             t[0],
             Sub | Xsub | Pull | Pair | Dealer | Router | Dish | Gather | Server | Channel
+                | Peer
         )
     },
     wants:
-        "a receiving socket: SUB, XSUB, PULL, PAIR, DEALER, ROUTER, DISH, GATHER, SERVER or CHANNEL",
+        "a receiving socket: SUB, XSUB, PULL, PAIR, DEALER, ROUTER, DISH, GATHER, SERVER, CHANNEL or PEER",
     publishes: None,
     stream: StreamPart::Receives,
     in_stream: true,
@@ -185,8 +187,8 @@ const ECHO: RoleInfo = RoleInfo {
     legacy_name: "server",
     sockets: 1,
     sockets_reason: "",
-    accepts: |t| matches!(t[0], Rep | Router | Dealer | Pair | Server | Channel),
-    wants: "REP, ROUTER, DEALER, PAIR, SERVER or CHANNEL",
+    accepts: |t| matches!(t[0], Rep | Router | Dealer | Pair | Server | Channel | Peer),
+    wants: "REP, ROUTER, DEALER, PAIR, SERVER, CHANNEL or PEER",
     publishes: None,
     stream: StreamPart::None,
     in_stream: false,
@@ -206,8 +208,8 @@ const PING: RoleInfo = RoleInfo {
     legacy_name: "client",
     sockets: 1,
     sockets_reason: "",
-    accepts: |t| matches!(t[0], Req | Dealer | Pair | Client | Channel),
-    wants: "REQ, DEALER, PAIR, CLIENT or CHANNEL",
+    accepts: |t| matches!(t[0], Req | Dealer | Pair | Client | Channel | Peer),
+    wants: "REQ, DEALER, PAIR, CLIENT, CHANNEL or PEER",
     publishes: None,
     stream: StreamPart::None,
     in_stream: false,

@@ -34,11 +34,14 @@ pub enum SocketType {
     Gather,
     /// The draft API's thread-safe PAIR: one peer, one frame per message.
     Channel,
+    /// The draft API's peer-to-peer type: a SERVER that also connects, and sends to the
+    /// routing id its connect gave.
+    Peer,
 }
 
 impl SocketType {
     /// Every type, as files name them.
-    pub const ALL: [SocketType; 18] = [
+    pub const ALL: [SocketType; 19] = [
         SocketType::Pair,
         SocketType::Pub,
         SocketType::Sub,
@@ -57,6 +60,7 @@ impl SocketType {
         SocketType::Scatter,
         SocketType::Gather,
         SocketType::Channel,
+        SocketType::Peer,
     ];
 
     /// The name files use.
@@ -80,6 +84,7 @@ impl SocketType {
             SocketType::Scatter => "SCATTER",
             SocketType::Gather => "GATHER",
             SocketType::Channel => "CHANNEL",
+            SocketType::Peer => "PEER",
         }
     }
 
@@ -110,6 +115,7 @@ impl SocketType {
             SocketType::Scatter => zmq::SCATTER,
             SocketType::Gather => zmq::GATHER,
             SocketType::Channel => zmq::CHANNEL,
+            SocketType::Peer => zmq::PEER,
         }
     }
 
@@ -122,6 +128,7 @@ impl SocketType {
                 (a, b),
                 (Pair, Pair)
                     | (Channel, Channel)
+                    | (Peer, Peer)
                     | (Pub | Xpub, Sub | Xsub)
                     | (Req | Dealer, Rep | Router)
                     | (Dealer, Dealer)
@@ -158,7 +165,7 @@ impl SocketType {
         use SocketType::*;
         matches!(
             self,
-            Radio | Dish | Client | Server | Scatter | Gather | Channel
+            Radio | Dish | Client | Server | Scatter | Gather | Channel | Peer
         )
     }
 

@@ -25,6 +25,7 @@ pub const RADIO: SocketType = SocketType(14);
 pub const DISH: SocketType = SocketType(15);
 pub const GATHER: SocketType = SocketType(16);
 pub const SCATTER: SocketType = SocketType(17);
+pub const PEER: SocketType = SocketType(19);
 pub const CHANNEL: SocketType = SocketType(20);
 
 impl SocketType {

@@ -96,6 +96,7 @@ impl Context {
         Ok(Socket {
             raw: s,
             _ctx: Some(self.clone()),
+            peer: 0,
         })
     }
 }

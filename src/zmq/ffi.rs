@@ -126,3 +126,10 @@ libzmq_api! {
     fn zmq_poller_wait_all(*mut c_void, *mut zmq_poller_event_t, c_int, std::ffi::c_long) -> c_int;
     fn zmq_poller_fd(*mut c_void, *mut c_int) -> c_int;
 }
+
+libzmq_api! {
+    /// PEER's connect (the draft API of 4.3.3 and later), apart from [`DraftApi`] so that an
+    /// older draft library keeps its other functions.
+    PeerApi in linked_peer;
+    fn zmq_connect_peer(*mut c_void, *const c_char) -> u32;
+}

@@ -3,7 +3,7 @@
 //! Chosen once, before the first socket, by `--libzmq` or `ZMQPERF_LIBZMQ`; child processes
 //! inherit the choice through the environment.
 
-use super::ffi::{Api, DraftApi};
+use super::ffi::{Api, DraftApi, PeerApi};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::ffi::{CStr, CString};
@@ -58,6 +58,8 @@ struct Loaded {
     api: Api,
     /// The draft API's functions, when the library exports them.
     draft: Option<DraftApi>,
+    /// PEER's connect, when the library exports it.
+    peer: Option<PeerApi>,
     info: LibraryInfo,
 }
 
@@ -73,6 +75,11 @@ pub fn api() -> &'static Api {
 /// The draft API's functions of the library this process measures, if it has them.
 pub fn draft_api() -> Option<&'static DraftApi> {
     LOADED.get_or_init(bundled).draft.as_ref()
+}
+
+/// PEER's connect of the library this process measures, if it has it.
+pub fn peer_api() -> Option<&'static PeerApi> {
+    LOADED.get_or_init(bundled).peer.as_ref()
 }
 
 /// The library this process measures.
@@ -98,6 +105,7 @@ fn bundled() -> Loaded {
     Loaded {
         api,
         draft: Some(DraftApi::linked()),
+        peer: Some(PeerApi::linked()),
         info,
     }
 }
@@ -206,7 +214,14 @@ fn open(source: &str, file: &str) -> Result<Loaded, LoadError> {
     }
     // SAFETY: as above; a library built without the draft API lacks these, and says so.
     let draft = unsafe { DraftApi::from_library(handle) }.ok();
-    Ok(Loaded { api, draft, info })
+    // SAFETY: as above.
+    let peer = unsafe { PeerApi::from_library(handle) }.ok();
+    Ok(Loaded {
+        api,
+        draft,
+        peer,
+        info,
+    })
 }
 
 /// The file a loaded function comes from (the library's real path, for the hash and the

@@ -262,6 +262,19 @@ impl RawMsg {
         })
     }
 
+    /// Addresses the message to a peer by its routing id (a SERVER's or PEER's; the draft
+    /// API; cleared by each send).
+    pub fn set_routing_id(&mut self, id: u32) -> std::result::Result<(), zmq::Error> {
+        let draft = zmq::library::draft_api().ok_or(zmq::Error::ENOTSUP)?;
+        // SAFETY: a live message.
+        let rc = unsafe { (draft.zmq_msg_set_routing_id)(&mut self.msg, id) };
+        if rc < 0 {
+            Err(last_error())
+        } else {
+            Ok(())
+        }
+    }
+
     /// The routing id a SERVER received the message with (0: none).
     pub fn routing_id(&mut self) -> u32 {
         zmq::library::draft_api()

@@ -9,6 +9,8 @@ use std::os::unix::io::RawFd;
 pub struct Socket {
     pub(super) raw: *mut c_void,
     pub(super) _ctx: Option<Context>,
+    /// The routing id of the peer a PEER connected to ([`Socket::connect_peer`]; 0: none).
+    pub(super) peer: u32,
 }
 
 // SAFETY: a libzmq socket may move between threads (it is used by one thread at a time).
@@ -31,7 +33,11 @@ impl Socket {
     /// # Safety
     /// `raw` must be a live socket owned by nobody else.
     pub unsafe fn from_raw(raw: *mut c_void) -> Socket {
-        Socket { raw, _ctx: None }
+        Socket {
+            raw,
+            _ctx: None,
+            peer: 0,
+        }
     }
 
     /// The context the socket was made in (none for a socket taken over with `from_raw`).
@@ -57,6 +63,25 @@ impl Socket {
         let e = cstring(endpoint)?;
         // SAFETY: live socket, valid C string.
         check(unsafe { (api().zmq_connect)(self.raw, e.as_ptr()) }).map(|_| ())
+    }
+
+    /// A PEER connects to an endpoint (the draft API's `zmq_connect_peer`): the routing id
+    /// it returns addresses every message this socket sends ([`Socket::peer_routing_id`]).
+    pub fn connect_peer(&mut self, endpoint: &str) -> Result<u32> {
+        let f = super::library::peer_api().ok_or(Error::ENOTSUP)?;
+        let e = cstring(endpoint)?;
+        // SAFETY: live socket, valid C string; 0 is libzmq's failure, with errno set.
+        let id = unsafe { (f.zmq_connect_peer)(self.raw, e.as_ptr()) };
+        if id == 0 {
+            return Err(Error::last());
+        }
+        self.peer = id;
+        Ok(id)
+    }
+
+    /// The routing id of the peer this PEER connected to, or None.
+    pub fn peer_routing_id(&self) -> Option<u32> {
+        (self.peer != 0).then_some(self.peer)
     }
 
     /// Stops binding to an endpoint.

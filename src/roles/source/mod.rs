@@ -78,7 +78,7 @@ pub(super) fn run(
         watch: o.watch.as_ref(),
     };
     let s = &mut o.sock;
-    let mut io = Io::new(spec.io, spec.timeout());
+    let mut io = Io::new(spec.io, spec.timeout()).sending_to_peer_of(s);
     if let Some(sock) = spec
         .sockets
         .first()

@@ -90,9 +90,6 @@ pub(super) fn check_sockets(origin: &str, n: &Node) -> Result<Vec<SocketType>> {
     for (si, s) in socks.iter().enumerate() {
         let field = field_of(n, si, "type");
         let ty = SocketType::parse(&s.kind).ok_or_else(|| {
-            if s.kind.eq_ignore_ascii_case("PEER") {
-                return err(origin, &n.name, &field, &s.kind, "PEER (libzmq's draft API) is not measured by zmqperf: it addresses every message by the routing id zmq_connect_peer returns; use CHANNEL for one peer, or CLIENT and SERVER for many");
-            }
             let all: Vec<_> = SocketType::ALL.iter().map(|t| t.name()).collect();
             err(
                 origin,
@@ -106,6 +103,7 @@ pub(super) fn check_sockets(origin: &str, n: &Node) -> Result<Vec<SocketType>> {
         check_security(origin, n, si, &s.options)?;
     }
     check_role(origin, n, &ts)?;
+    check_peer(origin, n, &ts)?;
     if let Some(v) = n.wait_subscriptions {
         if info.publishes_on(&ts).is_none() {
             return Err(err(
@@ -232,6 +230,35 @@ pub(super) fn check_io(origin: &str, n: &Node) -> Result<()> {
             "io",
             io.name(),
             format!("{what} keeps its own way of sending and receiving; only a source, sink, ping or echo takes `io` (blocking, poll or timeout): remove the field"),
+        ));
+    }
+    Ok(())
+}
+
+/// A PEER that speaks first (a source, a ping) sends to the routing id its one connect
+/// gave (`zmq_connect_peer`): it connects to exactly one peer and binds nothing.
+fn check_peer(origin: &str, n: &Node, ts: &[SocketType]) -> Result<()> {
+    if !matches!(n.role.info().name, "source" | "ping") {
+        return Ok(());
+    }
+    for (si, s) in n.all_sockets().iter().enumerate() {
+        if ts[si] != SocketType::Peer || (s.connect.len() == 1 && s.bind.is_empty()) {
+            continue;
+        }
+        let (field, value) = if s.bind.is_empty() {
+            ("connect", format!("{:?}", s.connect))
+        } else {
+            ("bind", format!("{:?}", s.bind))
+        };
+        return Err(err(
+            origin,
+            &n.name,
+            &field_of(n, si, field),
+            &value,
+            format!(
+                "a PEER {} sends to the routing id its connect gave (zmq_connect_peer): give it exactly one `connect` and no `bind`, and let the receiving PEER bind",
+                n.role.info().name
+            ),
         ));
     }
     Ok(())

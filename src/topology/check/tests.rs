@@ -112,10 +112,25 @@ fn each_mistake_names_the_node_and_the_field() {
         ),
         (
             topo(&[
-                node("a", "sink", r#"{"type": "peer", "bind": ["auto"]}"#),
-                node("b", "source", r#"{"type": "PEER", "connect": ["a"]}"#),
+                node("a", "source", r#"{"type": "peer", "bind": ["auto"]}"#),
+                node("b", "sink", r#"{"type": "PEER", "connect": ["a"]}"#),
             ]),
-            "use CHANNEL for one peer, or CLIENT and SERVER for many",
+            "node 'a': socket.bind '[\"auto\"]': a PEER source sends to the routing id its connect gave",
+        ),
+        (
+            topo(&[
+                node("a", "echo", r#"{"type": "PEER", "bind": ["auto"]}"#),
+                node("b", "echo", r#"{"type": "PEER", "bind": ["auto"]}"#),
+                node("c", "ping", r#"{"type": "PEER", "connect": ["a", "b"]}"#),
+            ]),
+            "node 'c': socket.connect '[\"a\", \"b\"]': a PEER ping sends to the routing id its connect gave (zmq_connect_peer): give it exactly one `connect`",
+        ),
+        (
+            topo(&[
+                node("a", "sink", r#"{"type": "PEER", "bind": ["auto"]}"#),
+                node("b", "source", r#"{"type": "CLIENT", "connect": ["a"]}"#),
+            ]),
+            "a CLIENT socket cannot talk to PEER",
         ),
         (
             topo(&[
