@@ -169,7 +169,7 @@ fn topology_check_takes_a_slow_sink_as_a_sink_and_refuses_it_alike() {
         let slow = wrong("slow_sink");
         assert!(
             sink.contains(
-                "a sink needs a receiving socket: SUB, XSUB, PULL, PAIR, DEALER, ROUTER, DISH, GATHER, SERVER or CHANNEL"
+                "a sink needs a receiving socket: SUB, XSUB, PULL, PAIR, DEALER, ROUTER, DISH, GATHER, SERVER, CHANNEL or PEER"
             ),
             "{sink}"
         );
