@@ -117,9 +117,9 @@ fn radio_dish_scatter_gather_and_client_server_run_from_files_and_lose_nothing()
             );
             exact(&c, 20000, 2);
         }
-        // PEER: two connecting PEERs stream into one bound PEER, each message addressed to
-        // the routing id zmq_connect_peer gave; a PEER ping has every round trip answered
-        // by a PEER echo.
+        // PEER: two connecting PEERs stream through a relay (a proxy whose sending PEER
+        // connects on) into one bound PEER, each message addressed to the routing id
+        // zmq_connect_peer gave; a PEER ping has every round trip answered by a PEER echo.
         for transport in ["tcp", "inproc"] {
             let c = case_of(
                 &[],
@@ -145,6 +145,13 @@ fn radio_dish_scatter_gather_and_client_server_run_from_files_and_lose_nothing()
                 assert_eq!(e["loss"]["duplicated"], 0, "{e}");
             }
             assert_eq!(streams[2]["messages"], 10000, "every round trip answered");
+            let relay = c["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|n| n["name"] == "relay");
+            let forwarded = relay.expect("the relay")["forwarded"].as_u64().unwrap();
+            assert!(forwarded >= 20000, "{forwarded}");
             let lat = c["summary"]["latency_us"]["median"].as_f64().unwrap();
             assert!(lat > 0.0 && lat < 10_000.0, "{lat}");
         }

@@ -107,6 +107,8 @@ fn await_subscriptions(
 /// Moves up to [`BATCH`] whole messages from `from` to `to`; returns how many.
 fn pass(msg: &mut RawMsg, from: &mut zmq::Socket, to: &mut zmq::Socket) -> Result<u64> {
     let mut n = 0;
+    // A connecting PEER sends each message to the routing id its connect gave.
+    let peer = to.peer_routing_id();
     while n < BATCH as u64 {
         match msg.recv(from, zmq::DONTWAIT) {
             Ok(()) => {}
@@ -114,6 +116,10 @@ fn pass(msg: &mut RawMsg, from: &mut zmq::Socket, to: &mut zmq::Socket) -> Resul
             Err(e) => return Err(zmq_err("receiving in the proxy")(e)),
         }
         loop {
+            if let Some(id) = peer {
+                msg.set_routing_id(id)
+                    .map_err(zmq_err("addressing a message to the PEER"))?;
+            }
             let more = msg.more();
             msg.send(to, if more { zmq::SNDMORE } else { 0 })
                 .map_err(zmq_err("forwarding in the proxy"))?;

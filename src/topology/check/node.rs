@@ -6,7 +6,7 @@
 
 use super::{err, field_of};
 use crate::error::Result;
-use crate::topology::{Node, SocketType, StreamPart};
+use crate::topology::{Latency, Node, SocketType, StreamPart};
 
 /// A socket's security fields: CURVE keys well formed, and each mechanism's fields only
 /// with that mechanism (they would not be used otherwise).
@@ -235,31 +235,36 @@ pub(super) fn check_io(origin: &str, n: &Node) -> Result<()> {
     Ok(())
 }
 
-/// A PEER that speaks first (a source, a ping) sends to the routing id its one connect
-/// gave (`zmq_connect_peer`): it connects to exactly one peer and binds nothing.
+/// A PEER that speaks first (a source's or a ping's socket, a proxy's sending side) sends
+/// to the routing id its one connect gave (`zmq_connect_peer`): it connects to exactly one
+/// peer and binds nothing.
 fn check_peer(origin: &str, n: &Node, ts: &[SocketType]) -> Result<()> {
-    if !matches!(n.role.info().name, "source" | "ping") {
+    let info = n.role.info();
+    let first = match info.stream {
+        StreamPart::Sends => Some(0),
+        StreamPart::Forwards { to, .. } => Some(to),
+        _ => (info.latency == Latency::RoundTrip).then_some(0),
+    };
+    let Some(si) = first.filter(|&i| ts.get(i) == Some(&SocketType::Peer)) else {
+        return Ok(());
+    };
+    let s = &n.all_sockets()[si];
+    if s.connect.len() == 1 && s.bind.is_empty() {
         return Ok(());
     }
-    for (si, s) in n.all_sockets().iter().enumerate() {
-        if ts[si] != SocketType::Peer || (s.connect.len() == 1 && s.bind.is_empty()) {
-            continue;
-        }
-        let (field, value) = if s.bind.is_empty() {
-            ("connect", format!("{:?}", s.connect))
-        } else {
-            ("bind", format!("{:?}", s.bind))
-        };
-        return Err(err(
-            origin,
-            &n.name,
-            &field_of(n, si, field),
-            &value,
-            format!(
-                "a PEER {} sends to the routing id its connect gave (zmq_connect_peer): give it exactly one `connect` and no `bind`, and let the receiving PEER bind",
-                n.role.info().name
-            ),
-        ));
-    }
-    Ok(())
+    let (field, value) = if s.bind.is_empty() {
+        ("connect", format!("{:?}", s.connect))
+    } else {
+        ("bind", format!("{:?}", s.bind))
+    };
+    Err(err(
+        origin,
+        &n.name,
+        &field_of(n, si, field),
+        &value,
+        format!(
+            "a PEER {} sends to the routing id its connect gave (zmq_connect_peer): give it exactly one `connect` and no `bind`, and let the receiving PEER bind",
+            info.name
+        ),
+    ))
 }

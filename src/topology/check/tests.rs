@@ -134,6 +134,13 @@ fn each_mistake_names_the_node_and_the_field() {
         ),
         (
             topo(&[
+                node("a", "sink", r#"{"type": "PEER", "connect": ["r"]}"#),
+                r#"{"name": "r", "role": "proxy", "sockets": [{"type": "PULL", "bind": ["auto"]}, {"type": "PEER", "bind": ["auto"]}]}"#.into(),
+            ]),
+            "node 'r': sockets[1].bind '[\"auto\"]': a PEER proxy sends to the routing id its connect gave",
+        ),
+        (
+            topo(&[
                 node("a", "sink", r#"{"type": "CHANNEL", "bind": ["auto"]}"#),
                 node("b", "source", r#"{"type": "PAIR", "connect": ["a"]}"#),
             ]),
