@@ -316,6 +316,20 @@ fn a_sender_that_blocks_over_multicast_loses_on_the_way_not_at_its_end() {
     assert_eq!(cause_of(GapPosition::End, &tcp), Cause::SenderStopped);
 }
 
+/// What the causes say of a stream of `expected` from `f` of which `received` arrived, the
+/// rest lost at the start.
+fn said_at_start(f: SenderFacts, expected: u64, received: u64) -> String {
+    let lost = expected - received;
+    let l = LossSummary {
+        expected,
+        received,
+        lost,
+        lost_at_start: lost,
+        ..Default::default()
+    };
+    loss_causes(&l, &Facts::of_run(f), |_, _| None)
+}
+
 #[test]
 fn nothing_across_hosts_at_one_hop_is_the_hops_and_a_start_lost_after_a_pause_a_late_join() {
     let radio = SenderFacts {
@@ -325,23 +339,10 @@ fn nothing_across_hosts_at_one_hop_is_the_hops_and_a_start_lost_after_a_pause_a_
         one_hop_across_hosts: true,
         ..Default::default()
     };
-    let none = LossSummary {
-        expected: 2000,
-        received: 0,
-        lost: 2000,
-        lost_at_start: 2000,
-        ..Default::default()
-    };
-    let said = loss_causes(&none, &Facts::of_run(radio), |_, _| None);
+    let said = said_at_start(radio, 2000, 0);
     assert!(said.contains("the multicast hops"), "{said}");
     // Some arrived: the start was lost to a late join, whatever the hops.
-    let some = LossSummary {
-        received: 1500,
-        lost: 500,
-        lost_at_start: 500,
-        ..none.clone()
-    };
-    let said = loss_causes(&some, &Facts::of_run(radio), |_, _| None);
+    let said = said_at_start(radio, 2000, 1500);
     assert!(said.contains("a late join"), "{said}");
     // Nothing arrived on the sender's own host: not the hops.
     let here = SenderFacts {
@@ -349,7 +350,7 @@ fn nothing_across_hosts_at_one_hop_is_the_hops_and_a_start_lost_after_a_pause_a_
         paced_below_limit: false,
         ..radio
     };
-    let said = loss_causes(&none, &Facts::of_run(here), |_, _| None);
+    let said = said_at_start(here, 2000, 0);
     assert!(said.contains("a late join"), "{said}");
     assert_eq!(Cause::MulticastHops.name(), "multicast hops");
 }
@@ -395,28 +396,15 @@ fn nothing_of_a_paced_one_way_stream_is_lost_on_the_way_not_a_late_join() {
         paced_below_limit: true,
         ..Default::default()
     };
-    let none = LossSummary {
-        expected: 5000,
-        received: 0,
-        lost: 5000,
-        lost_at_start: 5000,
-        ..Default::default()
-    };
-    let said = loss_causes(&none, &Facts::of_run(paced), |_, _| None);
+    let said = said_at_start(paced, 5000, 0);
     assert!(said.contains("lost on the way, not a late join"), "{said}");
-    let some = LossSummary {
-        received: 4000,
-        lost: 1000,
-        lost_at_start: 1000,
-        ..none.clone()
-    };
-    let said = loss_causes(&some, &Facts::of_run(paced), |_, _| None);
+    let said = said_at_start(paced, 5000, 4000);
     assert!(said.contains("a late join"), "{said}");
     // Unpaced, a stream may be over before a late joiner joins: a late join still.
     let unpaced = SenderFacts {
         paced_below_limit: false,
         ..paced
     };
-    let said = loss_causes(&none, &Facts::of_run(unpaced), |_, _| None);
+    let said = said_at_start(unpaced, 5000, 0);
     assert!(said.contains("a late join"), "{said}");
 }
