@@ -234,12 +234,21 @@ fn summary<T: Tuning>(t: &T, base: Limit, tried: &[Tried<T::Knob>], slo: &str) -
         what.show(base.low),
         what.show(base.high)
     );
-    for (one, g) in &rows {
+    // The settings' column: at least two spaces after the longest (a combined setting can
+    // be longer than the usual 39 characters).
+    let names: Vec<String> = rows.iter().map(|(one, _)| said(t, &one.knobs)).collect();
+    let w = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(39);
+    for ((one, g), name) in rows.iter().zip(&names) {
         let effect = match (one.limit, g) {
             (Some(l), Some(g)) => format!("{}  {}", what.show(l.held), g.said()),
             _ => one.none.clone(),
         };
-        out.push_str(&format!("  {:<40} {effect}\n", said(t, &one.knobs)));
+        out.push_str(&format!("  {name:<w$}  {effect}\n"));
     }
     match rows.iter().find(|(_, g)| g.is_some_and(|g| g.helps())) {
         None => out.push_str(
@@ -346,4 +355,70 @@ pub fn tune_case(
     tune(&mut CaseTuning { ctx, case }, first, slo, |cause| {
         candidates_for(cause, multicast)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Settings named by themselves, searched by nobody: the table alone.
+    struct Named;
+
+    impl Tuning for Named {
+        type Knob = String;
+        fn id(&self) -> String {
+            "case".into()
+        }
+        fn what(&self) -> Find {
+            Find::Rate
+        }
+        fn said(&self, k: &String) -> String {
+            k.clone()
+        }
+        fn on(&self, _: &String) -> &'static str {
+            "socket"
+        }
+        fn search(&mut self, _: &[String], _: f64) -> Option<(Search, Vec<Broken>)> {
+            None
+        }
+        fn interrupted(&self) -> bool {
+            false
+        }
+        fn suggestion(&self, _: &[String], _: &str) -> String {
+            String::new()
+        }
+    }
+
+    #[test]
+    fn a_setting_longer_than_the_column_keeps_two_spaces_before_its_figure() {
+        let base = Limit {
+            low: 80_000.0,
+            held: 83_000.0,
+            high: 90_000.0,
+        };
+        let tried = |knobs: &[&str], held: f64| Tried {
+            knobs: knobs.iter().map(|k| k.to_string()).collect(),
+            limit: Some(Limit {
+                low: held * 0.95,
+                held,
+                high: held * 1.05,
+            }),
+            none: String::new(),
+        };
+        let long = ["sndbuf = rcvbuf = 4194304", "xpub_nodrop = true"];
+        let rows = [
+            tried(&long, 700_000.0),
+            tried(&["sndhwm = 10000"], 280_000.0),
+        ];
+        let table = summary(&Named, base, &rows, "loss=0");
+        let lines: Vec<&str> = table.lines().skip(1).take(2).collect();
+        // Each row: the setting, two spaces at least, its rate; the rates in one column.
+        let at: Vec<usize> = lines.iter().map(|l| l.find(" msg/s").unwrap()).collect();
+        assert_eq!(at[0], at[1], "{table}");
+        assert!(
+            lines[0].starts_with(&format!("  {}  ", long.join(", "))),
+            "{table}"
+        );
+        assert!(lines[1].starts_with("  sndhwm = 10000   "), "{table}");
+    }
 }
