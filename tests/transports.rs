@@ -503,11 +503,20 @@ fn epgm_is_exact_when_sustainable_and_its_default_rate_limit_is_named_with_the_f
             Some(&ns.0),
         );
         assert!(full["summary"]["lost"].as_u64().unwrap() > 0, "{full}");
-        // What the PUB dropped falls in the middle or at the end.
         let l = &full["edges"][0]["loss"];
+        let w = full["warnings"].to_string();
+        if l["received"] == 0 {
+            // Now and then OpenPGM's receiver, flooded, stalls behind its first packet beyond
+            // repair and delivers nothing (a full suite here): the loss is counted whole and
+            // a cause is given.
+            assert_eq!(l["lost_at_start"], 50000, "{l}");
+            assert!(w.contains("cause: at the start (50000 lost)"), "{w}");
+            eprintln!("epgm at full speed: nothing arrived; said: {w}");
+            return;
+        }
+        // What the PUB dropped falls in the middle or at the end.
         let dropped = l["lost_in_middle"].as_u64().unwrap() + l["lost_at_end"].as_u64().unwrap();
         assert!(dropped > 0, "{l}");
-        let w = full["warnings"].to_string();
         assert!(w.contains("high-water mark"), "{w}");
     });
 }
